@@ -1,0 +1,25 @@
+import { decodeTime, incrementBase32, ulid } from "ulid";
+
+/** A fresh ULID stamped with `nowMs` (submission, attempt, turn, owner and conversation ids). */
+export function newId(nowMs: number): string {
+  return ulid(nowMs);
+}
+
+/**
+ * The next `count` record ids after `head` ("" for an empty log). Ids strictly increase per
+ * conversation whatever the clock says: when `nowMs` is not past the head's time (clock skew
+ * between writers, or a clock that went backwards) the head's random part is incremented
+ * instead of minting at `nowMs`. Pure, so every store derives ids the same way from the head
+ * it holds under its conditional write.
+ */
+export function nextRecordIds(head: string, count: number, nowMs: number): string[] {
+  const ids: string[] = [];
+  let last = head;
+  for (let i = 0; i < count; i++) {
+    last = last !== "" && decodeTime(last) >= nowMs ? incrementBase32(last) : ulid(nowMs);
+    // A fresh ULID at the same millisecond as `last` may sort below it; increment instead.
+    if (ids.length > 0 && last <= ids[ids.length - 1]!) last = incrementBase32(ids[ids.length - 1]!);
+    ids.push(last);
+  }
+  return ids;
+}

@@ -1,0 +1,179 @@
+/**
+ * The canonical records of a conversation: the durable log, the reducer's input and, as JSON,
+ * the SSE wire format (`id:` = record id, `event:` = kind, `data:` = the record's JSON).
+ * Field names are part of the interface and match the reference system.
+ */
+
+/** A content-addressed attachment: bytes live in the AttachmentStore. */
+export interface AttachmentRef {
+  /** `"sha256:<hex>"` over the raw bytes. */
+  digest: string;
+  mediaType: string;
+  size: number;
+}
+
+/** Present on a child (task-spawned) conversation: where in the parent it was spawned. */
+export interface ParentRef {
+  conversationId: string;
+  /** The parent's `assistant_tool_call` call id (record ids are never pre-minted). */
+  callId: string;
+}
+
+export interface ConversationCreatedPayload {
+  agent: string;
+  instance: string;
+  session: string;
+  parentRef?: ParentRef;
+}
+
+export interface UserMessagePayload {
+  body: string;
+  attachments?: AttachmentRef[];
+  /** Set when the message was injected into a live run rather than dispatched. */
+  origin?: "steer" | "followUp" | "correction";
+}
+
+export interface SignalPayload {
+  type: string;
+  body: string;
+  sender?: Record<string, string>;
+  tag?: string;
+}
+
+export interface AssistantMessageStartedPayload {
+  model: string;
+  messageType: string;
+}
+
+export interface TextDeltaPayload {
+  text: string;
+}
+
+export interface AssistantToolCallPayload {
+  callId: string;
+  toolName: string;
+  args?: unknown;
+  /** Opaque provider signature (base64) that must be replayed with the call on recovery. */
+  thoughtSignature?: string;
+}
+
+/** One block of tool output, as pi-ai's ToolResult content. */
+export type ToolContent =
+  | { type: "text"; text: string }
+  | { type: "image"; data: string; mimeType: string };
+
+export interface ToolOutcomePayload {
+  callId: string;
+  toolName: string;
+  content?: ToolContent[];
+  data?: unknown;
+  isError?: boolean;
+}
+
+/** The stored assistant message, in pi-ai's wire form (`body` holds the full message). */
+export interface MessagePayload {
+  role: string;
+  type: string;
+  body?: unknown;
+}
+
+export interface AssistantMessageCompletedPayload {
+  message: MessagePayload;
+}
+
+export interface CompactionPayload {
+  summary: string;
+  firstKeptEntryId?: string;
+  startIdx: number;
+  endIdx: number;
+  usage?: unknown;
+}
+
+export type SettledStatus = "succeeded" | "failed";
+
+/** The settled error codes of a failed submission. */
+export type SettledErrorCode =
+  | "run_failed"
+  | "attempt_budget_exhausted"
+  | "timeout_exceeded"
+  | "settlement_indeterminate"
+  | "result_schema_invalid"
+  | "cancelled_by_parent";
+
+export interface SettledPayload {
+  status: SettledStatus;
+  error?: string;
+  errorCode?: SettledErrorCode;
+  result?: unknown;
+}
+
+export interface TaskSpawnedPayload {
+  callId: string;
+  agent: string;
+  childInstance: string;
+  childConversationId: string;
+  childSubmissionId: string;
+  prompt: string;
+}
+
+/** Payload type of each record kind. */
+export interface RecordPayloads {
+  conversation_created: ConversationCreatedPayload;
+  user_message: UserMessagePayload;
+  signal: SignalPayload;
+  assistant_message_started: AssistantMessageStartedPayload;
+  assistant_text_delta: TextDeltaPayload;
+  assistant_thinking_delta: TextDeltaPayload;
+  assistant_tool_call: AssistantToolCallPayload;
+  tool_outcome: ToolOutcomePayload;
+  assistant_message_completed: AssistantMessageCompletedPayload;
+  compaction: CompactionPayload;
+  submission_settled: SettledPayload;
+  task_spawned: TaskSpawnedPayload;
+}
+
+export type RecordKind = keyof RecordPayloads;
+
+export const RECORD_KINDS: readonly RecordKind[] = [
+  "conversation_created",
+  "user_message",
+  "signal",
+  "assistant_message_started",
+  "assistant_text_delta",
+  "assistant_thinking_delta",
+  "assistant_tool_call",
+  "tool_outcome",
+  "assistant_message_completed",
+  "compaction",
+  "submission_settled",
+  "task_spawned",
+];
+
+/** Everything a record says except its id, which the store assigns at append. */
+export interface RecordDraftOf<K extends RecordKind> {
+  kind: K;
+  conversationId: string;
+  session: string;
+  submissionId?: string;
+  turnId?: string;
+  /** Which attempt authored the record. */
+  attemptId?: string;
+  /** RFC 3339 time the record was authored. */
+  time: string;
+  payload: RecordPayloads[K];
+}
+
+export type RecordDraft = { [K in RecordKind]: RecordDraftOf<K> }[RecordKind];
+
+/** A stored record: a draft plus its id (a ULID; the SSE event id and stream offset). */
+export type ConversationRecordOf<K extends RecordKind> = RecordDraftOf<K> & { id: string };
+
+export type ConversationRecord = { [K in RecordKind]: ConversationRecordOf<K> }[RecordKind];
+
+/** Narrows a record to one kind. */
+export function isKind<K extends RecordKind>(
+  rec: ConversationRecord,
+  kind: K,
+): rec is Extract<ConversationRecord, { kind: K }> {
+  return rec.kind === kind;
+}

@@ -1,0 +1,115 @@
+/**
+ * Typed errors shared by every layer. Each carries a stable `code` (snake_case) that the HTTP
+ * transport maps to a status and that callers branch on instead of matching messages.
+ */
+
+/** Every error code the harness raises on purpose. */
+export type HarnessErrorCode =
+  | "dispatch_conflict"
+  | "submission_not_found"
+  | "conversation_not_found"
+  | "claim_lost"
+  | "attachment_not_found"
+  | "unsupported_schema"
+  | "no_run_in_flight"
+  | "inbox_not_drained"
+  | "unknown_agent"
+  | "invalid_dispatch"
+  | "runtime_closed"
+  | "session_busy";
+
+/** Base class: an error with a machine-readable `code`. */
+export class HarnessError extends Error {
+  readonly code: HarnessErrorCode;
+  constructor(code: HarnessErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** Same dispatch id admitted again with a different payload. */
+export class DispatchConflict extends HarnessError {
+  constructor(message = "dispatch id reused with a different payload") {
+    super("dispatch_conflict", message);
+  }
+}
+
+export class SubmissionNotFound extends HarnessError {
+  constructor(id: string) {
+    super("submission_not_found", `submission not found: ${id}`);
+  }
+}
+
+export class ConversationNotFound extends HarnessError {
+  constructor(what: string) {
+    super("conversation_not_found", `conversation not found: ${what}`);
+  }
+}
+
+/**
+ * A compare-and-set lost: the row is not in the expected state, another attempt holds it, the
+ * submission is not its session's head, or an append's expected head / fence did not match.
+ */
+export class ClaimLost extends HarnessError {
+  constructor(message = "claim lost") {
+    super("claim_lost", message);
+  }
+}
+
+export class AttachmentNotFound extends HarnessError {
+  constructor(digest: string) {
+    super("attachment_not_found", `attachment not found: ${digest}`);
+  }
+}
+
+/** A store file or table was written by a newer schema than this code understands. */
+export class UnsupportedSchema extends HarnessError {
+  constructor(message: string) {
+    super("unsupported_schema", message);
+  }
+}
+
+/** Steer / follow-up with no run in flight for the session. Nothing was persisted. */
+export class NoRunInFlight extends HarnessError {
+  constructor(session: string) {
+    super("no_run_in_flight", `no run in flight for session ${session}`);
+  }
+}
+
+/** Settlement refused: steer / follow-up messages landed that the run has not delivered yet. */
+export class InboxNotDrained extends HarnessError {
+  constructor(submissionId: string) {
+    super("inbox_not_drained", `submission ${submissionId} has undelivered inbox messages`);
+  }
+}
+
+export class UnknownAgent extends HarnessError {
+  constructor(name: string) {
+    super("unknown_agent", `unknown agent: ${name}`);
+  }
+}
+
+/** Admission refused the message; nothing was stored. */
+export class InvalidDispatch extends HarnessError {
+  constructor(message: string) {
+    super("invalid_dispatch", message);
+  }
+}
+
+export class RuntimeClosed extends HarnessError {
+  constructor() {
+    super("runtime_closed", "runtime is closed");
+  }
+}
+
+export class SessionBusy extends HarnessError {
+  constructor(session: string) {
+    super("session_busy", `session is busy: ${session}`);
+  }
+}
+
+/** True when `err` is a HarnessError, optionally with the given code. */
+export function isHarnessError(err: unknown, code?: HarnessErrorCode): err is HarnessError {
+  return err instanceof HarnessError && (code === undefined || err.code === code);
+}

@@ -1,0 +1,61 @@
+import type { RecordKind, SettledPayload } from "../conversation/records.ts";
+import type { DispatchMessage, SessionKey } from "./submission.ts";
+
+/** The ids that tie an event to the records it concerns (same ids as record envelopes). */
+export interface Correlation {
+  sessionKey: SessionKey;
+  conversationId: string;
+  submissionId?: string;
+  attemptId?: string;
+  turnId?: string;
+}
+
+export type Operation = "prompt" | "compact" | "resume";
+
+export type RecoveryDecision =
+  | "overflow_compact_retry"
+  | "transient_backoff"
+  | "dangling_tool_call_reconciled"
+  | "continuation"
+  | "lease_reclaimed";
+
+/** Every event the harness reports to observers. */
+export type HarnessEvent =
+  | { type: "submission_admitted"; correlation: Correlation; input: DispatchMessage; replayed: boolean }
+  | { type: "submission_claimed"; correlation: Correlation; ownerId: string; attemptCount: number }
+  | { type: "attempt_started"; correlation: Correlation }
+  | { type: "submission_settled"; correlation: Correlation; payload: SettledPayload }
+  | { type: "submission_waiting"; correlation: Correlation }
+  | { type: "submission_resumed"; correlation: Correlation }
+  | { type: "operation_started"; correlation: Correlation; operation: Operation }
+  | { type: "operation_ended"; correlation: Correlation; operation: Operation; error: string }
+  | { type: "turn_started"; correlation: Correlation; turn: number }
+  | { type: "turn_ended"; correlation: Correlation; turn: number }
+  | { type: "delta"; correlation: Correlation; kind: Extract<RecordKind, "assistant_text_delta" | "assistant_thinking_delta">; text: string }
+  | { type: "tool_call_started"; correlation: Correlation; callId: string; toolName: string }
+  | { type: "tool_call_updated"; correlation: Correlation; callId: string; toolName: string; result: unknown }
+  | { type: "tool_call_ended"; correlation: Correlation; callId: string; toolName: string; isError: boolean }
+  | { type: "compaction"; correlation: Correlation; reason: "manual" | "overflow" }
+  | { type: "recovery"; correlation: Correlation; decision: RecoveryDecision; detail: string };
+
+/** Synchronous, read-only, cheap. A throwing observer is logged and never affects a run. */
+export type Observer = (event: HarnessEvent) => void;
+
+export type OpKind = "attempt" | "operation" | "turn" | "tool";
+
+export interface OpInfo {
+  kind: OpKind;
+  correlation: Correlation;
+  /** For `operation`. */
+  operation?: Operation;
+  /** For `tool`. */
+  toolName?: string;
+  callId?: string;
+}
+
+/**
+ * Onion middleware around an attempt, operation, turn or tool call. The first registered is
+ * outermost. Returning without calling `next` aborts the operation; a thrown error is accounted
+ * like any attempt failure.
+ */
+export type Interceptor = (info: OpInfo, next: () => Promise<void>) => Promise<void>;

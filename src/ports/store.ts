@@ -1,0 +1,143 @@
+import type { AttachmentRef, ConversationRecord, RecordDraft } from "../conversation/records.ts";
+import type {
+  Attempt,
+  Conversation,
+  InboxKind,
+  InboxMessage,
+  LeaseRenewal,
+  NewSubmission,
+  SessionKey,
+  Submission,
+  SubmissionClaim,
+  SubmissionRelease,
+  SubmissionStatus,
+  SubmissionWait,
+} from "./submission.ts";
+
+/**
+ * Submissions and their lifecycle. Every transition is one atomic compare-and-set on the
+ * expected prior state; a lost CAS throws `ClaimLost`.
+ */
+export interface SubmissionStore {
+  /** Same id + identical input → the stored row (replay); different input → `DispatchConflict`. */
+  admitSubmission(sub: NewSubmission): Promise<Submission>;
+  /** The row, or `SubmissionNotFound`. */
+  getSubmission(id: string): Promise<Submission>;
+  /** Per session, the oldest unsettled submission, only when it is queued. */
+  listRunnable(): Promise<Submission[]>;
+  /** Every submission in `status`, admission order. */
+  listByStatus(status: SubmissionStatus): Promise<Submission[]>;
+  /**
+   * queued → running, recording attempt, owner and lease. Charges an attempt (`attemptCount+1`)
+   * unless the row had `pendingResume`; the returned row carries `pendingResume`, the stored row
+   * clears it. `ClaimLost` when not queued or when the submission is not its session's head.
+   */
+  claimSubmission(claim: SubmissionClaim): Promise<Submission>;
+  /** Durable attempt marker, after the claim and before any work. */
+  startAttempt(attempt: Attempt): Promise<void>;
+  /** Markers in start order. */
+  listAttempts(submissionId: string): Promise<Attempt[]>;
+  /** `ClaimLost` unless running under this attempt. */
+  renewLease(renewal: LeaseRenewal): Promise<void>;
+  /** Running submissions whose lease expired at or before `now`. */
+  listExpiredLeases(now: number): Promise<Submission[]>;
+  /** running → queued. `ClaimLost` unless running under this attempt. */
+  releaseSubmission(release: SubmissionRelease): Promise<void>;
+  /** running → waiting: lease cleared, `pendingResume` set, `waitUntil` stored. */
+  waitSubmission(wait: SubmissionWait): Promise<void>;
+  /** waiting → queued; `pendingResume` survives, `waitUntil` cleared. `ClaimLost` unless waiting. */
+  resumeSubmission(submissionId: string): Promise<void>;
+  /** Submissions whose parent is `parentSubmissionId`, admission order, any status. */
+  listChildSubmissions(parentSubmissionId: string): Promise<Submission[]>;
+  /** Waiting submissions with a `waitUntil` before `now`. */
+  listExpiredWaits(now: number): Promise<Submission[]>;
+  /**
+   * queued/waiting → settled with `lastError = reason` (`wasRunning: false`); running →
+   * `cancelRequested` (`wasRunning: true`); terminalizing/settled → `ClaimLost`.
+   */
+  cancelSubmission(submissionId: string, reason: string): Promise<{ wasRunning: boolean }>;
+  /**
+   * running → terminalizing (phase 1 of settlement). `ClaimLost` unless running under this
+   * attempt. With `requireDrainedInbox`, `InboxNotDrained` while the submission has
+   * undelivered inbox messages (a steer must not vanish behind a settlement).
+   */
+  reserveSettlement(
+    submissionId: string,
+    attemptId: string,
+    options?: { requireDrainedInbox?: boolean },
+  ): Promise<void>;
+  /** terminalizing → settled (phase 2). Idempotent when already settled. */
+  finalizeSettlement(submissionId: string): Promise<void>;
+}
+
+export interface AppendOptions {
+  /**
+   * The id of the last record the writer knows of ("" for an empty log). When given, the
+   * append happens only if it is still the conversation's head, else `ClaimLost`.
+   */
+  expectedHead?: string;
+  /** When given, the append happens only if that submission is running under that attempt. */
+  fence?: { submissionId: string; attemptId: string };
+}
+
+/** The append-only record log, one per session key. */
+export interface ConversationStore {
+  /** The conversation of `candidate.key`, created from the candidate when absent. */
+  ensureConversation(candidate: Conversation): Promise<{ conversation: Conversation; created: boolean }>;
+  /** Or `ConversationNotFound`. */
+  getConversation(key: SessionKey): Promise<Conversation>;
+  /**
+   * Appends in order and returns the stored records. The store assigns ids with
+   * `nextRecordIds(head, n, now)`, so ids strictly increase per conversation; the batch becomes
+   * visible all at once or not at all. `ClaimLost` when `expectedHead` or `fence` does not hold.
+   */
+  appendRecords(
+    conversationId: string,
+    drafts: RecordDraft[],
+    options?: AppendOptions,
+  ): Promise<ConversationRecord[]>;
+  /**
+   * Records with ids strictly greater than `afterId` ("" = from the start), append order, at
+   * most `limit` (default: all). Unknown conversation → empty, no error. Never returns a record
+   * while an earlier one is still invisible (readers tailing the log never skip).
+   */
+  readRecords(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]>;
+}
+
+/** Content-addressed bytes. */
+export interface AttachmentStore {
+  /** Digest `sha256:<hex>` over the bytes; identical bytes → same ref. */
+  putAttachment(mediaType: string, data: Uint8Array): Promise<AttachmentRef>;
+  /** Or `AttachmentNotFound`. */
+  getAttachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }>;
+}
+
+/**
+ * Steer and follow-up messages for a session's in-flight run. The run may be in another
+ * process (or Lambda), so they are durable and the run drains them at its safe points.
+ */
+export interface InboxStore {
+  /**
+   * Accepts a message for the session's in-flight run: its head submission is running or
+   * waiting, or queued after a claim (a continuation or retry). Otherwise `NoRunInFlight` and
+   * nothing is stored. Returns the submission the message belongs to.
+   */
+  enqueueInbox(key: SessionKey, message: InboxMessage): Promise<{ submissionId: string }>;
+  /**
+   * Delivers the submission's undelivered messages of the given kinds, in acceptance order:
+   * appends one `user_message` record each (payload `{body, origin}`, authored by `attemptId`)
+   * and marks them delivered, atomically. Fenced like `appendRecords`. Returns the records.
+   */
+  drainInbox(request: {
+    submissionId: string;
+    attemptId: string;
+    kinds: InboxKind[];
+    expectedHead?: string;
+  }): Promise<ConversationRecord[]>;
+}
+
+/** Everything the engine needs from durable storage: one narrow contract for every backend. */
+export interface Store extends SubmissionStore, ConversationStore, AttachmentStore, InboxStore {
+  /** Releases connections / file handles. */
+  close?(): Promise<void>;
+}

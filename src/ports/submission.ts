@@ -1,0 +1,134 @@
+import type { AttachmentRef } from "../conversation/records.ts";
+
+/** Addresses one session: a named conversation inside one agent instance. */
+export interface SessionKey {
+  agent: string;
+  instance: string;
+  /** "default" when the caller names none. */
+  session: string;
+}
+
+/** `"agent/instance/session"`: the one string form of a session key (FIFO group, maps). */
+export function sessionKeyString(key: SessionKey): string {
+  return `${key.agent}/${key.instance}/${key.session}`;
+}
+
+export type InboundKind = "user" | "signal";
+
+export interface SignalMeta {
+  type: string;
+  sender?: Record<string, string>;
+  tag?: string;
+}
+
+/** What a client dispatches: stored whole on the submission as its input; idempotency compares it. */
+export interface DispatchMessage {
+  kind: InboundKind;
+  body: string;
+  attachments?: AttachmentRef[];
+  signal?: SignalMeta;
+  /** JSON Schema for a structured result. */
+  resultSchema?: unknown;
+  /** Corrective turns allowed when the result does not validate (0 → 2). */
+  resultRetries?: number;
+}
+
+export type SubmissionStatus = "queued" | "running" | "waiting" | "terminalizing" | "settled";
+
+/** One admitted unit of work for a session: the unit of leasing, attempts and settlement. */
+export interface Submission {
+  /** = the dispatch id (idempotency key) or a fresh ULID. */
+  id: string;
+  conversationId: string;
+  sessionKey: SessionKey;
+  status: SubmissionStatus;
+  input: DispatchMessage;
+  /** Attempts charged so far (a resume or continuation claim does not charge one). */
+  attemptCount: number;
+  attemptId?: string;
+  ownerId?: string;
+  /** Epoch ms. */
+  leaseExpiresAt?: number;
+  /** The last run error recorded on release; survives re-claims. */
+  lastError?: string;
+  /** Epoch ms of admission: the durability-timeout anchor. */
+  createdAt: number;
+  /** Epoch ms of the last state transition (the sweeper's staleness measure). */
+  updatedAt: number;
+  parentSubmissionId?: string;
+  parentCallId?: string;
+  /** 0 for roots; a child is its parent + 1. */
+  depth: number;
+  /** The next claim continues from the log without charging an attempt. */
+  pendingResume: boolean;
+  /** Epoch ms; unset = unbounded wait. */
+  waitUntil?: number;
+  /** The owner should cancel at its next turn boundary. */
+  cancelRequested: boolean;
+}
+
+/** What admission hands the store; the store fills the lifecycle fields. */
+export interface NewSubmission {
+  id: string;
+  conversationId: string;
+  sessionKey: SessionKey;
+  input: DispatchMessage;
+  createdAt: number;
+  parentSubmissionId?: string;
+  parentCallId?: string;
+  depth?: number;
+}
+
+export interface SubmissionClaim {
+  submissionId: string;
+  attemptId: string;
+  ownerId: string;
+  leaseExpiresAt: number;
+}
+
+export interface Attempt {
+  id: string;
+  submissionId: string;
+  ownerId: string;
+  startedAt: number;
+}
+
+export interface LeaseRenewal {
+  submissionId: string;
+  attemptId: string;
+  leaseExpiresAt: number;
+}
+
+export interface SubmissionRelease {
+  submissionId: string;
+  attemptId: string;
+  /** Non-empty overwrites the stored lastError; empty keeps it. */
+  lastError?: string;
+  /**
+   * A planned hand-off (e.g. before the Lambda time limit), not a failure: the next claim does
+   * not charge an attempt.
+   */
+  continuation?: boolean;
+}
+
+export interface SubmissionWait {
+  submissionId: string;
+  attemptId: string;
+  /** Epoch ms; unset = unbounded. */
+  waitUntil?: number;
+}
+
+/** A conversation: one per session key. */
+export interface Conversation {
+  id: string;
+  key: SessionKey;
+  createdAt: number;
+}
+
+export type InboxKind = "steer" | "followUp";
+
+/** A steer or follow-up accepted for a session's in-flight run. */
+export interface InboxMessage {
+  kind: InboxKind;
+  body: string;
+}
