@@ -25,6 +25,12 @@ export interface SubmissionStore {
   getSubmission(id: string): Promise<Submission>;
   /** Per session, the oldest unsettled submission, only when it is queued. */
   listRunnable(): Promise<Submission[]>;
+  /**
+   * The session's head: its oldest unsettled submission, in any status, or `undefined` when
+   * every submission of the session is settled. Used to ring the next head after a settlement
+   * and to tell whether a session is busy (SSE idle detection). Must not scan other sessions.
+   */
+  getSessionHead(key: SessionKey): Promise<Submission | undefined>;
   /** Every submission in `status`, admission order. */
   listByStatus(status: SubmissionStatus): Promise<Submission[]>;
   /**
