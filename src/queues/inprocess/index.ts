@@ -1,0 +1,1 @@
+export { InProcessQueue } from "./inprocess-queue.ts";
