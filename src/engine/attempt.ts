@@ -1,0 +1,224 @@
+import { isHarnessError } from "../errors.ts";
+import type { SettledPayload } from "../conversation/records.ts";
+import type { Correlation } from "../ports/observer.ts";
+import { sessionKeyString, type Submission } from "../ports/submission.ts";
+import type { AgentSetup } from "../session/agent-setup.ts";
+import { validateAgentSetup } from "../session/agent-setup.ts";
+import { drive, type DriveOutcome } from "../session/drive.ts";
+import { formatDuration, transientBackoffMs } from "./durations.ts";
+import { ABORT_ABANDON, ABORT_LEASE_LOST, ABORT_SHUTDOWN, type EngineContext } from "./engine-context.ts";
+import { runIntercepted } from "./intercept.ts";
+import { settle } from "./settlement.ts";
+
+export const DEFAULT_MAX_ATTEMPTS = 10;
+export const DEFAULT_SUBMISSION_TIMEOUT_MS = 60 * 60 * 1000;
+
+export interface AttemptOptions {
+  /** Aborted on process shutdown (reason `shutdown`) or crash simulation (reason `abandon`). */
+  signal: AbortSignal;
+  /** True when this invocation should hand the run off (e.g. Lambda's remaining time is short). */
+  shouldYield?: () => boolean;
+}
+
+/**
+ * Runs one claimed attempt to its end: budgets, heartbeat, the drive, and the outcome switch
+ * (settle, release for a fresh attempt, continue in a new invocation, or abandon).
+ */
+export async function runAttempt(ctx: EngineContext, sub: Submission, options: AttemptOptions): Promise<void> {
+  const attemptId = sub.attemptId!;
+  const correlation: Correlation = {
+    sessionKey: sub.sessionKey,
+    conversationId: sub.conversationId,
+    submissionId: sub.id,
+    attemptId,
+  };
+  const fail = (errorCode: NonNullable<SettledPayload["errorCode"]>, error: string) =>
+    settle(ctx, sub, attemptId, { status: "failed", error, errorCode });
+
+  const definition = ctx.definitions.get(sub.sessionKey.agent);
+  let setup: AgentSetup;
+  try {
+    if (!definition) throw new Error(`unknown agent: ${sub.sessionKey.agent}`);
+    setup = await definition.initialize({
+      agent: sub.sessionKey.agent,
+      instance: sub.sessionKey.instance,
+      session: sub.sessionKey.session,
+      env: ctx.env,
+    });
+    validateAgentSetup(setup);
+  } catch (err) {
+    await fail("run_failed", errorText(err));
+    return;
+  }
+
+  // Budgets are recomputed from durable state on every claim (a restart keeps the remainder).
+  const maxAttempts = setup.maxAttempts || DEFAULT_MAX_ATTEMPTS;
+  const timeoutMs = setup.submissionTimeoutMs || DEFAULT_SUBMISSION_TIMEOUT_MS;
+  const now = ctx.clock.now();
+  if (sub.attemptCount > maxAttempts) {
+    const last = sub.lastError ? `; last error: ${sub.lastError}` : "";
+    await fail("attempt_budget_exhausted", `attempt budget exhausted: attempt ${sub.attemptCount} exceeds max ${maxAttempts}${last}`);
+    return;
+  }
+  if (now > sub.createdAt + timeoutMs) {
+    await fail(
+      "timeout_exceeded",
+      `durability timeout exceeded: admitted ${formatDuration(now - sub.createdAt)} ago (budget ${formatDuration(timeoutMs)})`,
+    );
+    return;
+  }
+
+  const attemptAbort = new AbortController();
+  const onProcessAbort = () => attemptAbort.abort(options.signal.reason);
+  if (options.signal.aborted) onProcessAbort();
+  else options.signal.addEventListener("abort", onProcessAbort, { once: true });
+  const heartbeat = startHeartbeat(ctx, sub, attemptAbort);
+
+  try {
+    for (;;) {
+      const outcome = await driveIntercepted(ctx, sub, setup, correlation, attemptAbort.signal, options.shouldYield);
+      const reason = attemptAbort.signal.aborted ? String(attemptAbort.signal.reason) : undefined;
+      if (reason === ABORT_LEASE_LOST || reason === ABORT_ABANDON) return; // someone else owns it now, or we "crashed"
+      if (outcome.kind === "interrupted" || reason === ABORT_SHUTDOWN) {
+        await heartbeat.stop();
+        await releaseQuietly(ctx, sub, attemptId, {});
+        return;
+      }
+      if (outcome.kind === "continuation") {
+        await heartbeat.stop();
+        ctx.observe({ type: "recovery", correlation, decision: "continuation", detail: "handing the run to a new invocation" });
+        if (await releaseQuietly(ctx, sub, attemptId, { continuation: true })) {
+          await ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) });
+        }
+        return;
+      }
+      if (outcome.kind === "transient") {
+        await heartbeat.stop();
+        const delayMs = transientBackoffMs(ctx.claimIntervalMs, sub.attemptCount);
+        ctx.observe({
+          type: "recovery",
+          correlation,
+          decision: "transient_backoff",
+          detail: `transient error, fresh attempt in ${delayMs}ms: ${outcome.error}`,
+        });
+        if (await releaseQuietly(ctx, sub, attemptId, { lastError: outcome.error })) {
+          await ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) }, { delayMs });
+        }
+        return;
+      }
+      await heartbeat.stop();
+      if (outcome.kind === "failed") {
+        await fail(outcome.errorCode, outcome.error);
+        return;
+      }
+      const payload: SettledPayload =
+        outcome.result !== undefined ? { status: "succeeded", result: outcome.result } : { status: "succeeded" };
+      const settled = await settle(ctx, sub, attemptId, payload, { requireDrainedInbox: true });
+      if (settled !== "inbox_not_drained") return;
+      // A steer or follow-up arrived after the last turn: run again to deliver it.
+      heartbeat.restart();
+    }
+  } catch (err) {
+    // A store failure mid-attempt: leave the row to lease expiry and a fresh attempt.
+    ctx.observe({ type: "recovery", correlation, decision: "transient_backoff", detail: `attempt aborted: ${errorText(err)}` });
+    await heartbeat.stop();
+    await releaseQuietly(ctx, sub, attemptId, { lastError: errorText(err) });
+  } finally {
+    options.signal.removeEventListener("abort", onProcessAbort);
+    await heartbeat.stop();
+  }
+}
+
+async function driveIntercepted(
+  ctx: EngineContext,
+  sub: Submission,
+  setup: AgentSetup,
+  correlation: Correlation,
+  signal: AbortSignal,
+  shouldYield: (() => boolean) | undefined,
+): Promise<DriveOutcome> {
+  let outcome: DriveOutcome | undefined;
+  try {
+    await runIntercepted(ctx.interceptors, { kind: "attempt", correlation }, async () => {
+      outcome = await drive({
+        store: ctx.store,
+        clock: ctx.clock,
+        submission: sub,
+        attemptId: sub.attemptId!,
+        agent: setup,
+        flushPolicy: ctx.flushPolicy,
+        observe: ctx.observe,
+        interceptors: [...ctx.interceptors],
+        signal,
+        shouldYield: shouldYield ?? (() => false),
+        deadline: sub.createdAt + (setup.submissionTimeoutMs || DEFAULT_SUBMISSION_TIMEOUT_MS),
+      });
+    });
+  } catch (err) {
+    if (signal.aborted) return { kind: "interrupted" };
+    return { kind: "failed", errorCode: "run_failed", error: errorText(err) };
+  }
+  if (!outcome) return { kind: "failed", errorCode: "run_failed", error: "attempt aborted by an interceptor" };
+  return outcome;
+}
+
+/** Renews the lease every third of its duration; a lost lease aborts the attempt. */
+function startHeartbeat(ctx: EngineContext, sub: Submission, attemptAbort: AbortController) {
+  let stopper = new AbortController();
+  let loop: Promise<void> = Promise.resolve();
+  const run = (stop: AbortSignal) => {
+    loop = (async () => {
+      for (;;) {
+        try {
+          await ctx.clock.sleep(ctx.leaseMs / 3, AbortSignal.any([stop, attemptAbort.signal]));
+        } catch {
+          return;
+        }
+        try {
+          await ctx.store.renewLease({
+            submissionId: sub.id,
+            attemptId: sub.attemptId!,
+            leaseExpiresAt: ctx.clock.now() + ctx.leaseMs,
+          });
+        } catch (err) {
+          if (isHarnessError(err, "claim_lost")) {
+            attemptAbort.abort(ABORT_LEASE_LOST);
+            return;
+          }
+          // A transient store error: try again at the next beat; the lease has slack.
+        }
+      }
+    })();
+  };
+  run(stopper.signal);
+  return {
+    async stop() {
+      stopper.abort();
+      await loop;
+    },
+    restart() {
+      stopper = new AbortController();
+      run(stopper.signal);
+    },
+  };
+}
+
+/** Releases the row; false when the release lost its CAS (someone else owns it now). */
+async function releaseQuietly(
+  ctx: EngineContext,
+  sub: Submission,
+  attemptId: string,
+  extra: { lastError?: string; continuation?: boolean },
+): Promise<boolean> {
+  try {
+    await ctx.store.releaseSubmission({ submissionId: sub.id, attemptId, ...extra });
+    return true;
+  } catch (err) {
+    if (isHarnessError(err, "claim_lost")) return false;
+    throw err;
+  }
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,42 @@
+import type { SettledPayload } from "../conversation/records.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { HarnessEvent, Interceptor } from "../ports/observer.ts";
+import type { WorkQueue } from "../ports/queue.ts";
+import type { Store } from "../ports/store.ts";
+import type { AgentDefinition } from "./agent-definition.ts";
+
+/** Points between engine phases where a test may inject a fault (e.g. simulate a crash). */
+export type EnginePhase = "admitted" | "claimed" | "attempt_started" | "reserved" | "settled_recorded";
+
+/** Why an attempt's signal was aborted. */
+export const ABORT_SHUTDOWN = "shutdown";
+export const ABORT_ABANDON = "abandon";
+export const ABORT_LEASE_LOST = "lease_lost";
+
+/** Everything the engine's functions share; built once by the runtime (or a Lambda handler). */
+export interface EngineContext {
+  store: Store;
+  queue: WorkQueue;
+  clock: Clock;
+  /** This process's (or invocation's) owner id. */
+  ownerId: string;
+  definitions: ReadonlyMap<string, AgentDefinition>;
+  env: (name: string) => string;
+  leaseMs: number;
+  /** Base of the transient backoff. */
+  claimIntervalMs: number;
+  flushPolicy: { bytes: number; intervalMs: number };
+  /** Exception-safe fan-out to observers. */
+  observe: (event: HarnessEvent) => void;
+  interceptors: readonly Interceptor[];
+  /** Called after every settlement this engine performs (wakes in-process waiters). */
+  onSettled: (submissionId: string, payload: SettledPayload) => void;
+  /** Fault-injection seam for crash tests; resolves to continue. */
+  faults?: (phase: EnginePhase, submissionId: string) => void | Promise<void>;
+  /** A `terminalizing` row older than this is treated as crashed mid-settlement. */
+  settlementGraceMs: number;
+}
+
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

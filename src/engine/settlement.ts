@@ -1,0 +1,116 @@
+import { isHarnessError } from "../errors.ts";
+import type { SettledPayload } from "../conversation/records.ts";
+import { sessionKeyString, type SessionKey, type Submission } from "../ports/submission.ts";
+import { iso, type EngineContext } from "./engine-context.ts";
+
+/** What a settlement attempt came to. */
+export type SettleResult = "settled" | "lost" | "inbox_not_drained";
+
+export const SETTLEMENT_INDETERMINATE_MESSAGE = "process crashed during settlement; run outcome unknown";
+
+/**
+ * Two-phase settlement: reserve (running → terminalizing, fenced by the attempt), append the
+ * one `submission_settled` record, finalize (→ settled). A crash between the phases leaves a
+ * `terminalizing` row that `reconcileTerminalizing` finishes, so the record exists exactly once.
+ * With `requireDrainedInbox`, a steer that landed after the last turn refuses the reservation
+ * and the caller runs another turn instead of losing it.
+ */
+export async function settle(
+  ctx: EngineContext,
+  sub: Submission,
+  attemptId: string,
+  payload: SettledPayload,
+  options: { requireDrainedInbox?: boolean } = {},
+): Promise<SettleResult> {
+  try {
+    await ctx.store.reserveSettlement(sub.id, attemptId, { requireDrainedInbox: options.requireDrainedInbox });
+  } catch (err) {
+    if (isHarnessError(err, "claim_lost")) return "lost";
+    if (isHarnessError(err, "inbox_not_drained")) return "inbox_not_drained";
+    throw err;
+  }
+  await ctx.faults?.("reserved", sub.id);
+  // Only this attempt can hold the reservation, and a reservation is only ever taken from a
+  // running row, so no earlier settled record can exist: no log read needed here.
+  await appendSettled(ctx, sub, attemptId, payload);
+  await ctx.faults?.("settled_recorded", sub.id);
+  await finish(ctx, sub, attemptId, payload);
+  return "settled";
+}
+
+/**
+ * Finishes a row left `terminalizing` by a crash: an existing settled record wins; otherwise
+ * the outcome is unknown and says so.
+ */
+export async function reconcileTerminalizing(ctx: EngineContext, sub: Submission): Promise<void> {
+  const existing = await findSettledPayload(ctx, sub.conversationId, sub.id);
+  const payload: SettledPayload = existing ?? {
+    status: "failed",
+    error: SETTLEMENT_INDETERMINATE_MESSAGE,
+    errorCode: "settlement_indeterminate",
+  };
+  if (!existing) await appendSettled(ctx, sub, sub.attemptId, payload);
+  await finish(ctx, sub, sub.attemptId, payload);
+}
+
+/** The payload of the submission's `submission_settled` record, if it has one. */
+export async function findSettledPayload(
+  ctx: Pick<EngineContext, "store">,
+  conversationId: string,
+  submissionId: string,
+): Promise<SettledPayload | undefined> {
+  const records = await ctx.store.readRecords(conversationId);
+  for (let i = records.length - 1; i >= 0; i--) {
+    const rec = records[i]!;
+    if (rec.kind === "submission_settled" && rec.submissionId === submissionId) return rec.payload;
+  }
+  return undefined;
+}
+
+/** Rings the session's next head, if it is queued (its doorbell may have been dropped). */
+export async function ringNextHead(ctx: EngineContext, key: SessionKey): Promise<void> {
+  const head = await ctx.store.getSessionHead(key);
+  if (head?.status === "queued") {
+    await ctx.queue.ring({ submissionId: head.id, sessionKey: sessionKeyString(key) });
+  }
+}
+
+async function appendSettled(
+  ctx: EngineContext,
+  sub: Submission,
+  attemptId: string | undefined,
+  payload: SettledPayload,
+): Promise<void> {
+  await ctx.store.appendRecords(sub.conversationId, [
+    {
+      kind: "submission_settled",
+      conversationId: sub.conversationId,
+      session: sub.sessionKey.session,
+      submissionId: sub.id,
+      ...(attemptId ? { attemptId } : {}),
+      time: iso(ctx.clock.now()),
+      payload,
+    },
+  ]);
+}
+
+async function finish(
+  ctx: EngineContext,
+  sub: Submission,
+  attemptId: string | undefined,
+  payload: SettledPayload,
+): Promise<void> {
+  await ctx.store.finalizeSettlement(sub.id);
+  ctx.observe({
+    type: "submission_settled",
+    correlation: {
+      sessionKey: sub.sessionKey,
+      conversationId: sub.conversationId,
+      submissionId: sub.id,
+      ...(attemptId ? { attemptId } : {}),
+    },
+    payload,
+  });
+  ctx.onSettled(sub.id, payload);
+  await ringNextHead(ctx, sub.sessionKey);
+}

@@ -1,0 +1,46 @@
+import { sessionKeyString } from "../ports/submission.ts";
+import type { EngineContext } from "./engine-context.ts";
+import { reconcileTerminalizing } from "./settlement.ts";
+import { reclaimExpired } from "./worker.ts";
+
+export interface SweepOptions {
+  /** Re-ring queued heads that have not moved for this long (0: every queued head). */
+  staleQueuedMs: number;
+}
+
+export interface SweepReport {
+  reconciled: number;
+  reclaimed: number;
+  rerung: number;
+}
+
+/**
+ * The safety net that makes lost doorbells and dead workers harmless: finishes settlements a
+ * crash interrupted, hands expired leases back to the queue, and re-rings queued heads whose
+ * doorbell may be gone. Runs on a timer in the embedded shape and on a schedule in the
+ * serverless one; every action is a compare-and-set, so concurrent sweeps are safe.
+ */
+export async function sweep(ctx: EngineContext, options: SweepOptions): Promise<SweepReport> {
+  const report: SweepReport = { reconciled: 0, reclaimed: 0, rerung: 0 };
+  const now = ctx.clock.now();
+
+  for (const sub of await ctx.store.listByStatus("terminalizing")) {
+    if (now - sub.updatedAt < ctx.settlementGraceMs) continue; // a live settlement, mid-flight
+    await reconcileTerminalizing(ctx, sub);
+    report.reconciled++;
+  }
+
+  for (const sub of await ctx.store.listExpiredLeases(now)) {
+    if (await reclaimExpired(ctx, sub)) {
+      report.reclaimed++;
+      await ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) });
+    }
+  }
+
+  for (const sub of await ctx.store.listRunnable()) {
+    if (now - sub.updatedAt < options.staleQueuedMs) continue;
+    await ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) });
+    report.rerung++;
+  }
+  return report;
+}

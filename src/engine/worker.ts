@@ -1,0 +1,105 @@
+import { isHarnessError } from "../errors.ts";
+import { newId } from "../conversation/ids.ts";
+import type { DeliveryOutcome, Doorbell } from "../ports/queue.ts";
+import type { Submission } from "../ports/submission.ts";
+import { runAttempt, type AttemptOptions } from "./attempt.ts";
+import type { EngineContext } from "./engine-context.ts";
+import { reconcileTerminalizing } from "./settlement.ts";
+
+/** Slack added to a live lease's remaining time before a stale doorbell is looked at again. */
+const LEASE_SLACK_MS = 250;
+
+/**
+ * Handles one doorbell: re-reads the submission (the store is the truth), claims it with a
+ * compare-and-set if it is its session's runnable head, and runs the attempt. Duplicate and
+ * stale doorbells are harmless; one for a run whose lease is still live comes back after the
+ * lease's remaining time rather than being dropped (recovery must not rest on the sweeper alone).
+ */
+export async function handleDoorbell(
+  ctx: EngineContext,
+  doorbell: Doorbell,
+  options: AttemptOptions,
+): Promise<DeliveryOutcome> {
+  let sub: Submission;
+  try {
+    sub = await ctx.store.getSubmission(doorbell.submissionId);
+  } catch (err) {
+    if (isHarnessError(err, "submission_not_found")) return { kind: "ack" };
+    throw err;
+  }
+
+  if (sub.status === "settled" || sub.status === "waiting") return { kind: "ack" };
+  if (sub.status === "terminalizing") {
+    if (ctx.clock.now() - sub.updatedAt < ctx.settlementGraceMs) {
+      return { kind: "retry", delayMs: ctx.settlementGraceMs };
+    }
+    await reconcileTerminalizing(ctx, sub);
+    return { kind: "ack" };
+  }
+  if (sub.status === "running") {
+    const remaining = (sub.leaseExpiresAt ?? 0) - ctx.clock.now();
+    if (remaining > 0) return { kind: "retry", delayMs: remaining + LEASE_SLACK_MS };
+    // The owner died: hand the row back to the queue, then claim it as a fresh attempt.
+    await reclaimExpired(ctx, sub);
+  }
+
+  const now = ctx.clock.now();
+  let claimed: Submission;
+  try {
+    claimed = await ctx.store.claimSubmission({
+      submissionId: sub.id,
+      attemptId: newId(now),
+      ownerId: ctx.ownerId,
+      leaseExpiresAt: now + ctx.leaseMs,
+    });
+  } catch (err) {
+    if (!isHarnessError(err, "claim_lost")) throw err;
+    // Not the head (its settlement rings us), already claimed, or settled meanwhile.
+    const current = await ctx.store.getSubmission(sub.id);
+    const remaining = (current.leaseExpiresAt ?? 0) - ctx.clock.now();
+    if (current.status === "running" && remaining > 0) return { kind: "retry", delayMs: remaining + LEASE_SLACK_MS };
+    return { kind: "ack" };
+  }
+  await ctx.faults?.("claimed", claimed.id);
+
+  const correlation = {
+    sessionKey: claimed.sessionKey,
+    conversationId: claimed.conversationId,
+    submissionId: claimed.id,
+    attemptId: claimed.attemptId!,
+  };
+  ctx.observe({ type: "submission_claimed", correlation, ownerId: ctx.ownerId, attemptCount: claimed.attemptCount });
+  await ctx.store.startAttempt({
+    id: claimed.attemptId!,
+    submissionId: claimed.id,
+    ownerId: ctx.ownerId,
+    startedAt: ctx.clock.now(),
+  });
+  ctx.observe({ type: "attempt_started", correlation });
+  await ctx.faults?.("attempt_started", claimed.id);
+
+  await runAttempt(ctx, claimed, options);
+  return { kind: "ack" };
+}
+
+/** Releases a running row whose lease expired (a lost race means someone else already did). */
+export async function reclaimExpired(ctx: EngineContext, sub: Submission): Promise<boolean> {
+  try {
+    await ctx.store.releaseSubmission({ submissionId: sub.id, attemptId: sub.attemptId! });
+  } catch (err) {
+    if (isHarnessError(err, "claim_lost")) return false;
+    throw err;
+  }
+  ctx.observe({
+    type: "recovery",
+    correlation: {
+      sessionKey: sub.sessionKey,
+      conversationId: sub.conversationId,
+      submissionId: sub.id,
+      attemptId: sub.attemptId!,
+    },
+    decision: "lease_reclaimed",
+    detail: "lease expired; released for a fresh attempt",
+  });
+  return true;
+}

@@ -1,0 +1,274 @@
+import { InvalidDispatch, RuntimeClosed, SubmissionNotFound, UnknownAgent } from "../errors.ts";
+import { newId } from "../conversation/ids.ts";
+import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
+import { admit } from "../engine/admission.ts";
+import type { AgentDefinition } from "../engine/agent-definition.ts";
+import { DEFAULT_SESSION, ID_RULES, MAX_BODY_BYTES, type DispatchRequest, type DispatchResult } from "../engine/dispatch.ts";
+import {
+  ABORT_ABANDON,
+  ABORT_SHUTDOWN,
+  type EngineContext,
+  type EnginePhase,
+} from "../engine/engine-context.ts";
+import { findSettledPayload } from "../engine/settlement.ts";
+import { sweep, type SweepReport } from "../engine/sweep.ts";
+import { handleDoorbell } from "../engine/worker.ts";
+import { systemClock, type Clock } from "../ports/clock.ts";
+import type { HarnessEvent, Interceptor, Observer } from "../ports/observer.ts";
+import type { ConsumableQueue } from "../ports/queue.ts";
+import type { Store } from "../ports/store.ts";
+import type { Conversation, InboxKind, SessionKey, Submission } from "../ports/submission.ts";
+import { InProcessQueue } from "../queues/inprocess/inprocess-queue.ts";
+import { AppendNotifier } from "./append-notifier.ts";
+
+/** Configuration of an embedded runtime. Only `agents` and `store` are required. */
+export interface RuntimeConfig {
+  /** Agent definitions by name. */
+  agents: Record<string, AgentDefinition>;
+  store: Store;
+  /** Default: an in-process queue. */
+  queue?: ConsumableQueue;
+  /** Default: the wall clock. */
+  clock?: Clock;
+  /** Secrets and settings for initializers; default: `process.env`. */
+  env?: (name: string) => string;
+  /** Lease per attempt (heartbeat at a third). Default 30 s. */
+  leaseMs?: number;
+  /** Transient-backoff base. Default 250 ms. */
+  claimIntervalMs?: number;
+  /** Delta batching. Default 1024 B / 200 ms (embedded stores may flush smaller and sooner). */
+  flushPolicy?: { bytes: number; intervalMs: number };
+  observers?: Observer[];
+  /** First registered is outermost. */
+  interceptors?: Interceptor[];
+  /** How often the sweep runs. Default 5 s. */
+  sweepIntervalMs?: number;
+  /** Attempts running at once in this process. Default 64. */
+  concurrency?: number;
+  /** Where observer failures are reported. Default: console.error. */
+  onObserverError?: (err: unknown, event: HarnessEvent) => void;
+  /** Fault-injection seam for crash tests. */
+  faults?: (phase: EnginePhase, submissionId: string) => void | Promise<void>;
+}
+
+/** A steer or follow-up for a session's in-flight run. */
+export interface SteerRequest {
+  agent: string;
+  instance: string;
+  session?: string;
+  body: string;
+}
+
+/** The in-process API; the HTTP transport is a thin layer over it. */
+export interface Runtime {
+  /** Starts consuming work and the periodic sweep (which first recovers what a crash left). */
+  start(): Promise<void>;
+  /**
+   * Stops. In-flight attempts are released (not failed) so a fresh runtime re-attempts at once.
+   * `abandon: true` stops without writing anything — what a crash leaves (crash tests).
+   */
+  close(options?: { abandon?: boolean }): Promise<void>;
+  /** Admission; resolves once the submission is durable. */
+  dispatch(request: DispatchRequest): Promise<DispatchResult>;
+  /** Resolves with the settled payload; survives restarts (falls back to polling the store). */
+  wait(submissionId: string, options?: { signal?: AbortSignal }): Promise<SettledPayload>;
+  /** Injects a user message at the live run's next turn boundary; `NoRunInFlight` otherwise. */
+  steer(request: SteerRequest): Promise<void>;
+  /** Delivers a user message when the live run would otherwise stop, in the same submission. */
+  followUp(request: SteerRequest): Promise<void>;
+  /** The log strictly after `afterId` — the same replay SSE serves. */
+  records(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]>;
+  /** The conversation of a session (`ConversationNotFound` when none). */
+  conversation(key: SessionKey): Promise<Conversation>;
+  /** True while the session has an unsettled submission (queued, running, waiting, settling). */
+  sessionBusy(key: SessionKey): Promise<boolean>;
+  /** Wakes `listener` after each append to the conversation in this process. */
+  onAppend(conversationId: string, listener: () => void): () => void;
+  /** Runs one sweep now (also runs on a timer once started). */
+  sweep(options?: { staleQueuedMs?: number }): Promise<SweepReport>;
+  hasAgent(name: string): boolean;
+  /** The runtime's store (with append notifications). */
+  readonly store: Store;
+}
+
+const WAIT_POLL_MS = 250;
+const CLOSE_DRAIN_MS = 10_000;
+
+/** Builds a runtime; it is inert until `start`. */
+export function createRuntime(config: RuntimeConfig): Runtime {
+  const names = Object.keys(config.agents ?? {});
+  if (names.length === 0) throw new Error("createRuntime: at least one agent is required");
+  for (const name of names) {
+    if (!ID_RULES.agent.test(name)) throw new Error(`createRuntime: invalid agent name ${JSON.stringify(name)}`);
+    if (typeof config.agents[name]?.initialize !== "function") {
+      throw new Error(`createRuntime: agent ${name} has no initialize function`);
+    }
+  }
+  if (!config.store) throw new Error("createRuntime: a store is required");
+
+  const clock = config.clock ?? systemClock;
+  const notifier = new AppendNotifier();
+  const store = notifier.wrap(config.store);
+  const queue = config.queue ?? new InProcessQueue({ clock });
+  const observers = [...(config.observers ?? [])];
+  const onObserverError = config.onObserverError ?? ((err) => console.error("observer failed:", err));
+  const waiters = new Map<string, Set<(payload: SettledPayload) => void>>();
+  const processAbort = new AbortController();
+  const sweepStop = new AbortController();
+  const running = new Set<Promise<unknown>>();
+  let state: "new" | "started" | "closed" = "new";
+  let sweepLoop: Promise<void> = Promise.resolve();
+
+  const observe = (event: HarnessEvent) => {
+    for (const observer of observers) {
+      try {
+        observer(event);
+      } catch (err) {
+        onObserverError(err, event);
+      }
+    }
+  };
+
+  const ctx: EngineContext = {
+    store,
+    queue,
+    clock,
+    ownerId: newId(clock.now()),
+    definitions: new Map(Object.entries(config.agents)),
+    env: config.env ?? ((name) => process.env[name] ?? ""),
+    leaseMs: config.leaseMs ?? 30_000,
+    claimIntervalMs: config.claimIntervalMs ?? 250,
+    flushPolicy: config.flushPolicy ?? { bytes: 1024, intervalMs: 200 },
+    observe,
+    interceptors: [...(config.interceptors ?? [])],
+    onSettled: (submissionId, payload) => {
+      const set = waiters.get(submissionId);
+      if (!set) return;
+      waiters.delete(submissionId);
+      for (const resolve of set) resolve(payload);
+    },
+    faults: config.faults,
+    settlementGraceMs: config.leaseMs ?? 30_000,
+  };
+  const sweepIntervalMs = config.sweepIntervalMs ?? 5_000;
+
+  const steerLike = async (kind: InboxKind, request: SteerRequest) => {
+    if (state === "closed") throw new RuntimeClosed();
+    if (!ctx.definitions.has(request.agent)) throw new UnknownAgent(request.agent);
+    if (typeof request.body !== "string" || request.body === "") throw new InvalidDispatch("body is required");
+    if (Buffer.byteLength(request.body, "utf8") > MAX_BODY_BYTES) {
+      throw new InvalidDispatch(`body exceeds ${MAX_BODY_BYTES} bytes`);
+    }
+    const key = { agent: request.agent, instance: request.instance, session: request.session || DEFAULT_SESSION };
+    await store.enqueueInbox(key, { kind, body: request.body });
+  };
+
+  const runtime: Runtime = {
+    store,
+    async start() {
+      if (state === "closed") throw new RuntimeClosed();
+      if (state === "started") throw new Error("runtime already started");
+      state = "started";
+      queue.start(
+        (doorbell) => {
+          const work = handleDoorbell(ctx, doorbell, { signal: processAbort.signal });
+          running.add(work);
+          return work.finally(() => running.delete(work));
+        },
+        { concurrency: config.concurrency ?? 64 },
+      );
+      // Recover what a previous process left: its doorbells died with it.
+      await sweep(ctx, { staleQueuedMs: 0 });
+      sweepLoop = (async () => {
+        for (;;) {
+          try {
+            await clock.sleep(sweepIntervalMs, sweepStop.signal);
+          } catch {
+            return;
+          }
+          try {
+            await sweep(ctx, { staleQueuedMs: sweepIntervalMs });
+          } catch (err) {
+            observe({
+              type: "recovery",
+              correlation: { sessionKey: { agent: "", instance: "", session: "" }, conversationId: "" },
+              decision: "lease_reclaimed",
+              detail: `sweep failed: ${err instanceof Error ? err.message : String(err)}`,
+            });
+          }
+        }
+      })();
+    },
+
+    async close(options = {}) {
+      if (state === "closed") return;
+      state = "closed";
+      sweepStop.abort();
+      processAbort.abort(options.abandon ? ABORT_ABANDON : ABORT_SHUTDOWN);
+      const drained = Promise.allSettled([queue.close(), sweepLoop, ...running]);
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), CLOSE_DRAIN_MS);
+      });
+      const result = await Promise.race([drained, timedOut]);
+      clearTimeout(timer);
+      if (result === "timeout") throw new Error("close: timed out waiting for in-flight work");
+    },
+
+    async dispatch(request) {
+      if (state === "closed") throw new RuntimeClosed();
+      return admit(ctx, request);
+    },
+
+    async wait(submissionId, options = {}) {
+      const signal = options.signal;
+      return new Promise<SettledPayload>((resolve, reject) => {
+        let done = false;
+        const finish = (fn: () => void) => {
+          if (done) return;
+          done = true;
+          set.delete(onSettled);
+          pollStop.abort();
+          signal?.removeEventListener("abort", onAbort);
+          fn();
+        };
+        const onSettled = (payload: SettledPayload) => finish(() => resolve(payload));
+        const onAbort = () => finish(() => reject(signal?.reason ?? new Error("wait aborted")));
+        let set = waiters.get(submissionId);
+        if (!set) waiters.set(submissionId, (set = new Set()));
+        set.add(onSettled);
+        const pollStop = new AbortController();
+        signal?.addEventListener("abort", onAbort, { once: true });
+        if (signal?.aborted) return onAbort();
+        // The durable path: works across processes and restarts.
+        (async () => {
+          for (;;) {
+            const sub: Submission = await store.getSubmission(submissionId);
+            if (sub.status === "settled") {
+              const payload = await findSettledPayload(ctx, sub.conversationId, sub.id);
+              if (payload) return onSettled(payload);
+              // Settled by a cancel without a record (should not happen): report it plainly.
+              return onSettled({ status: "failed", error: sub.lastError ?? "settled without a submission_settled record" });
+            }
+            await clock.sleep(WAIT_POLL_MS, pollStop.signal);
+          }
+        })().catch((err) => {
+          if (pollStop.signal.aborted) return;
+          finish(() => reject(err instanceof SubmissionNotFound ? err : err));
+        });
+      });
+    },
+
+    steer: (request) => steerLike("steer", request),
+    followUp: (request) => steerLike("followUp", request),
+    records: (conversationId, afterId, limit) => store.readRecords(conversationId, afterId ?? "", limit),
+    conversation: (key) => store.getConversation(key),
+    async sessionBusy(key) {
+      return (await store.getSessionHead(key)) !== undefined;
+    },
+    onAppend: (conversationId, listener) => notifier.subscribe(conversationId, listener),
+    sweep: (options = {}) => sweep(ctx, { staleQueuedMs: options.staleQueuedMs ?? 0 }),
+    hasAgent: (name) => ctx.definitions.has(name),
+  };
+  return runtime;
+}
