@@ -1,0 +1,81 @@
+import type { Clock } from "../ports/clock.ts";
+
+/** The two delta record kinds. */
+export type DeltaKind = "assistant_text_delta" | "assistant_thinking_delta";
+
+/** When pending fragments become one record. */
+export interface FlushPolicy {
+  /** Flush once the pending UTF-8 bytes reach this (spec default 1024). */
+  bytes: number;
+  /** Flush once the first pending fragment is this old, checked when a fragment arrives (default 200). */
+  intervalMs: number;
+}
+
+/** The spec's policy (§1.5.3), sized for a store where every write costs (DynamoDB). */
+export const DEFAULT_FLUSH_POLICY: FlushPolicy = { bytes: 1024, intervalMs: 200 };
+
+/** One batch of fragments of one kind: becomes one delta record. */
+export interface DeltaBatch {
+  kind: DeltaKind;
+  text: string;
+}
+
+/**
+ * The delta flush policy of spec §1.5.3, as a pure buffer: the caller writes what it returns.
+ *
+ * One pending buffer per run. A fragment of a different kind flushes the pending batch first;
+ * the buffer flushes when its bytes reach `policy.bytes` or when `now - firstAt >=
+ * policy.intervalMs`, the age being evaluated only when a fragment arrives (no timer: a stale
+ * tail waits for the next fragment or boundary). Before any non-delta record, and when the stream
+ * ends, the caller takes the pending batch with {@link take}.
+ */
+export class DeltaBatcher {
+  readonly #policy: FlushPolicy;
+  readonly #clock: Clock;
+  #kind: DeltaKind | undefined;
+  #parts: string[] = [];
+  #bytes = 0;
+  #firstAt = 0;
+
+  constructor(policy: FlushPolicy, clock: Clock) {
+    this.#policy = policy;
+    this.#clock = clock;
+  }
+
+  /** Adds a fragment; returns the batches to write now, oldest first (zero, one or two). */
+  push(kind: DeltaKind, text: string): DeltaBatch[] {
+    if (text === "") return [];
+    const out: DeltaBatch[] = [];
+    if (this.#kind !== undefined && this.#kind !== kind) {
+      const prior = this.take();
+      if (prior) out.push(prior);
+    }
+    const now = this.#clock.now();
+    if (this.#parts.length === 0) {
+      this.#kind = kind;
+      this.#firstAt = now;
+    }
+    this.#parts.push(text);
+    this.#bytes += Buffer.byteLength(text, "utf8");
+    if (this.#bytes >= this.#policy.bytes || now - this.#firstAt >= this.#policy.intervalMs) {
+      const batch = this.take();
+      if (batch) out.push(batch);
+    }
+    return out;
+  }
+
+  /** The pending batch, if any, clearing the buffer (before a non-delta record, at stream end). */
+  take(): DeltaBatch | undefined {
+    if (this.#parts.length === 0 || this.#kind === undefined) return undefined;
+    const batch: DeltaBatch = { kind: this.#kind, text: this.#parts.join("") };
+    this.#parts = [];
+    this.#bytes = 0;
+    this.#kind = undefined;
+    return batch;
+  }
+
+  /** True while fragments wait in the buffer. */
+  get pending(): boolean {
+    return this.#parts.length > 0;
+  }
+}

@@ -1,0 +1,53 @@
+import type { StreamFn } from "@earendil-works/pi-agent-core";
+import { contentText, type Api, type Message, type Model } from "@earendil-works/pi-ai";
+import { keylessModel, streamBlocks, type StreamBlock } from "./block-stream.ts";
+import { CLOCK_TOOL_NAME } from "./clock-tool.ts";
+
+export interface LocalModelOptions {
+  /** Pause between deltas in ms, so a demo streams visibly (default 0). */
+  delayMs?: number;
+  /** Characters per delta (default 4). */
+  chunkSize?: number;
+}
+
+/**
+ * The deterministic keyless model used by tests and the quickstart. It echoes the last user
+ * message as `You said: <text>`, streamed in small deltas. When that message mentions "time" it
+ * first calls the `clock` tool, then answers `The time is <result>.` Tool call ids derive from
+ * the transcript position, so a recovered run asks for the same call.
+ */
+export function localModel(options: LocalModelOptions = {}): { model: Model<Api>; streamFn: StreamFn } {
+  const model = keylessModel("local-echo", "local");
+  const streamFn: StreamFn = (m, context, streamOptions) =>
+    streamBlocks(m, () => answer(context.messages), {
+      signal: streamOptions?.signal,
+      chunkSize: options.chunkSize,
+      delayMs: options.delayMs,
+    });
+  return { model, streamFn };
+}
+
+function answer(messages: readonly Message[]): StreamBlock[] {
+  let userIndex = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === "user") {
+      userIndex = i;
+      break;
+    }
+  }
+  if (userIndex < 0) return [{ type: "text", text: "Hello! Send me a message." }];
+  const user = messages[userIndex] as Extract<Message, { role: "user" }>;
+  const text = typeof user.content === "string" ? user.content : contentText(user.content);
+  if (/time/i.test(text)) {
+    const result = messages
+      .slice(userIndex + 1)
+      .find((msg) => msg.role === "toolResult" && msg.toolName === CLOCK_TOOL_NAME);
+    if (result === undefined) {
+      return [{ type: "toolCall", id: `call_clock_${userIndex}`, name: CLOCK_TOOL_NAME, arguments: {} }];
+    }
+    if (result.role === "toolResult") {
+      return [{ type: "text", text: `The time is ${contentText(result.content)}.` }];
+    }
+  }
+  return [{ type: "text", text: `You said: ${text}` }];
+}
