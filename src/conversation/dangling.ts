@@ -13,6 +13,11 @@ export const DANGLING_TOOL_CALL_MESSAGE =
  * outcome for each before the next input record, so the agent never resumes with an
  * unanswered call. Exempting suspended task calls (a spawned child still running) is the
  * caller's decision: this function reports every unanswered call.
+ *
+ * Calls come from `assistant_tool_call` records and also from the tool-call blocks of stored
+ * (replayable) assistant messages: a compaction may keep an `assistant_message_completed` record while
+ * cutting off the tool-call records written just before it, and the projected message still
+ * needs a result for each of its calls.
  */
 export function danglingToolCalls(path: readonly ConversationRecord[]): AssistantToolCallPayload[] {
   const answered = new Set<string>();
@@ -21,14 +26,42 @@ export function danglingToolCalls(path: readonly ConversationRecord[]): Assistan
   }
   const dangling: AssistantToolCallPayload[] = [];
   const seen = new Set<string>();
+  const report = (call: AssistantToolCallPayload): void => {
+    if (answered.has(call.callId) || seen.has(call.callId)) return;
+    seen.add(call.callId);
+    dangling.push(call);
+  };
   for (const record of path) {
-    if (record.kind !== "assistant_tool_call") continue;
-    const { callId } = record.payload;
-    if (answered.has(callId) || seen.has(callId)) continue;
-    seen.add(callId);
-    dangling.push(record.payload);
+    if (record.kind === "assistant_tool_call") report(record.payload);
+    else if (record.kind === "assistant_message_completed") {
+      for (const call of storedToolCalls(record.payload.message.body)) report(call);
+    }
   }
   return dangling;
+}
+
+/**
+ * The tool-call blocks of a stored assistant message body, as tool-call payloads. None for an
+ * error or aborted message: projection never replays it, so its calls need no answer here
+ * (its `assistant_tool_call` records are still reported).
+ */
+function storedToolCalls(body: unknown): AssistantToolCallPayload[] {
+  const message = body as { content?: unknown; stopReason?: unknown } | null | undefined;
+  if (message?.stopReason === "error" || message?.stopReason === "aborted") return [];
+  const content = message?.content;
+  if (!Array.isArray(content)) return [];
+  const calls: AssistantToolCallPayload[] = [];
+  for (const block of content as unknown[]) {
+    const b = block as { type?: unknown; id?: unknown; name?: unknown; arguments?: unknown; thoughtSignature?: unknown };
+    if (b?.type !== "toolCall" || typeof b.id !== "string" || typeof b.name !== "string") continue;
+    calls.push({
+      callId: b.id,
+      toolName: b.name,
+      args: b.arguments,
+      ...(typeof b.thoughtSignature === "string" ? { thoughtSignature: b.thoughtSignature } : {}),
+    });
+  }
+  return calls;
 }
 
 /** The payload of the error `tool_outcome` that answers a dangling tool call. */

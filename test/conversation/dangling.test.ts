@@ -59,6 +59,32 @@ describe("danglingToolCalls", () => {
     expect(danglingToolCalls(activeLeafPath(reduce(log))).map((c) => c.callId)).toEqual(["new"]);
   });
 
+  it("also answers calls of a kept assistant message whose tool-call records a compaction cut off", () => {
+    const body = (stopReason: string) => ({
+      role: "assistant",
+      content: [
+        { type: "text", text: "checking" },
+        { type: "toolCall", id: "c1", name: "echo", arguments: { x: 1 }, thoughtSignature: "c2ln" },
+      ],
+      stopReason,
+    });
+    const log = [
+      rec("a", "user_message", { body: "go" }),
+      call("b", "c1"),
+      rec("c", "assistant_message_completed", { message: { role: "assistant", type: "message", body: body("toolUse") } }),
+      rec("s", "compaction", { summary: "…", firstKeptEntryId: "c", startIdx: 0, endIdx: 1 }),
+    ];
+    const path = activeLeafPath(reduce(log));
+    expect(path.map((r) => r.id)).toEqual(["s", "c"]);
+    expect(danglingToolCalls(path)).toEqual([{ callId: "c1", toolName: "echo", args: { x: 1 }, thoughtSignature: "c2ln" }]);
+    // A dropped (error/aborted) message's blocks need no answer; its records still count.
+    const aborted = rec("c", "assistant_message_completed", {
+      message: { role: "assistant", type: "message", body: body("aborted") },
+    });
+    expect(danglingToolCalls([aborted])).toEqual([]);
+    expect(danglingToolCalls([call("b", "c1"), aborted]).map((c) => c.callId)).toEqual(["c1"]);
+  });
+
   it("a synthesized outcome answers the call", () => {
     const payload = { callId: "c1", toolName: "echo", thoughtSignature: "c2ln" };
     expect(danglingToolOutcome(payload)).toEqual({
