@@ -1,4 +1,4 @@
-import { InvalidDispatch, RuntimeClosed, SubmissionNotFound, UnknownAgent } from "../errors.ts";
+import { InvalidDispatch, RuntimeClosed, UnknownAgent } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
 import { admit } from "../engine/admission.ts";
@@ -222,39 +222,40 @@ export function createRuntime(config: RuntimeConfig): Runtime {
 
     async wait(submissionId, options = {}) {
       const signal = options.signal;
+      const pollStop = new AbortController();
+      let listeners = waiters.get(submissionId);
+      if (!listeners) waiters.set(submissionId, (listeners = new Set()));
+      const waiting = listeners;
       return new Promise<SettledPayload>((resolve, reject) => {
         let done = false;
-        const finish = (fn: () => void) => {
+        const finish = (settleWait: () => void) => {
           if (done) return;
           done = true;
-          set.delete(onSettled);
+          waiting.delete(onSettled);
+          if (waiting.size === 0 && waiters.get(submissionId) === waiting) waiters.delete(submissionId);
           pollStop.abort();
           signal?.removeEventListener("abort", onAbort);
-          fn();
+          settleWait();
         };
         const onSettled = (payload: SettledPayload) => finish(() => resolve(payload));
         const onAbort = () => finish(() => reject(signal?.reason ?? new Error("wait aborted")));
-        let set = waiters.get(submissionId);
-        if (!set) waiters.set(submissionId, (set = new Set()));
-        set.add(onSettled);
-        const pollStop = new AbortController();
-        signal?.addEventListener("abort", onAbort, { once: true });
+        waiting.add(onSettled);
         if (signal?.aborted) return onAbort();
+        signal?.addEventListener("abort", onAbort, { once: true });
         // The durable path: works across processes and restarts.
         (async () => {
           for (;;) {
             const sub: Submission = await store.getSubmission(submissionId);
             if (sub.status === "settled") {
               const payload = await findSettledPayload(ctx, sub.conversationId, sub.id);
-              if (payload) return onSettled(payload);
-              // Settled by a cancel without a record (should not happen): report it plainly.
-              return onSettled({ status: "failed", error: sub.lastError ?? "settled without a submission_settled record" });
+              return onSettled(
+                payload ?? { status: "failed", error: sub.lastError || "settled without a submission_settled record" },
+              );
             }
             await clock.sleep(WAIT_POLL_MS, pollStop.signal);
           }
         })().catch((err) => {
-          if (pollStop.signal.aborted) return;
-          finish(() => reject(err instanceof SubmissionNotFound ? err : err));
+          if (!pollStop.signal.aborted) finish(() => reject(err));
         });
       });
     },
