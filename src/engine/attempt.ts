@@ -2,16 +2,13 @@ import { isHarnessError } from "../errors.ts";
 import type { SettledPayload } from "../conversation/records.ts";
 import type { Correlation } from "../ports/observer.ts";
 import { sessionKeyString, type Submission } from "../ports/submission.ts";
-import type { AgentSetup } from "../session/agent-setup.ts";
-import { validateAgentSetup } from "../session/agent-setup.ts";
+import { agentBudgets, validateAgentSetup, type AgentSetup } from "../session/agent-setup.ts";
+import { formatDuration } from "../session/duration.ts";
 import { drive, type DriveOutcome } from "../session/drive.ts";
-import { formatDuration, transientBackoffMs } from "./durations.ts";
+import { transientBackoffMs } from "./backoff.ts";
 import { ABORT_ABANDON, ABORT_LEASE_LOST, ABORT_SHUTDOWN, type EngineContext } from "./engine-context.ts";
 import { runIntercepted } from "./intercept.ts";
 import { settle } from "./settlement.ts";
-
-export const DEFAULT_MAX_ATTEMPTS = 10;
-export const DEFAULT_SUBMISSION_TIMEOUT_MS = 60 * 60 * 1000;
 
 export interface AttemptOptions {
   /** Aborted on process shutdown (reason `shutdown`) or crash simulation (reason `abandon`). */
@@ -52,8 +49,7 @@ export async function runAttempt(ctx: EngineContext, sub: Submission, options: A
   }
 
   // Budgets are recomputed from durable state on every claim (a restart keeps the remainder).
-  const maxAttempts = setup.maxAttempts || DEFAULT_MAX_ATTEMPTS;
-  const timeoutMs = setup.submissionTimeoutMs || DEFAULT_SUBMISSION_TIMEOUT_MS;
+  const { maxAttempts, submissionTimeoutMs: timeoutMs } = agentBudgets(setup);
   const now = ctx.clock.now();
   if (sub.attemptCount > maxAttempts) {
     const last = sub.lastError ? `; last error: ${sub.lastError}` : "";
@@ -151,7 +147,7 @@ async function driveIntercepted(
         interceptors: [...ctx.interceptors],
         signal,
         shouldYield: shouldYield ?? (() => false),
-        deadline: sub.createdAt + (setup.submissionTimeoutMs || DEFAULT_SUBMISSION_TIMEOUT_MS),
+        deadline: sub.createdAt + agentBudgets(setup).submissionTimeoutMs,
       });
     });
   } catch (err) {
