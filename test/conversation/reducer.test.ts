@@ -211,7 +211,8 @@ describe("reduce", () => {
     const started = performance.now();
     const tree = reduce(log);
     const path = activeLeafPath(tree);
-    expect(performance.now() - started).toBeLessThan(1_000);
+    // Generous for a loaded CI box; a quadratic reducer would take minutes here.
+    expect(performance.now() - started).toBeLessThan(5_000);
     // The last compaction (record 49999) kept record 49989; the leaf is still record 49998.
     expect(ids(path)).toEqual([idAt(49_999), ...Array.from({ length: 10 }, (_, k) => idAt(49_989 + k))]);
   });
