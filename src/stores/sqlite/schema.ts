@@ -1,0 +1,123 @@
+import type { DatabaseSync } from "node:sqlite";
+import { UnsupportedSchema } from "../../errors.ts";
+
+/**
+ * Schema v1. Times are epoch ms; JSON columns hold what the contract types say. Every list the
+ * engine runs on a hot path has an index, so none of them scans a whole table:
+ * - `submissions.seq` is admission order (rowid, never reused: nothing is deleted).
+ * - `session_key` is the JSON array `[agent, instance, session]` (no separator can collide).
+ * - `sub_unsettled` (partial) finds a session's head: its oldest submission not yet settled.
+ * - `records` is clustered by `(conversation_id, id)`: head lookup and `id > afterId` reads are
+ *   range scans; the id primary key also rejects a duplicate record id.
+ * - `inbox.delivered_record_id` is the `user_message` record a message became (NULL = pending).
+ */
+const V1 = `
+CREATE TABLE submissions (
+  seq                  INTEGER PRIMARY KEY,
+  id                   TEXT    NOT NULL UNIQUE,
+  conversation_id      TEXT    NOT NULL,
+  session_key          TEXT    NOT NULL,
+  status               TEXT    NOT NULL,
+  input                TEXT    NOT NULL,
+  attempt_count        INTEGER NOT NULL,
+  attempt_id           TEXT,
+  owner_id             TEXT,
+  lease_expires_at     INTEGER,
+  last_error           TEXT,
+  created_at           INTEGER NOT NULL,
+  updated_at           INTEGER NOT NULL,
+  parent_submission_id TEXT,
+  parent_call_id       TEXT,
+  depth                INTEGER NOT NULL,
+  pending_resume       INTEGER NOT NULL,
+  wait_until           INTEGER,
+  cancel_requested     INTEGER NOT NULL
+);
+CREATE INDEX sub_status    ON submissions (status, seq);
+CREATE INDEX sub_lease     ON submissions (status, lease_expires_at);
+CREATE INDEX sub_wait      ON submissions (status, wait_until);
+CREATE INDEX sub_unsettled ON submissions (session_key, seq) WHERE status <> 'settled';
+CREATE INDEX sub_children  ON submissions (parent_submission_id, seq) WHERE parent_submission_id IS NOT NULL;
+
+CREATE TABLE attempts (
+  seq           INTEGER PRIMARY KEY,
+  id            TEXT    NOT NULL UNIQUE,
+  submission_id TEXT    NOT NULL,
+  owner_id      TEXT    NOT NULL,
+  started_at    INTEGER NOT NULL
+);
+CREATE INDEX attempts_by_submission ON attempts (submission_id, seq);
+
+CREATE TABLE conversations (
+  id          TEXT    PRIMARY KEY,
+  session_key TEXT    NOT NULL UNIQUE,
+  created_at  INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE records (
+  conversation_id TEXT NOT NULL,
+  id              TEXT NOT NULL,
+  kind            TEXT NOT NULL,
+  record          TEXT NOT NULL,
+  PRIMARY KEY (conversation_id, id)
+) WITHOUT ROWID;
+
+CREATE TABLE attachments (
+  digest     TEXT    PRIMARY KEY,
+  media_type TEXT    NOT NULL,
+  size       INTEGER NOT NULL,
+  data       BLOB    NOT NULL
+);
+
+CREATE TABLE inbox (
+  seq                 INTEGER PRIMARY KEY,
+  submission_id       TEXT    NOT NULL,
+  kind                TEXT    NOT NULL,
+  body                TEXT    NOT NULL,
+  accepted_at         INTEGER NOT NULL,
+  delivered_record_id TEXT
+);
+CREATE INDEX inbox_pending ON inbox (submission_id, seq) WHERE delivered_record_id IS NULL;
+`;
+
+/**
+ * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
+ * ones; never edit a released one (files in the field were written by it).
+ */
+const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [(db) => db.exec(V1)];
+
+/** The schema version this code writes (`PRAGMA user_version`). */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+function userVersion(db: DatabaseSync): number {
+  return Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
+}
+
+/** Refuses a file written by a newer schema, before anything touches it. */
+export function assertSchemaReadable(db: DatabaseSync, location: string): void {
+  const version = userVersion(db);
+  if (version > SCHEMA_VERSION) {
+    throw new UnsupportedSchema(
+      `${location} has schema version ${version}; this version of resolute-harness reads up to ${SCHEMA_VERSION}`,
+    );
+  }
+}
+
+/**
+ * Brings the file to `SCHEMA_VERSION` in one write transaction. The version is read again under
+ * the write lock, so two processes opening a fresh file at once migrate it exactly once.
+ */
+export function migrate(db: DatabaseSync, location: string): void {
+  if (userVersion(db) === SCHEMA_VERSION) return;
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    assertSchemaReadable(db, location);
+    for (let v = userVersion(db); v < SCHEMA_VERSION; v++) MIGRATIONS[v]!(db);
+    // PRAGMA takes no bound parameters; the value is our own integer constant.
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    db.exec("COMMIT");
+  } catch (err) {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    throw err;
+  }
+}
