@@ -1,10 +1,39 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+/**
+ * Test files that talk to local AWS (DynamoDB Local + fauxqs SQS/S3). They run in the `aws`
+ * project, whose globalSetup starts the emulators only when the run includes one of them.
+ */
+const awsTests = [
+  "test/stores/dynamodb*.test.ts",
+  "test/queues/sqs*.test.ts",
+  "test/lambdas/**/*.test.ts",
+  "test/**/*.aws.test.ts",
+];
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts", "src/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ["default", "./test/support/summary-reporter.ts"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts", "src/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, ...awsTests],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "aws",
+          include: awsTests,
+          globalSetup: ["./test/support/aws-global-setup.ts"],
+          setupFiles: ["./test/support/aws-env.ts"],
+        },
+      },
+    ],
   },
 });
