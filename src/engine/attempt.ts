@@ -97,8 +97,16 @@ export async function runAttempt(ctx: EngineContext, sub: Submission, options: A
           decision: "transient_backoff",
           detail: `transient error, fresh attempt in ${delayMs}ms: ${outcome.error}`,
         });
+        // Back off here, then hand the row back: SQS FIFO cannot delay a single message, and the
+        // backoff (≤ 5 s) is far inside the lease.
+        try {
+          await ctx.clock.sleep(delayMs, attemptAbort.signal);
+        } catch {
+          // shutting down: release at once
+        }
+        if (attemptAbort.signal.reason === ABORT_ABANDON) return;
         if (await releaseQuietly(ctx, sub, attemptId, { lastError: outcome.error })) {
-          await ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) }, { delayMs });
+          await ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) });
         }
         return;
       }

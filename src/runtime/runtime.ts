@@ -15,7 +15,7 @@ import { sweep, type SweepReport } from "../engine/sweep.ts";
 import { handleDoorbell } from "../engine/worker.ts";
 import { systemClock, type Clock } from "../ports/clock.ts";
 import type { HarnessEvent, Interceptor, Observer } from "../ports/observer.ts";
-import type { ConsumableQueue } from "../ports/queue.ts";
+import type { ConsumableQueue, DeliveryOutcome, Doorbell, WorkQueue } from "../ports/queue.ts";
 import type { Store } from "../ports/store.ts";
 import type { Conversation, InboxKind, SessionKey, Submission } from "../ports/submission.ts";
 import { InProcessQueue } from "../queues/inprocess/inprocess-queue.ts";
@@ -26,8 +26,11 @@ export interface RuntimeConfig {
   /** Agent definitions by name. */
   agents: Record<string, AgentDefinition>;
   store: Store;
-  /** Default: an in-process queue. */
-  queue?: ConsumableQueue;
+  /**
+   * Default: an in-process queue. A queue that is only a `WorkQueue` (e.g. SQS) is rung but not
+   * consumed here: its consumer (a Lambda) calls `deliver`.
+   */
+  queue?: WorkQueue | ConsumableQueue;
   /** Default: the wall clock. */
   clock?: Clock;
   /** Secrets and settings for initializers; default: `process.env`. */
@@ -84,6 +87,11 @@ export interface Runtime {
   sessionBusy(key: SessionKey): Promise<boolean>;
   /** Wakes `listener` after each append to the conversation in this process. */
   onAppend(conversationId: string, listener: () => void): () => void;
+  /**
+   * Handles one doorbell (what a queue consumer such as the worker Lambda calls): claim, run,
+   * settle. `shouldYield` lets an invocation hand the run off before its time limit.
+   */
+  deliver(doorbell: Doorbell, options?: { shouldYield?: () => boolean }): Promise<DeliveryOutcome>;
   /** Runs one sweep now (also runs on a timer once started). */
   sweep(options?: { staleQueuedMs?: number }): Promise<SweepReport>;
   hasAgent(name: string): boolean;
@@ -169,12 +177,9 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       if (state === "closed") throw new RuntimeClosed();
       if (state === "started") throw new Error("runtime already started");
       state = "started";
+      if (!isConsumable(queue)) throw new Error("runtime.start: the queue is not consumable in this process");
       queue.start(
-        (doorbell) => {
-          const work = handleDoorbell(ctx, doorbell, { signal: processAbort.signal });
-          running.add(work);
-          return work.finally(() => running.delete(work));
-        },
+        (doorbell) => runtime.deliver(doorbell),
         { concurrency: config.concurrency ?? 64 },
       );
       // Recover what a previous process left: its doorbells died with it.
@@ -205,7 +210,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       state = "closed";
       sweepStop.abort();
       processAbort.abort(options.abandon ? ABORT_ABANDON : ABORT_SHUTDOWN);
-      const drained = Promise.allSettled([queue.close(), sweepLoop, ...running]);
+      const drained = Promise.allSettled([isConsumable(queue) ? queue.close() : undefined, sweepLoop, ...running]);
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<"timeout">((resolve) => {
         timer = setTimeout(() => resolve("timeout"), CLOSE_DRAIN_MS);
@@ -268,8 +273,18 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       return (await store.getSessionHead(key)) !== undefined;
     },
     onAppend: (conversationId, listener) => notifier.subscribe(conversationId, listener),
+    async deliver(doorbell, options = {}) {
+      if (state === "closed") throw new RuntimeClosed();
+      const work = handleDoorbell(ctx, doorbell, { signal: processAbort.signal, shouldYield: options.shouldYield });
+      running.add(work);
+      return work.finally(() => running.delete(work));
+    },
     sweep: (options = {}) => sweep(ctx, { staleQueuedMs: options.staleQueuedMs ?? 0 }),
     hasAgent: (name) => ctx.definitions.has(name),
   };
   return runtime;
+}
+
+function isConsumable(queue: WorkQueue | ConsumableQueue): queue is ConsumableQueue {
+  return typeof (queue as ConsumableQueue).start === "function";
 }

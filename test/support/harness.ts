@@ -1,0 +1,84 @@
+import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { EnginePhase } from "../../src/engine/engine-context.ts";
+import { ManualClock } from "../../src/ports/clock.ts";
+import type { HarnessEvent, Interceptor } from "../../src/ports/observer.ts";
+import type { Store } from "../../src/ports/store.ts";
+import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
+import type { AgentSetup } from "../../src/session/agent-setup.ts";
+import { scriptedModel, type ScriptStep } from "../../src/session/scripted-model.ts";
+import { createMemoryStore } from "../../src/stores/memory/index.ts";
+
+/** Lets pending promise chains and macrotasks run (the engine is event-driven). */
+export async function settleTicks(n = 20): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** An agent definition over a scripted model (steps are consumed across all runs of the agent). */
+export function scriptedAgent(steps: ScriptStep[], extra: Partial<AgentSetup> = {}) {
+  const scripted = scriptedModel(steps);
+  const definition: AgentDefinition = {
+    initialize: () => ({ model: scripted.model, streamFn: scripted.streamFn, ...extra }),
+  };
+  return { definition, scripted };
+}
+
+export interface TestHarness {
+  clock: ManualClock;
+  store: Store;
+  events: HarnessEvent[];
+  runtime: Runtime;
+  /** A fresh runtime over the same store and clock (the old one is expected to be closed). */
+  restart(options?: { agents?: Record<string, AgentDefinition>; faults?: TestFaults }): Promise<Runtime>;
+}
+
+export type TestFaults = (phase: EnginePhase, submissionId: string) => void | Promise<void>;
+
+export async function startHarness(options: {
+  agents: Record<string, AgentDefinition>;
+  clock?: ManualClock;
+  store?: Store;
+  faults?: TestFaults;
+  interceptors?: Interceptor[];
+  leaseMs?: number;
+  observers?: Array<(e: HarnessEvent) => void>;
+}): Promise<TestHarness> {
+  const clock = options.clock ?? new ManualClock();
+  const store = options.store ?? createMemoryStore({ clock });
+  const events: HarnessEvent[] = [];
+  const make = (agents: Record<string, AgentDefinition>, faults?: TestFaults) =>
+    createRuntime({
+      agents,
+      store,
+      clock,
+      leaseMs: options.leaseMs ?? 30_000,
+      flushPolicy: { bytes: 1024, intervalMs: 200 },
+      observers: [(e) => events.push(e), ...(options.observers ?? [])],
+      interceptors: options.interceptors,
+      faults,
+      sweepIntervalMs: 5_000,
+    });
+  const harness: TestHarness = {
+    clock,
+    store,
+    events,
+    runtime: make(options.agents, options.faults),
+    async restart(restartOptions = {}) {
+      harness.runtime = make(restartOptions.agents ?? options.agents, restartOptions.faults);
+      await harness.runtime.start();
+      return harness.runtime;
+    },
+  };
+  await harness.runtime.start();
+  return harness;
+}
+
+/** All records of a conversation. */
+export async function allRecords(store: Store, conversationId: string): Promise<ConversationRecord[]> {
+  return store.readRecords(conversationId, "");
+}
+
+/** A promise that never settles until its signal aborts (a "hung" phase). */
+export function hangForever(): Promise<never> {
+  return new Promise<never>(() => {});
+}
