@@ -1,0 +1,187 @@
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { streamSSE } from "hono/streaming";
+import { UnknownAgent } from "../errors.ts";
+import { DEFAULT_SESSION, ID_RULES } from "../engine/dispatch.ts";
+import type { SessionKey } from "../ports/submission.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+import { errorResponse, RequestError, toErrorResponse } from "./http-errors.ts";
+import { firstPage, tailRecords } from "./record-stream.ts";
+import { checkId, parseDispatchBody, parseInjectBody, readJsonObject } from "./request-body.ts";
+
+/** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
+export interface AppOptions {
+  /** Largest request body in bytes; larger → 413. Default 1 MiB (message bodies are capped at 256 KiB by admission). */
+  maxBodyBytes?: number;
+  /**
+   * Longest a `?wait=true` POST blocks. After it the answer is 202 with the ids (as without
+   * `wait`), so the client reads the rest from the stream. Default 60 s.
+   */
+  maxWaitMs?: number;
+  /**
+   * A stream ends itself after this long and the client reconnects with Last-Event-ID. On Lambda,
+   * pass less than the function timeout (client disconnects are invisible there). Default 15 min.
+   */
+  maxStreamMs?: number;
+  /** A comment line is sent when a stream has been quiet this long. Default 15 s. */
+  keepAliveMs?: number;
+  /**
+   * Fallback poll of the log for appends made by other processes (in-process appends wake the
+   * stream at once). It backs off to `maxPollMs` while nothing arrives. Default 250 ms.
+   */
+  pollMs?: number;
+  /** Ceiling of the poll backoff. Default 1 s. */
+  maxPollMs?: number;
+  /** The SSE `retry:` hint: how long an EventSource waits before reconnecting. Default 1 s. */
+  retryMs?: number;
+  /** Mounted before the `/agents` routes (auth, CORS, rate limits…); `/healthz` stays open. */
+  middleware?: MiddlewareHandler[];
+  /** Aborting it ends every open stream and `?wait=true` (the server's graceful shutdown). */
+  shutdown?: AbortSignal;
+  /** Where unexpected errors are reported (their detail never reaches the client). Default console.error. */
+  log?: (message: string, err: unknown) => void;
+}
+
+/** The defaults of {@link AppOptions}. */
+export const APP_DEFAULTS = {
+  maxBodyBytes: 1024 * 1024,
+  maxWaitMs: 60_000,
+  maxStreamMs: 15 * 60_000,
+  keepAliveMs: 15_000,
+  pollMs: 250,
+  maxPollMs: 1_000,
+  retryMs: 1_000,
+} as const;
+
+/** Record ids are ULIDs (Crockford base32, 26 characters). */
+const RECORD_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/**
+ * The harness's HTTP surface over a runtime, as one Hono app: it runs on `@hono/node-server`
+ * (see `serve`) and on Lambda response streaming alike.
+ *
+ * - `POST /agents/:name/:id` dispatches (202 `{submissionId, conversationId}`; `?wait=true` → 200
+ *   with the settled outcome, or 202 after `maxWaitMs`)
+ * - `GET /agents/:name/:id[?session=]` streams the conversation's records as SSE (replay after
+ *   Last-Event-ID, then live tail; 204 when there is nothing to send on an idle session)
+ * - `POST /agents/:name/:id/steer` and `/followup` inject a message into the in-flight run
+ * - `GET /healthz` answers `ok`
+ *
+ * Every error is JSON `{error, code}`.
+ */
+export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
+  const opts = { ...APP_DEFAULTS, ...definedOnly(options) };
+  for (const knob of Object.keys(APP_DEFAULTS) as (keyof typeof APP_DEFAULTS)[]) {
+    const v = opts[knob];
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
+      throw new Error(`createApp: ${knob} must be a positive number`);
+    }
+  }
+  const log = options.log ?? ((message: string, err: unknown) => console.error(message, err));
+  const timing = {
+    maxStreamMs: opts.maxStreamMs,
+    keepAliveMs: opts.keepAliveMs,
+    pollMs: opts.pollMs,
+    maxPollMs: Math.max(opts.pollMs, opts.maxPollMs),
+    retryMs: opts.retryMs,
+  };
+
+  const app = new Hono();
+  app.onError((err, c) => toErrorResponse(c, err, log));
+  app.notFound((c) => errorResponse(c, 404, { error: "not found", code: "not_found" }));
+
+  app.get("/healthz", (c) => c.text("ok"));
+
+  for (const mw of options.middleware ?? []) app.use("/agents/*", mw);
+  app.use(
+    "/agents/*",
+    bodyLimit({
+      maxSize: opts.maxBodyBytes,
+      onError: (c) =>
+        errorResponse(c, 413, { error: `request body exceeds ${opts.maxBodyBytes} bytes`, code: "payload_too_large" }),
+    }),
+  );
+
+  app.post("/agents/:name/:id", async (c) => {
+    const { agent, instance } = pathIds(c);
+    const json = await readJsonObject(c);
+    const body = parseDispatchBody(json);
+    const admitted = await runtime.dispatch({
+      agent,
+      instance,
+      session: body.session,
+      dispatchId: body.dispatchId,
+      message: body.message,
+    });
+    const ids = { submissionId: admitted.submissionId, conversationId: admitted.conversationId };
+    if (!isTrue(c.req.query("wait"))) return c.json(ids, 202);
+
+    const stop = AbortSignal.any([
+      c.req.raw.signal,
+      AbortSignal.timeout(opts.maxWaitMs),
+      ...(options.shutdown ? [options.shutdown] : []),
+    ]);
+    let settled;
+    try {
+      settled = await runtime.wait(admitted.submissionId, { signal: stop });
+    } catch (err) {
+      // Out of time (or shutting down): the work goes on; the client follows it on the stream.
+      if (stop.aborted) return c.json(ids, 202);
+      throw err;
+    }
+    return c.json({ ...ids, ...settled }, 200);
+  });
+
+  const inject = (kind: "steer" | "followUp") => async (c: Context) => {
+    const { agent, instance } = pathIds(c);
+    const body = parseInjectBody(await readJsonObject(c));
+    const request = { agent, instance, session: body.session, body: body.body };
+    await (kind === "steer" ? runtime.steer(request) : runtime.followUp(request));
+    return c.json({ status: "injected" }, 200);
+  };
+  app.post("/agents/:name/:id/steer", inject("steer"));
+  app.post("/agents/:name/:id/followup", inject("followUp"));
+
+  app.get("/agents/:name/:id", async (c) => {
+    const { agent, instance } = pathIds(c);
+    const session = c.req.query("session") || DEFAULT_SESSION;
+    checkId("session", session, ID_RULES.session);
+    const afterId = c.req.header("Last-Event-ID") || c.req.query("lastEventId") || "";
+    if (afterId !== "" && !RECORD_ID.test(afterId)) {
+      throw new RequestError(400, "invalid_request", `invalid Last-Event-ID ${JSON.stringify(afterId)}: expected a record id`);
+    }
+    const key: SessionKey = { agent, instance, session };
+    const conversation = await runtime.conversation(key);
+    const first = await firstPage(runtime, key, conversation.id, afterId);
+    // Nothing to send and nothing coming: 204 makes a browser EventSource stop reconnecting.
+    if (first.records.length === 0 && !first.live) return c.body(null, 204);
+    c.header("X-Accel-Buffering", "no");
+    return streamSSE(c, async (stream) => {
+      try {
+        await tailRecords(stream, runtime, { key, conversationId: conversation.id, afterId, first }, timing, options.shutdown);
+      } catch (err) {
+        // Headers are gone: end the stream; the client resumes from its last id.
+        log(`GET ${c.req.path} stream failed`, err);
+      }
+    });
+  });
+
+  return app;
+
+  function pathIds(c: Context): { agent: string; instance: string } {
+    const agent = c.req.param("name") ?? "";
+    const instance = c.req.param("id") ?? "";
+    checkId("agent name", agent, ID_RULES.agent);
+    checkId("instance id", instance, ID_RULES.instance);
+    if (!runtime.hasAgent(agent)) throw new UnknownAgent(agent);
+    return { agent, instance };
+  }
+}
+
+function isTrue(value: string | undefined): boolean {
+  return value === "true" || value === "1" || value === "";
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,69 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { isHarnessError, type HarnessErrorCode } from "../errors.ts";
+
+/** Codes the transport raises itself, beside the runtime's {@link HarnessErrorCode}s. */
+export type TransportErrorCode =
+  | "invalid_request"
+  | "payload_too_large"
+  | "unauthorized"
+  | "not_found"
+  | "internal";
+
+/** The JSON body of every error response. */
+export interface ErrorBody {
+  error: string;
+  code: HarnessErrorCode | TransportErrorCode;
+}
+
+/** A request the transport refuses before it reaches the runtime (nothing is stored). */
+export class RequestError extends Error {
+  readonly status: ContentfulStatusCode;
+  readonly code: TransportErrorCode;
+  constructor(status: ContentfulStatusCode, code: TransportErrorCode, message: string) {
+    super(message);
+    this.name = "RequestError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** HTTP status of each runtime error code; a code missing here is a 500. */
+const STATUS_BY_CODE: Partial<Record<HarnessErrorCode, ContentfulStatusCode>> = {
+  invalid_dispatch: 400,
+  attachment_not_found: 400,
+  unknown_agent: 404,
+  conversation_not_found: 404,
+  submission_not_found: 404,
+  dispatch_conflict: 409,
+  no_run_in_flight: 409,
+  session_busy: 409,
+  runtime_closed: 503,
+};
+
+/** A JSON error response (`application/json`). */
+export function errorResponse(c: Context, status: ContentfulStatusCode, body: ErrorBody): Response {
+  return c.json(body, status);
+}
+
+/**
+ * Maps any error to its JSON response: typed runtime errors by `code`, the transport's own
+ * refusals by their status, Hono's HTTP exceptions (auth, body limit) as they are, anything else
+ * to a 500 with a generic message (the detail goes to `log`, never to the client).
+ */
+export function toErrorResponse(c: Context, err: unknown, log: (message: string, err: unknown) => void): Response {
+  if (err instanceof RequestError) return errorResponse(c, err.status, { error: err.message, code: err.code });
+  if (isHarnessError(err)) {
+    const status = STATUS_BY_CODE[err.code];
+    if (status !== undefined) return errorResponse(c, status, { error: err.message, code: err.code });
+  }
+  if (err instanceof HTTPException) {
+    if (err.res) return err.getResponse();
+    const status = err.status as ContentfulStatusCode;
+    const code: TransportErrorCode = status === 401 ? "unauthorized" : status === 413 ? "payload_too_large" : "invalid_request";
+    return errorResponse(c, status, { error: err.message || "request refused", code });
+  }
+  log(`${c.req.method} ${c.req.path} failed`, err);
+  return errorResponse(c, 500, { error: "internal server error", code: "internal" });
+}

@@ -1,0 +1,3 @@
+export { APP_DEFAULTS, createApp, type AppOptions } from "./app.ts";
+export { bearerAuth, type BearerAuthOptions } from "./bearer-auth.ts";
+export type { ErrorBody, TransportErrorCode } from "./http-errors.ts";

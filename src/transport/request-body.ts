@@ -1,0 +1,143 @@
+import type { Context } from "hono";
+import type { AttachmentRef } from "../conversation/records.ts";
+import { ID_RULES } from "../engine/dispatch.ts";
+import type { DispatchMessage, SignalMeta } from "../ports/submission.ts";
+import { RequestError } from "./http-errors.ts";
+
+/** What `POST /agents/:name/:id` carries, checked for shape (admission checks the rules). */
+export interface DispatchBody {
+  message: DispatchMessage;
+  session?: string;
+  dispatchId?: string;
+}
+
+/** What `POST …/steer` and `…/followup` carry. */
+export interface InjectBody {
+  body: string;
+  session?: string;
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * Reads the request body as JSON whatever content type the client declared (`curl -d` sends
+ * form-urlencoded). Only a JSON object is a valid body.
+ */
+export async function readJsonObject(c: Context): Promise<Json> {
+  const text = await c.req.text();
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const reason = text.trim() === "" ? "empty body" : err instanceof Error ? err.message : String(err);
+    throw new RequestError(400, "invalid_request", `decode request body: ${reason}`);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new RequestError(400, "invalid_request", "decode request body: expected a JSON object");
+  }
+  return value as Json;
+}
+
+/**
+ * Shapes a dispatch body into a message. Field types are checked here so a wrong type is a 400
+ * naming the field; the message rules (kinds, body, signal type, retries, size) stay with
+ * admission. Unknown fields are ignored; `null` means absent.
+ */
+export function parseDispatchBody(json: Json): DispatchBody {
+  const message: DispatchMessage = { kind: json.kind as DispatchMessage["kind"], body: json.body as string };
+  const attachments = optional(json, "attachments");
+  if (attachments !== undefined) message.attachments = parseAttachments(attachments);
+  const signal = optional(json, "signal");
+  if (signal !== undefined) message.signal = parseSignal(signal);
+  const resultSchema = optional(json, "resultSchema");
+  if (resultSchema !== undefined) message.resultSchema = resultSchema;
+  const resultRetries = optional(json, "resultRetries");
+  if (resultRetries !== undefined) message.resultRetries = resultRetries as number;
+  const out: DispatchBody = { message };
+  const session = optionalString(json, "session");
+  if (session !== undefined) out.session = session;
+  const dispatchId = optionalString(json, "dispatchId");
+  if (dispatchId !== undefined) out.dispatchId = dispatchId;
+  return out;
+}
+
+/** Shapes a steer / follow-up body: a non-empty `body` string and an optional session. */
+export function parseInjectBody(json: Json): InjectBody {
+  if (typeof json.body !== "string" || json.body === "") {
+    throw new RequestError(400, "invalid_request", "body is required");
+  }
+  const out: InjectBody = { body: json.body };
+  const session = optionalString(json, "session");
+  if (session !== undefined && session !== "") {
+    checkId("session", session, ID_RULES.session);
+    out.session = session;
+  }
+  return out;
+}
+
+/** Throws a 400 unless `value` matches `rule`. Nothing is stored for a refused id. */
+export function checkId(what: string, value: string, rule: RegExp): void {
+  if (!rule.test(value)) {
+    throw new RequestError(400, "invalid_request", `invalid ${what} ${JSON.stringify(value)}: must match ${rule.source}`);
+  }
+}
+
+function optional(json: Json, field: string): unknown {
+  const value = json[field];
+  return value === null ? undefined : value;
+}
+
+function optionalString(json: Json, field: string): string | undefined {
+  const value = optional(json, field);
+  if (value !== undefined && typeof value !== "string") {
+    throw new RequestError(400, "invalid_request", `${field} must be a string`);
+  }
+  return value;
+}
+
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+function parseAttachments(value: unknown): AttachmentRef[] {
+  if (!Array.isArray(value)) throw new RequestError(400, "invalid_request", "attachments must be an array");
+  return value.map((item: unknown, i) => {
+    const a = item as Json | null;
+    if (a === null || typeof a !== "object" || Array.isArray(a)) {
+      throw new RequestError(400, "invalid_request", `attachments[${i}] must be an object`);
+    }
+    if (typeof a.digest !== "string" || !DIGEST.test(a.digest)) {
+      throw new RequestError(400, "invalid_request", `attachments[${i}].digest must be "sha256:<64 hex>"`);
+    }
+    if (typeof a.mediaType !== "string" || a.mediaType === "") {
+      throw new RequestError(400, "invalid_request", `attachments[${i}].mediaType must be a non-empty string`);
+    }
+    if (typeof a.size !== "number" || !Number.isSafeInteger(a.size) || a.size < 0) {
+      throw new RequestError(400, "invalid_request", `attachments[${i}].size must be a non-negative integer`);
+    }
+    return { digest: a.digest, mediaType: a.mediaType, size: a.size };
+  });
+}
+
+function parseSignal(value: unknown): SignalMeta {
+  const s = value as Json;
+  if (typeof s !== "object" || Array.isArray(s)) {
+    throw new RequestError(400, "invalid_request", "signal must be an object");
+  }
+  // The type's presence is admission's rule ("signal message requires a signal type").
+  const meta: SignalMeta = { type: s.type as string };
+  if (s.type !== undefined && typeof s.type !== "string") {
+    throw new RequestError(400, "invalid_request", "signal.type must be a string");
+  }
+  const sender = optional(s, "sender");
+  if (sender !== undefined) {
+    if (typeof sender !== "object" || Array.isArray(sender)) {
+      throw new RequestError(400, "invalid_request", "signal.sender must be an object of strings");
+    }
+    for (const [k, v] of Object.entries(sender as Json)) {
+      if (typeof v !== "string") throw new RequestError(400, "invalid_request", `signal.sender.${k} must be a string`);
+    }
+    meta.sender = { ...(sender as Record<string, string>) };
+  }
+  const tag = optionalString(s, "tag");
+  if (tag !== undefined) meta.tag = tag;
+  return meta;
+}
