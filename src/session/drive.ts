@@ -1,0 +1,731 @@
+import {
+  Agent,
+  type AgentEvent,
+  type AgentTool,
+  type AgentToolResult,
+  type AgentToolUpdateCallback,
+  type AgentTurnContext,
+  type AgentTurnDecision,
+  type StreamFn,
+} from "@earendil-works/pi-agent-core";
+import {
+  contentText,
+  createAssistantMessageEventStream,
+  isContextOverflow,
+  isRetryableAssistantError,
+  type Api,
+  type AssistantMessage,
+  type AssistantMessageEvent,
+  type AssistantMessageEventStream,
+  type Model,
+  type SimpleStreamOptions,
+  type TranscriptContext,
+} from "@earendil-works/pi-ai";
+import { danglingToolCalls, danglingToolOutcome } from "../conversation/dangling.ts";
+import { newId } from "../conversation/ids.ts";
+import { projectPath } from "../conversation/projection.ts";
+import type { ConversationRecord, RecordDraft, RecordKind, RecordPayloads } from "../conversation/records.ts";
+import { activeLeafPath, reduce } from "../conversation/reducer.ts";
+import { isHarnessError } from "../errors.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { Correlation, HarnessEvent, Interceptor, Operation } from "../ports/observer.ts";
+import type { Store } from "../ports/store.ts";
+import type { InboxKind, Submission } from "../ports/submission.ts";
+import { agentBudgets, type AgentBudgets, type AgentSetup } from "./agent-setup.ts";
+import { DeltaBatcher, type DeltaBatch, type FlushPolicy } from "./delta-batcher.ts";
+import { formatDuration } from "./duration.ts";
+import { runInterceptors } from "./interceptors.ts";
+import {
+  checkStructuredResult,
+  correctiveMessage,
+  DEFAULT_RESULT_RETRIES,
+  resultInvalidError,
+} from "./structured-result.ts";
+
+/** Everything one drive of one claimed submission needs. */
+export interface DriveContext {
+  store: Store;
+  clock: Clock;
+  /** The claimed row (carries `pendingResume`). */
+  submission: Submission;
+  attemptId: string;
+  agent: AgentSetup;
+  flushPolicy: FlushPolicy;
+  /** Already exception-safe. */
+  observe: (e: HarnessEvent) => void;
+  /** Operation, turn and tool boundaries run here; the attempt boundary is the engine's. */
+  interceptors: Interceptor[];
+  /** Aborted on shutdown or lease loss: stop promptly and return `interrupted`. */
+  signal: AbortSignal;
+  /** True → stop at the next point where the next step is a model call, and hand off. */
+  shouldYield: () => boolean;
+  /** Epoch ms: the durability deadline (createdAt + budget). */
+  deadline: number;
+}
+
+/** How a drive ended. */
+export type DriveOutcome =
+  | { kind: "completed"; result?: unknown }
+  /** Stopped where the next step is a model call (the log ends with tool results or an injected user message). */
+  | { kind: "continuation" }
+  | { kind: "transient"; error: string }
+  | { kind: "failed"; errorCode: "run_failed" | "result_schema_invalid" | "timeout_exceeded"; error: string }
+  | { kind: "interrupted" };
+
+/**
+ * Drives one claimed submission for one attempt: rebuilds the agent from the conversation log
+ * (the log is the truth; every call starts from it, so calling again after a crash, a hand-off
+ * or a refused settlement is safe), reconciles dangling tool calls, records the input once, runs
+ * the pi agent and appends what happens as fenced records, delivers steer and follow-up messages
+ * from the inbox at turn boundaries, validates a requested structured result, and classifies
+ * how the run ended. Never throws for run outcomes.
+ */
+export function drive(ctx: DriveContext): Promise<DriveOutcome> {
+  return new SubmissionDrive(ctx).run();
+}
+
+/** A failed store write or read (not a lost fence): the attempt should be retried. */
+class StoreFailure extends Error {
+  constructor(cause: unknown) {
+    super(`store error: ${errorText(cause)}`, { cause });
+    this.name = "StoreFailure";
+  }
+}
+
+/** A completed (non-error, non-aborted) assistant message. */
+function isFailedStop(message: AssistantMessage): boolean {
+  return message.stopReason === "error" || message.stopReason === "aborted";
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function errorResult(text: string): AgentToolResult<Record<string, never>> {
+  return { content: [{ type: "text", text }], details: {}, isError: true };
+}
+
+const TOOL_ABORTED = "Operation aborted";
+
+class SubmissionDrive {
+  readonly #ctx: DriveContext;
+  readonly #sub: Submission;
+  readonly #budgets: AgentBudgets;
+  readonly #batcher: DeltaBatcher;
+  #agent: Agent | undefined;
+  /** Id of the last record this attempt knows of: every append is conditional on it. */
+  #head = "";
+  /** The first reason the run must stop (interrupted always wins). */
+  #halt: DriveOutcome | undefined;
+  #turnId: string | undefined;
+  #turn = 0;
+  /** The last assistant message of the current operation. */
+  #lastAssistant: AssistantMessage | undefined;
+  /** Set when the current operation's model turn timed out (classified transient). */
+  #turnTimeout: string | undefined;
+
+  constructor(ctx: DriveContext) {
+    this.#ctx = ctx;
+    this.#sub = ctx.submission;
+    this.#budgets = agentBudgets(ctx.agent);
+    this.#batcher = new DeltaBatcher(ctx.flushPolicy, ctx.clock);
+  }
+
+  async run(): Promise<DriveOutcome> {
+    const { signal } = this.#ctx;
+    if (signal.aborted) return { kind: "interrupted" };
+    const onAbort = () => {
+      this.#stop({ kind: "interrupted" });
+      this.#agent?.abort();
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      return await this.#runLoop();
+    } catch (err) {
+      if (this.#halt) return this.#halt;
+      if (signal.aborted || isHarnessError(err, "claim_lost")) return { kind: "interrupted" };
+      if (err instanceof StoreFailure) return { kind: "transient", error: err.message };
+      return { kind: "failed", errorCode: "run_failed", error: errorText(err) };
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  // ---- the drive -------------------------------------------------------------------------
+
+  async #runLoop(): Promise<DriveOutcome> {
+    const { store, agent: setup } = this.#ctx;
+    const sub = this.#sub;
+    const records = await this.#store(() => store.readRecords(sub.conversationId));
+    if (this.#halt) return this.#halt;
+    this.#head = records.length > 0 ? records[records.length - 1]!.id : "";
+    let path = activeLeafPath(reduce(records));
+
+    // Synthesized outcomes for calls whose result was never recorded go first, so they sit
+    // right after their call; then this submission's input, once per submission.
+    const dangling = danglingToolCalls(path);
+    const drafts: RecordDraft[] = dangling.map((call) => this.#draft("tool_outcome", danglingToolOutcome(call), false));
+    let corrections = 0;
+    let hasInput = false;
+    for (const r of records) {
+      if (r.submissionId !== sub.id) continue;
+      if (r.kind === "signal" || (r.kind === "user_message" && r.payload.origin === undefined)) hasInput = true;
+      else if (r.kind === "user_message" && r.payload.origin === "correction") corrections++;
+      else if (r.kind === "assistant_message_started") this.#turn++;
+    }
+    if (!hasInput) drafts.push(this.#inputDraft());
+    if (drafts.length > 0) path = path.concat(await this.#append(drafts));
+    if (dangling.length > 0) {
+      this.#ctx.observe({
+        type: "recovery",
+        correlation: this.#correlation(),
+        decision: "dangling_tool_call_reconciled",
+        detail: `synthesized ${dangling.length} error tool_outcome record(s) for interrupted tool call(s): ${dangling.map((d) => d.callId).join(", ")}`,
+      });
+    }
+
+    const agent = new Agent({
+      initialState: {
+        model: setup.model,
+        thinkingLevel: setup.thinkingLevel ?? "off",
+        tools: (setup.tools ?? []).map((tool) => this.#wrapTool(tool)),
+        messages: projectPath(path, { systemPrompt: setup.systemPrompt, tools: setup.tools }).messages,
+      },
+      streamFn: this.#streamFn,
+      finishTurn: (turn) => this.#finishTurn(turn),
+      steeringMode: "all",
+      followUpMode: "all",
+      sessionId: sub.conversationId,
+    });
+    this.#agent = agent;
+    agent.subscribe((event) => this.#onEvent(event));
+    if (this.#halt) return this.#halt;
+
+    let operation: Operation = sub.pendingResume ? "resume" : "prompt";
+    let injected = false;
+    for (;;) {
+      if (injected || this.#tailNeedsModel()) {
+        if (this.#ctx.clock.now() > this.#ctx.deadline) return this.#timeoutOutcome();
+        const outcome = await this.#operate(operation, () => agent.continue());
+        operation = "prompt";
+        injected = false;
+        if (outcome) return outcome;
+      }
+      // The run would stop here: deliver what the inbox holds before finishing.
+      const delivered = await this.#drain(["steer", "followUp"]);
+      if (this.#halt) return this.#halt;
+      if (delivered.length > 0) {
+        this.#inject(delivered);
+        injected = true;
+        if (this.#ctx.shouldYield()) return { kind: "continuation" };
+        continue;
+      }
+      const schema = sub.input.resultSchema;
+      if (schema === undefined) return { kind: "completed" };
+      const verdict = checkStructuredResult(this.#lastAssistantText(), schema);
+      if (verdict.ok) return { kind: "completed", result: verdict.value };
+      if (corrections >= (sub.input.resultRetries || DEFAULT_RESULT_RETRIES)) {
+        return { kind: "failed", errorCode: "result_schema_invalid", error: resultInvalidError(verdict.reason) };
+      }
+      const correction = this.#draft("user_message", { body: correctiveMessage(verdict.reason, schema), origin: "correction" }, false);
+      this.#inject(await this.#append([correction]));
+      corrections++;
+      injected = true;
+      if (this.#ctx.shouldYield()) return { kind: "continuation" };
+    }
+  }
+
+  /** One session operation (a `continue()` of the agent) inside its interceptor boundary. */
+  async #operate(operation: Operation, start: () => Promise<void>): Promise<DriveOutcome | undefined> {
+    const correlation = this.#correlation();
+    this.#ctx.observe({ type: "operation_started", correlation, operation });
+    this.#lastAssistant = undefined;
+    this.#turnTimeout = undefined;
+    try {
+      const ran = await runInterceptors(this.#ctx.interceptors, { kind: "operation", correlation, operation }, start);
+      if (!ran) this.#stop({ kind: "failed", errorCode: "run_failed", error: `${operation} operation aborted by an interceptor` });
+    } catch (err) {
+      this.#stop({ kind: "failed", errorCode: "run_failed", error: errorText(err) });
+    }
+    const outcome = this.#halt ?? this.#classifyLastAssistant();
+    const error =
+      outcome === undefined || outcome.kind === "continuation" || outcome.kind === "completed"
+        ? ""
+        : outcome.kind === "interrupted"
+          ? "interrupted"
+          : outcome.error;
+    this.#ctx.observe({ type: "operation_ended", correlation: this.#correlation(), operation, error });
+    return outcome;
+  }
+
+  /** pi resolves `continue()` on provider errors: the last assistant says how the turn ended. */
+  #classifyLastAssistant(): DriveOutcome | undefined {
+    const message = this.#lastAssistant;
+    if (message === undefined || !isFailedStop(message)) return undefined;
+    const text = message.errorMessage || `model turn ended with stop reason "${message.stopReason}"`;
+    if (this.#turnTimeout !== undefined) return { kind: "transient", error: this.#turnTimeout };
+    if (message.stopReason === "aborted") return { kind: "transient", error: text };
+    if (isContextOverflow(message, this.#ctx.agent.model.contextWindow)) {
+      // Compaction is not implemented yet: an overflow is terminal.
+      return { kind: "failed", errorCode: "run_failed", error: `context overflow (compaction not available): ${text}` };
+    }
+    if (isRetryableAssistantError(message)) return { kind: "transient", error: text };
+    return { kind: "failed", errorCode: "run_failed", error: text };
+  }
+
+  #timeoutOutcome(): DriveOutcome {
+    return {
+      kind: "failed",
+      errorCode: "timeout_exceeded",
+      error: `durability timeout exceeded mid-run (budget ${formatDuration(this.#budgets.submissionTimeoutMs)})`,
+    };
+  }
+
+  /** Records the first stop reason; an interruption overrides any other. */
+  #stop(outcome: DriveOutcome): void {
+    if (this.#halt === undefined || outcome.kind === "interrupted") this.#halt = outcome;
+  }
+
+  /** True when the transcript ends where the next step is a model call. */
+  #tailNeedsModel(): boolean {
+    const messages = this.#agent!.state.messages;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const role = messages[i]!.role;
+      if (role === "system") continue;
+      return role === "user" || role === "toolResult";
+    }
+    return false;
+  }
+
+  #lastAssistantText(): string {
+    const messages = this.#agent!.state.messages;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i]!;
+      if (m.role === "assistant" && !isFailedStop(m)) return contentText(m.content.filter((c) => c.type === "text"));
+    }
+    return "";
+  }
+
+  /** Queues recorded user messages for the agent, exactly as a rebuild would project them. */
+  #inject(records: readonly ConversationRecord[]): void {
+    for (const message of projectPath(records).messages) this.#agent!.steer(message);
+  }
+
+  // ---- turn boundary ----------------------------------------------------------------------
+
+  async #finishTurn(turn: AgentTurnContext): Promise<AgentTurnDecision | undefined> {
+    if (this.#halt) return { action: "end" };
+    if (isFailedStop(turn.message)) return undefined; // pi ends the run itself
+    if (this.#ctx.clock.now() > this.#ctx.deadline) {
+      this.#stop(this.#timeoutOutcome());
+      return { action: "end" };
+    }
+    // Steers that arrived during the turn are delivered at this boundary (pi polls its
+    // steering queue right after turn_end).
+    const steers = await this.#drain(["steer"]);
+    if (this.#halt) return { action: "end" };
+    this.#inject(steers);
+    const modelCallNext = turn.toolResults.length > 0 || steers.length > 0;
+    if (modelCallNext && this.#ctx.shouldYield()) {
+      this.#stop({ kind: "continuation" });
+      return { action: "end" };
+    }
+    return undefined;
+  }
+
+  // ---- events → records --------------------------------------------------------------------
+
+  async #onEvent(event: AgentEvent): Promise<void> {
+    // A listener that throws makes pi synthesize extra messages: failures become halts instead.
+    const { observe } = this.#ctx;
+    switch (event.type) {
+      case "turn_start":
+        this.#turnId = newId(this.#ctx.clock.now());
+        this.#turn++;
+        observe({ type: "turn_started", correlation: this.#correlation(), turn: this.#turn });
+        return;
+      case "turn_end":
+        observe({ type: "turn_ended", correlation: this.#correlation(), turn: this.#turn });
+        return;
+      case "message_start":
+        if (event.message.role !== "assistant") return;
+        await this.#write([this.#draft("assistant_message_started", { model: this.#ctx.agent.model.id, messageType: "message" })]);
+        return;
+      case "message_update": {
+        const e = event.assistantMessageEvent;
+        if (e.type !== "text_delta" && e.type !== "thinking_delta") return;
+        const kind = e.type === "text_delta" ? "assistant_text_delta" : "assistant_thinking_delta";
+        observe({ type: "delta", correlation: this.#correlation(), kind, text: e.delta });
+        const batches = this.#batcher.push(kind, e.delta);
+        if (batches.length > 0) await this.#write(batches.map((b) => this.#deltaDraft(b)), false);
+        return;
+      }
+      case "message_end": {
+        if (event.message.role !== "assistant") {
+          await this.#write([]); // message end always flushes pending deltas
+          return;
+        }
+        const message = event.message;
+        this.#lastAssistant = message;
+        const drafts: RecordDraft[] = [];
+        if (!isFailedStop(message)) {
+          for (const block of message.content) {
+            if (block.type !== "toolCall") continue;
+            const payload: RecordPayloads["assistant_tool_call"] = {
+              callId: block.id,
+              toolName: block.name,
+              args: block.arguments,
+            };
+            if (block.thoughtSignature !== undefined) payload.thoughtSignature = block.thoughtSignature;
+            drafts.push(this.#draft("assistant_tool_call", payload));
+          }
+        }
+        drafts.push(this.#draft("assistant_message_completed", { message: { role: "assistant", type: "message", body: message } }));
+        await this.#write(drafts);
+        return;
+      }
+      case "tool_execution_start":
+        observe({ type: "tool_call_started", correlation: this.#correlation(), callId: event.toolCallId, toolName: event.toolName });
+        return;
+      case "tool_execution_update":
+        observe({
+          type: "tool_call_updated",
+          correlation: this.#correlation(),
+          callId: event.toolCallId,
+          toolName: event.toolName,
+          result: event.partialResult,
+        });
+        return;
+      case "tool_execution_end": {
+        const result = (event.result ?? {}) as Partial<AgentToolResult<unknown>>;
+        const payload: RecordPayloads["tool_outcome"] = {
+          callId: event.toolCallId,
+          toolName: event.toolName,
+          content: (result.content ?? []) as RecordPayloads["tool_outcome"]["content"],
+          isError: event.isError,
+        };
+        if (result.details !== undefined) payload.data = result.details;
+        await this.#write([this.#draft("tool_outcome", payload)]);
+        observe({
+          type: "tool_call_ended",
+          correlation: this.#correlation(),
+          callId: event.toolCallId,
+          toolName: event.toolName,
+          isError: event.isError,
+        });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Appends pending deltas (unless `flush` is false) then `drafts`, as one batch; failures become halts. */
+  async #write(drafts: RecordDraft[], flush = true): Promise<void> {
+    // After an interruption, a store failure or a planned stop nothing more is recorded; after a
+    // run failure the in-flight turn is still recorded truthfully.
+    if (this.#halt !== undefined && this.#halt.kind !== "failed") return;
+    const pending = flush ? this.#batcher.take() : undefined;
+    const batch = pending ? [this.#deltaDraft(pending), ...drafts] : drafts;
+    if (batch.length === 0) return;
+    try {
+      await this.#append(batch);
+    } catch (err) {
+      this.#onStoreError(err);
+    }
+  }
+
+  #onStoreError(err: unknown): void {
+    if (isHarnessError(err, "claim_lost")) this.#stop({ kind: "interrupted" });
+    else this.#stop({ kind: "transient", error: err instanceof StoreFailure ? err.message : `store error: ${errorText(err)}` });
+    this.#agent?.abort();
+  }
+
+  // ---- store access -----------------------------------------------------------------------
+
+  /** A fenced append conditional on the head this attempt last saw. */
+  async #append(drafts: RecordDraft[]): Promise<ConversationRecord[]> {
+    const { store } = this.#ctx;
+    const appended = await this.#store(() =>
+      store.appendRecords(this.#sub.conversationId, drafts, {
+        expectedHead: this.#head,
+        fence: { submissionId: this.#sub.id, attemptId: this.#ctx.attemptId },
+      }),
+    );
+    if (appended.length > 0) this.#head = appended[appended.length - 1]!.id;
+    return appended;
+  }
+
+  /** Delivers the inbox's messages of `kinds` (recorded by the store); failures become halts. */
+  async #drain(kinds: InboxKind[]): Promise<ConversationRecord[]> {
+    try {
+      const records = await this.#store(() =>
+        this.#ctx.store.drainInbox({
+          submissionId: this.#sub.id,
+          attemptId: this.#ctx.attemptId,
+          kinds,
+          expectedHead: this.#head,
+        }),
+      );
+      if (records.length > 0) this.#head = records[records.length - 1]!.id;
+      return records;
+    } catch (err) {
+      this.#onStoreError(err);
+      return [];
+    }
+  }
+
+  /** Runs a store call; a lost fence stays `ClaimLost`, anything else becomes a StoreFailure. */
+  async #store<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      if (isHarnessError(err, "claim_lost")) throw err;
+      throw new StoreFailure(err);
+    }
+  }
+
+  // ---- drafts -----------------------------------------------------------------------------
+
+  #draft<K extends RecordKind>(kind: K, payload: RecordPayloads[K], inTurn = true): RecordDraft {
+    const draft = {
+      kind,
+      conversationId: this.#sub.conversationId,
+      session: this.#sub.sessionKey.session,
+      submissionId: this.#sub.id,
+      attemptId: this.#ctx.attemptId,
+      time: new Date(this.#ctx.clock.now()).toISOString(),
+      payload,
+    } as RecordDraft;
+    if (inTurn && this.#turnId !== undefined) draft.turnId = this.#turnId;
+    return draft;
+  }
+
+  #deltaDraft(batch: DeltaBatch): RecordDraft {
+    return this.#draft(batch.kind, { text: batch.text });
+  }
+
+  #inputDraft(): RecordDraft {
+    const input = this.#sub.input;
+    if (input.kind === "signal") {
+      const payload: RecordPayloads["signal"] = { type: input.signal?.type ?? "signal", body: input.body };
+      if (input.signal?.sender !== undefined) payload.sender = input.signal.sender;
+      if (input.signal?.tag !== undefined) payload.tag = input.signal.tag;
+      return this.#draft("signal", payload, false);
+    }
+    const payload: RecordPayloads["user_message"] = { body: input.body };
+    if (input.attachments !== undefined && input.attachments.length > 0) payload.attachments = input.attachments;
+    return this.#draft("user_message", payload, false);
+  }
+
+  #correlation(): Correlation {
+    const c: Correlation = {
+      sessionKey: this.#sub.sessionKey,
+      conversationId: this.#sub.conversationId,
+      submissionId: this.#sub.id,
+      attemptId: this.#ctx.attemptId,
+    };
+    if (this.#turnId !== undefined) c.turnId = this.#turnId;
+    return c;
+  }
+
+  // ---- model turns ------------------------------------------------------------------------
+
+  /** The agent's stream function: turn interceptors, a turn timeout, and abort that cannot wedge. */
+  readonly #streamFn: StreamFn = (model, context, options) => {
+    const out = createAssistantMessageEventStream();
+    void this.#pumpTurn(out, model, context, options);
+    return out;
+  };
+
+  async #pumpTurn(
+    out: AssistantMessageEventStream,
+    model: Model<Api>,
+    context: TranscriptContext,
+    options: SimpleStreamOptions | undefined,
+  ): Promise<void> {
+    const parent = options?.signal;
+    const turnAbort = new AbortController();
+    const signal = parent ? AbortSignal.any([parent, turnAbort.signal]) : turnAbort.signal;
+    const timer = new AbortController();
+    let partial: AssistantMessage | undefined;
+    let finished = false;
+    const finish = (event: Extract<AssistantMessageEvent, { type: "done" | "error" }>): void => {
+      if (finished) return;
+      finished = true;
+      timer.abort();
+      parent?.removeEventListener("abort", onParentAbort);
+      out.push(event);
+      out.end(event.type === "done" ? event.message : event.error);
+    };
+    // Ends the turn ourselves: a provider that ignores abort or never answers cannot wedge the run.
+    const fail = (reason: "error" | "aborted", errorMessage: string): void => {
+      const base: AssistantMessage = partial ?? {
+        role: "assistant",
+        content: [],
+        api: model.api,
+        provider: model.provider,
+        model: model.id,
+        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        stopReason: "error",
+        timestamp: this.#ctx.clock.now(),
+      };
+      const error: AssistantMessage = { ...base, content: base.content.slice(), stopReason: reason, errorMessage };
+      finish({ type: "error", reason, error });
+    };
+    const onParentAbort = () => fail("aborted", "Request was aborted");
+    if (parent?.aborted) return onParentAbort();
+    parent?.addEventListener("abort", onParentAbort, { once: true });
+    const limit = this.#budgets.turnTimeoutMs;
+    this.#ctx.clock.sleep(limit, timer.signal).then(
+      () => {
+        if (finished) return;
+        this.#turnTimeout = `model turn timed out after ${formatDuration(limit)}`;
+        turnAbort.abort();
+        fail("error", this.#turnTimeout);
+      },
+      () => {},
+    );
+
+    const correlation = this.#correlation();
+    let terminal: Extract<AssistantMessageEvent, { type: "done" | "error" }> | undefined;
+    try {
+      const ran = await runInterceptors(this.#ctx.interceptors, { kind: "turn", correlation }, async () => {
+        let inner: AssistantMessageEventStream;
+        try {
+          inner = await this.#ctx.agent.streamFn(model, context, { ...options, signal });
+        } catch (err) {
+          // The StreamFn contract says "never throw"; treat a throw as a provider error.
+          terminal = { type: "error", reason: "error", error: errorMessageOf(model, this.#ctx.clock.now(), errorText(err)) };
+          return;
+        }
+        for await (const event of inner) {
+          if (finished) return;
+          if (event.type === "done" || event.type === "error") {
+            terminal = event;
+            return;
+          }
+          partial = event.partial;
+          out.push(event);
+        }
+        if (finished) return;
+        const final = await inner.result();
+        terminal = isFailedStop(final)
+          ? { type: "error", reason: final.stopReason as "error" | "aborted", error: final }
+          : { type: "done", reason: final.stopReason as "stop" | "length" | "toolUse", message: final };
+      });
+      if (!ran) {
+        const error = "model turn aborted by an interceptor";
+        this.#stop({ kind: "failed", errorCode: "run_failed", error });
+        return fail("error", error);
+      }
+    } catch (err) {
+      this.#stop({ kind: "failed", errorCode: "run_failed", error: errorText(err) });
+      return fail("error", errorText(err));
+    }
+    if (terminal) finish(terminal);
+    else fail("error", "model stream ended without a result");
+  }
+
+  // ---- tools ------------------------------------------------------------------------------
+
+  #wrapTool(tool: AgentTool<any>): AgentTool<any> {
+    return { ...tool, execute: (id, params, signal, onUpdate) => this.#runTool(tool, id, params, signal, onUpdate) };
+  }
+
+  /** One tool call inside its interceptor boundary. The tool's own failure stays a tool error. */
+  async #runTool(
+    tool: AgentTool<any>,
+    id: string,
+    params: unknown,
+    signal: AbortSignal | undefined,
+    onUpdate: AgentToolUpdateCallback<any> | undefined,
+  ): Promise<AgentToolResult<any>> {
+    let result: AgentToolResult<any> | undefined;
+    let toolFailed = false;
+    let toolError: unknown;
+    let ran: boolean;
+    try {
+      ran = await runInterceptors(
+        this.#ctx.interceptors,
+        { kind: "tool", correlation: this.#correlation(), toolName: tool.name, callId: id },
+        async () => {
+          try {
+            result = await this.#executeBounded(tool, id, params, signal, onUpdate);
+          } catch (err) {
+            toolFailed = true;
+            toolError = err;
+            throw err;
+          }
+        },
+      );
+    } catch (err) {
+      if (toolFailed && err === toolError) throw err; // pi turns it into an error result
+      const error = `tool ${tool.name}: ${errorText(err)}`;
+      this.#stop({ kind: "failed", errorCode: "run_failed", error });
+      return errorResult(error);
+    }
+    if (!ran) {
+      const error = `tool call ${tool.name} (${id}) aborted by an interceptor`;
+      this.#stop({ kind: "failed", errorCode: "run_failed", error });
+      return errorResult(error);
+    }
+    if (toolFailed) throw toolError; // an interceptor swallowed the tool's error
+    return result!;
+  }
+
+  /** Runs the tool raced against abort and the tool timeout (a tool that ignores abort cannot wedge the run). */
+  #executeBounded(
+    tool: AgentTool<any>,
+    id: string,
+    params: unknown,
+    signal: AbortSignal | undefined,
+    onUpdate: AgentToolUpdateCallback<any> | undefined,
+  ): Promise<AgentToolResult<any>> {
+    const limit = this.#budgets.toolTimeoutMs;
+    const toolAbort = new AbortController();
+    const toolSignal = signal ? AbortSignal.any([signal, toolAbort.signal]) : toolAbort.signal;
+    const timer = new AbortController();
+    return new Promise<AgentToolResult<any>>((resolve, reject) => {
+      let settled = false;
+      const settle = (action: () => void) => {
+        if (settled) return;
+        settled = true;
+        timer.abort();
+        signal?.removeEventListener("abort", onAbort);
+        action();
+      };
+      const onAbort = () => settle(() => reject(new Error(TOOL_ABORTED)));
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#ctx.clock.sleep(limit, timer.signal).then(
+        () =>
+          settle(() => {
+            toolAbort.abort();
+            resolve(errorResult(`tool ${tool.name} timed out after ${formatDuration(limit)}`));
+          }),
+        () => {},
+      );
+      Promise.resolve()
+        .then(() => tool.execute(id, params, toolSignal, onUpdate))
+        .then(
+          (r) => settle(() => resolve(r)),
+          (e) => settle(() => reject(e)),
+        );
+    });
+  }
+}
+
+function errorMessageOf(model: Model<Api>, now: number, errorMessage: string): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason: "error",
+    errorMessage,
+    timestamp: now,
+  };
+}
