@@ -210,7 +210,10 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       state = "closed";
       sweepStop.abort();
       processAbort.abort(options.abandon ? ABORT_ABANDON : ABORT_SHUTDOWN);
-      const drained = Promise.allSettled([isConsumable(queue) ? queue.close() : undefined, sweepLoop, ...running]);
+      const queueClosed = isConsumable(queue) ? queue.close() : undefined;
+      // A crash waits for nothing: hung work is simply left behind, as a dead process leaves it.
+      if (options.abandon) return;
+      const drained = Promise.allSettled([queueClosed, sweepLoop, ...running]);
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<"timeout">((resolve) => {
         timer = setTimeout(() => resolve("timeout"), CLOSE_DRAIN_MS);

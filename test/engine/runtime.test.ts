@@ -362,6 +362,7 @@ describe("runtime: steer and follow-up through the durable inbox", () => {
 describe("runtime: observers and interceptors", () => {
   it("reports the lifecycle with correlation ids; a throwing observer never fails the run", async () => {
     const { definition } = scriptedAgent([[{ text: "hi" }]]);
+    const observerErrors: unknown[] = [];
     const h = await startHarness({
       agents: { assistant: definition },
       observers: [
@@ -369,6 +370,7 @@ describe("runtime: observers and interceptors", () => {
           throw new Error("observer bug");
         },
       ],
+      onObserverError: (err) => observerErrors.push(err),
     });
     const { submissionId, conversationId } = await h.runtime.dispatch({ agent: "assistant", instance: "w", message: user("x") });
     expect((await h.runtime.wait(submissionId)).status).toBe("succeeded");
@@ -382,6 +384,7 @@ describe("runtime: observers and interceptors", () => {
     const turn = h.events.find((e) => e.type === "turn_started")!;
     expect(turn.correlation.attemptId).toBe(claimed.correlation.attemptId);
     expect(turn.correlation.turnId).toBeTruthy();
+    expect(observerErrors.length).toBe(h.events.length);
     await h.runtime.close();
   });
 

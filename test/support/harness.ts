@@ -42,6 +42,7 @@ export async function startHarness(options: {
   interceptors?: Interceptor[];
   leaseMs?: number;
   observers?: Array<(e: HarnessEvent) => void>;
+  onObserverError?: (err: unknown, event: HarnessEvent) => void;
 }): Promise<TestHarness> {
   const clock = options.clock ?? new ManualClock();
   const store = options.store ?? createMemoryStore({ clock });
@@ -55,6 +56,7 @@ export async function startHarness(options: {
       flushPolicy: { bytes: 1024, intervalMs: 200 },
       observers: [(e) => events.push(e), ...(options.observers ?? [])],
       interceptors: options.interceptors,
+      onObserverError: options.onObserverError,
       faults,
       sweepIntervalMs: 5_000,
     });
