@@ -1,0 +1,456 @@
+import { createHash } from "node:crypto";
+import { nextRecordIds } from "../../conversation/ids.ts";
+import type { AttachmentRef, ConversationRecord, RecordDraft } from "../../conversation/records.ts";
+import {
+  AttachmentNotFound,
+  ClaimLost,
+  ConversationNotFound,
+  DispatchConflict,
+  InboxNotDrained,
+  NoRunInFlight,
+  SubmissionNotFound,
+} from "../../errors.ts";
+import { type Clock, systemClock } from "../../ports/clock.ts";
+import type { AppendOptions, Store } from "../../ports/store.ts";
+import {
+  type Attempt,
+  type Conversation,
+  type InboxKind,
+  type InboxMessage,
+  type LeaseRenewal,
+  type NewSubmission,
+  type SessionKey,
+  type Submission,
+  type SubmissionClaim,
+  type SubmissionRelease,
+  type SubmissionStatus,
+  type SubmissionWait,
+  sessionKeyString,
+} from "../../ports/submission.ts";
+import { deepFreeze } from "./deep-freeze.ts";
+import { jsonEqual } from "./json-equal.ts";
+
+/** Options of {@link MemoryStore}. */
+export interface MemoryStoreOptions {
+  /** Time for `updatedAt`, drained record times and record ids (default: the wall clock). */
+  clock?: Clock;
+}
+
+/** One submission and the bookkeeping that keeps its lookups off full scans. */
+interface Row {
+  /** Internal, mutated in place by transitions; `sessionKey` and `input` are deep-frozen. */
+  sub: Submission;
+  /** Admission order. */
+  seq: number;
+  session: string;
+  /** Undelivered steer / follow-up messages, acceptance order. */
+  inbox: InboxMessage[];
+}
+
+/** One conversation's log: frozen records, sorted by id (ids strictly increase on append). */
+interface Log {
+  ids: string[];
+  records: ConversationRecord[];
+}
+
+const STATUSES: readonly SubmissionStatus[] = ["queued", "running", "waiting", "terminalizing", "settled"];
+
+/**
+ * An in-process {@link Store}: for tests, the keyless quickstart and small embedded runs.
+ * Nothing survives the process.
+ *
+ * Every method does its whole check-and-write synchronously, so each operation is atomic with
+ * respect to every other (JavaScript runs one at a time); the promise only wraps the result.
+ *
+ * Returned records, and the `input` / `sessionKey` of returned submissions, are deep-frozen
+ * values shared with the store (they are cloned once, on the way in); everything else returned
+ * is a fresh copy. Callers that need to change a record build a new one.
+ */
+export class MemoryStore implements Store {
+  readonly #clock: Clock;
+  #seq = 0;
+  readonly #rows = new Map<string, Row>();
+  /** Per session (see {@link sessionId}), its unsettled submissions in admission order: [0] is the head. */
+  readonly #sessions = new Map<string, Row[]>();
+  readonly #byStatus = new Map<SubmissionStatus, Set<Row>>(STATUSES.map((s) => [s, new Set<Row>()]));
+  readonly #children = new Map<string, Row[]>();
+  readonly #attempts = new Map<string, Attempt[]>();
+  readonly #conversations = new Map<string, Conversation>();
+  readonly #logs = new Map<string, Log>();
+  readonly #attachments = new Map<string, { ref: AttachmentRef; data: Uint8Array }>();
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  // ---- SubmissionStore ----------------------------------------------------------------------
+
+  async admitSubmission(sub: NewSubmission): Promise<Submission> {
+    const existing = this.#rows.get(sub.id);
+    if (existing) {
+      if (!jsonEqual(existing.sub.input, sub.input)) throw new DispatchConflict();
+      return copy(existing);
+    }
+    const stored: Submission = {
+      id: sub.id,
+      conversationId: sub.conversationId,
+      sessionKey: freezeKey(sub.sessionKey),
+      status: "queued",
+      input: deepFreeze(structuredClone(sub.input)),
+      attemptCount: 0,
+      createdAt: sub.createdAt,
+      updatedAt: this.#clock.now(),
+      depth: sub.depth ?? 0,
+      pendingResume: false,
+      cancelRequested: false,
+    };
+    if (sub.parentSubmissionId !== undefined) stored.parentSubmissionId = sub.parentSubmissionId;
+    if (sub.parentCallId !== undefined) stored.parentCallId = sub.parentCallId;
+    const row: Row = { sub: stored, seq: this.#seq++, session: sessionId(sub.sessionKey), inbox: [] };
+    this.#rows.set(sub.id, row);
+    this.#byStatus.get("queued")!.add(row);
+    pushTo(this.#sessions, row.session, row);
+    if (sub.parentSubmissionId !== undefined) pushTo(this.#children, sub.parentSubmissionId, row);
+    return copy(row);
+  }
+
+  async getSubmission(id: string): Promise<Submission> {
+    return copy(this.#row(id));
+  }
+
+  async listRunnable(): Promise<Submission[]> {
+    const heads: Row[] = [];
+    for (const rows of this.#sessions.values()) {
+      const head = rows[0];
+      if (head && head.sub.status === "queued") heads.push(head);
+    }
+    return inAdmissionOrder(heads).map(copy);
+  }
+
+  async getSessionHead(key: SessionKey): Promise<Submission | undefined> {
+    const head = this.#sessions.get(sessionId(key))?.[0];
+    return head ? copy(head) : undefined;
+  }
+
+  async listByStatus(status: SubmissionStatus): Promise<Submission[]> {
+    return inAdmissionOrder(this.#byStatus.get(status) ?? []).map(copy);
+  }
+
+  async claimSubmission(claim: SubmissionClaim): Promise<Submission> {
+    const row = this.#row(claim.submissionId);
+    const sub = row.sub;
+    if (sub.status !== "queued") throw new ClaimLost(`claim: submission ${sub.id} is ${sub.status}, not queued`);
+    if (this.#sessions.get(row.session)?.[0] !== row) {
+      throw new ClaimLost(`claim: submission ${sub.id} is not the head of its session`);
+    }
+    const resumed = sub.pendingResume;
+    if (!resumed) sub.attemptCount += 1;
+    sub.attemptId = claim.attemptId;
+    sub.ownerId = claim.ownerId;
+    sub.leaseExpiresAt = claim.leaseExpiresAt;
+    sub.pendingResume = false;
+    this.#transition(row, "running");
+    return { ...copy(row), pendingResume: resumed };
+  }
+
+  async startAttempt(attempt: Attempt): Promise<void> {
+    pushTo(this.#attempts, attempt.submissionId, Object.freeze({ ...attempt }));
+  }
+
+  async listAttempts(submissionId: string): Promise<Attempt[]> {
+    return (this.#attempts.get(submissionId) ?? []).map((a) => ({ ...a }));
+  }
+
+  async renewLease(renewal: LeaseRenewal): Promise<void> {
+    const row = this.#owned(renewal.submissionId, renewal.attemptId, "renew");
+    row.sub.leaseExpiresAt = renewal.leaseExpiresAt;
+  }
+
+  async listExpiredLeases(now: number): Promise<Submission[]> {
+    const expired = [...this.#byStatus.get("running")!].filter((r) => (r.sub.leaseExpiresAt ?? Infinity) <= now);
+    return inAdmissionOrder(expired).map(copy);
+  }
+
+  async releaseSubmission(release: SubmissionRelease): Promise<void> {
+    const row = this.#owned(release.submissionId, release.attemptId, "release");
+    const sub = row.sub;
+    if (release.lastError) sub.lastError = release.lastError;
+    if (release.continuation) sub.pendingResume = true;
+    clearLease(sub);
+    this.#transition(row, "queued");
+  }
+
+  async waitSubmission(wait: SubmissionWait): Promise<void> {
+    const row = this.#owned(wait.submissionId, wait.attemptId, "wait");
+    const sub = row.sub;
+    clearLease(sub);
+    sub.pendingResume = true;
+    if (wait.waitUntil !== undefined) sub.waitUntil = wait.waitUntil;
+    else delete sub.waitUntil;
+    this.#transition(row, "waiting");
+  }
+
+  async resumeSubmission(submissionId: string): Promise<void> {
+    const row = this.#row(submissionId);
+    if (row.sub.status !== "waiting") {
+      throw new ClaimLost(`resume: submission ${submissionId} is ${row.sub.status}, not waiting`);
+    }
+    delete row.sub.waitUntil;
+    this.#transition(row, "queued");
+  }
+
+  async listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
+    return (this.#children.get(parentSubmissionId) ?? []).map(copy);
+  }
+
+  async listExpiredWaits(now: number): Promise<Submission[]> {
+    const expired = [...this.#byStatus.get("waiting")!].filter(
+      (r) => r.sub.waitUntil !== undefined && r.sub.waitUntil < now,
+    );
+    return inAdmissionOrder(expired).map(copy);
+  }
+
+  async cancelSubmission(submissionId: string, reason: string): Promise<{ wasRunning: boolean }> {
+    const row = this.#row(submissionId);
+    const sub = row.sub;
+    switch (sub.status) {
+      case "running":
+        sub.cancelRequested = true;
+        return { wasRunning: true };
+      case "queued":
+      case "waiting":
+        sub.lastError = reason;
+        delete sub.waitUntil;
+        this.#transition(row, "settled");
+        return { wasRunning: false };
+      default:
+        throw new ClaimLost(`cancel: submission ${submissionId} is already ${sub.status}`);
+    }
+  }
+
+  async reserveSettlement(
+    submissionId: string,
+    attemptId: string,
+    options: { requireDrainedInbox?: boolean } = {},
+  ): Promise<void> {
+    const row = this.#owned(submissionId, attemptId, "reserve settlement");
+    if (options.requireDrainedInbox && row.inbox.length > 0) throw new InboxNotDrained(submissionId);
+    this.#transition(row, "terminalizing");
+  }
+
+  async finalizeSettlement(submissionId: string): Promise<void> {
+    const row = this.#row(submissionId);
+    if (row.sub.status === "settled") return;
+    if (row.sub.status !== "terminalizing") {
+      throw new ClaimLost(`finalize: submission ${submissionId} is ${row.sub.status}, not terminalizing`);
+    }
+    this.#transition(row, "settled");
+  }
+
+  // ---- ConversationStore --------------------------------------------------------------------
+
+  async ensureConversation(candidate: Conversation): Promise<{ conversation: Conversation; created: boolean }> {
+    const key = sessionId(candidate.key);
+    const existing = this.#conversations.get(key);
+    if (existing) return { conversation: { ...existing }, created: false };
+    const conversation = Object.freeze({ id: candidate.id, key: freezeKey(candidate.key), createdAt: candidate.createdAt });
+    this.#conversations.set(key, conversation);
+    if (!this.#logs.has(conversation.id)) this.#logs.set(conversation.id, { ids: [], records: [] });
+    return { conversation: { ...conversation }, created: true };
+  }
+
+  async getConversation(key: SessionKey): Promise<Conversation> {
+    const conversation = this.#conversations.get(sessionId(key));
+    if (!conversation) throw new ConversationNotFound(sessionKeyString(key));
+    return { ...conversation };
+  }
+
+  async appendRecords(
+    conversationId: string,
+    drafts: RecordDraft[],
+    options: AppendOptions = {},
+  ): Promise<ConversationRecord[]> {
+    return this.#append(conversationId, drafts, options);
+  }
+
+  async readRecords(conversationId: string, afterId = "", limit?: number): Promise<ConversationRecord[]> {
+    const log = this.#logs.get(conversationId);
+    if (!log) return [];
+    const start = afterId === "" ? 0 : firstAfter(log.ids, afterId);
+    const end = limit === undefined ? log.ids.length : Math.min(log.ids.length, start + Math.max(0, limit));
+    return log.records.slice(start, end);
+  }
+
+  // ---- AttachmentStore ----------------------------------------------------------------------
+
+  async putAttachment(mediaType: string, data: Uint8Array): Promise<AttachmentRef> {
+    const digest = `sha256:${createHash("sha256").update(data).digest("hex")}`;
+    const existing = this.#attachments.get(digest);
+    if (existing) return { ...existing.ref };
+    const ref = Object.freeze({ digest, mediaType, size: data.byteLength });
+    this.#attachments.set(digest, { ref, data: new Uint8Array(data) });
+    return { ...ref };
+  }
+
+  async getAttachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }> {
+    const stored = this.#attachments.get(digest);
+    if (!stored) throw new AttachmentNotFound(digest);
+    return { ref: { ...stored.ref }, data: new Uint8Array(stored.data) };
+  }
+
+  // ---- InboxStore ---------------------------------------------------------------------------
+
+  async enqueueInbox(key: SessionKey, message: InboxMessage): Promise<{ submissionId: string }> {
+    const head = this.#sessions.get(sessionId(key))?.[0];
+    if (!head || !runInFlight(head.sub)) throw new NoRunInFlight(sessionKeyString(key));
+    head.inbox.push({ kind: message.kind, body: message.body });
+    return { submissionId: head.sub.id };
+  }
+
+  async drainInbox(request: {
+    submissionId: string;
+    attemptId: string;
+    kinds: InboxKind[];
+    expectedHead?: string;
+  }): Promise<ConversationRecord[]> {
+    const fence = { submissionId: request.submissionId, attemptId: request.attemptId };
+    const row = this.#rows.get(request.submissionId);
+    if (!row) throw new ClaimLost(`drain: unknown submission ${request.submissionId}`);
+    const wanted = new Set(request.kinds);
+    const picked = row.inbox.filter((m) => wanted.has(m.kind));
+    const sub = row.sub;
+    const time = new Date(this.#clock.now()).toISOString();
+    const drafts: RecordDraft[] = picked.map((m) => ({
+      kind: "user_message",
+      conversationId: sub.conversationId,
+      session: sub.sessionKey.session,
+      submissionId: sub.id,
+      attemptId: request.attemptId,
+      time,
+      payload: { body: m.body, origin: m.kind },
+    }));
+    // #append checks the fence and head before writing anything; only then mark delivered.
+    const records = this.#append(sub.conversationId, drafts, { fence, expectedHead: request.expectedHead });
+    if (picked.length > 0) row.inbox = row.inbox.filter((m) => !wanted.has(m.kind));
+    return records;
+  }
+
+  async close(): Promise<void> {}
+
+  // ---- internals ----------------------------------------------------------------------------
+
+  #row(id: string): Row {
+    const row = this.#rows.get(id);
+    if (!row) throw new SubmissionNotFound(id);
+    return row;
+  }
+
+  /** The row, when it is running under `attemptId`; else `ClaimLost`. */
+  #owned(id: string, attemptId: string, op: string): Row {
+    const row = this.#row(id);
+    if (row.sub.status !== "running") throw new ClaimLost(`${op}: submission ${id} is ${row.sub.status}, not running`);
+    if (row.sub.attemptId !== attemptId) {
+      throw new ClaimLost(`${op}: submission ${id} is held by attempt ${row.sub.attemptId}, not ${attemptId}`);
+    }
+    return row;
+  }
+
+  #transition(row: Row, status: SubmissionStatus): void {
+    this.#byStatus.get(row.sub.status)!.delete(row);
+    this.#byStatus.get(status)!.add(row);
+    row.sub.status = status;
+    row.sub.updatedAt = this.#clock.now();
+    if (status === "settled") {
+      const rows = this.#sessions.get(row.session);
+      if (rows) {
+        const at = rows.indexOf(row);
+        if (at >= 0) rows.splice(at, 1);
+        if (rows.length === 0) this.#sessions.delete(row.session);
+      }
+    }
+  }
+
+  /** Checks the append's conditions, then writes the whole batch; throws before any write. */
+  #append(conversationId: string, drafts: RecordDraft[], options: AppendOptions): ConversationRecord[] {
+    let log = this.#logs.get(conversationId);
+    const head = log && log.ids.length > 0 ? log.ids[log.ids.length - 1]! : "";
+    if (options.expectedHead !== undefined && options.expectedHead !== head) {
+      throw new ClaimLost(`append: expected head "${options.expectedHead}" but the head is "${head}"`);
+    }
+    if (options.fence) {
+      const { submissionId, attemptId } = options.fence;
+      const sub = this.#rows.get(submissionId)?.sub;
+      if (!sub || sub.status !== "running" || sub.attemptId !== attemptId) {
+        throw new ClaimLost(`append: fence ${submissionId}/${attemptId} does not hold`);
+      }
+    }
+    if (drafts.length === 0) return [];
+    const ids = nextRecordIds(head, drafts.length, this.#clock.now());
+    const records = drafts.map((draft, i) => deepFreeze({ id: ids[i]!, ...structuredClone(draft) }) as ConversationRecord);
+    if (!log) {
+      log = { ids: [], records: [] };
+      this.#logs.set(conversationId, log);
+    }
+    for (const [i, record] of records.entries()) {
+      log.ids.push(ids[i]!);
+      log.records.push(record);
+    }
+    return records;
+  }
+}
+
+/** Creates an empty in-memory store. */
+export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
+  return new MemoryStore(options);
+}
+
+/** A collision-free map key for a session (components may contain "/" or ":"). */
+function sessionId(key: SessionKey): string {
+  return JSON.stringify([key.agent, key.instance, key.session]);
+}
+
+function freezeKey(key: SessionKey): SessionKey {
+  return Object.freeze({ agent: key.agent, instance: key.instance, session: key.session });
+}
+
+/** A fresh top-level copy; nested `sessionKey` and `input` are frozen and shared. */
+function copy(row: Row): Submission {
+  return { ...row.sub };
+}
+
+function clearLease(sub: Submission): void {
+  delete sub.attemptId;
+  delete sub.ownerId;
+  delete sub.leaseExpiresAt;
+}
+
+/** From the claim to the settlement: running, waiting, or queued again after a claim. */
+function runInFlight(sub: Submission): boolean {
+  return (
+    sub.status === "running" ||
+    sub.status === "waiting" ||
+    (sub.status === "queued" && (sub.attemptCount > 0 || sub.pendingResume))
+  );
+}
+
+function inAdmissionOrder(rows: Iterable<Row>): Row[] {
+  return [...rows].sort((a, b) => a.seq - b.seq);
+}
+
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/** Index of the first id strictly greater than `afterId` in the sorted `ids`. */
+function firstAfter(ids: readonly string[], afterId: string): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ids[mid]! <= afterId) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
