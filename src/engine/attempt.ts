@@ -4,10 +4,10 @@ import type { Correlation } from "../ports/observer.ts";
 import { sessionKeyString, type Submission } from "../ports/submission.ts";
 import { agentBudgets, validateAgentSetup, type AgentSetup } from "../session/agent-setup.ts";
 import { formatDuration } from "../session/duration.ts";
+import { runInterceptors } from "../session/interceptors.ts";
 import { drive, type DriveOutcome } from "../session/drive.ts";
 import { transientBackoffMs } from "./backoff.ts";
 import { ABORT_ABANDON, ABORT_LEASE_LOST, ABORT_SHUTDOWN, type EngineContext } from "./engine-context.ts";
-import { runIntercepted } from "./intercept.ts";
 import { settle } from "./settlement.ts";
 
 export interface AttemptOptions {
@@ -143,7 +143,7 @@ async function driveIntercepted(
 ): Promise<DriveOutcome> {
   let outcome: DriveOutcome | undefined;
   try {
-    await runIntercepted(ctx.interceptors, { kind: "attempt", correlation }, async () => {
+    await runInterceptors(ctx.interceptors, { kind: "attempt", correlation }, async () => {
       outcome = await drive({
         store: ctx.store,
         clock: ctx.clock,
