@@ -15,6 +15,7 @@ import {
   SqliteStoreBusy,
   type SqliteStore,
 } from "../../src/stores/sqlite/index.ts";
+import { SQL } from "../../src/stores/sqlite/statements.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sqlite-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -168,6 +169,21 @@ describe("sqlite store on a file", () => {
     expect(await store.readRecords(conversation.id)).toEqual([kept]);
     expect(await store.appendRecords(conversation.id, [delta(conversation.id, "next")])).toHaveLength(1);
     await store.close();
+  });
+
+  it("answers every statement from an index or key, never by scanning a table", async () => {
+    const path = freshPath();
+    await openSqliteStore({ path }).close();
+    const db = new DatabaseSync(path);
+    try {
+      for (const [name, sql] of Object.entries(SQL)) {
+        if (/^(BEGIN|COMMIT|ROLLBACK)/.test(sql)) continue;
+        const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all().map((row) => row.detail as string);
+        expect(plan.filter((step) => /^SCAN (?!CONSTANT ROW)/.test(step)), `${name}: ${plan.join(" | ")}`).toEqual([]);
+      }
+    } finally {
+      db.close();
+    }
   });
 
   it("appends to an unknown conversation with ConversationNotFound", async () => {

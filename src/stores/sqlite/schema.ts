@@ -7,6 +7,7 @@ import { UnsupportedSchema } from "../../errors.ts";
  * - `submissions.seq` is admission order (rowid, never reused: nothing is deleted).
  * - `session_key` is the JSON array `[agent, instance, session]` (no separator can collide).
  * - `sub_unsettled` (partial) finds a session's head: its oldest submission not yet settled.
+ * - `sub_lease` / `sub_wait` are partial, so only rows in that status carry (and rewrite) them.
  * - `records` is clustered by `(conversation_id, id)`: head lookup and `id > afterId` reads are
  *   range scans; the id primary key also rejects a duplicate record id.
  * - `inbox.delivered_record_id` is the `user_message` record a message became (NULL = pending).
@@ -34,8 +35,8 @@ CREATE TABLE submissions (
   cancel_requested     INTEGER NOT NULL
 );
 CREATE INDEX sub_status    ON submissions (status, seq);
-CREATE INDEX sub_lease     ON submissions (status, lease_expires_at);
-CREATE INDEX sub_wait      ON submissions (status, wait_until);
+CREATE INDEX sub_lease     ON submissions (lease_expires_at) WHERE status = 'running';
+CREATE INDEX sub_wait      ON submissions (wait_until) WHERE status = 'waiting' AND wait_until IS NOT NULL;
 CREATE INDEX sub_unsettled ON submissions (session_key, seq) WHERE status <> 'settled';
 CREATE INDEX sub_children  ON submissions (parent_submission_id, seq) WHERE parent_submission_id IS NOT NULL;
 

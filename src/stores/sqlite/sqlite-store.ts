@@ -311,8 +311,9 @@ export class SqliteStore implements Store {
     options?: AppendOptions,
   ): Promise<ConversationRecord[]> {
     return this.#write(() => {
-      if (!this.#sql.conversationExists.get(conversationId)) throw new ConversationNotFound(conversationId);
-      const head = this.#head(conversationId);
+      const row = this.#sql.appendHead.get(conversationId)!;
+      if (row.known !== 1) throw new ConversationNotFound(conversationId);
+      const head = (row.head as string | null) ?? "";
       if (options?.expectedHead !== undefined && options.expectedHead !== head) {
         throw new ClaimLost(`conversation ${conversationId} head is ${head || "empty"}, not ${options.expectedHead || "empty"}`);
       }
