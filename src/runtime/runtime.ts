@@ -2,6 +2,7 @@ import { InvalidDispatch, RuntimeClosed, UnknownAgent } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
 import { admit } from "../engine/admission.ts";
+import { handleDeadLetter, type DeadLetterOutcome } from "../engine/dead-letter.ts";
 import type { AgentDefinition } from "../engine/agent-definition.ts";
 import { DEFAULT_SESSION, ID_RULES, MAX_BODY_BYTES, type DispatchRequest, type DispatchResult } from "../engine/dispatch.ts";
 import {
@@ -92,6 +93,11 @@ export interface Runtime {
    * settle. `shouldYield` lets an invocation hand the run off before its time limit.
    */
   deliver(doorbell: Doorbell, options?: { shouldYield?: () => boolean }): Promise<DeliveryOutcome>;
+  /**
+   * Handles a doorbell the queue gave up on (the dead-letter consumer): settles
+   * `attempt_budget_exhausted` only when the durable attempt budget is spent, else rings again.
+   */
+  handleDeadLetter(doorbell: Doorbell): Promise<DeadLetterOutcome>;
   /** Runs one sweep now (also runs on a timer once started). */
   sweep(options?: { staleQueuedMs?: number }): Promise<SweepReport>;
   hasAgent(name: string): boolean;
@@ -281,6 +287,10 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       const work = handleDoorbell(ctx, doorbell, { signal: processAbort.signal, shouldYield: options.shouldYield });
       running.add(work);
       return work.finally(() => running.delete(work));
+    },
+    async handleDeadLetter(doorbell) {
+      if (state === "closed") throw new RuntimeClosed();
+      return handleDeadLetter(ctx, doorbell);
     },
     sweep: (options = {}) => sweep(ctx, { staleQueuedMs: options.staleQueuedMs ?? 0 }),
     hasAgent: (name) => ctx.definitions.has(name),
