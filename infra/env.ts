@@ -1,0 +1,40 @@
+/**
+ * The environment variables the `Harness` construct sets on its Lambda functions: the contract
+ * between `infra/` and `lambdas/`. This module imports nothing, so a handler may import it
+ * without pulling the CDK into its bundle.
+ */
+export const HARNESS_ENV = {
+  /** DynamoDB table name (every function). */
+  tableName: "TABLE_NAME",
+  /** S3 bucket for spilled record payloads and attachments (every function). */
+  bucketName: "BUCKET_NAME",
+  /** URL of the SQS FIFO work queue, the doorbell (every function). */
+  queueUrl: "QUEUE_URL",
+  /**
+   * Milliseconds after which the http function ends an SSE response by itself (http only). Always
+   * well below the function timeout, so a stream ends cleanly and EventSource reconnects with
+   * Last-Event-ID instead of being cut by Lambda.
+   */
+  streamMaxMs: "HARNESS_STREAM_MAX_MS",
+  /**
+   * Who authenticates callers (http only): `AWS_IAM` (the function URL, SigV4), `NONE` (nobody in
+   * front: the Hono app must install its own bearer/JWT middleware, and a handler may refuse to
+   * serve otherwise) or `API_GATEWAY` (the REST API's IAM auth or authorizer).
+   */
+  urlAuth: "HARNESS_URL_AUTH",
+  /** Powertools service name, the same for all functions (the function role is in the logs). */
+  serviceName: "POWERTOOLS_SERVICE_NAME",
+  /** Powertools log level (`DEBUG`, `INFO`, `WARN`, `ERROR`). */
+  logLevel: "POWERTOOLS_LOG_LEVEL",
+  /** Powertools metrics namespace. */
+  metricsNamespace: "POWERTOOLS_METRICS_NAMESPACE",
+} as const;
+
+/** The four function roles of the serverless shape (DESIGN §2: `lambdas/{http,worker,dlq,sweeper}.ts`). */
+export type HarnessFunctionRole = "http" | "worker" | "dlq" | "sweeper";
+
+/** The function roles, in a fixed order. */
+export const HARNESS_FUNCTION_ROLES: readonly HarnessFunctionRole[] = ["http", "worker", "dlq", "sweeper"];
+
+/** The bundler alias through which every handler imports the user's `agents` record. */
+export const AGENTS_ALIAS = "#harness-agents";
