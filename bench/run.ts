@@ -1,0 +1,16 @@
+/**
+ * `npm run bench`: runs every benchmark in one process and prints its figures. Pass names to run
+ * a subset (e.g. `npm run bench -- overhead`).
+ */
+import { benchOverhead } from "./overhead.ts";
+
+const benches: Record<string, () => Promise<void>> = {
+  overhead: () => benchOverhead(),
+};
+
+const selected = process.argv.slice(2);
+for (const [name, run] of Object.entries(benches)) {
+  if (selected.length > 0 && !selected.includes(name)) continue;
+  console.log(`\n== ${name}`);
+  await run();
+}
