@@ -1,7 +1,7 @@
 /**
  * The second process of the two-process SQLite tests. Opens the store file named in argv[2]
- * with the options of argv[3] (JSON), prints `ready`, waits for `go` on stdin, runs its task and
- * prints one JSON line with the outcome. Never throws: errors are reported in the JSON.
+ * with the options of argv[3] (JSON), prints `ready`, waits for `go` on stdin, prints `started`,
+ * runs its task and prints one JSON line with the outcome. Never throws: errors are reported in the JSON.
  */
 import { createInterface } from "node:readline";
 import type { RecordDraft } from "../../src/conversation/records.ts";
@@ -34,6 +34,8 @@ process.stdout.write("ready\n");
 await lines.next(); // "go"
 
 const started = Date.now();
+// Pipes are synchronous on Linux: the parent has this line before the task can block on a lock.
+process.stdout.write("started\n");
 try {
   if (task.task === "append") {
     for (let b = 0; b < task.batches!; b++) {

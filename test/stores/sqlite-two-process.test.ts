@@ -35,6 +35,8 @@ interface Outcome {
 interface Child {
   ready: Promise<void>;
   go(): void;
+  /** The child has begun its task (its elapsed time counts from here). */
+  started: Promise<void>;
   outcome: Promise<Outcome>;
 }
 
@@ -59,13 +61,17 @@ function startChild(path: string, task: object): Child {
     if (line.done) throw new Error(`child closed stdout: ${stderr}`);
     return line.value;
   };
-  const ready = nextLine().then((line) => {
-    if (line !== "ready") throw new Error(`child said ${line}: ${stderr}`);
-  });
+  const expectLine = (want: string) => async () => {
+    const line = await nextLine();
+    if (line !== want) throw new Error(`child said ${line} instead of ${want}: ${stderr}`);
+  };
+  const ready = expectLine("ready")();
+  const started = ready.then(expectLine("started"));
   return {
     ready,
     go: () => proc.stdin.write("go\n"),
-    outcome: ready.then(nextLine).then((line) => JSON.parse(line) as Outcome),
+    started,
+    outcome: started.then(nextLine).then((line) => JSON.parse(line) as Outcome),
   };
 }
 
@@ -122,14 +128,15 @@ describe("sqlite store, two processes on one file", () => {
     const holder = new DatabaseSync(path);
     holder.exec("BEGIN IMMEDIATE");
     child.go();
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await child.started;
+    await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await store.readRecords(conversationId), "nothing lands while the lock is held").toEqual([]);
     holder.exec("COMMIT");
     holder.close();
 
     const outcome = await child.outcome;
     expect(outcome, "the child's append succeeded after waiting").toMatchObject({ ok: true });
-    expect(outcome.elapsedMs, "the child waited for the lock").toBeGreaterThanOrEqual(300);
+    expect(outcome.elapsedMs, "the child waited for the lock").toBeGreaterThanOrEqual(250);
     expect((await store.readRecords(conversationId)).map(text)).toEqual(["child-0-0", "child-0-1"]);
     await store.close();
   });
