@@ -1,0 +1,28 @@
+/**
+ * resolute-harness: durable execution for pi agents. This entry holds the runtime, the
+ * contracts and the keyless models; each adapter has its own subpath export
+ * (`resolute-harness/memory`, `/sqlite`, `/dynamodb`, `/sqs`, `/http`, `/storetest`) so an
+ * application bundles only what it uses.
+ */
+export * from "./errors.ts";
+export * from "./conversation/records.ts";
+export { newId, nextRecordIds } from "./conversation/ids.ts";
+export { reduce, activeLeafPath, type ConversationTree, type ReducedEntry } from "./conversation/reducer.ts";
+export { project, projectPath } from "./conversation/projection.ts";
+export type { Clock } from "./ports/clock.ts";
+export { systemClock, ManualClock } from "./ports/clock.ts";
+export type * from "./ports/submission.ts";
+export { sessionKeyString } from "./ports/submission.ts";
+export type * from "./ports/store.ts";
+export type * from "./ports/queue.ts";
+export type * from "./ports/observer.ts";
+export type { AgentDefinition, InitializeContext } from "./engine/agent-definition.ts";
+export type { DispatchRequest, DispatchResult } from "./engine/dispatch.ts";
+export { ID_RULES, MAX_BODY_BYTES, DEFAULT_SESSION } from "./engine/dispatch.ts";
+export { createRuntime, type Runtime, type RuntimeConfig, type SteerRequest } from "./runtime/runtime.ts";
+export { InProcessQueue } from "./queues/inprocess/inprocess-queue.ts";
+export * from "./session/agent-setup.ts";
+export { localModel } from "./session/local-model.ts";
+export { scriptedModel, type ScriptStep, type ScriptBlock, type ScriptedModel } from "./session/scripted-model.ts";
+export { clockTool, CLOCK_TOOL_NAME } from "./session/clock-tool.ts";
+export { resolveModel, SUPPORTED_PROVIDERS } from "./session/models.ts";
