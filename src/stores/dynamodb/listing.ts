@@ -1,0 +1,77 @@
+/**
+ * Listings through the two sparse KEYS_ONLY indexes. An index is eventually consistent, so each
+ * listing re-reads the submissions it found (strongly consistent, `loader.ts`) and keeps only
+ * those whose fresh state still qualifies; results come in admission order (`ord`). Every
+ * Query follows `LastEvaluatedKey` to the end. Nothing scans the table.
+ */
+import { type AttributeValue, QueryCommand } from "@aws-sdk/client-dynamodb";
+import type { Submission } from "../../ports/submission.ts";
+import type { StoreContext } from "./context.ts";
+import { type Item, S, str } from "./item.ts";
+import { submissionIdOf } from "./keys.ts";
+import { type LoadedSubmission, loadSubmissions, toSubmission } from "./loader.ts";
+import { HARNESS_TABLE, STATUS_SHARDS, type StatusBucket, statusBucketKey } from "./table.ts";
+
+/** Ids of every submission in `bucket` (all shards), optionally with `byStatusSk < below`. */
+export async function idsInBucket(ctx: StoreContext, bucket: StatusBucket, below?: string): Promise<string[]> {
+  const index = HARNESS_TABLE.indexes.byStatus;
+  const shards = Array.from({ length: STATUS_SHARDS }, (_, shard) =>
+    queryKeys(ctx, index.indexName, {
+      KeyConditionExpression: below === undefined ? "#pk = :pk" : "#pk = :pk AND #sk < :below",
+      ExpressionAttributeNames: below === undefined ? { "#pk": index.partitionKey } : { "#pk": index.partitionKey, "#sk": index.sortKey },
+      ExpressionAttributeValues: {
+        ":pk": S(statusBucketKey(bucket, shard)),
+        ...(below === undefined ? {} : { ":below": S(below) }),
+      },
+    }),
+  );
+  return (await Promise.all(shards)).flat().map((key) => submissionIdOf(str(key, "pk")!));
+}
+
+/** Ids of the children of `parentId`. */
+export async function childIds(ctx: StoreContext, parentId: string): Promise<string[]> {
+  const index = HARNESS_TABLE.indexes.byParent;
+  const keys = await queryKeys(ctx, index.indexName, {
+    KeyConditionExpression: "#pk = :pk",
+    ExpressionAttributeNames: { "#pk": index.partitionKey },
+    ExpressionAttributeValues: { ":pk": S(parentId) },
+  });
+  return keys.map((key) => submissionIdOf(str(key, "pk")!));
+}
+
+/** Loads `ids`, keeps those whose fresh state passes `keep`, in admission order. */
+export async function freshSubmissions(
+  ctx: StoreContext,
+  ids: readonly string[],
+  keep: (state: Item) => boolean,
+): Promise<Submission[]> {
+  if (ids.length === 0) return [];
+  const loaded = [...(await loadSubmissions(ctx, ids)).values()].filter((l: LoadedSubmission) => keep(l.state));
+  loaded.sort((a, b) => compare(str(a.state, "ord")!, str(b.state, "ord")!));
+  return Promise.all(loaded.map((l) => toSubmission(ctx, l)));
+}
+
+async function queryKeys(
+  ctx: StoreContext,
+  indexName: string,
+  query: {
+    KeyConditionExpression: string;
+    ExpressionAttributeNames: Record<string, string>;
+    ExpressionAttributeValues: Record<string, AttributeValue>;
+  },
+): Promise<Item[]> {
+  const keys: Item[] = [];
+  let start: Item | undefined;
+  do {
+    const res = await ctx.dynamo.send(
+      new QueryCommand({ TableName: ctx.table, IndexName: indexName, ...query, ExclusiveStartKey: start }),
+    );
+    keys.push(...(res.Items ?? []));
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return keys;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,293 @@
+/**
+ * The SubmissionStore on DynamoDB. Every transition is one conditional write of the small state
+ * item (claim, renew, release, wait, resume, reserve, cancel-while-running) or, when the session
+ * head moves (admission, finalize, cancel of a queued or waiting one), one transaction with the
+ * session item (`session-head.ts`). A refused condition comes back with the current item and is
+ * mapped to the contract's error, unless it shows this call's own earlier try (`state-update.ts`).
+ */
+import { PutItemCommand, QueryCommand } from "@aws-sdk/client-dynamodb";
+import { ClaimLost, InboxNotDrained, SubmissionNotFound } from "../../errors.ts";
+import type { SubmissionStore } from "../../ports/store.ts";
+import type {
+  Attempt,
+  LeaseRenewal,
+  NewSubmission,
+  SessionKey,
+  Submission,
+  SubmissionClaim,
+  SubmissionRelease,
+  SubmissionStatus,
+  SubmissionWait,
+} from "../../ports/submission.ts";
+import type { StoreContext } from "./context.ts";
+import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
+import { Expr } from "./expression.ts";
+import { ATTEMPT_PREFIX, attemptSk, pad, submissionPk } from "./keys.ts";
+import { childIds, freshSubmissions, idsInBucket } from "./listing.ts";
+import { loadState, loadSubmission, toSubmission } from "./loader.ts";
+import { rerunOnRace, RetryStep } from "./retry.ts";
+import { admitOnce, getSessionItem, replay, settleOnce } from "./session-head.ts";
+import { inputFromItem, inputKey, newInputItem, statusPk, submissionFromItems } from "./submission-item.ts";
+import { type UpdateOutcome, updateState } from "./state-update.ts";
+import { waitSortKey } from "./table.ts";
+import { GetItemCommand } from "@aws-sdk/client-dynamodb";
+
+export class DynamoSubmissions implements SubmissionStore {
+  readonly #ctx: StoreContext;
+
+  constructor(ctx: StoreContext) {
+    this.#ctx = ctx;
+  }
+
+  async admitSubmission(sub: NewSubmission): Promise<Submission> {
+    const ctx = this.#ctx;
+    const existing = await loadSubmission(ctx, sub.id);
+    if (existing) return replay(ctx, existing, sub);
+    const inputItem = await newInputItem(ctx, sub);
+    const ord = ctx.nextOrd();
+    return rerunOnRace("admitSubmission", () => admitOnce(ctx, sub, inputItem, ord));
+  }
+
+  async getSubmission(id: string): Promise<Submission> {
+    const loaded = await loadSubmission(this.#ctx, id);
+    if (!loaded) throw new SubmissionNotFound(id);
+    return toSubmission(this.#ctx, loaded);
+  }
+
+  async listRunnable(): Promise<Submission[]> {
+    const ids = await idsInBucket(this.#ctx, "runnable");
+    return freshSubmissions(this.#ctx, ids, (s) => str(s, "status") === "queued" && bool(s, "isHead"));
+  }
+
+  async getSessionHead(key: SessionKey): Promise<Submission | undefined> {
+    const headId = str(await getSessionItem(this.#ctx, key), "headId");
+    if (headId === undefined) return undefined;
+    const loaded = await loadSubmission(this.#ctx, headId);
+    return loaded ? toSubmission(this.#ctx, loaded) : undefined;
+  }
+
+  async listByStatus(status: SubmissionStatus): Promise<Submission[]> {
+    const buckets = status === "queued" ? (["runnable", "queued"] as const) : ([status] as const);
+    const ids = (await Promise.all(buckets.map((b) => idsInBucket(this.#ctx, b)))).flat();
+    return freshSubmissions(this.#ctx, ids, (s) => str(s, "status") === status);
+  }
+
+  async claimSubmission(claim: SubmissionClaim): Promise<Submission> {
+    const ctx = this.#ctx;
+    const e = new Expr()
+      .set("status", S("running"))
+      .set("attemptId", S(claim.attemptId))
+      .set("ownerId", S(claim.ownerId))
+      .set("leaseExpiresAt", N(claim.leaseExpiresAt))
+      .set("updatedAt", N(ctx.clock.now()))
+      .set("byStatusPk", statusPk("running", claim.submissionId));
+    // One write charges the attempt unless this is a resume (`charge` 0), remembers what it
+    // charged (the returned row reports pendingResume from it) and re-arms the charge.
+    const count = e.n("attemptCount");
+    const charge = e.n("charge");
+    e.setRaw(`${count} = ${count} + ${charge}`).setRaw(`${e.n("claimCharge")} = ${charge}`).set("charge", N(1));
+    const condition = `${e.n("status")} = ${e.v(S("queued"))} AND ${e.n("isHead")} = ${e.v(BOOL(true))}`;
+    let outcome = await updateState(ctx, claim.submissionId, e, condition);
+    const current = outcome.done ? undefined : outcome.current;
+    if (current && str(current, "status") === "running" && str(current, "attemptId") === claim.attemptId) {
+      outcome = { done: true, item: current };
+    }
+    const state = this.#expect(outcome, claim.submissionId, (s) => {
+      if (str(s, "status") !== "queued") return `submission ${claim.submissionId} is ${str(s, "status")}, not queued`;
+      return `submission ${claim.submissionId} is not the head of its session`;
+    });
+    const input = await this.#input(claim.submissionId);
+    const sub = submissionFromItems(state, input);
+    sub.pendingResume = num(state, "claimCharge") === 0;
+    return sub;
+  }
+
+  async startAttempt(attempt: Attempt): Promise<void> {
+    await this.#ctx.dynamo.send(
+      new PutItemCommand({
+        TableName: this.#ctx.table,
+        Item: {
+          pk: S(submissionPk(attempt.submissionId)),
+          sk: S(attemptSk(attempt.startedAt, attempt.id)),
+          id: S(attempt.id),
+          submissionId: S(attempt.submissionId),
+          ownerId: S(attempt.ownerId),
+          startedAt: N(attempt.startedAt),
+        },
+      }),
+    );
+  }
+
+  async listAttempts(submissionId: string): Promise<Attempt[]> {
+    const out: Attempt[] = [];
+    let start: Item | undefined;
+    do {
+      const res = await this.#ctx.dynamo.send(
+        new QueryCommand({
+          TableName: this.#ctx.table,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+          ExpressionAttributeValues: { ":pk": S(submissionPk(submissionId)), ":prefix": S(ATTEMPT_PREFIX) },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of res.Items ?? []) {
+        out.push({
+          id: reqStr(item, "id"),
+          submissionId: reqStr(item, "submissionId"),
+          ownerId: reqStr(item, "ownerId"),
+          startedAt: reqNum(item, "startedAt"),
+        });
+      }
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  async renewLease(renewal: LeaseRenewal): Promise<void> {
+    const e = new Expr().set("leaseExpiresAt", N(renewal.leaseExpiresAt));
+    const outcome = await updateState(this.#ctx, renewal.submissionId, e, this.#fence(e, renewal.attemptId));
+    this.#expect(outcome, renewal.submissionId, () => notRunningUnder(renewal.submissionId, renewal.attemptId));
+  }
+
+  async listExpiredLeases(now: number): Promise<Submission[]> {
+    const ids = await idsInBucket(this.#ctx, "running");
+    return freshSubmissions(
+      this.#ctx,
+      ids,
+      (s) => str(s, "status") === "running" && (num(s, "leaseExpiresAt") ?? Number.POSITIVE_INFINITY) <= now,
+    );
+  }
+
+  async releaseSubmission(release: SubmissionRelease): Promise<void> {
+    const id = release.submissionId;
+    const e = new Expr()
+      .set("status", S("queued"))
+      .set("updatedAt", N(this.#ctx.clock.now()))
+      .set("byStatusPk", statusPk("runnable", id))
+      .remove("attemptId", "ownerId", "leaseExpiresAt");
+    if (release.lastError) e.set("lastError", S(release.lastError));
+    if (release.continuation) e.set("charge", N(0));
+    const outcome = await updateState(this.#ctx, id, e, this.#fence(e, release.attemptId));
+    this.#expect(outcome, id, () => notRunningUnder(id, release.attemptId));
+  }
+
+  async waitSubmission(wait: SubmissionWait): Promise<void> {
+    const id = wait.submissionId;
+    const e = new Expr()
+      .set("status", S("waiting"))
+      .set("updatedAt", N(this.#ctx.clock.now()))
+      .set("charge", N(0))
+      .set("byStatusPk", statusPk("waiting", id))
+      .set("byStatusSk", S(waitSortKey(wait.waitUntil, id)))
+      .remove("attemptId", "ownerId", "leaseExpiresAt");
+    if (wait.waitUntil !== undefined) e.set("waitUntil", N(wait.waitUntil));
+    else e.remove("waitUntil");
+    const outcome = await updateState(this.#ctx, id, e, this.#fence(e, wait.attemptId));
+    this.#expect(outcome, id, () => notRunningUnder(id, wait.attemptId));
+  }
+
+  async resumeSubmission(submissionId: string): Promise<void> {
+    const e = new Expr()
+      .set("status", S("queued"))
+      .set("updatedAt", N(this.#ctx.clock.now()))
+      .set("byStatusPk", statusPk("runnable", submissionId))
+      .remove("waitUntil");
+    e.setRaw(`${e.n("byStatusSk")} = ${e.n("ord")}`);
+    const outcome = await updateState(this.#ctx, submissionId, e, `${e.n("status")} = ${e.v(S("waiting"))}`);
+    this.#expect(outcome, submissionId, (s) => `submission ${submissionId} is ${str(s, "status")}, not waiting`);
+  }
+
+  async listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
+    const ids = await childIds(this.#ctx, parentSubmissionId);
+    return freshSubmissions(this.#ctx, ids, (s) => str(s, "parentSubmissionId") === parentSubmissionId);
+  }
+
+  async listExpiredWaits(now: number): Promise<Submission[]> {
+    const ids = await idsInBucket(this.#ctx, "waiting", pad(now));
+    return freshSubmissions(this.#ctx, ids, (s) => {
+      const until = num(s, "waitUntil");
+      return str(s, "status") === "waiting" && until !== undefined && until < now;
+    });
+  }
+
+  async cancelSubmission(submissionId: string, reason: string): Promise<{ wasRunning: boolean }> {
+    const ctx = this.#ctx;
+    return rerunOnRace("cancelSubmission", async () => {
+      const state = await loadState(ctx, submissionId);
+      if (!state) throw new SubmissionNotFound(submissionId);
+      const status = str(state, "status");
+      if (status === "queued" || status === "waiting") {
+        await settleOnce(ctx, state, reason);
+        return { wasRunning: false };
+      }
+      if (status === "running") {
+        const e = new Expr().set("cancelRequested", BOOL(true));
+        const outcome = await updateState(ctx, submissionId, e, `${e.n("status")} = ${e.v(S("running"))}`);
+        if (!outcome.done) throw new RetryStep("status moved");
+        return { wasRunning: true };
+      }
+      throw new ClaimLost(`submission ${submissionId} is already ${status}`);
+    });
+  }
+
+  async reserveSettlement(
+    submissionId: string,
+    attemptId: string,
+    options?: { requireDrainedInbox?: boolean },
+  ): Promise<void> {
+    const e = new Expr()
+      .set("status", S("terminalizing"))
+      .set("updatedAt", N(this.#ctx.clock.now()))
+      .set("byStatusPk", statusPk("terminalizing", submissionId));
+    let condition = this.#fence(e, attemptId);
+    if (options?.requireDrainedInbox) {
+      const pending = e.n("inboxPending");
+      condition += ` AND (attribute_not_exists(${pending}) OR ${pending} = ${e.v(N(0))})`;
+    }
+    const outcome = await updateState(this.#ctx, submissionId, e, condition);
+    this.#expect(outcome, submissionId, (s) => {
+      if (str(s, "status") === "running" && str(s, "attemptId") === attemptId && (num(s, "inboxPending") ?? 0) > 0) {
+        return new InboxNotDrained(submissionId);
+      }
+      return notRunningUnder(submissionId, attemptId);
+    });
+  }
+
+  async finalizeSettlement(submissionId: string): Promise<void> {
+    const ctx = this.#ctx;
+    await rerunOnRace("finalizeSettlement", async () => {
+      const state = await loadState(ctx, submissionId);
+      if (!state) throw new SubmissionNotFound(submissionId);
+      const status = str(state, "status");
+      if (status === "settled") return;
+      if (status !== "terminalizing") throw new ClaimLost(`submission ${submissionId} is ${status}, not terminalizing`);
+      await settleOnce(ctx, state);
+    });
+  }
+
+  /** `running under attemptId` as a condition on `e`. */
+  #fence(e: Expr, attemptId: string): string {
+    return `${e.n("status")} = ${e.v(S("running"))} AND ${e.n("attemptId")} = ${e.v(S(attemptId))}`;
+  }
+
+  /** The written item, or the contract error for a refusal (`SubmissionNotFound` when absent). */
+  #expect(outcome: UpdateOutcome, id: string, refusal: (current: Item) => string | Error): Item {
+    if (outcome.done) return outcome.item;
+    if (!outcome.current) throw new SubmissionNotFound(id);
+    const reason = refusal(outcome.current);
+    throw typeof reason === "string" ? new ClaimLost(reason) : reason;
+  }
+
+  async #input(id: string) {
+    const res = await this.#ctx.dynamo.send(
+      new GetItemCommand({ TableName: this.#ctx.table, Key: inputKey(id), ConsistentRead: true }),
+    );
+    if (!res.Item) throw new SubmissionNotFound(id);
+    return inputFromItem(this.#ctx, res.Item);
+  }
+}
+
+function notRunningUnder(id: string, attemptId: string): string {
+  return `submission ${id} is not running under attempt ${attemptId}`;
+}
