@@ -34,6 +34,22 @@ function expectBatchesContiguous(log: ConversationRecord[], batches: Map<string,
   expect(log.length, `${what}: log holds exactly the batches`).toBe([...batches.values()].reduce((a, b) => a + b, 0));
 }
 
+/** Asserts that `got` is exactly `want` (ids), explaining skips, repeats and reordering. */
+function expectSameIds(got: readonly { id: string }[], want: readonly { id: string }[], what: string): void {
+  const g = ids(got);
+  const w = ids(want);
+  if (g.length === w.length && g.every((id, i) => id === w[i])) return;
+  const seen = new Set(g);
+  const skipped = w.filter((id) => !seen.has(id));
+  const repeated = g.filter((id, i) => g.indexOf(id) !== i);
+  const firstDiff = g.findIndex((id, i) => id !== w[i]);
+  expect.fail(
+    `${what}: read ${g.length} records, the log has ${w.length}; ` +
+      `skipped ${skipped.length}${skipped.length > 0 ? ` (first: #${w.indexOf(skipped[0]!)} ${skipped[0]})` : ""}, ` +
+      `repeated ${repeated.length}, first difference at position ${firstDiff}`,
+  );
+}
+
 /** Appends with `expectedHead`, re-reading the head and retrying on `ClaimLost`. */
 async function appendAtHead(store: Store, conv: string, make: () => RecordDraft[]): Promise<ConversationRecord[]> {
   for (let attempt = 0; attempt < 1_000; attempt++) {
@@ -147,8 +163,8 @@ export function concurrencyCases(test: Register): void {
       const [plain, paged] = await Promise.all(readers);
       const log = await store.readRecords(conv, "");
       expect(log.length).toBe(2 * (10 * 1 + 10 * 2 + 10 * 3));
-      expect(ids(plain!), "a tailing reader sees every record exactly once, in log order").toEqual(ids(log));
-      expect(ids(paged!), "a tailing reader paging by 2 sees every record exactly once").toEqual(ids(log));
+      expectSameIds(plain!, log, "a tailing reader sees every record exactly once, in log order");
+      expectSameIds(paged!, log, "a tailing reader paging by 2 sees every record exactly once, in log order");
     });
 
     test("ConcurrentClaimsOneWins", async ({ store, clock, fx }) => {

@@ -51,12 +51,12 @@ export function conversationCases(test: Register): void {
 
     test("ConversationKeysAreExact", async ({ store, clock, fx }) => {
       const base = fx.key();
+      // Joined with "/" these would all read "agent/x/<instance>/s": keys must not be joined naively.
       const keys = [
         { agent: `${base.agent}/x`, instance: base.instance, session: "s" },
         { agent: base.agent, instance: `x/${base.instance}`, session: "s" },
-        { agent: base.agent, instance: `x/${base.instance}/s`, session: "" },
+        { agent: base.agent, instance: "x", session: `${base.instance}/s` },
         { agent: base.agent, instance: `x:${base.instance}`, session: "s" },
-        { agent: base.agent, instance: `x`, session: `${base.instance}/s` },
       ];
       const made: string[] = [];
       for (const key of keys) {

@@ -27,7 +27,7 @@ import {
   type SubmissionWait,
   sessionKeyString,
 } from "../../ports/submission.ts";
-import { deepFreeze } from "./deep-freeze.ts";
+import { frozenCopy } from "./frozen-copy.ts";
 import { jsonEqual } from "./json-equal.ts";
 
 /** Options of {@link MemoryStore}. */
@@ -63,8 +63,8 @@ const STATUSES: readonly SubmissionStatus[] = ["queued", "running", "waiting", "
  * respect to every other (JavaScript runs one at a time); the promise only wraps the result.
  *
  * Returned records, and the `input` / `sessionKey` of returned submissions, are deep-frozen
- * values shared with the store (they are cloned once, on the way in); everything else returned
- * is a fresh copy. Callers that need to change a record build a new one.
+ * values shared with the store (copied once, on the way in); everything else returned is a
+ * fresh copy. Callers that need to change a record build a new one.
  */
 export class MemoryStore implements Store {
   readonly #clock: Clock;
@@ -96,7 +96,7 @@ export class MemoryStore implements Store {
       conversationId: sub.conversationId,
       sessionKey: freezeKey(sub.sessionKey),
       status: "queued",
-      input: deepFreeze(structuredClone(sub.input)),
+      input: frozenCopy(sub.input),
       attemptCount: 0,
       createdAt: sub.createdAt,
       updatedAt: this.#clock.now(),
@@ -386,7 +386,7 @@ export class MemoryStore implements Store {
     }
     if (drafts.length === 0) return [];
     const ids = nextRecordIds(head, drafts.length, this.#clock.now());
-    const records = drafts.map((draft, i) => deepFreeze({ id: ids[i]!, ...structuredClone(draft) }) as ConversationRecord);
+    const records = drafts.map((draft, i) => frozenCopy({ id: ids[i]!, ...draft }) as ConversationRecord);
     if (!log) {
       log = { ids: [], records: [] };
       this.#logs.set(conversationId, log);
