@@ -51,13 +51,18 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
     app,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        const http = "closeIdleConnections" in server ? server : undefined;
+        // Connections whose stream or wait ends below go idle, and a keep-alive client would hold
+        // them open: keep closing idle ones until the server is down, then cut the rest.
+        const sweepIdle = setInterval(() => http?.closeIdleConnections(), 25);
+        const force = setTimeout(() => http?.closeAllConnections(), closeGraceMs);
+        server.close(() => {
+          clearInterval(sweepIdle);
+          clearTimeout(force);
+          resolve();
+        });
         shutdown.abort();
-        if ("closeIdleConnections" in server) server.closeIdleConnections();
-        const force = setTimeout(() => {
-          if ("closeAllConnections" in server) server.closeAllConnections();
-        }, closeGraceMs);
-        force.unref();
+        http?.closeIdleConnections();
       });
       return closing;
     },
