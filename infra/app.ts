@@ -1,0 +1,46 @@
+/**
+ * The CDK app that deploys the basic example (`examples/basic/agents.ts`) serverless.
+ * Run it through the CLI from the repository root: `npx cdk synth` / `npx cdk deploy`
+ * (`cdk.json` starts this file with Node 22's type stripping).
+ *
+ * Context switches (`-c key=value`):
+ * - `harness:stackName` (default `ResoluteHarnessBasic`)
+ * - `harness:destroy=true`   table, bucket and logs are deleted with the stack (default: retained)
+ * - `harness:bedrock=true`   the worker may invoke Bedrock models
+ * - `harness:apiGateway=true` a REST API (streaming) instead of the function URL
+ * - `harness:urlAuth=NONE`   function URL without IAM auth (the app must check tokens itself)
+ *
+ * The AwsSolutions cdk-nag pack runs on every synth; an unacknowledged finding fails it.
+ */
+import { fileURLToPath } from "node:url";
+import { App, CfnOutput, RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
+import { FunctionUrlAuthType } from "aws-cdk-lib/aws-lambda";
+import nag from "cdk-nag";
+import { Harness } from "./harness.ts";
+
+const app = new App();
+const flag = (key: string): boolean => String(app.node.tryGetContext(key)) === "true";
+
+const account = process.env.CDK_DEFAULT_ACCOUNT;
+const region = process.env.CDK_DEFAULT_REGION;
+const stack = new Stack(app, String(app.node.tryGetContext("harness:stackName") ?? "ResoluteHarnessBasic"), {
+  // Environment-agnostic unless the CLI knows the target (no lookups are used either way).
+  env: account && region ? { account, region } : undefined,
+  description: "resolute-harness: the basic example, serverless (Lambda, DynamoDB, SQS FIFO, S3)",
+});
+
+const harness = new Harness(stack, "Harness", {
+  agentsEntry: fileURLToPath(new URL("../examples/basic/agents.ts", import.meta.url)),
+  removalPolicy: flag("harness:destroy") ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+  bedrock: flag("harness:bedrock"),
+  apiGateway: flag("harness:apiGateway"),
+  urlAuthType:
+    String(app.node.tryGetContext("harness:urlAuth")) === "NONE" ? FunctionUrlAuthType.NONE : FunctionUrlAuthType.AWS_IAM,
+});
+
+new CfnOutput(stack, "Url", { value: harness.url, description: "Base URL of the harness HTTP API" });
+new CfnOutput(stack, "TableName", { value: harness.table.tableName });
+new CfnOutput(stack, "BucketName", { value: harness.bucket.bucketName });
+new CfnOutput(stack, "QueueUrl", { value: harness.queue.queueUrl });
+
+Validations.of(app).addPlugins(new nag.AwsSolutionsChecks(app));

@@ -1,0 +1,547 @@
+import { existsSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
+import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
+import { Billing, TableV2 } from "aws-cdk-lib/aws-dynamodb";
+import { Rule, Schedule } from "aws-cdk-lib/aws-events";
+import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
+import { type IGrantable, PolicyStatement } from "aws-cdk-lib/aws-iam";
+import {
+  type FunctionUrl,
+  type FunctionUrlCorsOptions,
+  FunctionUrlAuthType,
+  InvokeMode,
+} from "aws-cdk-lib/aws-lambda";
+import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { RetentionDays } from "aws-cdk-lib/aws-logs";
+import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwnership } from "aws-cdk-lib/aws-s3";
+import type { ITopic } from "aws-cdk-lib/aws-sns";
+import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import { AuthorizationType } from "aws-cdk-lib/aws-apigateway";
+import { Construct } from "constructs";
+import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "./env.ts";
+import { HarnessApi, type HarnessApiGatewayOptions } from "./harness-api.ts";
+import { HarnessFunction } from "./harness-function.ts";
+import { acknowledgeHarnessFindings } from "./nag-suppressions.ts";
+import { HARNESS_TABLE_SCHEMA } from "./table-schema.ts";
+
+/** Log levels understood by Powertools for AWS Lambda. */
+export type HarnessLogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";
+
+/** Which Bedrock models the worker may invoke. */
+export interface HarnessBedrockOptions {
+  /**
+   * ARNs of foundation models and inference profiles the worker may invoke.
+   * @default every foundation model, and every inference profile of this account and region
+   */
+  readonly resources?: string[];
+}
+
+/** Properties of the {@link Harness} construct. */
+export interface HarnessProps {
+  /**
+   * Path of the module that exports `agents: Record<string, AgentDefinition>`. Every handler
+   * imports it as `#harness-agents` (an esbuild alias), so the user's agents are compiled into
+   * each function's bundle. Relative paths are resolved against the current directory.
+   */
+  readonly agentsEntry: string;
+
+  /**
+   * Handler modules per function role. Entries must lie under the repository root (the directory
+   * holding `package-lock.json`).
+   * @default `lambdas/<role>.ts` of this repository
+   */
+  readonly handlerEntries?: Partial<Record<HarnessFunctionRole, string>>;
+
+  /**
+   * What happens to the table, the bucket and the log groups when the stack is deleted or they
+   * are replaced. With `DESTROY`, a non-empty bucket still makes the deletion fail (no custom
+   * resource empties it).
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * DynamoDB deletion protection.
+   * @default true unless `removalPolicy` is `DESTROY`
+   */
+  readonly tableDeletionProtection?: boolean;
+  /**
+   * DynamoDB point-in-time recovery.
+   * @default true
+   */
+  readonly pointInTimeRecovery?: boolean;
+  /**
+   * Delete bucket objects this long after they were written. Spilled payloads and attachments are
+   * referenced by records for the conversation's lifetime, so set this only when conversations
+   * expire at least as early.
+   * @default objects never expire
+   */
+  readonly objectExpiration?: Duration;
+  /**
+   * Bucket receiving the harness bucket's server access logs.
+   * @default no access logs (CloudTrail data events are the audit path)
+   */
+  readonly accessLogsBucket?: IBucket;
+
+  /**
+   * Function timeout of the worker; a run longer than this continues in a new invocation.
+   * @default Duration.minutes(15)
+   */
+  readonly workerTimeout?: Duration;
+  /** @default 1024 */
+  readonly workerMemorySize?: number;
+  /**
+   * Reserved concurrency of the worker. Reserving takes capacity from the account pool (and fails
+   * on accounts whose unreserved concurrency would drop below 10).
+   * @default no reservation
+   */
+  readonly workerReservedConcurrency?: number;
+  /**
+   * Upper bound of concurrent worker invocations the SQS event source starts (2–1000).
+   * @default no bound beyond the number of active sessions (FIFO message groups)
+   */
+  readonly workerMaxConcurrency?: number;
+  /**
+   * Default visibility timeout of the work queue. Must be at least the worker timeout (Lambda
+   * refuses the event source otherwise); the worker shortens its own message's visibility to
+   * about one lease on receipt.
+   * @default workerTimeout + 1 minute
+   */
+  readonly queueVisibilityTimeout?: Duration;
+  /**
+   * Receives after which SQS moves a doorbell to the dead-letter queue. Receive counts are not
+   * attempts (throttles, init crashes and stale doorbells count too), so keep this well above
+   * the attempt budget (default 10).
+   * @default 30
+   */
+  readonly maxReceiveCount?: number;
+  /**
+   * FIFO high-throughput mode (throughput and deduplication scoped per message group). Senders
+   * use fresh deduplication ids, so the narrower deduplication scope changes nothing else.
+   * @default true
+   */
+  readonly highThroughputFifo?: boolean;
+
+  /**
+   * How long the http function keeps one SSE response open before ending it itself (clients
+   * reconnect with Last-Event-ID). A client that disconnects does not stop the invocation, so
+   * this also bounds what an abandoned stream costs.
+   * @default Duration.minutes(5)
+   */
+  readonly streamMaxDuration?: Duration;
+  /**
+   * Function timeout of the http function; must exceed `streamMaxDuration` by at least 10 s.
+   * @default streamMaxDuration + 1 minute
+   */
+  readonly httpTimeout?: Duration;
+  /** @default 512 */
+  readonly httpMemorySize?: number;
+  /**
+   * Authentication of the function URL. `NONE` is for an app that checks a bearer token or JWT
+   * itself (Hono middleware); the handler learns the mode from `HARNESS_URL_AUTH`.
+   * @default FunctionUrlAuthType.AWS_IAM
+   */
+  readonly urlAuthType?: FunctionUrlAuthType;
+  /**
+   * CORS of the function URL (for browser clients).
+   * @default no CORS headers
+   */
+  readonly urlCors?: FunctionUrlCorsOptions;
+  /**
+   * Put an API Gateway REST API (response streaming) in front of the http function, for its
+   * authorizers and throttling. The function URL is then not created, so the API is the only
+   * way in and clients keep one base URL.
+   * @default false
+   */
+  readonly apiGateway?: boolean | HarnessApiGatewayOptions;
+
+  /**
+   * Rate of the sweeper schedule (re-ring stale heads, reclaim expired leases, finalize,
+   * expire waits, settle past durability timeouts).
+   * @default Duration.minutes(1)
+   */
+  readonly sweeperRate?: Duration;
+  /** @default Duration.minutes(1) */
+  readonly sweeperTimeout?: Duration;
+  /** @default Duration.minutes(1) */
+  readonly dlqHandlerTimeout?: Duration;
+
+  /**
+   * Let the worker call Amazon Bedrock (`InvokeModel`, `InvokeModelWithResponseStream`).
+   * @default false
+   */
+  readonly bedrock?: boolean | HarnessBedrockOptions;
+
+  /**
+   * Create the alarms: dead-letter queue depth and arrivals, worker errors.
+   * @default true
+   */
+  readonly alarms?: boolean;
+  /**
+   * Also alarm on worker throttles.
+   * @default false
+   */
+  readonly workerThrottleAlarm?: boolean;
+  /**
+   * Topic notified when an alarm fires or recovers.
+   * @default no notification
+   */
+  readonly alarmTopic?: ITopic;
+
+  /** @default "resolute-harness" */
+  readonly serviceName?: string;
+  /** @default "INFO" */
+  readonly logLevel?: HarnessLogLevel;
+  /** @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+  /**
+   * Extra environment variables for every function (non-secret settings, e.g. model ids).
+   * The harness's own variables (see `HARNESS_ENV`) win on a clash.
+   */
+  readonly environment?: Record<string, string>;
+}
+
+const repositoryRoot = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
+
+/**
+ * The serverless shape of the harness (DESIGN §3): a DynamoDB table (the truth), an S3 bucket
+ * (spill and attachments), an SQS FIFO work queue (the doorbell) with a FIFO dead-letter queue,
+ * and four Lambda functions — `http` (admission and SSE stream behind one function URL),
+ * `worker`, `dlq` and `sweeper`. Nothing runs while nothing happens.
+ *
+ * Every function receives `TABLE_NAME`, `BUCKET_NAME`, `QUEUE_URL` and the Powertools variables;
+ * http also `HARNESS_STREAM_MAX_MS` and `HARNESS_URL_AUTH` (names in {@link HARNESS_ENV}).
+ */
+export class Harness extends Construct {
+  readonly table: TableV2;
+  readonly bucket: Bucket;
+  readonly queue: Queue;
+  readonly deadLetterQueue: Queue;
+  readonly functions: Readonly<Record<HarnessFunctionRole, NodejsFunction>>;
+  /** The function URL, unless `apiGateway` is on. */
+  readonly functionUrl?: FunctionUrl;
+  /** The REST API, when `apiGateway` is on. */
+  readonly api?: HarnessApi;
+  /** The alarms created (empty when `alarms` is false). */
+  readonly alarms: Alarm[] = [];
+  /** The base URL clients use: the API's when `apiGateway` is on, else the function URL. */
+  readonly url: string;
+
+  constructor(scope: Construct, id: string, props: HarnessProps) {
+    super(scope, id);
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const workerTimeout = props.workerTimeout ?? Duration.minutes(15);
+    const streamMax = props.streamMaxDuration ?? Duration.minutes(5);
+    const httpTimeout = props.httpTimeout ?? streamMax.plus(Duration.minutes(1));
+    const visibility = props.queueVisibilityTimeout ?? workerTimeout.plus(Duration.minutes(1));
+    const dlqTimeout = props.dlqHandlerTimeout ?? Duration.minutes(1);
+    const maxReceiveCount = props.maxReceiveCount ?? 30;
+    const urlAuthType = props.urlAuthType ?? FunctionUrlAuthType.AWS_IAM;
+    validate(props, { workerTimeout, streamMax, httpTimeout, visibility, maxReceiveCount });
+
+    this.table = new TableV2(this, "Table", {
+      partitionKey: HARNESS_TABLE_SCHEMA.partitionKey,
+      sortKey: HARNESS_TABLE_SCHEMA.sortKey,
+      globalSecondaryIndexes: HARNESS_TABLE_SCHEMA.globalSecondaryIndexes,
+      timeToLiveAttribute: HARNESS_TABLE_SCHEMA.timeToLiveAttribute,
+      billing: Billing.onDemand(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: props.pointInTimeRecovery ?? true },
+      deletionProtection: props.tableDeletionProtection ?? removalPolicy !== RemovalPolicy.DESTROY,
+      removalPolicy,
+    });
+
+    this.bucket = new Bucket(this, "Bucket", {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: props.accessLogsBucket,
+      serverAccessLogsPrefix: props.accessLogsBucket ? "harness/" : undefined,
+      removalPolicy,
+      lifecycleRules: [
+        { id: "abort-incomplete-uploads", abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        ...(props.objectExpiration ? [{ id: "expire-objects", expiration: props.objectExpiration }] : []),
+      ],
+    });
+
+    this.deadLetterQueue = new Queue(this, "DeadLetterQueue", {
+      fifo: true,
+      contentBasedDeduplication: false,
+      retentionPeriod: Duration.days(14),
+      visibilityTimeout: dlqTimeout.plus(Duration.minutes(1)),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    const highThroughput = props.highThroughputFifo ?? true;
+    this.queue = new Queue(this, "Queue", {
+      fifo: true,
+      // Senders give every doorbell a fresh deduplication id: a re-ring inside the 5-minute
+      // window must not be swallowed (DESIGN §3).
+      contentBasedDeduplication: false,
+      visibilityTimeout: visibility,
+      retentionPeriod: Duration.days(4),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount },
+      ...(highThroughput
+        ? { fifoThroughputLimit: FifoThroughputLimit.PER_MESSAGE_GROUP_ID, deduplicationScope: DeduplicationScope.MESSAGE_GROUP }
+        : {}),
+    });
+
+    const agentsEntry = resolve(props.agentsEntry);
+    if (!existsSync(agentsEntry)) {
+      throw new Error(`Harness: agentsEntry ${agentsEntry} does not exist (a module exporting \`agents\`)`);
+    }
+    const common = {
+      agentsEntry,
+      projectRoot: repositoryRoot,
+      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy,
+    };
+    const baseEnv: Record<string, string> = {
+      ...props.environment,
+      [HARNESS_ENV.tableName]: this.table.tableName,
+      [HARNESS_ENV.bucketName]: this.bucket.bucketName,
+      [HARNESS_ENV.queueUrl]: this.queue.queueUrl,
+      [HARNESS_ENV.serviceName]: props.serviceName ?? "resolute-harness",
+      [HARNESS_ENV.logLevel]: props.logLevel ?? "INFO",
+      [HARNESS_ENV.metricsNamespace]: props.serviceName ?? "resolute-harness",
+    };
+    const entry = (role: HarnessFunctionRole): string => {
+      const given = props.handlerEntries?.[role];
+      return given ? (isAbsolute(given) ? given : resolve(given)) : `${repositoryRoot}/lambdas/${role}.ts`;
+    };
+
+    const http = new HarnessFunction(this, "Http", {
+      ...common,
+      entry: entry("http"),
+      timeout: httpTimeout,
+      memorySize: props.httpMemorySize ?? 512,
+      environment: {
+        ...baseEnv,
+        [HARNESS_ENV.streamMaxMs]: String(streamMax.toMilliseconds()),
+        [HARNESS_ENV.urlAuth]: props.apiGateway ? "API_GATEWAY" : urlAuthType,
+      },
+    });
+    const worker = new HarnessFunction(this, "Worker", {
+      ...common,
+      entry: entry("worker"),
+      timeout: workerTimeout,
+      memorySize: props.workerMemorySize ?? 1024,
+      reservedConcurrentExecutions: props.workerReservedConcurrency,
+      environment: baseEnv,
+    });
+    const dlq = new HarnessFunction(this, "Dlq", {
+      ...common,
+      entry: entry("dlq"),
+      timeout: dlqTimeout,
+      memorySize: 256,
+      environment: baseEnv,
+    });
+    const sweeper = new HarnessFunction(this, "Sweeper", {
+      ...common,
+      entry: entry("sweeper"),
+      timeout: props.sweeperTimeout ?? Duration.minutes(1),
+      memorySize: 256,
+      environment: baseEnv,
+      // The next tick is the retry; stacking retries would only overlap sweeps.
+      retryAttempts: 0,
+    });
+    this.functions = { http: http.function, worker: worker.function, dlq: dlq.function, sweeper: sweeper.function };
+
+    // Least privilege: each role gets the data-plane actions it uses, on these resources only.
+    for (const fn of [http, worker, dlq, sweeper]) this.grantTableData(fn.role);
+    // Every function holds a DynamoDB store, and the store may spill any payload to S3 or read
+    // one back (a settlement's outcome, a parent's task result), so all four get the objects.
+    for (const fn of [http, worker, dlq, sweeper]) this.grantObjects(fn.role);
+    for (const fn of [http, worker, dlq, sweeper]) this.queue.grantSendMessages(fn.role);
+    // The event source grants receive/delete/change-visibility on the queue it reads.
+    worker.function.addEventSource(
+      new SqsEventSource(this.queue, {
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        maxConcurrency: props.workerMaxConcurrency,
+      }),
+    );
+    dlq.function.addEventSource(
+      new SqsEventSource(this.deadLetterQueue, { batchSize: 1, reportBatchItemFailures: true }),
+    );
+    if (props.bedrock) this.grantBedrock(worker.role, props.bedrock === true ? {} : props.bedrock);
+
+    new Rule(this, "SweepSchedule", {
+      description: "Runs the harness sweeper",
+      schedule: Schedule.rate(props.sweeperRate ?? Duration.minutes(1)),
+      targets: [new LambdaFunction(sweeper.function, { retryAttempts: 0 })],
+    });
+
+    if (props.apiGateway) {
+      this.api = new HarnessApi(this, "Api", {
+        handler: http.function,
+        integrationTimeout: httpTimeout,
+        defaultAuthorization: urlAuthType === FunctionUrlAuthType.AWS_IAM ? "IAM" : "NONE",
+        logRetention: common.logRetention,
+        removalPolicy,
+        ...(props.apiGateway === true ? {} : props.apiGateway),
+      });
+      this.url = this.api.restApi.url;
+    } else {
+      this.functionUrl = http.function.addFunctionUrl({
+        authType: urlAuthType,
+        invokeMode: InvokeMode.RESPONSE_STREAM,
+        cors: props.urlCors,
+      });
+      this.url = this.functionUrl.url;
+    }
+
+    if (props.alarms ?? true) this.createAlarms(props);
+
+    const apiOptions = typeof props.apiGateway === "object" ? props.apiGateway : {};
+    acknowledgeHarnessFindings({
+      bucket: this.bucket,
+      bucketAccessLogs: props.accessLogsBucket !== undefined,
+      functions: Object.values(this.functions),
+      roles: [http, worker, dlq, sweeper].map((fn) => fn.role),
+      bedrockDefaultGrantRole:
+        props.bedrock && (props.bedrock === true || props.bedrock.resources === undefined) ? worker.role : undefined,
+      api: this.api && {
+        restApi: this.api.restApi,
+        stage: this.api.restApi.deploymentStage,
+        methods: this.api.methods,
+        webAcl: apiOptions.webAclArn !== undefined,
+        cognito: apiOptions.authorizer?.authorizationType === AuthorizationType.COGNITO,
+      },
+    });
+  }
+
+  /** Let `grantee` call the harness over HTTP (function URL or API with `AWS_IAM` auth). */
+  grantInvoke(grantee: IGrantable): void {
+    if (this.functionUrl) {
+      this.functions.http.grantInvokeUrl(grantee);
+    } else if (this.api) {
+      this.api.grantInvoke(grantee);
+    }
+  }
+
+  private grantTableData(grantee: IGrantable): void {
+    // Item-level reads and conditional writes (transactions are authorized per contained
+    // action). No Scan, no BatchWriteItem (records are never batch-written, DESIGN §3.1), no
+    // table or backup administration.
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: "HarnessTableData",
+        actions: [
+          "dynamodb:GetItem",
+          "dynamodb:BatchGetItem",
+          "dynamodb:Query",
+          "dynamodb:PutItem",
+          "dynamodb:UpdateItem",
+          "dynamodb:DeleteItem",
+          "dynamodb:ConditionCheckItem",
+        ],
+        resources: [
+          this.table.tableArn,
+          ...HARNESS_TABLE_SCHEMA.globalSecondaryIndexes.map((index) => `${this.table.tableArn}/index/${index.indexName}`),
+        ],
+      }),
+    );
+  }
+
+  private grantObjects(grantee: IGrantable): void {
+    // Content-addressed objects are written once and read back; nothing deletes them (the
+    // lifecycle rule does, when configured). ListBucket turns a missing object into 404, not 403.
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: "HarnessObjects",
+        actions: ["s3:GetObject", "s3:PutObject"],
+        resources: [this.bucket.arnForObjects("*")],
+      }),
+    );
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ sid: "HarnessBucketList", actions: ["s3:ListBucket"], resources: [this.bucket.bucketArn] }),
+    );
+  }
+
+  private grantBedrock(grantee: IGrantable, options: HarnessBedrockOptions): void {
+    const stack = Stack.of(this);
+    const resources = options.resources ?? [
+      `arn:${stack.partition}:bedrock:*::foundation-model/*`,
+      `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/*`,
+    ];
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: "HarnessBedrockInvoke",
+        actions: ["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
+        resources,
+      }),
+    );
+  }
+
+  private createAlarms(props: HarnessProps): void {
+    const alarm = (id: string, description: string, metric: IMetric): Alarm => {
+      const created = new Alarm(this, id, {
+        alarmDescription: description,
+        metric,
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      if (props.alarmTopic) {
+        created.addAlarmAction(new SnsAction(props.alarmTopic));
+        created.addOkAction(new SnsAction(props.alarmTopic));
+      }
+      this.alarms.push(created);
+      return created;
+    };
+    const fiveMinutes = Duration.minutes(5);
+    alarm(
+      "DlqArrivalsAlarm",
+      "SQS gave up on a doorbell (receive count exhausted). The dlq function settles it only when the durable attempt budget is spent, otherwise re-rings it: look at the worker's errors.",
+      this.deadLetterQueue.metricNumberOfMessagesReceived({ period: fiveMinutes, statistic: "Sum" }),
+    );
+    alarm(
+      "DlqDepthAlarm",
+      "Doorbells are waiting in the dead-letter queue: the dlq function is failing or throttled.",
+      this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: "Maximum" }),
+    );
+    alarm(
+      "WorkerErrorsAlarm",
+      "The worker threw or timed out. It reports failures as batch item failures, so any error is a crash, an init failure or a timeout.",
+      this.functions.worker.metricErrors({ period: fiveMinutes, statistic: "Sum" }),
+    );
+    if (props.workerThrottleAlarm) {
+      alarm(
+        "WorkerThrottlesAlarm",
+        "Worker invocations were throttled (account or reserved concurrency exhausted).",
+        this.functions.worker.metricThrottles({ period: fiveMinutes, statistic: "Sum" }),
+      );
+    }
+  }
+}
+
+function validate(
+  props: HarnessProps,
+  d: { workerTimeout: Duration; streamMax: Duration; httpTimeout: Duration; visibility: Duration; maxReceiveCount: number },
+): void {
+  const fifteenMinutes = Duration.minutes(15).toSeconds();
+  if (d.workerTimeout.toSeconds() > fifteenMinutes) throw new Error("Harness: workerTimeout exceeds Lambda's 15 minutes");
+  if (d.httpTimeout.toSeconds() > fifteenMinutes) throw new Error("Harness: httpTimeout exceeds Lambda's 15 minutes");
+  if (d.visibility.toSeconds() < d.workerTimeout.toSeconds()) {
+    throw new Error("Harness: queueVisibilityTimeout must be at least workerTimeout (Lambda rejects the event source otherwise)");
+  }
+  if (d.streamMax.toSeconds() + 10 > d.httpTimeout.toSeconds()) {
+    throw new Error("Harness: streamMaxDuration must end at least 10 s before httpTimeout");
+  }
+  if (!Number.isInteger(d.maxReceiveCount) || d.maxReceiveCount < 1 || d.maxReceiveCount > 1000) {
+    throw new Error("Harness: maxReceiveCount must be an integer from 1 to 1000");
+  }
+  const handlers = props.handlerEntries ?? {};
+  for (const role of HARNESS_FUNCTION_ROLES) {
+    const given = handlers[role];
+    if (given !== undefined && !existsSync(resolve(given))) throw new Error(`Harness: handler entry for ${role} not found: ${given}`);
+  }
+}
