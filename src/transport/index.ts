@@ -1,3 +1,4 @@
+/** The HTTP surface (`resolute-harness/http`): one Hono app for node-server and Lambda alike. */
 export { APP_DEFAULTS, createApp, type AppOptions } from "./app.ts";
 export { bearerAuth, type BearerAuthOptions } from "./bearer-auth.ts";
 export type { ErrorBody, TransportErrorCode } from "./http-errors.ts";

@@ -113,7 +113,7 @@ const dispatchCase: fc.Arbitrary<Case> = fc
     method: "POST",
     path: `/agents/assistant/${inst}${wait ? "?wait=true" : ""}`,
     body,
-    headers: type ? { "content-type": type } : {},
+    headers: (type ? { "content-type": type } : {}) as Record<string, string>,
     instance: inst,
   }));
 
@@ -155,7 +155,7 @@ const badStreamCase: fc.Arbitrary<Case> = fc
   .map(([id, inHeader]) => ({
     method: "GET",
     path: inHeader ? "/agents/assistant/seeded" : `/agents/assistant/seeded?lastEventId=${encodeURIComponent(id)}`,
-    headers: inHeader ? { "Last-Event-ID": id } : {},
+    headers: (inHeader ? { "Last-Event-ID": id } : {}) as Record<string, string>,
   }));
 
 const streamNoConversation: fc.Arbitrary<Case> = instance.map((inst) => ({ method: "GET", path: `/agents/assistant/${inst}`, headers: {}, instance: inst }));
