@@ -95,9 +95,18 @@ export class Inbox {
       if (str(state, "status") !== "running" || str(state, "attemptId") !== request.attemptId) {
         throw new ClaimLost(`submission ${request.submissionId} is not running under attempt ${request.attemptId}`);
       }
-      const pending = (await this.#undelivered(request.submissionId)).filter((m) =>
-        request.kinds.includes(reqStr(m, "kind") as InboxKind),
-      );
+      // The counter on the state item answers the common "nothing to deliver" without a Query.
+      const pending =
+        (num(state, "inboxPending") ?? 0) === 0
+          ? []
+          : (await this.#undelivered(request.submissionId)).filter((m) => request.kinds.includes(reqStr(m, "kind") as InboxKind));
+      if (pending.length === 0) {
+        const conversationId = reqStr(state, "conversationId");
+        if (request.expectedHead !== undefined && (await this.#log.readHead(conversationId)) !== request.expectedHead) {
+          throw new ClaimLost(`conversation ${conversationId} head is not ${request.expectedHead || "empty"}`);
+        }
+        return [...delivered];
+      }
       const time = new Date(ctx.clock.now()).toISOString();
       const messages = await Promise.all(
         pending.map(async (m) => ({ seq: reqNum(m, "seq"), kind: reqStr(m, "kind") as InboxKind, body: await this.#body(m) })),
