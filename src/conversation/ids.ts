@@ -1,8 +1,36 @@
-import { decodeTime, incrementBase32, ulid } from "ulid";
+import { decodeTime, incrementBase32, ulid as mintUlid } from "ulid";
+
+/**
+ * A cryptographic PRNG that draws its bytes in blocks: ulid asks for 16 random numbers per id,
+ * and one `getRandomValues` call per number was a measurable share of an append's CPU.
+ */
+const randomBlock = new Uint8Array(4096);
+let randomOffset = randomBlock.length;
+function bufferedPrng(): number {
+  if (randomOffset >= randomBlock.length) {
+    crypto.getRandomValues(randomBlock);
+    randomOffset = 0;
+  }
+  return randomBlock[randomOffset++]! / 256;
+}
+
+const ulid = (nowMs: number): string => mintUlid(nowMs, bufferedPrng);
+
+// ulid's default source asks the CSPRNG for one byte per character (16 calls per id), which
+// dominated the per-record cost; draw the same bytes from a pooled buffer instead.
+const pool = new Uint8Array(4096);
+let poolAt = pool.length;
+function pooledRandom(): number {
+  if (poolAt === pool.length) {
+    globalThis.crypto.getRandomValues(pool);
+    poolAt = 0;
+  }
+  return pool[poolAt++]! / 256;
+}
 
 /** A fresh ULID stamped with `nowMs` (submission, attempt, turn, owner and conversation ids). */
 export function newId(nowMs: number): string {
-  return ulid(nowMs);
+  return ulid(nowMs, pooledRandom);
 }
 
 /**
@@ -16,7 +44,7 @@ export function nextRecordIds(head: string, count: number, nowMs: number): strin
   const ids: string[] = [];
   let last = head;
   for (let i = 0; i < count; i++) {
-    last = last !== "" && decodeTime(last) >= nowMs ? incrementBase32(last) : ulid(nowMs);
+    last = last !== "" && decodeTime(last) >= nowMs ? incrementBase32(last) : ulid(nowMs, pooledRandom);
     // A fresh ULID at the same millisecond as `last` may sort below it; increment instead.
     if (ids.length > 0 && last <= ids[ids.length - 1]!) last = incrementBase32(ids[ids.length - 1]!);
     ids.push(last);
