@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { App, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
@@ -527,6 +527,9 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
       expect(bundle).toContain("harness-infra-fixture-agent");
       expect(bundle).toMatch(/export\s*\{/);
       expect(bundle).not.toContain("#harness-agents");
+      // The bundle runs on Node 22 as an ES module and answers with the fixture's agent names.
+      const mod = (await import(pathToFileURL(join(out, assets[0]!, "index.mjs")).href)) as { handler: () => Promise<string[]> };
+      expect(await mod.handler()).toEqual(["echo"]);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
