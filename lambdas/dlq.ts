@@ -1,0 +1,22 @@
+/**
+ * The dead-letter function: doorbells SQS gave up on. Settles `attempt_budget_exhausted` only
+ * when the durable attempt count is spent, otherwise rings the work queue again and counts
+ * DeadLetterRerung (alarm on it: something keeps failing healthy work).
+ */
+import { MetricUnit } from "@aws-lambda-powertools/metrics";
+import { agents } from "#harness-agents";
+import { METRIC } from "./telemetry.ts";
+import { sqsHandler } from "./wiring.ts";
+
+export const handler = sqsHandler(agents, async (h, doorbell) => {
+  const outcome = await h.runtime.handleDeadLetter(doorbell);
+  if (outcome.kind === "rerung") {
+    h.logger.warn("dead-lettered doorbell of healthy work rung again", { outcome });
+    h.metrics.addMetric(METRIC.deadLetterRerung, MetricUnit.Count, 1);
+  } else {
+    h.logger.info("dead-lettered doorbell handled", { outcome });
+    if (outcome.kind === "exhausted") h.metrics.addMetric(METRIC.deadLetterExhausted, MetricUnit.Count, 1);
+    if (outcome.kind === "dropped") h.metrics.addMetric(METRIC.deadLetterDropped, MetricUnit.Count, 1);
+  }
+  return { kind: "ack" };
+});

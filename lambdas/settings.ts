@@ -1,0 +1,65 @@
+import { HARNESS_ENV } from "../infra/env.ts";
+import { DEFAULT_TURN_TIMEOUT_MS } from "../src/session/agent-setup.ts";
+
+/**
+ * Everything the handlers read from the environment. The `Harness` construct sets the
+ * `HARNESS_ENV` names (infra/env.ts); the `HARNESS_*` tuning knobs below are optional and reach a
+ * deployment through the construct's `environment` prop.
+ */
+export interface LambdaSettings {
+  tableName: string;
+  bucketName: string;
+  queueUrl: string;
+  /** `HARNESS_LEASE_MS`, default 30 s: the engine lease; messages are held for about as long. */
+  leaseMs: number;
+  /**
+   * `HARNESS_YIELD_MARGIN_MS`: the worker hands the run to a new invocation at the next turn
+   * boundary once less than this much time is left. Default 60 s + the default turn bound
+   * (10 min), so a turn started just before the margin still fits. Lower it together with the
+   * agents' `turnTimeoutMs` / `toolTimeoutMs`.
+   */
+  yieldMarginMs: number;
+  /** `HARNESS_STREAM_MAX_MS`, default 5 min: an SSE response ends itself after this long. */
+  streamMaxMs: number;
+  /** `HARNESS_STALE_QUEUED_MS`, default 60 s: the sweeper re-rings queued heads idle this long. */
+  staleQueuedMs: number;
+  /** `HARNESS_URL_AUTH`: `AWS_IAM`, `NONE` or `API_GATEWAY` (who authenticates callers). */
+  urlAuth: string;
+  /** `HARNESS_BEARER_TOKEN`: comma-separated accepted tokens; enables bearer auth in the app. */
+  bearerTokens: string[];
+  /** `HARNESS_ALLOW_UNAUTHENTICATED=true` serves `HARNESS_URL_AUTH=NONE` with no token (local use). */
+  allowUnauthenticated: boolean;
+  serviceName: string;
+  metricsNamespace: string;
+}
+
+/** Reads and checks the settings; throws naming the first missing or malformed variable. */
+export function readSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettings {
+  const required = (name: string): string => {
+    const v = env[name];
+    if (!v) throw new Error(`missing environment variable ${name}`);
+    return v;
+  };
+  const ms = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    const v = Number(raw);
+    if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} must be a positive number of milliseconds, got ${raw}`);
+    return v;
+  };
+  const serviceName = env[HARNESS_ENV.serviceName] || "resolute-harness";
+  return {
+    tableName: required(HARNESS_ENV.tableName),
+    bucketName: required(HARNESS_ENV.bucketName),
+    queueUrl: required(HARNESS_ENV.queueUrl),
+    leaseMs: ms("HARNESS_LEASE_MS", 30_000),
+    yieldMarginMs: ms("HARNESS_YIELD_MARGIN_MS", 60_000 + DEFAULT_TURN_TIMEOUT_MS),
+    streamMaxMs: ms(HARNESS_ENV.streamMaxMs, 5 * 60_000),
+    staleQueuedMs: ms("HARNESS_STALE_QUEUED_MS", 60_000),
+    urlAuth: env[HARNESS_ENV.urlAuth] || "AWS_IAM",
+    bearerTokens: (env.HARNESS_BEARER_TOKEN ?? "").split(",").map((t) => t.trim()).filter(Boolean),
+    allowUnauthenticated: env.HARNESS_ALLOW_UNAUTHENTICATED === "true",
+    serviceName,
+    metricsNamespace: env[HARNESS_ENV.metricsNamespace] || serviceName,
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * One local Lambda execution environment ("container"), run as a child process by
+ * `function-host.ts`: binds `#harness-agents`, installs the `awslambda` global, imports the
+ * handler module (its init phase), then either serves it as a function URL or runs invocations
+ * received over IPC, one at a time, each with a context counting down to the deadline the host
+ * set. A crash, a kill or a timeout ends the process; the host starts a new one (a cold start).
+ */
+import { register } from "node:module";
+import { pathToFileURL } from "node:url";
+import { installAwsLambdaGlobal, lambdaContext, serveFunctionUrl } from "./awslambda-local.ts";
+import type { ChildSpec, HostMessage, ChildMessage } from "./function-protocol.ts";
+
+const spec = JSON.parse(process.argv[2] ?? "{}") as ChildSpec;
+const send = (message: ChildMessage) => process.send?.(message);
+
+register("./agents-alias-hook.ts", import.meta.url, { data: { target: pathToFileURL(spec.agentsModule).href } });
+installAwsLambdaGlobal();
+
+let handler: (...args: unknown[]) => unknown;
+try {
+  const mod = (await import(pathToFileURL(spec.handlerModule).href)) as Record<string, unknown>;
+  handler = mod[spec.handlerExport ?? "handler"] as typeof handler;
+  if (typeof handler !== "function") throw new Error(`${spec.handlerModule} exports no function ${spec.handlerExport ?? "handler"}`);
+} catch (err) {
+  // An init error: Lambda reports it and discards the environment.
+  console.error(`[${spec.functionName}] init failed`, err);
+  process.exit(1);
+}
+
+if (spec.mode === "url") {
+  const server = await serveFunctionUrl(handler, {
+    port: spec.port,
+    host: spec.host,
+    functionName: spec.functionName,
+    timeoutMs: spec.timeoutMs,
+  });
+  send({ type: "listening", url: server.url });
+} else {
+  process.on("message", (message: HostMessage) => {
+    if (message.type !== "invoke") return;
+    void (async () => {
+      const context = lambdaContext(spec.functionName, message.deadline);
+      try {
+        const result = await handler(message.event, context);
+        send({ type: "result", id: message.id, result: result ?? null });
+      } catch (err) {
+        const e = err instanceof Error ? err : new Error(String(err));
+        send({ type: "error", id: message.id, error: { name: e.name, message: e.message, stack: e.stack } });
+      }
+    })();
+  });
+  send({ type: "ready" });
+}

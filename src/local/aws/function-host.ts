@@ -1,0 +1,275 @@
+/**
+ * Hosts local Lambda functions in child processes (`function-child.ts`), one process per
+ * execution environment, so a test can kill one mid-invocation the way a crash, an out-of-memory
+ * kill or a timeout ends a real one. `LocalFunction` runs invocations one at a time (as one
+ * Lambda container does) and enforces the function timeout by killing its process;
+ * `LocalFunctionUrl` serves a streaming handler as a function URL and restarts when killed.
+ */
+import { type ChildProcess, fork } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import type { ChildMessage, ChildSpec } from "./function-protocol.ts";
+
+const CHILD_ENTRY = fileURLToPath(new URL("./function-child.ts", import.meta.url));
+
+/** Where a function's output lines go (`source` is the function name). */
+export type LogSink = (line: string, source: string) => void;
+
+export interface LocalFunctionOptions {
+  /** Function (and log source) name, e.g. `worker-1`. */
+  name: string;
+  /** Absolute path of the handler module. */
+  handlerModule: string;
+  /** Absolute path of the module bound to `#harness-agents`. */
+  agentsModule: string;
+  /** Function timeout. */
+  timeoutMs: number;
+  /** The function's whole environment (nothing else is inherited, as on Lambda). */
+  env: Record<string, string>;
+  log?: LogSink;
+}
+
+/** An invocation failed: the handler threw, timed out, or its process died. */
+export class FunctionError extends Error {
+  readonly kind: "error" | "timeout" | "crash";
+  constructor(kind: "error" | "timeout" | "crash", message: string) {
+    super(message);
+    this.name = "FunctionError";
+    this.kind = kind;
+  }
+}
+
+function spawnChild(spec: ChildSpec, options: LocalFunctionOptions): ChildProcess {
+  const child = fork(CHILD_ENTRY, [JSON.stringify(spec)], {
+    execArgv: ["--disable-warning=ExperimentalWarning", "--enable-source-maps"],
+    env: { ...options.env, AWS_LAMBDA_FUNCTION_NAME: spec.functionName },
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
+  });
+  const log = options.log ?? ((line, source) => process.stderr.write(`[${source}] ${line}\n`));
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream) createInterface({ input: stream }).on("line", (line) => log(line, spec.functionName));
+  }
+  return child;
+}
+
+function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/** A function invoked with events (worker, dlq, sweeper), one container at a time. */
+export class LocalFunction {
+  readonly name: string;
+  readonly #options: LocalFunctionOptions;
+  #child: ChildProcess | undefined;
+  #ready: Promise<ChildProcess> | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+  #nextId = 1;
+  #busy = false;
+  #closed = false;
+  /** Containers started so far (each is a cold start). */
+  coldStarts = 0;
+  /** Invocations started so far. */
+  invocations = 0;
+
+  constructor(options: LocalFunctionOptions) {
+    this.name = options.name;
+    this.#options = options;
+  }
+
+  /** True while an invocation runs. */
+  get busy(): boolean {
+    return this.#busy;
+  }
+
+  /** The current container's process id, if one is up. */
+  get pid(): number | undefined {
+    return this.#child && !exited(this.#child) ? this.#child.pid : undefined;
+  }
+
+  /** Starts a container now (a warm-up), so the first invocation pays no cold start. */
+  async warm(): Promise<void> {
+    await this.#container();
+  }
+
+  /** Invokes the handler with `event`; resolves with its result, rejects with {@link FunctionError}. */
+  invoke(event: unknown): Promise<unknown> {
+    const run = this.#queue.then(() => this.#invokeNow(event));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Kills the current container (default SIGKILL: nothing gets to clean up). */
+  kill(signal: NodeJS.Signals = "SIGKILL"): boolean {
+    const child = this.#child;
+    if (!child || exited(child)) return false;
+    return child.kill(signal);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const child = this.#child;
+    if (child && !exited(child)) {
+      const gone = new Promise((r) => child.once("exit", r));
+      child.kill("SIGKILL");
+      await gone;
+    }
+  }
+
+  async #invokeNow(event: unknown): Promise<unknown> {
+    if (this.#closed) throw new FunctionError("crash", `${this.name} is closed`);
+    const child = await this.#container();
+    const id = this.#nextId++;
+    const deadline = Date.now() + this.#options.timeoutMs;
+    this.#busy = true;
+    this.invocations++;
+    try {
+      return await new Promise<unknown>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          cleanup();
+          child.kill("SIGKILL");
+          reject(new FunctionError("timeout", `Task timed out after ${(this.#options.timeoutMs / 1000).toFixed(2)} seconds`));
+        }, this.#options.timeoutMs);
+        const onMessage = (message: ChildMessage) => {
+          if ((message.type !== "result" && message.type !== "error") || message.id !== id) return;
+          cleanup();
+          if (message.type === "result") resolve(message.result);
+          else reject(new FunctionError("error", `${message.error.name}: ${message.error.message}`));
+        };
+        const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+          cleanup();
+          reject(new FunctionError("crash", `Runtime exited with ${signal ? `signal: ${signal}` : `error: exit status ${code}`}`));
+        };
+        const cleanup = () => {
+          clearTimeout(timer);
+          child.off("message", onMessage);
+          child.off("exit", onExit);
+        };
+        child.on("message", onMessage);
+        child.once("exit", onExit);
+        child.send({ type: "invoke", id, event, deadline });
+      });
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  #container(): Promise<ChildProcess> {
+    if (this.#child && !exited(this.#child) && this.#ready) return this.#ready;
+    const spec: ChildSpec = {
+      functionName: this.name,
+      handlerModule: this.#options.handlerModule,
+      agentsModule: this.#options.agentsModule,
+      mode: "invoke",
+      timeoutMs: this.#options.timeoutMs,
+    };
+    const child = spawnChild(spec, this.#options);
+    this.#child = child;
+    this.coldStarts++;
+    let initialized = false;
+    // A container that dies after its init is replaced at once, so the next invocation finds one
+    // warming up (one whose init fails is not retried until the next invocation).
+    child.once("exit", () => {
+      if (initialized && !this.#closed && this.#child === child) void this.#container().catch(() => {});
+    });
+    this.#ready = new Promise<ChildProcess>((resolve, reject) => {
+      const onMessage = (message: ChildMessage) => {
+        if (message.type !== "ready") return;
+        initialized = true;
+        child.off("exit", onExit);
+        child.off("message", onMessage);
+        resolve(child);
+      };
+      const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+        child.off("message", onMessage);
+        reject(new FunctionError("crash", `${this.name}: init failed (exit ${code ?? signal})`));
+      };
+      child.on("message", onMessage);
+      child.once("exit", onExit);
+    });
+    this.#ready.catch(() => {});
+    return this.#ready;
+  }
+}
+
+export interface LocalFunctionUrlOptions extends LocalFunctionOptions {
+  /** Default 0 (a free port; kept across restarts). */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+}
+
+/** A streaming handler served as a function URL by one container, restarted when it dies. */
+export class LocalFunctionUrl {
+  readonly name: string;
+  readonly #options: LocalFunctionUrlOptions;
+  #child: ChildProcess | undefined;
+  #port: number;
+  #url = "";
+  #closed = false;
+  /** Containers started so far. */
+  coldStarts = 0;
+
+  constructor(options: LocalFunctionUrlOptions) {
+    this.name = options.name;
+    this.#options = options;
+    this.#port = options.port ?? 0;
+  }
+
+  /** `http://host:port` of the URL (stable across restarts). */
+  get url(): string {
+    return this.#url;
+  }
+
+  get pid(): number | undefined {
+    return this.#child && !exited(this.#child) ? this.#child.pid : undefined;
+  }
+
+  /** Starts the container and resolves once it listens. */
+  async start(): Promise<string> {
+    const spec: ChildSpec = {
+      functionName: this.name,
+      handlerModule: this.#options.handlerModule,
+      agentsModule: this.#options.agentsModule,
+      mode: "url",
+      timeoutMs: this.#options.timeoutMs,
+      port: this.#port,
+      host: this.#options.host ?? "127.0.0.1",
+    };
+    const child = spawnChild(spec, this.#options);
+    this.#child = child;
+    this.coldStarts++;
+    this.#url = await new Promise<string>((resolve, reject) => {
+      const onMessage = (message: ChildMessage) => {
+        if (message.type !== "listening") return;
+        child.off("exit", onExit);
+        resolve(message.url);
+      };
+      const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+        reject(new FunctionError("crash", `${this.name}: init failed (exit ${code ?? signal})`));
+      child.on("message", onMessage);
+      child.once("exit", onExit);
+    });
+    this.#port = Number(new URL(this.#url).port);
+    child.once("exit", () => {
+      if (!this.#closed) void this.start().catch((err) => (this.#options.log ?? console.error)(String(err), this.name));
+    });
+    return this.#url;
+  }
+
+  /** Kills the container (it is restarted on the same port). */
+  kill(signal: NodeJS.Signals = "SIGKILL"): boolean {
+    const child = this.#child;
+    if (!child || exited(child)) return false;
+    return child.kill(signal);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const child = this.#child;
+    if (child && !exited(child)) {
+      const gone = new Promise((r) => child.once("exit", r));
+      child.kill("SIGKILL");
+      await gone;
+    }
+  }
+}

@@ -1,0 +1,343 @@
+/**
+ * The serverless shape on one machine (`npm run dev:aws`, and the Lambda tests): creates the
+ * table, bucket and queues (FIFO work queue + FIFO dead-letter queue with a redrive policy) on
+ * the local emulators, serves the `http` handler module as a streaming function URL, and feeds
+ * the `worker`, `dlq` and `sweeper` handler modules the way Lambda's SQS event sources and an
+ * EventBridge schedule would. Every function runs in child processes with only its own
+ * environment, so the code under test is exactly what a deployment bundles.
+ */
+import { randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import type { ScheduledEvent, SQSEvent } from "aws-lambda";
+import { HARNESS_ENV, type HarnessFunctionRole } from "../../../infra/env.ts";
+import { createDynamoClient, createHarnessBucket, createHarnessTable, createS3Client } from "../../stores/dynamodb/index.ts";
+import { LocalFunction, LocalFunctionUrl, type LogSink } from "./function-host.ts";
+import { SqsEventSource } from "./sqs-event-source.ts";
+
+const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** The emulator environment variables the functions inherit (endpoints, region, credentials). */
+const PASSED_THROUGH = [
+  "AWS_REGION",
+  "AWS_ACCESS_KEY_ID",
+  "AWS_SECRET_ACCESS_KEY",
+  "AWS_SESSION_TOKEN",
+  "AWS_ENDPOINT_URL_DYNAMODB",
+  "AWS_ENDPOINT_URL_SQS",
+  "AWS_ENDPOINT_URL_S3",
+  "PATH",
+  "HOME",
+  "TZ",
+];
+
+export interface LocalCloudOptions {
+  /** Path of the module exporting `agents` (bound to `#harness-agents`). */
+  agentsModule: string;
+  /** Handler modules by role; default `lambdas/<role>.ts` of this repository. */
+  handlers?: Partial<Record<HarnessFunctionRole, string>>;
+  /** Prefix of the table, bucket and queue names; default `harness-local-<random>`. */
+  name?: string;
+  /** Function URL port; default 0 (any free port). */
+  port?: number;
+  host?: string;
+  /** Worker containers polling the work queue (Lambda's concurrency). Default 2. */
+  workers?: number;
+  /** Default 15 min (Lambda's maximum, the construct's default). */
+  workerTimeoutMs?: number;
+  /** Default: the stream limit + 1 min. */
+  httpTimeoutMs?: number;
+  /** Default 5 min. */
+  streamMaxMs?: number;
+  /** Default 1 min. */
+  dlqTimeoutMs?: number;
+  /** Default 1 min. */
+  sweeperTimeoutMs?: number;
+  /** Work queue visibility timeout; default the worker timeout + 1 min (as the construct). */
+  queueVisibilityTimeoutMs?: number;
+  /** Receives before SQS dead-letters a doorbell; default 30 (as the construct). */
+  maxReceiveCount?: number;
+  /** How often the sweeper runs; default 60 s; `false`: only when `sweep()` is called. */
+  sweeperRateMs?: number | false;
+  /** Long-poll wait of the event sources, seconds. Default 1. */
+  pollWaitSeconds?: number;
+  /** Extra environment for every function (e.g. HARNESS_LEASE_MS, provider keys). */
+  env?: Record<string, string>;
+  /** Extra environment per role (wins over `env`). */
+  functionEnv?: Partial<Record<HarnessFunctionRole, Record<string, string>>>;
+  /** Function output; default: stderr with a `[name]` prefix. */
+  log?: LogSink;
+  /** Event-source and schedule failures; default: logged through `log`. */
+  onError?: (err: unknown, source: string) => void;
+}
+
+/** One event an event source handed a function. */
+export interface Delivery {
+  /** `work` (the worker's queue) or `dlq`. */
+  queue: "work" | "dlq";
+  function: string;
+  messageId: string;
+  receiveCount: number;
+  body: string;
+  /** Epoch ms. */
+  at: number;
+}
+
+/** A running local cloud. */
+export interface LocalCloud {
+  /** The function URL (base URL of the HTTP API). */
+  readonly url: string;
+  readonly tableName: string;
+  readonly bucketName: string;
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly deadLetterQueueUrl: string;
+  readonly deadLetterQueueArn: string;
+  readonly http: LocalFunctionUrl;
+  readonly workers: LocalFunction[];
+  readonly dlq: LocalFunction;
+  readonly sweeper: LocalFunction;
+  /** Every message the event sources delivered, in order (for tests and debugging). */
+  readonly deliveries: Delivery[];
+  /** The environment a function of `role` gets. */
+  functionEnv(role: HarnessFunctionRole): Record<string, string>;
+  /** Invokes the sweeper now with a scheduled event; resolves with its report. */
+  sweep(): Promise<unknown>;
+  /**
+   * Starts another, separately configured deployment of one function that no event source feeds
+   * (e.g. an http function whose queue is unreachable); closed with the cloud.
+   */
+  extraFunction(role: "http", env?: Record<string, string>): Promise<LocalFunctionUrl>;
+  extraFunction(role: Exclude<HarnessFunctionRole, "http">, env?: Record<string, string>): Promise<LocalFunction>;
+  /** Stops the schedule, the event sources and every function. */
+  stop(): Promise<void>;
+}
+
+/** Creates the resources on the emulators named by `AWS_ENDPOINT_URL_*` and starts everything. */
+export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
+  const name = options.name ?? `harness-local-${randomUUID().slice(0, 8)}`;
+  const workerTimeoutMs = options.workerTimeoutMs ?? 15 * 60_000;
+  const streamMaxMs = options.streamMaxMs ?? 5 * 60_000;
+  const timeouts: Record<HarnessFunctionRole, number> = {
+    http: options.httpTimeoutMs ?? streamMaxMs + 60_000,
+    worker: workerTimeoutMs,
+    dlq: options.dlqTimeoutMs ?? 60_000,
+    sweeper: options.sweeperTimeoutMs ?? 60_000,
+  };
+  const log: LogSink = options.log ?? ((line, source) => process.stderr.write(`[${source}] ${line}\n`));
+  const onError = options.onError ?? ((err, source) => log(`event source error: ${String(err)}`, source));
+
+  const tableName = `${name}-table`;
+  const bucketName = `${name}-bucket`.toLowerCase();
+  const sqs = new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS || undefined });
+  const dynamo = createDynamoClient();
+  const s3 = createS3Client();
+  const queues = await (async () => {
+    try {
+      const [, , created] = await Promise.all([
+        createHarnessTable(dynamo, tableName),
+        createHarnessBucket(s3, bucketName),
+        createQueues(sqs, name, {
+          visibilityTimeoutMs: options.queueVisibilityTimeoutMs ?? workerTimeoutMs + 60_000,
+          dlqVisibilityTimeoutMs: timeouts.dlq + 60_000,
+          maxReceiveCount: options.maxReceiveCount ?? 30,
+        }),
+      ]);
+      return created;
+    } finally {
+      dynamo.destroy();
+      s3.destroy();
+    }
+  })();
+
+  const base: Record<string, string> = {};
+  for (const key of PASSED_THROUGH) if (process.env[key] !== undefined) base[key] = process.env[key]!;
+  Object.assign(base, {
+    [HARNESS_ENV.tableName]: tableName,
+    [HARNESS_ENV.bucketName]: bucketName,
+    [HARNESS_ENV.queueUrl]: queues.queueUrl,
+    [HARNESS_ENV.serviceName]: "resolute-harness",
+    [HARNESS_ENV.logLevel]: "WARN",
+    [HARNESS_ENV.metricsNamespace]: "resolute-harness",
+    // A local URL has no IAM in front of it: serve unauthenticated unless a token is given.
+    [HARNESS_ENV.urlAuth]: "NONE",
+    HARNESS_ALLOW_UNAUTHENTICATED: "true",
+    POWERTOOLS_METRICS_DISABLED: "true",
+  });
+  const functionEnv = (role: HarnessFunctionRole): Record<string, string> => ({
+    ...base,
+    ...(role === "http" ? { [HARNESS_ENV.streamMaxMs]: String(streamMaxMs) } : {}),
+    ...options.env,
+    ...options.functionEnv?.[role],
+  });
+  const handlerModule = (role: HarnessFunctionRole) => options.handlers?.[role] ?? `${REPO_ROOT}lambdas/${role}.ts`;
+  const common = (role: HarnessFunctionRole, fnName: string, env: Record<string, string>) => ({
+    name: fnName,
+    handlerModule: handlerModule(role),
+    agentsModule: options.agentsModule,
+    timeoutMs: timeouts[role],
+    env,
+    log,
+  });
+
+  const extras: Array<{ close(): Promise<void> }> = [];
+  const http = new LocalFunctionUrl({ ...common("http", "http", functionEnv("http")), port: options.port, host: options.host });
+  const workers = Array.from(
+    { length: options.workers ?? 2 },
+    (_, i) => new LocalFunction(common("worker", `worker-${i + 1}`, functionEnv("worker"))),
+  );
+  const dlq = new LocalFunction(common("dlq", "dlq", functionEnv("dlq")));
+  const sweeper = new LocalFunction(common("sweeper", "sweeper", functionEnv("sweeper")));
+  const all = [http, ...workers, dlq, sweeper];
+
+  const deliveries: Delivery[] = [];
+  const recordDelivery = (queue: Delivery["queue"]) => (event: SQSEvent, fn: LocalFunction) => {
+    for (const r of event.Records) {
+      deliveries.push({
+        queue,
+        function: fn.name,
+        messageId: r.messageId,
+        receiveCount: Number(r.attributes.ApproximateReceiveCount),
+        body: r.body,
+        at: Date.now(),
+      });
+    }
+  };
+  const workSource = new SqsEventSource({
+    client: sqs,
+    queueUrl: queues.queueUrl,
+    queueArn: queues.queueArn,
+    functions: workers,
+    waitSeconds: options.pollWaitSeconds,
+    onError: (err, fn) => onError(err, fn.name),
+    onDeliver: recordDelivery("work"),
+  });
+  const deadLetterSource = new SqsEventSource({
+    client: sqs,
+    queueUrl: queues.deadLetterQueueUrl,
+    queueArn: queues.deadLetterQueueArn,
+    functions: [dlq],
+    waitSeconds: options.pollWaitSeconds,
+    onError: (err, fn) => onError(err, fn.name),
+    onDeliver: recordDelivery("dlq"),
+  });
+
+  try {
+    await Promise.all([http.start(), ...workers.map((w) => w.warm()), dlq.warm(), sweeper.warm()]);
+  } catch (err) {
+    await Promise.allSettled(all.map((f) => f.close()));
+    sqs.destroy();
+    throw err;
+  }
+  workSource.start();
+  deadLetterSource.start();
+
+  const region = process.env.AWS_REGION ?? "us-east-1";
+  const sweep = () => sweeper.invoke(scheduledEvent(region, name));
+  let sweepTimer: NodeJS.Timeout | undefined;
+  if (options.sweeperRateMs !== false) {
+    let sweeping = false;
+    sweepTimer = setInterval(() => {
+      if (sweeping) return; // an EventBridge tick would overlap; a skipped local tick is harmless
+      sweeping = true;
+      sweep()
+        .catch((err) => onError(err, "sweeper"))
+        .finally(() => (sweeping = false));
+    }, options.sweeperRateMs ?? 60_000);
+    sweepTimer.unref();
+  }
+
+  async function extraFunction(role: HarnessFunctionRole, env: Record<string, string> = {}) {
+    const fnName = `${role}-extra-${extras.length + 1}`;
+    const config = common(role, fnName, { ...functionEnv(role), ...env });
+    if (role === "http") {
+      const fn = new LocalFunctionUrl(config);
+      extras.push(fn);
+      await fn.start();
+      return fn;
+    }
+    const fn = new LocalFunction(config);
+    extras.push(fn);
+    await fn.warm();
+    return fn;
+  }
+
+  return {
+    url: http.url,
+    tableName,
+    bucketName,
+    ...queues,
+    http,
+    workers,
+    dlq,
+    sweeper,
+    deliveries,
+    functionEnv,
+    sweep,
+    extraFunction: extraFunction as LocalCloud["extraFunction"],
+    async stop() {
+      clearInterval(sweepTimer);
+      await Promise.all([workSource.stop(), deadLetterSource.stop()]);
+      await Promise.allSettled([...all, ...extras].map((f) => f.close()));
+      sqs.destroy();
+    },
+  };
+}
+
+async function createQueues(
+  sqs: SQSClient,
+  name: string,
+  o: { visibilityTimeoutMs: number; dlqVisibilityTimeoutMs: number; maxReceiveCount: number },
+) {
+  const seconds = (ms: number) => String(Math.ceil(ms / 1000));
+  const dlq = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${name}-dlq.fifo`,
+      Attributes: {
+        FifoQueue: "true",
+        ContentBasedDeduplication: "false",
+        VisibilityTimeout: seconds(o.dlqVisibilityTimeoutMs),
+        MessageRetentionPeriod: String(14 * 24 * 3600),
+      },
+    }),
+  );
+  const deadLetterQueueArn = await queueArn(sqs, dlq.QueueUrl!);
+  const work = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${name}-work.fifo`,
+      Attributes: {
+        FifoQueue: "true",
+        // Senders use fresh deduplication ids (a re-ring must never be swallowed).
+        ContentBasedDeduplication: "false",
+        VisibilityTimeout: seconds(o.visibilityTimeoutMs),
+        MessageRetentionPeriod: String(4 * 24 * 3600),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetterQueueArn, maxReceiveCount: o.maxReceiveCount }),
+      },
+    }),
+  );
+  return {
+    queueUrl: work.QueueUrl!,
+    queueArn: await queueArn(sqs, work.QueueUrl!),
+    deadLetterQueueUrl: dlq.QueueUrl!,
+    deadLetterQueueArn,
+  };
+}
+
+async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
+  const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ["QueueArn"] }));
+  return out.Attributes!.QueueArn!;
+}
+
+function scheduledEvent(region: string, name: string): ScheduledEvent {
+  return {
+    version: "0",
+    id: randomUUID(),
+    "detail-type": "Scheduled Event",
+    source: "aws.events",
+    account: "000000000000",
+    time: new Date().toISOString(),
+    region,
+    resources: [`arn:aws:events:${region}:000000000000:rule/${name}-sweep`],
+    detail: {},
+  };
+}
