@@ -16,21 +16,9 @@ function bufferedPrng(): number {
 
 const ulid = (nowMs: number): string => mintUlid(nowMs, bufferedPrng);
 
-// ulid's default source asks the CSPRNG for one byte per character (16 calls per id), which
-// dominated the per-record cost; draw the same bytes from a pooled buffer instead.
-const pool = new Uint8Array(4096);
-let poolAt = pool.length;
-function pooledRandom(): number {
-  if (poolAt === pool.length) {
-    globalThis.crypto.getRandomValues(pool);
-    poolAt = 0;
-  }
-  return pool[poolAt++]! / 256;
-}
-
 /** A fresh ULID stamped with `nowMs` (submission, attempt, turn, owner and conversation ids). */
 export function newId(nowMs: number): string {
-  return ulid(nowMs, pooledRandom);
+  return ulid(nowMs);
 }
 
 /**
@@ -44,7 +32,7 @@ export function nextRecordIds(head: string, count: number, nowMs: number): strin
   const ids: string[] = [];
   let last = head;
   for (let i = 0; i < count; i++) {
-    last = last !== "" && decodeTime(last) >= nowMs ? incrementBase32(last) : ulid(nowMs, pooledRandom);
+    last = last !== "" && decodeTime(last) >= nowMs ? incrementBase32(last) : ulid(nowMs);
     // A fresh ULID at the same millisecond as `last` may sort below it; increment instead.
     if (ids.length > 0 && last <= ids[ids.length - 1]!) last = incrementBase32(ids[ids.length - 1]!);
     ids.push(last);
