@@ -106,6 +106,8 @@ function errorResult(text: string): AgentToolResult<Record<string, never>> {
 }
 
 const TOOL_ABORTED = "Operation aborted";
+/** Abort reason for our own timers (an explicit reason spares a DOMException per turn and tool). */
+const SETTLED = "settled";
 
 class SubmissionDrive {
   readonly #ctx: DriveContext;
@@ -119,6 +121,8 @@ class SubmissionDrive {
   #halt: DriveOutcome | undefined;
   #turnId: string | undefined;
   #turn = 0;
+  /** Correlation of the current turn, shared by its events (observers are read-only). */
+  #turnCorrelation: Correlation | undefined;
   /** The last assistant message of the current operation. */
   #lastAssistant: AssistantMessage | undefined;
   /** Set when the current operation's model turn timed out (classified transient). */
@@ -202,13 +206,16 @@ class SubmissionDrive {
     if (this.#halt) return this.#halt;
 
     let operation: Operation = sub.pendingResume ? "resume" : "prompt";
-    let injected = false;
+    // A transcript ending in a user message or tool results means the next step is a model call;
+    // one ending in a completed assistant means the run had finished (only the inbox may remain).
+    // The input is never prompted again: it is in the log, so `continue()` picks it up.
+    let runModel = this.#tailNeedsModel();
     for (;;) {
-      if (injected || this.#tailNeedsModel()) {
+      if (runModel) {
         if (this.#ctx.clock.now() > this.#ctx.deadline) return this.#timeoutOutcome();
         const outcome = await this.#operate(operation, () => agent.continue());
         operation = "prompt";
-        injected = false;
+        runModel = false;
         if (outcome) return outcome;
       }
       // The run would stop here: deliver what the inbox holds before finishing.
@@ -216,7 +223,7 @@ class SubmissionDrive {
       if (this.#halt) return this.#halt;
       if (delivered.length > 0) {
         this.#inject(delivered);
-        injected = true;
+        runModel = true;
         if (this.#ctx.shouldYield()) return { kind: "continuation" };
         continue;
       }
@@ -230,14 +237,14 @@ class SubmissionDrive {
       const correction = this.#draft("user_message", { body: correctiveMessage(verdict.reason, schema), origin: "correction" }, false);
       this.#inject(await this.#append([correction]));
       corrections++;
-      injected = true;
+      runModel = true;
       if (this.#ctx.shouldYield()) return { kind: "continuation" };
     }
   }
 
   /** One session operation (a `continue()` of the agent) inside its interceptor boundary. */
   async #operate(operation: Operation, start: () => Promise<void>): Promise<DriveOutcome | undefined> {
-    const correlation = this.#correlation();
+    const correlation = this.#correlation(false);
     this.#ctx.observe({ type: "operation_started", correlation, operation });
     this.#lastAssistant = undefined;
     this.#turnTimeout = undefined;
@@ -254,7 +261,7 @@ class SubmissionDrive {
         : outcome.kind === "interrupted"
           ? "interrupted"
           : outcome.error;
-    this.#ctx.observe({ type: "operation_ended", correlation: this.#correlation(), operation, error });
+    this.#ctx.observe({ type: "operation_ended", correlation, operation, error });
     return outcome;
   }
 
@@ -335,58 +342,39 @@ class SubmissionDrive {
 
   // ---- events → records --------------------------------------------------------------------
 
-  async #onEvent(event: AgentEvent): Promise<void> {
-    // A listener that throws makes pi synthesize extra messages: failures become halts instead.
+  /**
+   * Maps an agent event to records and observer events. pi awaits listeners in order, so a
+   * returned promise is the durability barrier; the hot path (a batched delta) returns nothing.
+   */
+  #onEvent(event: AgentEvent): Promise<void> | undefined {
     const { observe } = this.#ctx;
     switch (event.type) {
       case "turn_start":
         this.#turnId = newId(this.#ctx.clock.now());
+        this.#turnCorrelation = undefined;
         this.#turn++;
         observe({ type: "turn_started", correlation: this.#correlation(), turn: this.#turn });
-        return;
+        return undefined;
       case "turn_end":
         observe({ type: "turn_ended", correlation: this.#correlation(), turn: this.#turn });
-        return;
+        return undefined;
       case "message_start":
-        if (event.message.role !== "assistant") return;
-        await this.#write([this.#draft("assistant_message_started", { model: this.#ctx.agent.model.id, messageType: "message" })]);
-        return;
+        if (event.message.role !== "assistant") return undefined;
+        return this.#write([this.#draft("assistant_message_started", { model: this.#ctx.agent.model.id, messageType: "message" })]);
       case "message_update": {
         const e = event.assistantMessageEvent;
-        if (e.type !== "text_delta" && e.type !== "thinking_delta") return;
+        if (e.type !== "text_delta" && e.type !== "thinking_delta") return undefined;
         const kind = e.type === "text_delta" ? "assistant_text_delta" : "assistant_thinking_delta";
         observe({ type: "delta", correlation: this.#correlation(), kind, text: e.delta });
         const batches = this.#batcher.push(kind, e.delta);
-        if (batches.length > 0) await this.#write(batches.map((b) => this.#deltaDraft(b)), false);
-        return;
+        return batches.length > 0 ? this.#write(batches.map((b) => this.#deltaDraft(b)), false) : undefined;
       }
-      case "message_end": {
-        if (event.message.role !== "assistant") {
-          await this.#write([]); // message end always flushes pending deltas
-          return;
-        }
-        const message = event.message;
-        this.#lastAssistant = message;
-        const drafts: RecordDraft[] = [];
-        if (!isFailedStop(message)) {
-          for (const block of message.content) {
-            if (block.type !== "toolCall") continue;
-            const payload: RecordPayloads["assistant_tool_call"] = {
-              callId: block.id,
-              toolName: block.name,
-              args: block.arguments,
-            };
-            if (block.thoughtSignature !== undefined) payload.thoughtSignature = block.thoughtSignature;
-            drafts.push(this.#draft("assistant_tool_call", payload));
-          }
-        }
-        drafts.push(this.#draft("assistant_message_completed", { message: { role: "assistant", type: "message", body: message } }));
-        await this.#write(drafts);
-        return;
-      }
+      case "message_end":
+        // A message end always flushes pending deltas.
+        return event.message.role === "assistant" ? this.#write(this.#assistantEnd(event.message)) : this.#write([]);
       case "tool_execution_start":
         observe({ type: "tool_call_started", correlation: this.#correlation(), callId: event.toolCallId, toolName: event.toolName });
-        return;
+        return undefined;
       case "tool_execution_update":
         observe({
           type: "tool_call_updated",
@@ -395,44 +383,61 @@ class SubmissionDrive {
           toolName: event.toolName,
           result: event.partialResult,
         });
-        return;
-      case "tool_execution_end": {
-        const result = (event.result ?? {}) as Partial<AgentToolResult<unknown>>;
-        const payload: RecordPayloads["tool_outcome"] = {
-          callId: event.toolCallId,
-          toolName: event.toolName,
-          content: (result.content ?? []) as RecordPayloads["tool_outcome"]["content"],
-          isError: event.isError,
-        };
-        if (result.details !== undefined) payload.data = result.details;
-        await this.#write([this.#draft("tool_outcome", payload)]);
-        observe({
-          type: "tool_call_ended",
-          correlation: this.#correlation(),
-          callId: event.toolCallId,
-          toolName: event.toolName,
-          isError: event.isError,
-        });
-        return;
-      }
+        return undefined;
+      case "tool_execution_end":
+        return this.#toolEnd(event);
       default:
-        return;
+        return undefined;
     }
   }
 
+  /** The records of an assistant message end: tool calls (unless it failed), then the message. */
+  #assistantEnd(message: AssistantMessage): RecordDraft[] {
+    this.#lastAssistant = message;
+    const drafts: RecordDraft[] = [];
+    if (!isFailedStop(message)) {
+      for (const block of message.content) {
+        if (block.type !== "toolCall") continue;
+        const payload: RecordPayloads["assistant_tool_call"] = { callId: block.id, toolName: block.name, args: block.arguments };
+        if (block.thoughtSignature !== undefined) payload.thoughtSignature = block.thoughtSignature;
+        drafts.push(this.#draft("assistant_tool_call", payload));
+      }
+    }
+    drafts.push(this.#draft("assistant_message_completed", { message: { role: "assistant", type: "message", body: message } }));
+    return drafts;
+  }
+
+  async #toolEnd(event: Extract<AgentEvent, { type: "tool_execution_end" }>): Promise<void> {
+    const result = (event.result ?? {}) as Partial<AgentToolResult<unknown>>;
+    const payload: RecordPayloads["tool_outcome"] = {
+      callId: event.toolCallId,
+      toolName: event.toolName,
+      content: (result.content ?? []) as RecordPayloads["tool_outcome"]["content"],
+      isError: event.isError,
+    };
+    if (result.details !== undefined) payload.data = result.details;
+    await this.#write([this.#draft("tool_outcome", payload)]);
+    this.#ctx.observe({
+      type: "tool_call_ended",
+      correlation: this.#correlation(),
+      callId: event.toolCallId,
+      toolName: event.toolName,
+      isError: event.isError,
+    });
+  }
+
   /** Appends pending deltas (unless `flush` is false) then `drafts`, as one batch; failures become halts. */
-  async #write(drafts: RecordDraft[], flush = true): Promise<void> {
+  #write(drafts: RecordDraft[], flush = true): Promise<void> | undefined {
     // After an interruption, a store failure or a planned stop nothing more is recorded; after a
     // run failure the in-flight turn is still recorded truthfully.
-    if (this.#halt !== undefined && this.#halt.kind !== "failed") return;
+    if (this.#halt !== undefined && this.#halt.kind !== "failed") return undefined;
     const pending = flush ? this.#batcher.take() : undefined;
     const batch = pending ? [this.#deltaDraft(pending), ...drafts] : drafts;
-    if (batch.length === 0) return;
-    try {
-      await this.#append(batch);
-    } catch (err) {
-      this.#onStoreError(err);
-    }
+    if (batch.length === 0) return undefined;
+    return this.#append(batch).then(
+      () => {},
+      (err: unknown) => this.#onStoreError(err),
+    );
   }
 
   #onStoreError(err: unknown): void {
@@ -487,6 +492,19 @@ class SubmissionDrive {
 
   // ---- drafts -----------------------------------------------------------------------------
 
+  #timeAt = NaN;
+  #timeText = "";
+
+  /** RFC 3339 time of now (formatted once per clock tick). */
+  #time(): string {
+    const now = this.#ctx.clock.now();
+    if (now !== this.#timeAt) {
+      this.#timeAt = now;
+      this.#timeText = new Date(now).toISOString();
+    }
+    return this.#timeText;
+  }
+
   #draft<K extends RecordKind>(kind: K, payload: RecordPayloads[K], inTurn = true): RecordDraft {
     const draft = {
       kind,
@@ -494,7 +512,7 @@ class SubmissionDrive {
       session: this.#sub.sessionKey.session,
       submissionId: this.#sub.id,
       attemptId: this.#ctx.attemptId,
-      time: new Date(this.#ctx.clock.now()).toISOString(),
+      time: this.#time(),
       payload,
     } as RecordDraft;
     if (inTurn && this.#turnId !== undefined) draft.turnId = this.#turnId;
@@ -518,113 +536,98 @@ class SubmissionDrive {
     return this.#draft("user_message", payload, false);
   }
 
-  #correlation(): Correlation {
+  /** Correlation ids of an event; `withTurn` adds the current turn's id (inside a turn). */
+  #correlation(withTurn = true): Correlation {
+    if (withTurn && this.#turnCorrelation !== undefined) return this.#turnCorrelation;
     const c: Correlation = {
       sessionKey: this.#sub.sessionKey,
       conversationId: this.#sub.conversationId,
       submissionId: this.#sub.id,
       attemptId: this.#ctx.attemptId,
     };
-    if (this.#turnId !== undefined) c.turnId = this.#turnId;
+    if (withTurn && this.#turnId !== undefined) {
+      c.turnId = this.#turnId;
+      this.#turnCorrelation = c;
+    }
     return c;
   }
 
   // ---- model turns ------------------------------------------------------------------------
 
-  /** The agent's stream function: turn interceptors, a turn timeout, and abort that cannot wedge. */
+  /**
+   * The agent's stream function: the turn interceptor boundary, a turn timeout, and an abort
+   * that cannot wedge. The provider's stream is handed to the loop as is (no re-streaming per
+   * event); on timeout or abort it is ended from outside with an error event, which also
+   * releases a provider that ignores its signal.
+   */
   readonly #streamFn: StreamFn = (model, context, options) => {
-    const out = createAssistantMessageEventStream();
-    void this.#pumpTurn(out, model, context, options);
-    return out;
+    const interceptors = this.#ctx.interceptors;
+    if (interceptors.length === 0) return this.#openTurn(model, context, options);
+    return new Promise<AssistantMessageEventStream>((handOff) => {
+      let stream: AssistantMessageEventStream | undefined;
+      const fail = (error: string) => {
+        this.#stop({ kind: "failed", errorCode: "run_failed", error });
+        if (stream) endStream(stream, model, this.#ctx.clock.now(), "error", error);
+        else handOff(failedStream(model, this.#ctx.clock.now(), "error", error));
+      };
+      // The boundary spans the full round-trip: `next()` resolves once the response has ended.
+      runInterceptors(interceptors, { kind: "turn", correlation: this.#correlation() }, async () => {
+        stream = await this.#openTurn(model, context, options);
+        handOff(stream);
+        await stream.result();
+      }).then(
+        (ran) => {
+          if (!ran) fail("model turn aborted by an interceptor");
+        },
+        (err) => fail(errorText(err)),
+      );
+    });
   };
 
-  async #pumpTurn(
-    out: AssistantMessageEventStream,
+  /** Calls the model with the turn's guards attached. Never rejects. */
+  async #openTurn(
     model: Model<Api>,
     context: TranscriptContext,
     options: SimpleStreamOptions | undefined,
-  ): Promise<void> {
+  ): Promise<AssistantMessageEventStream> {
+    const { clock } = this.#ctx;
     const parent = options?.signal;
+    if (parent?.aborted) return failedStream(model, clock.now(), "aborted", "Request was aborted");
+    // One controller the provider sees: aborted with the run or at the turn timeout.
     const turnAbort = new AbortController();
-    const signal = parent ? AbortSignal.any([parent, turnAbort.signal]) : turnAbort.signal;
-    const timer = new AbortController();
-    let partial: AssistantMessage | undefined;
-    let finished = false;
-    const finish = (event: Extract<AssistantMessageEvent, { type: "done" | "error" }>): void => {
-      if (finished) return;
-      finished = true;
-      timer.abort();
-      parent?.removeEventListener("abort", onParentAbort);
-      out.push(event);
-      out.end(event.type === "done" ? event.message : event.error);
+    let stream: AssistantMessageEventStream | undefined;
+    const onParentAbort = () => {
+      turnAbort.abort(parent?.reason);
+      if (stream) endStream(stream, model, clock.now(), "aborted", "Request was aborted");
     };
-    // Ends the turn ourselves: a provider that ignores abort or never answers cannot wedge the run.
-    const fail = (reason: "error" | "aborted", errorMessage: string): void => {
-      const base: AssistantMessage = partial ?? {
-        role: "assistant",
-        content: [],
-        api: model.api,
-        provider: model.provider,
-        model: model.id,
-        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-        stopReason: "error",
-        timestamp: this.#ctx.clock.now(),
-      };
-      const error: AssistantMessage = { ...base, content: base.content.slice(), stopReason: reason, errorMessage };
-      finish({ type: "error", reason, error });
-    };
-    const onParentAbort = () => fail("aborted", "Request was aborted");
-    if (parent?.aborted) return onParentAbort();
     parent?.addEventListener("abort", onParentAbort, { once: true });
+    try {
+      stream = await this.#ctx.agent.streamFn(model, context, { ...options, signal: turnAbort.signal });
+    } catch (err) {
+      parent?.removeEventListener("abort", onParentAbort);
+      // The StreamFn contract says "never throw"; a throw is a provider error.
+      return failedStream(model, clock.now(), "error", errorText(err));
+    }
+    const response = stream;
+    if (parent?.aborted) endStream(response, model, clock.now(), "aborted", "Request was aborted");
+    const timer = new AbortController();
     const limit = this.#budgets.turnTimeoutMs;
-    this.#ctx.clock.sleep(limit, timer.signal).then(
+    clock.sleep(limit, timer.signal).then(
       () => {
-        if (finished) return;
         this.#turnTimeout = `model turn timed out after ${formatDuration(limit)}`;
-        turnAbort.abort();
-        fail("error", this.#turnTimeout);
+        turnAbort.abort(new Error(this.#turnTimeout));
+        endStream(response, model, clock.now(), "error", this.#turnTimeout);
       },
       () => {},
     );
-
-    const correlation = this.#correlation();
-    let terminal: Extract<AssistantMessageEvent, { type: "done" | "error" }> | undefined;
-    try {
-      const ran = await runInterceptors(this.#ctx.interceptors, { kind: "turn", correlation }, async () => {
-        let inner: AssistantMessageEventStream;
-        try {
-          inner = await this.#ctx.agent.streamFn(model, context, { ...options, signal });
-        } catch (err) {
-          // The StreamFn contract says "never throw"; treat a throw as a provider error.
-          terminal = { type: "error", reason: "error", error: errorMessageOf(model, this.#ctx.clock.now(), errorText(err)) };
-          return;
-        }
-        for await (const event of inner) {
-          if (finished) return;
-          if (event.type === "done" || event.type === "error") {
-            terminal = event;
-            return;
-          }
-          partial = event.partial;
-          out.push(event);
-        }
-        if (finished) return;
-        const final = await inner.result();
-        terminal = isFailedStop(final)
-          ? { type: "error", reason: final.stopReason as "error" | "aborted", error: final }
-          : { type: "done", reason: final.stopReason as "stop" | "length" | "toolUse", message: final };
-      });
-      if (!ran) {
-        const error = "model turn aborted by an interceptor";
-        this.#stop({ kind: "failed", errorCode: "run_failed", error });
-        return fail("error", error);
-      }
-    } catch (err) {
-      this.#stop({ kind: "failed", errorCode: "run_failed", error: errorText(err) });
-      return fail("error", errorText(err));
-    }
-    if (terminal) finish(terminal);
-    else fail("error", "model stream ended without a result");
+    response.result().then(
+      () => {
+        timer.abort(SETTLED);
+        parent?.removeEventListener("abort", onParentAbort);
+      },
+      () => {},
+    );
+    return response;
   }
 
   // ---- tools ------------------------------------------------------------------------------
@@ -641,6 +644,7 @@ class SubmissionDrive {
     signal: AbortSignal | undefined,
     onUpdate: AgentToolUpdateCallback<any> | undefined,
   ): Promise<AgentToolResult<any>> {
+    if (this.#ctx.interceptors.length === 0) return this.#executeBounded(tool, id, params, signal, onUpdate);
     let result: AgentToolResult<any> | undefined;
     let toolFailed = false;
     let toolError: unknown;
@@ -683,40 +687,48 @@ class SubmissionDrive {
     onUpdate: AgentToolUpdateCallback<any> | undefined,
   ): Promise<AgentToolResult<any>> {
     const limit = this.#budgets.toolTimeoutMs;
+    // One controller the tool sees: aborted with the run or at the timeout.
     const toolAbort = new AbortController();
-    const toolSignal = signal ? AbortSignal.any([signal, toolAbort.signal]) : toolAbort.signal;
     const timer = new AbortController();
     return new Promise<AgentToolResult<any>>((resolve, reject) => {
       let settled = false;
       const settle = (action: () => void) => {
         if (settled) return;
         settled = true;
-        timer.abort();
+        timer.abort(SETTLED);
         signal?.removeEventListener("abort", onAbort);
         action();
       };
-      const onAbort = () => settle(() => reject(new Error(TOOL_ABORTED)));
+      const onAbort = () => {
+        toolAbort.abort(signal?.reason);
+        settle(() => reject(new Error(TOOL_ABORTED)));
+      };
       if (signal?.aborted) return onAbort();
       signal?.addEventListener("abort", onAbort, { once: true });
       this.#ctx.clock.sleep(limit, timer.signal).then(
-        () =>
-          settle(() => {
-            toolAbort.abort();
-            resolve(errorResult(`tool ${tool.name} timed out after ${formatDuration(limit)}`));
-          }),
+        () => {
+          toolAbort.abort(new Error(`tool ${tool.name} timed out`));
+          settle(() => resolve(errorResult(`tool ${tool.name} timed out after ${formatDuration(limit)}`)));
+        },
         () => {},
       );
-      Promise.resolve()
-        .then(() => tool.execute(id, params, toolSignal, onUpdate))
-        .then(
-          (r) => settle(() => resolve(r)),
-          (e) => settle(() => reject(e)),
-        );
+      let running: Promise<AgentToolResult<any>>;
+      try {
+        running = tool.execute(id, params, toolAbort.signal, onUpdate);
+      } catch (err) {
+        running = Promise.reject(err);
+      }
+      running.then(
+        (r) => settle(() => resolve(r)),
+        (e) => settle(() => reject(e)),
+      );
     });
   }
+
 }
 
-function errorMessageOf(model: Model<Api>, now: number, errorMessage: string): AssistantMessage {
+/** An assistant message that failed before any content. */
+function errorMessageOf(model: Model<Api>, now: number, errorMessage: string, reason: "error" | "aborted" = "error"): AssistantMessage {
   return {
     role: "assistant",
     content: [],
@@ -724,8 +736,28 @@ function errorMessageOf(model: Model<Api>, now: number, errorMessage: string): A
     provider: model.provider,
     model: model.id,
     usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-    stopReason: "error",
+    stopReason: reason,
     errorMessage,
     timestamp: now,
   };
+}
+
+/** Ends a response from outside (timeout, abort); a no-op once it has ended. */
+function endStream(
+  stream: AssistantMessageEventStream,
+  model: Model<Api>,
+  now: number,
+  reason: "error" | "aborted",
+  errorMessage: string,
+): void {
+  const error = errorMessageOf(model, now, errorMessage, reason);
+  stream.push({ type: "error", reason, error });
+  stream.end(error);
+}
+
+/** A response that is nothing but an error. */
+function failedStream(model: Model<Api>, now: number, reason: "error" | "aborted", errorMessage: string): AssistantMessageEventStream {
+  const stream = createAssistantMessageEventStream();
+  endStream(stream, model, now, reason, errorMessage);
+  return stream;
 }

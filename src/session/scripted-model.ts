@@ -29,7 +29,7 @@ export type ScriptStep = ScriptBlock[] | ((messages: Message[], call: number) =>
 
 /** What the scripted provider was called with. */
 export interface ScriptedCall {
-  /** A deep copy of the transcript sent (system messages included). */
+  /** The transcript sent (system messages included). */
   messages: Message[];
   reasoning: ThinkingLevel | undefined;
 }
@@ -64,7 +64,9 @@ export function scriptedModel(steps: ScriptStep[], options: ScriptedModelOptions
   let next = 0;
   const streamFn: StreamFn = (m, context, streamOptions) => {
     const call = next++;
-    const messages = structuredClone(context.messages) as Message[];
+    // The loop hands each call a fresh array of messages it no longer mutates: a shallow copy
+    // keeps what was sent without paying a deep clone per call.
+    const messages = [...context.messages] as Message[];
     calls.push({ messages, reasoning: streamOptions?.reasoning });
     const signal = streamOptions?.signal;
     const produce = (): StreamBlock[] => {
