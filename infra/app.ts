@@ -5,10 +5,13 @@
  *
  * Context switches (`-c key=value`):
  * - `harness:stackName` (default `ResoluteHarnessBasic`)
+ * - `harness:agentsEntry=path/to/agents.ts`  deploy other agents (default the basic example's)
  * - `harness:destroy=true`   table, bucket and logs are deleted with the stack (default: retained)
  * - `harness:bedrock=true`   the worker may invoke Bedrock models
  * - `harness:apiGateway=true` a REST API (streaming) instead of the function URL
  * - `harness:urlAuth=NONE`   function URL without IAM auth (the app must check tokens itself)
+ * - `harness:model=provider/model`  sets `MODEL` on the functions (the basic example's model
+ *   switch; unset = its keyless model). With Bedrock no key is needed: the worker's role signs.
  *
  * The AwsSolutions cdk-nag pack runs on every synth; an unacknowledged finding fails it.
  */
@@ -29,13 +32,18 @@ const stack = new Stack(app, String(app.node.tryGetContext("harness:stackName") 
   description: "resolute-harness: the basic example, serverless (Lambda, DynamoDB, SQS FIFO, S3)",
 });
 
+const model = app.node.tryGetContext("harness:model");
+
 const harness = new Harness(stack, "Harness", {
-  agentsEntry: fileURLToPath(new URL("../examples/basic/agents.ts", import.meta.url)),
+  agentsEntry: app.node.tryGetContext("harness:agentsEntry")
+    ? String(app.node.tryGetContext("harness:agentsEntry"))
+    : fileURLToPath(new URL("../examples/basic/agents.ts", import.meta.url)),
   removalPolicy: flag("harness:destroy") ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
   bedrock: flag("harness:bedrock"),
   apiGateway: flag("harness:apiGateway"),
   urlAuthType:
     String(app.node.tryGetContext("harness:urlAuth")) === "NONE" ? FunctionUrlAuthType.NONE : FunctionUrlAuthType.AWS_IAM,
+  environment: model ? { MODEL: String(model) } : undefined,
 });
 
 new CfnOutput(stack, "Url", { value: harness.url, description: "Base URL of the harness HTTP API" });
