@@ -117,6 +117,8 @@ class SubmissionDrive {
   #agent: Agent | undefined;
   /** Id of the last record this attempt knows of: every append is conditional on it. */
   #head = "";
+  /** The tail of the serialized store writes. */
+  #writes: Promise<void> = Promise.resolve();
   /** The first reason the run must stop (interrupted always wins). */
   #halt: DriveOutcome | undefined;
   #turnId: string | undefined;
@@ -449,31 +451,48 @@ class SubmissionDrive {
   // ---- store access -----------------------------------------------------------------------
 
   /** A fenced append conditional on the head this attempt last saw. */
-  async #append(drafts: RecordDraft[]): Promise<ConversationRecord[]> {
+  #append(drafts: RecordDraft[]): Promise<ConversationRecord[]> {
     const { store } = this.#ctx;
-    const appended = await this.#store(() =>
-      store.appendRecords(this.#sub.conversationId, drafts, {
-        expectedHead: this.#head,
-        fence: { submissionId: this.#sub.id, attemptId: this.#ctx.attemptId },
-      }),
+    return this.#serial(async () => {
+      const appended = await this.#store(() =>
+        store.appendRecords(this.#sub.conversationId, drafts, {
+          expectedHead: this.#head,
+          fence: { submissionId: this.#sub.id, attemptId: this.#ctx.attemptId },
+        }),
+      );
+      if (appended.length > 0) this.#head = appended[appended.length - 1]!.id;
+      return appended;
+    });
+  }
+
+  /**
+   * Runs store writes one at a time, in call order: parallel tool calls end concurrently, and
+   * two appends conditional on the same head would otherwise refuse each other.
+   */
+  #serial<T>(write: () => Promise<T>): Promise<T> {
+    const run = this.#writes.then(write, write);
+    this.#writes = run.then(
+      () => {},
+      () => {},
     );
-    if (appended.length > 0) this.#head = appended[appended.length - 1]!.id;
-    return appended;
+    return run;
   }
 
   /** Delivers the inbox's messages of `kinds` (recorded by the store); failures become halts. */
   async #drain(kinds: InboxKind[]): Promise<ConversationRecord[]> {
     try {
-      const records = await this.#store(() =>
-        this.#ctx.store.drainInbox({
-          submissionId: this.#sub.id,
-          attemptId: this.#ctx.attemptId,
-          kinds,
-          expectedHead: this.#head,
-        }),
-      );
-      if (records.length > 0) this.#head = records[records.length - 1]!.id;
-      return records;
+      return await this.#serial(async () => {
+        const records = await this.#store(() =>
+          this.#ctx.store.drainInbox({
+            submissionId: this.#sub.id,
+            attemptId: this.#ctx.attemptId,
+            kinds,
+            expectedHead: this.#head,
+          }),
+        );
+        if (records.length > 0) this.#head = records[records.length - 1]!.id;
+        return records;
+      });
     } catch (err) {
       this.#onStoreError(err);
       return [];
@@ -714,7 +733,7 @@ class SubmissionDrive {
       );
       let running: Promise<AgentToolResult<any>>;
       try {
-        running = tool.execute(id, params, toolAbort.signal, onUpdate);
+        running = Promise.resolve(tool.execute(id, params, toolAbort.signal, onUpdate));
       } catch (err) {
         running = Promise.reject(err);
       }

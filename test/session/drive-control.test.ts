@@ -343,3 +343,43 @@ describe("drive: interceptors", () => {
     });
   });
 });
+
+describe("drive: parallel tool calls", () => {
+  it("records every outcome of a parallel batch (completion order), each append on the new head", async () => {
+    const h = await started();
+    const quick = (name: string, text: string): AgentTool =>
+      noop(name, async () => ({ content: [{ type: "text", text }], details: {} }));
+    const s = scriptedModel([
+      [
+        { toolCall: { id: "a", name: "alpha", arguments: {} } },
+        { toolCall: { id: "b", name: "beta", arguments: {} } },
+        { toolCall: { id: "c", name: "gamma", arguments: {} } },
+      ],
+      [{ text: "all done" }],
+    ]);
+    const tools = [quick("alpha", "A"), quick("beta", "B"), quick("gamma", "C")];
+    expect(await h.drive({ model: s.model, streamFn: s.streamFn, tools })).toEqual({ kind: "completed" });
+    const outcomes = (await h.records()).filter((r) => r.kind === "tool_outcome").map((r) => r.kind === "tool_outcome" && r.payload.callId);
+    expect([...outcomes].sort()).toEqual(["a", "b", "c"]);
+    expect(s.calls[1]!.messages.slice(-3).map((m) => m.role === "toolResult" && m.toolCallId)).toEqual(["a", "b", "c"]);
+  });
+});
+
+describe("drive: hand-off after a steer", () => {
+  it("yields once the steer is recorded (the next step is a model call) and the next drive answers it", async () => {
+    const h = await started("write a poem");
+    const s = scriptedModel([
+      [{ text: "Roses..." }, { emit: () => h.store.enqueueInbox(KEY, { kind: "steer", body: "make it rhyme" }).then(() => {}) }],
+      [{ text: "Roses are red." }],
+    ]);
+    const setup = { model: s.model, streamFn: s.streamFn };
+    expect(await h.drive(setup, { shouldYield: () => true })).toEqual({ kind: "continuation" });
+    expect((await h.records()).map(summary).at(-1)).toBe("user_message(steer): make it rhyme");
+    expect(s.calls).toHaveLength(1);
+    await h.release({ continuation: true });
+    await h.claim();
+    expect(await h.drive(setup)).toEqual({ kind: "completed" });
+    expect(s.calls[1]!.messages.at(-1)).toMatchObject({ role: "user", content: "make it rhyme" });
+    expect((await h.records()).filter((r) => r.kind === "user_message")).toHaveLength(2);
+  });
+});
