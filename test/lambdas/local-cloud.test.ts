@@ -143,6 +143,9 @@ async function expectSseSawEverything(follower: SseFollower, conversationId: str
   for (const e of events) expect(JSON.parse(e.data).kind).toBe(e.event);
 }
 
+const deliveriesOf = (submissionId: string) =>
+  cloud.deliveries.filter((d) => d.queue === "work" && d.body.includes(`"submissionId":${JSON.stringify(submissionId)}`));
+
 async function queueEmpty(): Promise<true | undefined> {
   const out = await sqs.send(
     new GetQueueAttributesCommand({
@@ -231,6 +234,7 @@ describe("local cloud: http + worker through SQS FIFO", () => {
     const sub = await waitSettled(json.submissionId);
     await waitFor("the work queue to drain", queueEmpty);
     expect(sub.attemptCount).toBe(1);
+    expect(deliveriesOf(json.submissionId).length, "the duplicates were delivered").toBeGreaterThanOrEqual(3);
     expect(await settledPayload(json.conversationId, json.submissionId)).toMatchObject({ status: "succeeded" });
     const records = await store.readRecords(json.conversationId);
     expect(records.filter((r) => r.kind === "tool_outcome")).toHaveLength(1);
@@ -342,6 +346,8 @@ describe("local cloud: http + worker through SQS FIFO", () => {
     const sub = await waitSettled(json.submissionId);
     await waitFor("the work queue to drain", queueEmpty);
     expect(sub.attemptCount).toBe(1);
+    const holders = new Set(deliveriesOf(json.submissionId).map((d) => d.function));
+    expect(holders, "both workers held a doorbell of this submission").toEqual(new Set(["worker-1", "worker-2"]));
     const records = await store.readRecords(json.conversationId);
     expectNoInterleaving(records, json.submissionId);
     expect(records.filter((r) => r.kind === "tool_outcome")).toHaveLength(2);

@@ -124,6 +124,11 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     dlq: options.dlqTimeoutMs ?? 60_000,
     sweeper: options.sweeperTimeoutMs ?? 60_000,
   };
+  const visibilityMs = options.queueVisibilityTimeoutMs ?? workerTimeoutMs + 60_000;
+  if (visibilityMs < workerTimeoutMs) {
+    // Lambda refuses such an event source: a message would come back while its worker still runs.
+    throw new Error("startLocalCloud: queueVisibilityTimeoutMs must be at least workerTimeoutMs");
+  }
   const log: LogSink = options.log ?? ((line, source) => process.stderr.write(`[${source}] ${line}\n`));
   const onError = options.onError ?? ((err, source) => log(`event source error: ${String(err)}`, source));
 
@@ -138,7 +143,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
         createHarnessTable(dynamo, tableName),
         createHarnessBucket(s3, bucketName),
         createQueues(sqs, name, {
-          visibilityTimeoutMs: options.queueVisibilityTimeoutMs ?? workerTimeoutMs + 60_000,
+          visibilityTimeoutMs: visibilityMs,
           dlqVisibilityTimeoutMs: timeouts.dlq + 60_000,
           maxReceiveCount: options.maxReceiveCount ?? 30,
         }),
