@@ -1,4 +1,4 @@
-import { decodeTime, incrementBase32, ulid as mintUlid } from "ulid";
+import { encodeTime, incrementBase32, ulid as mintUlid } from "ulid";
 
 /**
  * A cryptographic PRNG that draws its bytes in blocks: ulid asks for 16 random numbers per id,
@@ -32,7 +32,8 @@ export function nextRecordIds(head: string, count: number, nowMs: number): strin
   const ids: string[] = [];
   let last = head;
   for (let i = 0; i < count; i++) {
-    last = last !== "" && decodeTime(last) >= nowMs ? incrementBase32(last) : ulid(nowMs);
+    // The first 10 characters encode the time and sort like it: compare them as strings.
+    last = last !== "" && last.slice(0, 10) >= encodeTime(nowMs, 10) ? incrementBase32(last) : ulid(nowMs);
     // A fresh ULID at the same millisecond as `last` may sort below it; increment instead.
     if (ids.length > 0 && last <= ids[ids.length - 1]!) last = incrementBase32(ids[ids.length - 1]!);
     ids.push(last);
