@@ -1,0 +1,162 @@
+/**
+ * The walking skeleton (`npm start`): one agent, a SQLite store, an observer and an interceptor,
+ * one tool, and the HTTP surface on http://127.0.0.1:8484.
+ *
+ *   npm start                                   # keyless: a deterministic local model
+ *   MODEL=anthropic/claude-sonnet-4-5 ANTHROPIC_API_KEY=… npm start   # a real provider
+ *
+ * Then, in another terminal:
+ *
+ *   curl -s localhost:8484/agents/assistant/demo -d '{"kind":"user","body":"what time is it?"}'
+ *   curl -s 'localhost:8484/agents/assistant/demo?wait=true' -d '{"kind":"user","body":"hello there"}'
+ *   curl -N localhost:8484/agents/assistant/demo
+ *   curl -s localhost:8484/agents/assistant/demo/steer -d '{"body":"answer in French"}'
+ *
+ * Durability: dispatch `{"kind":"user","body":"tell me slowly"}` (the keyless model streams a
+ * message containing "slow" at a crawl), `kill -9` the process, `npm start` again: after the
+ * lease expires (LEASE_MS, 10 s here) a fresh attempt finishes it; `curl -N` shows the records of
+ * both attempts, told apart by `attemptId`.
+ *
+ * Environment: PORT (8484; 0 = any free port), HOST (127.0.0.1), DATA_DIR (./harness-data),
+ * MODEL ("provider/model"; unset = keyless), LEASE_MS (10000), LOG_LEVEL (info | debug).
+ */
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { StreamFn } from "@earendil-works/pi-agent-core";
+import type { Api, Message, Model } from "@earendil-works/pi-ai";
+import { closeOnSignals, serve } from "../../src/local/server.ts";
+import type { HarnessEvent, Interceptor } from "../../src/ports/observer.ts";
+import { sessionKeyString } from "../../src/ports/submission.ts";
+import { createRuntime } from "../../src/runtime/runtime.ts";
+import { clockTool } from "../../src/session/clock-tool.ts";
+import { localModel } from "../../src/session/local-model.ts";
+import { resolveModel } from "../../src/session/models.ts";
+import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+
+const env = process.env;
+const port = env.PORT === undefined || env.PORT === "" ? 8484 : Number(env.PORT);
+const hostname = env.HOST || "127.0.0.1";
+const dataDir = resolve(env.DATA_DIR || "./harness-data");
+const leaseMs = Number(env.LEASE_MS || 10_000);
+const debug = env.LOG_LEVEL === "debug";
+if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`PORT must be a port number, got ${env.PORT}`);
+if (!Number.isFinite(leaseMs) || leaseMs < 300) fail(`LEASE_MS must be at least 300, got ${env.LEASE_MS}`);
+
+const log = (message: string) => console.log(`${new Date().toISOString()} ${message}`);
+
+// The model: keyless unless MODEL names a provider (resolved now, so a missing key fails at start).
+let model: { model: Model<Api>; streamFn: StreamFn };
+try {
+  model = env.MODEL ? resolveModel(env.MODEL, env) : demoModel();
+} catch (err) {
+  fail(err instanceof Error ? err.message : String(err));
+}
+
+mkdirSync(dataDir, { recursive: true });
+const store = openSqliteStore({ path: join(dataDir, "harness.db") });
+
+const runtime = createRuntime({
+  agents: {
+    assistant: {
+      description: "A helpful assistant that can tell the time.",
+      // Runs on every claim: per-instance setup (here, the workspace's prompt) is first-class.
+      initialize: ({ instance }) => ({
+        ...model,
+        systemPrompt: `You are the assistant for workspace "${instance}". Be brief. Use the clock tool when asked about the time.`,
+        tools: [clockTool()],
+      }),
+    },
+  },
+  store,
+  leaseMs,
+  sweepIntervalMs: Math.min(5_000, Math.max(250, Math.floor(leaseMs / 2))),
+  // Embedded writes are cheap: make every delta durable (and visible to streams) at once.
+  flushPolicy: { bytes: 0, intervalMs: 0 },
+  observers: [loggingObserver],
+  interceptors: debug ? [timingInterceptor] : [],
+});
+
+await runtime.start();
+const server = await serve(runtime, { port, hostname });
+closeOnSignals(server, runtime, {
+  onSignal: (signal) => log(`${signal}: closing (in-flight work is released, not failed)`),
+});
+
+const base = server.url;
+const modelName = env.MODEL ? `${env.MODEL}` : "local-echo (keyless)";
+console.log(`resolute-harness basic example listening on ${base}
+  model: ${modelName}   data: ${dataDir}   pid: ${process.pid}
+Try:
+  curl -s ${base}/agents/assistant/demo -d '{"kind":"user","body":"what time is it?"}'
+  curl -s '${base}/agents/assistant/demo?wait=true' -d '{"kind":"user","body":"hello there"}'
+  curl -N ${base}/agents/assistant/demo
+  curl -s ${base}/agents/assistant/demo/steer -d '{"body":"answer in French"}'`);
+
+/** One line per lifecycle event worth a human's attention. */
+function loggingObserver(event: HarnessEvent): void {
+  const c = event.correlation;
+  const where = `${sessionKeyString(c.sessionKey)} sub=${c.submissionId ?? "-"}`;
+  switch (event.type) {
+    case "submission_admitted":
+      log(`admitted ${where}${event.replayed ? " (replayed, idempotent)" : ""}`);
+      break;
+    case "submission_claimed":
+      log(`claimed ${where} attempt=${c.attemptId ?? "-"} (#${event.attemptCount})`);
+      break;
+    case "tool_call_ended":
+      log(`tool finished ${where} ${event.toolName}${event.isError ? " (error)" : ""}`);
+      break;
+    case "recovery":
+      log(`recovery ${where} ${event.decision}: ${event.detail}`);
+      break;
+    case "submission_settled":
+      log(
+        `settled ${where} ${event.payload.status}` +
+          (event.payload.errorCode ? ` ${event.payload.errorCode}` : "") +
+          (event.payload.error ? `: ${event.payload.error}` : ""),
+      );
+      break;
+  }
+}
+
+/** Debug timing of every attempt, operation, model turn and tool call. */
+async function timingInterceptor(...[info, next]: Parameters<Interceptor>): Promise<void> {
+  const started = performance.now();
+  let outcome = "ok";
+  try {
+    await next();
+  } catch (err) {
+    outcome = `error: ${err instanceof Error ? err.message : String(err)}`;
+    throw err;
+  } finally {
+    const what = info.kind + (info.operation ? `:${info.operation}` : "") + (info.toolName ? `:${info.toolName}` : "");
+    const ms = (performance.now() - started).toFixed(1);
+    log(`debug ${what} sub=${info.correlation.submissionId ?? "-"} ${ms}ms ${outcome}`);
+  }
+}
+
+/**
+ * The keyless local model; a message containing "slow" streams at a crawl (a character every 250 ms), so the
+ * durability walkthrough has time to kill the process mid-reply.
+ */
+function demoModel(): { model: Model<Api>; streamFn: StreamFn } {
+  const fast = localModel();
+  const slow = localModel({ delayMs: 250, chunkSize: 1 });
+  const streamFn: StreamFn = (m, context, options) =>
+    (/slow/i.test(lastUserText(context.messages)) ? slow : fast).streamFn(m, context, options);
+  return { model: fast.model, streamFn };
+}
+
+function lastUserText(messages: readonly Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== "user") continue;
+    return typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+  }
+  return "";
+}
+
+function fail(message: string): never {
+  console.error(`basic example: ${message}`);
+  process.exit(1);
+}
