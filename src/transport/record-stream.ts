@@ -96,6 +96,7 @@ export async function tailRecords(
       await write(page.records);
       if (stopped()) return;
       if (page.records.length === STREAM_PAGE) {
+        if (Date.now() >= deadline) return; // a long replay resumes on the next connection
         page = await nextPage();
         continue;
       }

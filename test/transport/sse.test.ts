@@ -239,3 +239,31 @@ describe("SSE stream", () => {
     expect(seen).toEqual(await h.runtime.records(ids.conversationId));
   });
 });
+
+describe("SSE stream on a session waiting on subagents", () => {
+  it("counts a waiting head as idle: 204 when caught up, and the replay ends", async () => {
+    const { appFor } = await import("./support.ts");
+    const record = (id: string): ConversationRecord => ({
+      id,
+      kind: "user_message",
+      conversationId: "C",
+      session: "default",
+      time: new Date(0).toISOString(),
+      payload: { body: "hi" },
+    });
+    const log = [record("01ARZ3NDEKTSV4RRFFQ69G5FAV"), record("01ARZ3NDEKTSV4RRFFQ69G5FAW")];
+    const fake = {
+      hasAgent: () => true,
+      conversation: async () => ({ id: "C", key: { agent: "assistant", instance: "p", session: "default" }, createdAt: 0 }),
+      records: async (_c: string, after = "") => log.filter((r) => r.id > after),
+      onAppend: () => () => {},
+      store: { getSessionHead: async () => ({ status: "waiting" }) },
+    } as unknown as Parameters<typeof appFor>[0];
+    const app = appFor(fake);
+    const res = await app.request("/agents/assistant/p");
+    expect(res.status).toBe(200);
+    expect(recordsOf(parseSse(await res.text()))).toEqual(log);
+    const caughtUp = await app.request("/agents/assistant/p", { headers: { "Last-Event-ID": log[1]!.id } });
+    expect(caughtUp.status).toBe(204);
+  });
+});
