@@ -109,6 +109,12 @@ const TOOL_ABORTED = "Operation aborted";
 /** Abort reason for our own timers (an explicit reason spares a DOMException per turn and tool). */
 const SETTLED = "settled";
 
+/** A pending bound (turn or tool timeout). */
+interface Alarm {
+  at: number;
+  fire: () => void;
+}
+
 class SubmissionDrive {
   readonly #ctx: DriveContext;
   readonly #sub: Submission;
@@ -119,6 +125,13 @@ class SubmissionDrive {
   #head = "";
   /** The tail of the serialized store writes. */
   #writes: Promise<void> = Promise.resolve();
+  /** Pending turn and tool bounds, and the timer that fires them. */
+  readonly #alarms = new Set<Alarm>();
+  #watchdog: AbortController | undefined;
+  /** The model response being streamed, if any. */
+  #inFlight: AssistantMessageEventStream | undefined;
+  /** Cancels of the tool calls running now. */
+  readonly #runningTools = new Set<() => void>();
   /** The first reason the run must stop (interrupted always wins). */
   #halt: DriveOutcome | undefined;
   #turnId: string | undefined;
@@ -142,7 +155,7 @@ class SubmissionDrive {
     if (signal.aborted) return { kind: "interrupted" };
     const onAbort = () => {
       this.#stop({ kind: "interrupted" });
-      this.#agent?.abort();
+      this.#abortRun();
     };
     signal.addEventListener("abort", onAbort, { once: true });
     try {
@@ -154,7 +167,53 @@ class SubmissionDrive {
       return { kind: "failed", errorCode: "run_failed", error: errorText(err) };
     } finally {
       signal.removeEventListener("abort", onAbort);
+      this.#watchdog?.abort(SETTLED);
     }
+  }
+
+  /**
+   * Stops the run promptly: aborts the agent, ends the in-flight model response and releases
+   * running tool calls (providers and tools that ignore their signal cannot wedge the run).
+   * Only this drive aborts its agent, so this is the one place that needs to.
+   */
+  #abortRun(): void {
+    this.#agent?.abort();
+    if (this.#inFlight) endStream(this.#inFlight, this.#ctx.agent.model, this.#ctx.clock.now(), "aborted", "Request was aborted");
+    for (const cancel of [...this.#runningTools]) cancel();
+  }
+
+  /** Calls `fire` once `ms` of clock time have passed, unless cleared first (see the watchdog). */
+  #alarm(ms: number, fire: () => void): Alarm {
+    const alarm: Alarm = { at: this.#ctx.clock.now() + ms, fire };
+    this.#alarms.add(alarm);
+    if (this.#watchdog === undefined) this.#startWatchdog();
+    return alarm;
+  }
+
+  /**
+   * One timer per drive instead of one per turn and tool call: it wakes every twentieth of the
+   * shortest bound and fires the alarms that are due (a bound may fire up to 5% late).
+   */
+  #startWatchdog(): void {
+    const stop = new AbortController();
+    this.#watchdog = stop;
+    const { clock } = this.#ctx;
+    const tick = Math.max(1, Math.min(this.#budgets.turnTimeoutMs, this.#budgets.toolTimeoutMs) / 20);
+    void (async () => {
+      for (;;) {
+        try {
+          await clock.sleep(tick, stop.signal);
+        } catch {
+          return;
+        }
+        const now = clock.now();
+        for (const alarm of [...this.#alarms]) {
+          if (now < alarm.at) continue;
+          this.#alarms.delete(alarm);
+          alarm.fire();
+        }
+      }
+    })();
   }
 
   // ---- the drive -------------------------------------------------------------------------
@@ -445,7 +504,7 @@ class SubmissionDrive {
   #onStoreError(err: unknown): void {
     if (isHarnessError(err, "claim_lost")) this.#stop({ kind: "interrupted" });
     else this.#stop({ kind: "transient", error: err instanceof StoreFailure ? err.message : `store error: ${errorText(err)}` });
-    this.#agent?.abort();
+    this.#abortRun();
   }
 
   // ---- store access -----------------------------------------------------------------------
@@ -603,50 +662,41 @@ class SubmissionDrive {
     });
   };
 
-  /** Calls the model with the turn's guards attached. Never rejects. */
+  /** Calls the model with the turn's bound attached. Never rejects. */
   async #openTurn(
     model: Model<Api>,
     context: TranscriptContext,
     options: SimpleStreamOptions | undefined,
   ): Promise<AssistantMessageEventStream> {
     const { clock } = this.#ctx;
-    const parent = options?.signal;
-    if (parent?.aborted) return failedStream(model, clock.now(), "aborted", "Request was aborted");
-    // One controller the provider sees: aborted with the run or at the turn timeout.
-    const turnAbort = new AbortController();
-    let stream: AssistantMessageEventStream | undefined;
-    const onParentAbort = () => {
-      turnAbort.abort(parent?.reason);
-      if (stream) endStream(stream, model, clock.now(), "aborted", "Request was aborted");
-    };
-    parent?.addEventListener("abort", onParentAbort, { once: true });
+    if (options?.signal?.aborted) return failedStream(model, clock.now(), "aborted", "Request was aborted");
+    let stream: AssistantMessageEventStream;
     try {
-      stream = await this.#ctx.agent.streamFn(model, context, { ...options, signal: turnAbort.signal });
+      stream = await this.#ctx.agent.streamFn(model, context, options);
     } catch (err) {
-      parent?.removeEventListener("abort", onParentAbort);
       // The StreamFn contract says "never throw"; a throw is a provider error.
       return failedStream(model, clock.now(), "error", errorText(err));
     }
-    const response = stream;
-    if (parent?.aborted) endStream(response, model, clock.now(), "aborted", "Request was aborted");
-    const timer = new AbortController();
+    if (options?.signal?.aborted) {
+      endStream(stream, model, clock.now(), "aborted", "Request was aborted");
+      return stream;
+    }
+    this.#inFlight = stream;
     const limit = this.#budgets.turnTimeoutMs;
-    clock.sleep(limit, timer.signal).then(
+    const alarm = this.#alarm(limit, () => {
+      this.#turnTimeout = `model turn timed out after ${formatDuration(limit)}`;
+      endStream(stream, model, clock.now(), "error", this.#turnTimeout);
+      // The run ends on this error anyway: aborting it tells the provider to stop.
+      this.#agent?.abort();
+    });
+    stream.result().then(
       () => {
-        this.#turnTimeout = `model turn timed out after ${formatDuration(limit)}`;
-        turnAbort.abort(new Error(this.#turnTimeout));
-        endStream(response, model, clock.now(), "error", this.#turnTimeout);
+        this.#alarms.delete(alarm);
+        if (this.#inFlight === stream) this.#inFlight = undefined;
       },
       () => {},
     );
-    response.result().then(
-      () => {
-        timer.abort(SETTLED);
-        parent?.removeEventListener("abort", onParentAbort);
-      },
-      () => {},
-    );
-    return response;
+    return stream;
   }
 
   // ---- tools ------------------------------------------------------------------------------
@@ -705,32 +755,28 @@ class SubmissionDrive {
     signal: AbortSignal | undefined,
     onUpdate: AgentToolUpdateCallback<any> | undefined,
   ): Promise<AgentToolResult<any>> {
+    if (signal?.aborted) return Promise.reject(new Error(TOOL_ABORTED));
     const limit = this.#budgets.toolTimeoutMs;
-    // One controller the tool sees: aborted with the run or at the timeout.
+    // The signal the tool sees: aborted with the run (see #abortRun) or at its timeout.
     const toolAbort = new AbortController();
-    const timer = new AbortController();
     return new Promise<AgentToolResult<any>>((resolve, reject) => {
       let settled = false;
       const settle = (action: () => void) => {
         if (settled) return;
         settled = true;
-        timer.abort(SETTLED);
-        signal?.removeEventListener("abort", onAbort);
+        this.#alarms.delete(alarm);
+        this.#runningTools.delete(cancel);
         action();
       };
-      const onAbort = () => {
-        toolAbort.abort(signal?.reason);
+      const cancel = () => {
+        toolAbort.abort(new Error(TOOL_ABORTED));
         settle(() => reject(new Error(TOOL_ABORTED)));
       };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.#ctx.clock.sleep(limit, timer.signal).then(
-        () => {
-          toolAbort.abort(new Error(`tool ${tool.name} timed out`));
-          settle(() => resolve(errorResult(`tool ${tool.name} timed out after ${formatDuration(limit)}`)));
-        },
-        () => {},
-      );
+      const alarm = this.#alarm(limit, () => {
+        toolAbort.abort(new Error(`tool ${tool.name} timed out`));
+        settle(() => resolve(errorResult(`tool ${tool.name} timed out after ${formatDuration(limit)}`)));
+      });
+      this.#runningTools.add(cancel);
       let running: Promise<AgentToolResult<any>>;
       try {
         running = Promise.resolve(tool.execute(id, params, toolAbort.signal, onUpdate));
@@ -743,6 +789,7 @@ class SubmissionDrive {
       );
     });
   }
+
 
 }
 

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/ports/clock.ts";
 import { DEFAULT_FLUSH_POLICY, DeltaBatcher } from "../../src/session/delta-batcher.ts";
@@ -74,5 +75,21 @@ describe("DeltaBatcher (spec §1.5.3)", () => {
     const b = new DeltaBatcher({ bytes: 1, intervalMs: 0 }, new ManualClock());
     expect(b.push(T, "")).toEqual([]);
     expect(b.pending).toBe(false);
+  });
+});
+
+describe("utf8Length", () => {
+  it("matches Buffer.byteLength", async () => {
+    const { utf8Length } = await import("../../src/session/delta-batcher.ts");
+    for (const s of ["", "abc", "é", "€", "😀", "a😀b", "\ud800", "\udc00x", "日本語", "x\u07ff\u0800"]) {
+      expect(utf8Length(s)).toBe(Buffer.byteLength(s, "utf8"));
+    }
+    // Any sequence of UTF-16 code units, lone surrogates included.
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 0xffff })).map((units) => String.fromCharCode(...units)),
+        (s) => utf8Length(s) === Buffer.byteLength(s, "utf8"),
+      ),
+    );
   });
 });
