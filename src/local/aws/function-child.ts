@@ -13,7 +13,7 @@ import type { ChildSpec, HostMessage, ChildMessage } from "./function-protocol.t
 const spec = JSON.parse(process.argv[2] ?? "{}") as ChildSpec;
 const send = (message: ChildMessage) => process.send?.(message);
 
-register("./agents-alias-hook.ts", import.meta.url, { data: { target: pathToFileURL(spec.agentsModule).href } });
+register(`./agents-alias-hook${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url, { data: { target: pathToFileURL(spec.agentsModule).href } });
 installAwsLambdaGlobal();
 
 let handler: (...args: unknown[]) => unknown;

@@ -10,7 +10,9 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { ChildMessage, ChildSpec } from "./function-protocol.ts";
 
-const CHILD_ENTRY = fileURLToPath(new URL("./function-child.ts", import.meta.url));
+// `.ts` from the sources, `.js` once compiled to dist/.
+const OWN_EXTENSION = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+const CHILD_ENTRY = fileURLToPath(new URL(`./function-child${OWN_EXTENSION}`, import.meta.url));
 
 /** Where a function's output lines go (`source` is the function name). */
 export type LogSink = (line: string, source: string) => void;
