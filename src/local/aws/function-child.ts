@@ -12,6 +12,8 @@ import type { ChildSpec, HostMessage, ChildMessage } from "./function-protocol.t
 
 const spec = JSON.parse(process.argv[2] ?? "{}") as ChildSpec;
 const send = (message: ChildMessage) => process.send?.(message);
+// A container never outlives its host (a crashed test runner must not leave servers behind).
+process.on("disconnect", () => process.exit(0));
 
 register(`./agents-alias-hook${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url, { data: { target: pathToFileURL(spec.agentsModule).href } });
 installAwsLambdaGlobal();
