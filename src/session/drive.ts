@@ -92,7 +92,7 @@ class StoreFailure extends Error {
   }
 }
 
-/** A completed (non-error, non-aborted) assistant message. */
+/** True for an assistant message that ended in a provider error or was aborted. */
 function isFailedStop(message: AssistantMessage): boolean {
   return message.stopReason === "error" || message.stopReason === "aborted";
 }
