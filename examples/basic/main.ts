@@ -22,16 +22,13 @@
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { StreamFn } from "@earendil-works/pi-agent-core";
-import type { Api, Message, Model } from "@earendil-works/pi-ai";
 import { closeOnSignals, serve } from "../../src/local/server.ts";
 import type { HarnessEvent, Interceptor } from "../../src/ports/observer.ts";
 import { sessionKeyString } from "../../src/ports/submission.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import { clockTool } from "../../src/session/clock-tool.ts";
-import { localModel } from "../../src/session/local-model.ts";
 import { resolveModel } from "../../src/session/models.ts";
 import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import { agents } from "./agents.ts";
 
 const env = process.env;
 const port = env.PORT === undefined || env.PORT === "" ? 8484 : Number(env.PORT);
@@ -44,29 +41,21 @@ if (!Number.isFinite(leaseMs) || leaseMs < 300) fail(`LEASE_MS must be at least 
 
 const log = (message: string) => console.log(`${new Date().toISOString()} ${message}`);
 
-// The model: keyless unless MODEL names a provider (resolved now, so a missing key fails at start).
-let model: { model: Model<Api>; streamFn: StreamFn };
-try {
-  model = env.MODEL ? resolveModel(env.MODEL, env) : demoModel();
-} catch (err) {
-  fail(err instanceof Error ? err.message : String(err));
+// A real provider is resolved once now, so a missing key or unknown model fails at start
+// rather than on the first claim.
+if (env.MODEL) {
+  try {
+    resolveModel(env.MODEL, env);
+  } catch (err) {
+    fail(err instanceof Error ? err.message : String(err));
+  }
 }
 
 mkdirSync(dataDir, { recursive: true });
 const store = openSqliteStore({ path: join(dataDir, "harness.db") });
 
 const runtime = createRuntime({
-  agents: {
-    assistant: {
-      description: "A helpful assistant that can tell the time.",
-      // Runs on every claim: per-instance setup (here, the workspace's prompt) is first-class.
-      initialize: ({ instance }) => ({
-        ...model,
-        systemPrompt: `You are the assistant for workspace "${instance}". Be brief. Use the clock tool when asked about the time.`,
-        tools: [clockTool()],
-      }),
-    },
-  },
+  agents,
   store,
   leaseMs,
   sweepIntervalMs: Math.min(5_000, Math.max(250, Math.floor(leaseMs / 2))),
@@ -133,27 +122,6 @@ async function timingInterceptor(...[info, next]: Parameters<Interceptor>): Prom
     const ms = (performance.now() - started).toFixed(1);
     log(`debug ${what} sub=${info.correlation.submissionId ?? "-"} ${ms}ms ${outcome}`);
   }
-}
-
-/**
- * The keyless local model; a message containing "slow" streams at a crawl (a character every 250 ms), so the
- * durability walkthrough has time to kill the process mid-reply.
- */
-function demoModel(): { model: Model<Api>; streamFn: StreamFn } {
-  const fast = localModel();
-  const slow = localModel({ delayMs: 250, chunkSize: 1 });
-  const streamFn: StreamFn = (m, context, options) =>
-    (/slow/i.test(lastUserText(context.messages)) ? slow : fast).streamFn(m, context, options);
-  return { model: fast.model, streamFn };
-}
-
-function lastUserText(messages: readonly Message[]): string {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role !== "user") continue;
-    return typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("");
-  }
-  return "";
 }
 
 function fail(message: string): never {
