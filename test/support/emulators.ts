@@ -45,17 +45,16 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
   const dynamoPort = options.dynamoPort ?? (await freePort());
   const java = spawnDynamoLocal(dynamoPort, options.dynamoDbPath);
   const dynamoUrl = `http://127.0.0.1:${dynamoPort}`;
-  let fauxqs: Awaited<ReturnType<typeof startFauxqs>> | undefined;
-  try {
-    const [, server] = await Promise.all([
-      waitForHttp(dynamoUrl, java),
-      startFauxqs({ port: options.fauxqsPort ?? 0, logger: false }),
-    ]);
-    fauxqs = server;
-  } catch (error) {
+  const [dynamo, fq] = await Promise.allSettled([
+    waitForHttp(dynamoUrl, java),
+    startFauxqs({ port: options.fauxqsPort ?? 0, logger: false }),
+  ]);
+  if (dynamo.status === "rejected" || fq.status === "rejected") {
     await stopJava(java);
-    throw error;
+    if (fq.status === "fulfilled") await fq.value.stop();
+    throw dynamo.status === "rejected" ? dynamo.reason : (fq as PromiseRejectedResult).reason;
   }
+  const fauxqs = fq.value;
   const env: EmulatorEnv = {
     AWS_REGION: "us-east-1",
     AWS_ACCESS_KEY_ID: "test",
@@ -99,12 +98,23 @@ function spawnDynamoLocal(port: number, dbPath: string | undefined): ChildProces
     "-port",
     String(port),
   ];
-  return spawn("java", args, { stdio: "ignore" });
+  const child = spawn("java", args, { stdio: "ignore" });
+  // Without a listener a missing `java` would crash the test runner; waitForHttp reports it.
+  child.once("error", (error) => {
+    spawnErrors.set(child, error);
+  });
+  return child;
 }
+
+const spawnErrors = new WeakMap<ChildProcess, Error>();
 
 async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    const spawnError = spawnErrors.get(child);
+    if (spawnError) {
+      throw new Error(`cannot start DynamoDB Local with \`java\` (install a Java 17 runtime, e.g. openjdk-17-jre-headless): ${spawnError.message}`);
+    }
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`DynamoDB Local exited before answering (code ${child.exitCode}, signal ${child.signalCode})`);
     }
@@ -121,7 +131,7 @@ async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 30_000)
 
 /** SIGTERM, then SIGKILL if the JVM has not exited within 3 s; resolves once it is gone. */
 function stopJava(java: ChildProcess): Promise<void> {
-  if (java.exitCode !== null || java.signalCode !== null) return Promise.resolve();
+  if (java.exitCode !== null || java.signalCode !== null || spawnErrors.has(java)) return Promise.resolve();
   return new Promise((resolve) => {
     const force = setTimeout(() => java.kill("SIGKILL"), 3_000);
     java.once("exit", () => {

@@ -5,11 +5,12 @@
  * session item (`session-head.ts`). A refused condition comes back with the current item and is
  * mapped to the contract's error, unless it shows this call's own earlier try (`state-update.ts`).
  */
-import { PutItemCommand, QueryCommand } from "@aws-sdk/client-dynamodb";
+import { GetItemCommand, PutItemCommand, QueryCommand } from "@aws-sdk/client-dynamodb";
 import { ClaimLost, InboxNotDrained, SubmissionNotFound } from "../../errors.ts";
 import type { SubmissionStore } from "../../ports/store.ts";
 import type {
   Attempt,
+  DispatchMessage,
   LeaseRenewal,
   NewSubmission,
   SessionKey,
@@ -20,17 +21,16 @@ import type {
   SubmissionWait,
 } from "../../ports/submission.ts";
 import type { StoreContext } from "./context.ts";
-import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
 import { Expr } from "./expression.ts";
+import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
 import { ATTEMPT_PREFIX, attemptSk, pad, submissionPk } from "./keys.ts";
 import { childIds, freshSubmissions, idsInBucket } from "./listing.ts";
 import { loadState, loadSubmission, toSubmission } from "./loader.ts";
-import { rerunOnRace, RetryStep } from "./retry.ts";
+import { RetryStep, rerunOnRace } from "./retry.ts";
 import { admitOnce, getSessionItem, replay, settleOnce } from "./session-head.ts";
-import { inputFromItem, inputKey, newInputItem, statusPk, submissionFromItems } from "./submission-item.ts";
 import { type UpdateOutcome, updateState } from "./state-update.ts";
+import { inputFromItem, inputKey, newInputItem, statusPk, submissionFromItems } from "./submission-item.ts";
 import { waitSortKey } from "./table.ts";
-import { GetItemCommand } from "@aws-sdk/client-dynamodb";
 
 export class DynamoSubmissions implements SubmissionStore {
   readonly #ctx: StoreContext;
@@ -279,7 +279,7 @@ export class DynamoSubmissions implements SubmissionStore {
     throw typeof reason === "string" ? new ClaimLost(reason) : reason;
   }
 
-  async #input(id: string) {
+  async #input(id: string): Promise<DispatchMessage> {
     const res = await this.#ctx.dynamo.send(
       new GetItemCommand({ TableName: this.#ctx.table, Key: inputKey(id), ConsistentRead: true }),
     );
