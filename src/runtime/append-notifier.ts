@@ -35,26 +35,30 @@ export class AppendNotifier {
 
   /** A view of `store` that notifies after each successful append (records or inbox drain). */
   wrap(store: Store): Store {
-    const notifier = this;
+    const appendRecords: Store["appendRecords"] = async (conversationId, drafts, options) => {
+      const out = await store.appendRecords(conversationId, drafts, options);
+      this.notify(conversationId);
+      return out;
+    };
+    const drainInbox: Store["drainInbox"] = async (request) => {
+      const out = await store.drainInbox(request);
+      if (out.length > 0) this.notify(out[0]!.conversationId);
+      return out;
+    };
+    // Methods are bound once, not on every access: the store sits on the engine's hot path.
+    const bound = new Map<PropertyKey, unknown>([
+      ["appendRecords", appendRecords],
+      ["drainInbox", drainInbox],
+    ]);
     return new Proxy(store, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver);
+      get(target, prop) {
+        const cached = bound.get(prop);
+        if (cached !== undefined) return cached;
+        const value = Reflect.get(target, prop, target);
         if (typeof value !== "function") return value;
-        if (prop === "appendRecords") {
-          return async (conversationId: string, ...rest: unknown[]) => {
-            const out = await value.call(target, conversationId, ...rest);
-            notifier.notify(conversationId);
-            return out;
-          };
-        }
-        if (prop === "drainInbox") {
-          return async (...args: unknown[]) => {
-            const out = await value.apply(target, args);
-            if (Array.isArray(out) && out.length > 0) notifier.notify(out[0].conversationId);
-            return out;
-          };
-        }
-        return value.bind(target);
+        const method = value.bind(target);
+        bound.set(prop, method);
+        return method;
       },
     });
   }
