@@ -8,7 +8,7 @@ export * from "./errors.ts";
 export * from "./conversation/records.ts";
 export { newId, nextRecordIds } from "./conversation/ids.ts";
 export { reduce, activeLeafPath, type ConversationTree, type ReducedEntry } from "./conversation/reducer.ts";
-export { project, projectPath } from "./conversation/projection.ts";
+export { project, projectPath } from "./session/projection.ts";
 export type { Clock } from "./ports/clock.ts";
 export { systemClock, ManualClock } from "./ports/clock.ts";
 export type * from "./ports/submission.ts";

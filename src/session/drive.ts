@@ -23,7 +23,7 @@ import {
 } from "@earendil-works/pi-ai";
 import { danglingToolCalls, danglingToolOutcome } from "../conversation/dangling.ts";
 import { newId } from "../conversation/ids.ts";
-import { projectPath } from "../conversation/projection.ts";
+import { projectPath } from "./projection.ts";
 import type { ConversationRecord, RecordDraft, RecordKind, RecordPayloads } from "../conversation/records.ts";
 import { activeLeafPath, reduce } from "../conversation/reducer.ts";
 import { isHarnessError } from "../errors.ts";

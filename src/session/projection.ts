@@ -15,8 +15,8 @@ import type {
   ConversationRecord,
   ConversationRecordOf,
   SignalPayload,
-} from "./records.ts";
-import { activeLeafPath, reduce } from "./reducer.ts";
+} from "../conversation/records.ts";
+import { activeLeafPath, reduce } from "../conversation/reducer.ts";
 
 /** What the agent is configured with, which the log does not hold. */
 export interface ProjectionOptions {
