@@ -316,6 +316,8 @@ export class MemoryStore implements Store {
     const fence = { submissionId: request.submissionId, attemptId: request.attemptId };
     const row = this.#rows.get(request.submissionId);
     if (!row) throw new ClaimLost(`drain: unknown submission ${request.submissionId}`);
+    // The common case (every turn boundary): nothing waiting. Still fenced like an append.
+    if (row.inbox.length === 0) return this.#append(row.sub.conversationId, [], { fence, expectedHead: request.expectedHead });
     const wanted = new Set(request.kinds);
     const picked = row.inbox.filter((m) => wanted.has(m.kind));
     const sub = row.sub;
