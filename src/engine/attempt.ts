@@ -52,8 +52,7 @@ export async function runAttempt(ctx: EngineContext, sub: Submission, options: A
   const { maxAttempts, submissionTimeoutMs: timeoutMs } = agentBudgets(setup);
   const now = ctx.clock.now();
   if (sub.attemptCount > maxAttempts) {
-    const last = sub.lastError ? `; last error: ${sub.lastError}` : "";
-    await fail("attempt_budget_exhausted", `attempt budget exhausted: attempt ${sub.attemptCount} exceeds max ${maxAttempts}${last}`);
+    await fail("attempt_budget_exhausted", attemptBudgetExhausted(sub, maxAttempts));
     return;
   }
   if (now > sub.createdAt + timeoutMs) {
@@ -221,6 +220,12 @@ async function releaseQuietly(
     if (isHarnessError(err, "claim_lost")) return false;
     throw err;
   }
+}
+
+/** The reference system's exact `attempt_budget_exhausted` message. */
+export function attemptBudgetExhausted(sub: Submission, maxAttempts: number): string {
+  const last = sub.lastError ? `; last error: ${sub.lastError}` : "";
+  return `attempt budget exhausted: attempt ${sub.attemptCount} exceeds max ${maxAttempts}${last}`;
 }
 
 export function errorText(err: unknown): string {

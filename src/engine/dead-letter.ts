@@ -1,12 +1,11 @@
 import { isHarnessError } from "../errors.ts";
-import { newId } from "../conversation/ids.ts";
 import type { Doorbell } from "../ports/queue.ts";
 import { sessionKeyString, type Submission } from "../ports/submission.ts";
 import { agentBudgets, validateAgentSetup } from "../session/agent-setup.ts";
-import { errorText } from "./attempt.ts";
+import { attemptBudgetExhausted, errorText } from "./attempt.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { reconcileTerminalizing, settle } from "./settlement.ts";
-import { reclaimExpired } from "./worker.ts";
+import { claimFreshAttempt, reclaimExpired } from "./worker.ts";
 
 /** What the dead-letter handler did with one doorbell the queue gave up on. */
 export type DeadLetterOutcome =
@@ -62,15 +61,9 @@ export async function handleDeadLetter(ctx: EngineContext, doorbell: Doorbell): 
 
   // Spent: the next claim charges attempt maxAttempts + 1. Take it, and settle at once.
   if (sub.status === "running") await reclaimExpired(ctx, sub);
-  const now = ctx.clock.now();
   let claimed: Submission;
   try {
-    claimed = await ctx.store.claimSubmission({
-      submissionId: sub.id,
-      attemptId: newId(now),
-      ownerId: ctx.ownerId,
-      leaseExpiresAt: now + ctx.leaseMs,
-    });
+    claimed = await claimFreshAttempt(ctx, sub.id);
   } catch (err) {
     if (!isHarnessError(err, "claim_lost")) throw err;
     const current = await ctx.store.getSubmission(sub.id);
@@ -83,12 +76,11 @@ export async function handleDeadLetter(ctx: EngineContext, doorbell: Doorbell): 
     await ctx.store.releaseSubmission({ submissionId: claimed.id, attemptId, continuation: claimed.pendingResume });
     return rering(ctx, claimed, "budget not spent at claim time", maxAttempts);
   }
-  await ctx.store.startAttempt({ id: attemptId, submissionId: claimed.id, ownerId: ctx.ownerId, startedAt: now });
-  const last = claimed.lastError ? `; last error: ${claimed.lastError}` : "";
+  await ctx.store.startAttempt({ id: attemptId, submissionId: claimed.id, ownerId: ctx.ownerId, startedAt: ctx.clock.now() });
   await settle(ctx, claimed, attemptId, {
     status: "failed",
     errorCode: "attempt_budget_exhausted",
-    error: `attempt budget exhausted: attempt ${claimed.attemptCount} exceeds max ${maxAttempts}${last}`,
+    error: attemptBudgetExhausted(claimed, maxAttempts),
   });
   return { kind: "exhausted", attemptCount: claimed.attemptCount, maxAttempts };
 }

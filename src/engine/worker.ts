@@ -43,15 +43,9 @@ export async function handleDoorbell(
     await reclaimExpired(ctx, sub);
   }
 
-  const now = ctx.clock.now();
   let claimed: Submission;
   try {
-    claimed = await ctx.store.claimSubmission({
-      submissionId: sub.id,
-      attemptId: newId(now),
-      ownerId: ctx.ownerId,
-      leaseExpiresAt: now + ctx.leaseMs,
-    });
+    claimed = await claimFreshAttempt(ctx, sub.id);
   } catch (err) {
     if (!isHarnessError(err, "claim_lost")) throw err;
     // Not the head (its settlement rings us), already claimed, or settled meanwhile.
@@ -80,6 +74,17 @@ export async function handleDoorbell(
 
   await runAttempt(ctx, claimed, options);
   return { kind: "ack" };
+}
+
+/** Claims the submission for a fresh attempt of this owner; `ClaimLost` when it is not claimable. */
+export function claimFreshAttempt(ctx: EngineContext, submissionId: string): Promise<Submission> {
+  const now = ctx.clock.now();
+  return ctx.store.claimSubmission({
+    submissionId,
+    attemptId: newId(now),
+    ownerId: ctx.ownerId,
+    leaseExpiresAt: now + ctx.leaseMs,
+  });
 }
 
 /** Releases a running row whose lease expired (a lost race means someone else already did). */

@@ -118,6 +118,15 @@ export interface AttachmentStore {
   getAttachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }>;
 }
 
+/** What a run asks of its inbox at a safe point. */
+export interface InboxDrain {
+  submissionId: string;
+  attemptId: string;
+  kinds: InboxKind[];
+  /** As in `appendRecords`: deliver only if this is still the conversation's head. */
+  expectedHead?: string;
+}
+
 /**
  * Steer and follow-up messages for a session's in-flight run. The run may be in another
  * process (or Lambda), so they are durable and the run drains them at its safe points.
@@ -134,12 +143,7 @@ export interface InboxStore {
    * appends one `user_message` record each (payload `{body, origin}`, authored by `attemptId`)
    * and marks them delivered, atomically. Fenced like `appendRecords`. Returns the records.
    */
-  drainInbox(request: {
-    submissionId: string;
-    attemptId: string;
-    kinds: InboxKind[];
-    expectedHead?: string;
-  }): Promise<ConversationRecord[]>;
+  drainInbox(request: InboxDrain): Promise<ConversationRecord[]>;
 }
 
 /** Everything the engine needs from durable storage: one narrow contract for every backend. */

@@ -9,6 +9,7 @@ import { QueryCommand } from "@aws-sdk/client-dynamodb";
 import type { ConversationRecord, RecordDraft } from "../../conversation/records.ts";
 import { ClaimLost, NoRunInFlight, SubmissionNotFound } from "../../errors.ts";
 import type { InboxKind, InboxMessage, SessionKey } from "../../ports/submission.ts";
+import type { InboxDrain } from "../../ports/store.ts";
 import { sessionKeyString } from "../../ports/submission.ts";
 import type { StoreContext } from "./context.ts";
 import { type ConversationLog, ExtrasRaced } from "./conversation-log.ts";
@@ -81,12 +82,7 @@ export class Inbox {
    * a `user_message` record, appended in the same transaction that marks it delivered and
    * lowers the pending count under the fence.
    */
-  async drainInbox(request: {
-    submissionId: string;
-    attemptId: string;
-    kinds: InboxKind[];
-    expectedHead?: string;
-  }): Promise<ConversationRecord[]> {
+  async drainInbox(request: InboxDrain): Promise<ConversationRecord[]> {
     const ctx = this.#ctx;
     const delivered: ConversationRecord[] = [];
     return rerunOnRace("drainInbox", async () => {

@@ -11,7 +11,7 @@ import {
   SubmissionNotFound,
 } from "../../errors.ts";
 import { type Clock, systemClock } from "../../ports/clock.ts";
-import type { AppendOptions, Store } from "../../ports/store.ts";
+import type { AppendOptions, InboxDrain, Store } from "../../ports/store.ts";
 import {
   type Attempt,
   type Conversation,
@@ -307,12 +307,7 @@ export class MemoryStore implements Store {
     return { submissionId: head.sub.id };
   }
 
-  async drainInbox(request: {
-    submissionId: string;
-    attemptId: string;
-    kinds: InboxKind[];
-    expectedHead?: string;
-  }): Promise<ConversationRecord[]> {
+  async drainInbox(request: InboxDrain): Promise<ConversationRecord[]> {
     const fence = { submissionId: request.submissionId, attemptId: request.attemptId };
     const row = this.#rows.get(request.submissionId);
     if (!row) throw new ClaimLost(`drain: unknown submission ${request.submissionId}`);

@@ -12,7 +12,7 @@ import {
   SubmissionNotFound,
 } from "../../errors.ts";
 import { type Clock, systemClock } from "../../ports/clock.ts";
-import type { AppendOptions, Store } from "../../ports/store.ts";
+import type { AppendOptions, InboxDrain, Store } from "../../ports/store.ts";
 import {
   type Attempt,
   type Conversation,
@@ -358,12 +358,7 @@ export class SqliteStore implements Store {
     });
   }
 
-  async drainInbox(request: {
-    submissionId: string;
-    attemptId: string;
-    kinds: InboxKind[];
-    expectedHead?: string;
-  }): Promise<ConversationRecord[]> {
+  async drainInbox(request: InboxDrain): Promise<ConversationRecord[]> {
     return this.#write(() => {
       const sub = this.#mustHoldRunning(request.submissionId, request.attemptId);
       const head = this.#head(sub.conversationId);
