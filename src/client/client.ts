@@ -1,0 +1,322 @@
+import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
+import type { DispatchMessage } from "../ports/submission.ts";
+import { HarnessHttpError } from "./http-error.ts";
+import { SseParser, type SseEvent } from "./sse-parser.ts";
+
+/** Request headers in any of the forms `fetch` accepts. */
+export type ClientHeaders = Headers | Record<string, string> | [string, string][];
+
+/** How to reach the harness. */
+export interface ClientOptions {
+  /** Where the HTTP app is mounted, e.g. `http://127.0.0.1:8484` (a path prefix is kept). */
+  baseUrl: string;
+  /**
+   * Sent with every request (e.g. `Authorization`). A function is called per request, so a
+   * token can be refreshed.
+   */
+  headers?: ClientHeaders | (() => ClientHeaders | Promise<ClientHeaders>);
+  /** The `fetch` to use. Default: the global one. */
+  fetch?: typeof fetch;
+}
+
+/** What an admitted dispatch answers. */
+export interface DispatchIds {
+  submissionId: string;
+  conversationId: string;
+}
+
+/** A settled submission: its ids and outcome (`status`, `error?`, `errorCode?`, `result?`). */
+export type SettledResult = DispatchIds & SettledPayload;
+
+/** Options of {@link HarnessClient.dispatch} and {@link HarnessClient.dispatchAndWait}. */
+export interface DispatchOptions {
+  /** The session of the instance (default `"default"`). */
+  session?: string;
+  /** Idempotency key: the same id and message again answer the same submission. */
+  dispatchId?: string;
+  signal?: AbortSignal;
+}
+
+/** Options of {@link HarnessClient.steer} and {@link HarnessClient.followUp}. */
+export interface InjectOptions {
+  /** The session of the instance (default `"default"`). */
+  session?: string;
+  signal?: AbortSignal;
+}
+
+/** Options of {@link HarnessClient.stream}. */
+export interface StreamOptions {
+  /** The session of the instance (default `"default"`). */
+  session?: string;
+  /** A record id: only records after it are sent. Default: the whole conversation. */
+  after?: string;
+  /** Aborting it ends the iteration, which then throws the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link HarnessClient.waitForSettled}. */
+export interface WaitOptions extends StreamOptions {
+  /** Called with every record read on the way, the settled one included. */
+  onRecord?: (record: ConversationRecord) => void;
+}
+
+/** A typed client for the harness's HTTP surface (`resolute-harness/http`). */
+export interface HarnessClient {
+  /**
+   * Dispatches a message to an agent instance; resolves once the submission is durable.
+   * @throws {HarnessHttpError} e.g. 400 `invalid_dispatch`, 404 `unknown_agent`, 409 `dispatch_conflict`
+   */
+  dispatch(agent: string, instance: string, message: DispatchMessage, options?: DispatchOptions): Promise<DispatchIds>;
+  /**
+   * Dispatches and resolves with the settled outcome (a `failed` status resolves too). When the
+   * server stops waiting first (202 after its `maxWaitMs`), it follows the conversation stream to
+   * the submission's `submission_settled` record instead.
+   * @throws {HarnessHttpError} as {@link dispatch}
+   */
+  dispatchAndWait(agent: string, instance: string, message: DispatchMessage, options?: DispatchOptions): Promise<SettledResult>;
+  /**
+   * Injects a message into the session's in-flight run, delivered at its next turn boundary.
+   * @throws {HarnessHttpError} 409 `no_run_in_flight` when nothing is running
+   */
+  steer(agent: string, instance: string, body: string, options?: InjectOptions): Promise<void>;
+  /**
+   * Injects a message delivered when the in-flight run would otherwise stop (same submission).
+   * @throws {HarnessHttpError} 409 `no_run_in_flight` when nothing is running
+   */
+  followUp(agent: string, instance: string, body: string, options?: InjectOptions): Promise<void>;
+  /**
+   * The session's records, in order and each once: the replay after `after`, then the live tail.
+   * When the server ends a stream (its time limit, a dropped connection) it reconnects with
+   * Last-Event-ID and misses nothing; it finishes when the session is idle (or parked on
+   * subagents) and every record has been read: the server's 204. Breaking out of the loop
+   * closes the connection.
+   * @throws {HarnessHttpError} 404 `conversation_not_found` when the session has no conversation
+   */
+  stream(agent: string, instance: string, options?: StreamOptions): AsyncIterable<ConversationRecord>;
+  /**
+   * Reads the session's records (after `options.after`) until `submissionId`'s
+   * `submission_settled` record, and resolves with its outcome. While the session is idle or
+   * parked on subagents it looks again with a backoff, so it waits as long as the submission
+   * takes: pass a `signal` to bound it.
+   */
+  waitForSettled(agent: string, instance: string, submissionId: string, options?: WaitOptions): Promise<SettledResult>;
+}
+
+/** Until the server sends its `retry:` hint. */
+const DEFAULT_RETRY_MS = 1_000;
+/** Failed reconnects in a row (network errors, 502/503/504) before the stream gives up. */
+const MAX_RECONNECT_FAILURES = 5;
+/** First and longest pause of {@link HarnessClient.waitForSettled} while the session is idle. */
+const IDLE_POLL_MS = 250;
+const MAX_IDLE_POLL_MS = 5_000;
+const TRANSIENT_STATUS = new Set([502, 503, 504]);
+
+/**
+ * Creates a client for a harness served over HTTP. It needs only `fetch`, `TextDecoder` and
+ * `AbortSignal`, so it runs in Node 22+ and in browsers.
+ */
+export function createClient(options: ClientOptions): HarnessClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  // Calling the global fetch as a method of another object throws in browsers: keep it unbound.
+  const doFetch: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+
+  async function send(
+    method: "GET" | "POST",
+    url: string,
+    init: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
+  ): Promise<Response> {
+    const configured = typeof options.headers === "function" ? await options.headers() : options.headers;
+    const headers = new Headers(configured);
+    for (const [name, value] of Object.entries(init.headers ?? {})) headers.set(name, value);
+    if (init.body !== undefined) headers.set("content-type", "application/json");
+    return doFetch(url, {
+      method,
+      headers,
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      signal: init.signal,
+    });
+  }
+
+  function agentUrl(agent: string, instance: string, suffix = ""): string {
+    return `${baseUrl}/agents/${encodeURIComponent(agent)}/${encodeURIComponent(instance)}${suffix}`;
+  }
+
+  function dispatchBody(message: DispatchMessage, opts: DispatchOptions): Record<string, unknown> {
+    const body: Record<string, unknown> = { ...message };
+    if (opts.session !== undefined) body.session = opts.session;
+    if (opts.dispatchId !== undefined) body.dispatchId = opts.dispatchId;
+    return body;
+  }
+
+  async function inject(route: "steer" | "followup", agent: string, instance: string, body: string, opts: InjectOptions) {
+    const payload: Record<string, unknown> = { body };
+    if (opts.session !== undefined) payload.session = opts.session;
+    const res = await send("POST", agentUrl(agent, instance, `/${route}`), { body: payload, signal: opts.signal });
+    if (!res.ok) throw await HarnessHttpError.fromResponse(res);
+    await res.body?.cancel();
+  }
+
+  async function* stream(agent: string, instance: string, opts: StreamOptions = {}): AsyncGenerator<ConversationRecord> {
+    const { signal } = opts;
+    const url = agentUrl(agent, instance, opts.session === undefined ? "" : `?session=${encodeURIComponent(opts.session)}`);
+    let cursor = opts.after ?? "";
+    let retryMs = DEFAULT_RETRY_MS;
+    let connectedOnce = false;
+    let failures = 0;
+    for (;;) {
+      let failure: unknown;
+      let delivered = 0;
+      let res: Response | undefined;
+      try {
+        const headers: Record<string, string> = { accept: "text/event-stream" };
+        if (cursor !== "") headers["last-event-id"] = cursor;
+        res = await send("GET", url, { headers, signal });
+      } catch (err) {
+        failure = err;
+      }
+      if (res?.status === 204) return;
+      if (res !== undefined && !res.ok) {
+        const error = await HarnessHttpError.fromResponse(res);
+        if (!connectedOnce || !TRANSIENT_STATUS.has(res.status)) throw error;
+        failure = error;
+      } else if (res !== undefined) {
+        if (!(res.headers.get("content-type") ?? "").startsWith("text/event-stream") || res.body === null) {
+          await res.body?.cancel();
+          throw new HarnessHttpError(res.status, "unexpected_response", `expected text/event-stream, got ${res.headers.get("content-type")}`);
+        }
+        connectedOnce = true;
+        const events: SseEvent[] = [];
+        const parser = new SseParser({ event: (e) => events.push(e), retry: (ms) => (retryMs = ms) }, cursor);
+        const reader = res.body.getReader();
+        const decoder = new TextDecoder();
+        try {
+          for (;;) {
+            let chunk: Awaited<ReturnType<typeof reader.read>>;
+            try {
+              chunk = await reader.read();
+            } catch (err) {
+              failure = err;
+              break;
+            }
+            if (chunk.done) break;
+            parser.feed(decoder.decode(chunk.value, { stream: true }));
+            for (const event of events.splice(0)) {
+              const record = parseRecord(event);
+              // Ids grow along the log: never hand out a record at or before the resume point twice.
+              if (cursor !== "" && record.id <= cursor) continue;
+              cursor = record.id;
+              delivered++;
+              failures = 0;
+              yield record;
+            }
+          }
+        } finally {
+          await reader.cancel().catch(() => {});
+        }
+      }
+      if (signal?.aborted) throw signal.reason;
+      if (failure !== undefined) {
+        if (!connectedOnce || ++failures > MAX_RECONNECT_FAILURES) throw failure;
+        await sleep(retryMs, signal);
+        continue;
+      }
+      // The server ended the stream: its time limit while the session is busy, or an idle session
+      // caught up. The reconnect tells them apart (204 when idle). An empty connection waits first,
+      // so a server that keeps ending streams early is not hammered.
+      if (delivered === 0) await sleep(retryMs, signal);
+    }
+  }
+
+  async function waitForSettled(agent: string, instance: string, submissionId: string, opts: WaitOptions = {}): Promise<SettledResult> {
+    let after = opts.after ?? "";
+    let pause = IDLE_POLL_MS;
+    for (;;) {
+      let seen = false;
+      for await (const record of stream(agent, instance, { session: opts.session, after, signal: opts.signal })) {
+        after = record.id;
+        seen = true;
+        opts.onRecord?.(record);
+        if (record.kind === "submission_settled" && record.submissionId === submissionId) {
+          return { submissionId, conversationId: record.conversationId, ...record.payload };
+        }
+      }
+      // Idle or parked on subagents before this submission settled: look again later.
+      pause = seen ? IDLE_POLL_MS : Math.min(MAX_IDLE_POLL_MS, pause * 2);
+      await sleep(pause, opts.signal);
+    }
+  }
+
+  return {
+    async dispatch(agent, instance, message, opts = {}) {
+      const res = await send("POST", agentUrl(agent, instance), { body: dispatchBody(message, opts), signal: opts.signal });
+      if (!res.ok) throw await HarnessHttpError.fromResponse(res);
+      return idsOf(res.status, await readJson(res));
+    },
+
+    async dispatchAndWait(agent, instance, message, opts = {}) {
+      const res = await send("POST", agentUrl(agent, instance, "?wait=true"), {
+        body: dispatchBody(message, opts),
+        signal: opts.signal,
+      });
+      if (!res.ok) throw await HarnessHttpError.fromResponse(res);
+      const body = await readJson(res);
+      const ids = idsOf(res.status, body);
+      if (res.status === 200) return body as unknown as SettledResult;
+      // 202: the server stopped waiting; the outcome arrives on the stream.
+      return waitForSettled(agent, instance, ids.submissionId, { session: opts.session, signal: opts.signal });
+    },
+
+    steer: (agent, instance, body, opts = {}) => inject("steer", agent, instance, body, opts),
+    followUp: (agent, instance, body, opts = {}) => inject("followup", agent, instance, body, opts),
+    stream,
+    waitForSettled,
+  };
+}
+
+async function readJson(res: Response): Promise<Record<string, unknown>> {
+  const text = await res.text();
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // reported below
+  }
+  throw new HarnessHttpError(res.status, "unexpected_response", `expected a JSON object, got ${JSON.stringify(text.slice(0, 200))}`);
+}
+
+function idsOf(status: number, body: Record<string, unknown>): DispatchIds {
+  const { submissionId, conversationId } = body;
+  if (typeof submissionId !== "string" || typeof conversationId !== "string") {
+    throw new HarnessHttpError(status, "unexpected_response", "response lacks submissionId/conversationId");
+  }
+  return { submissionId, conversationId };
+}
+
+function parseRecord(event: SseEvent): ConversationRecord {
+  let record: ConversationRecord;
+  try {
+    record = JSON.parse(event.data) as ConversationRecord;
+  } catch {
+    throw new HarnessHttpError(200, "unexpected_response", `event ${event.type}: data is not JSON`);
+  }
+  if (typeof record?.id !== "string" || typeof record.kind !== "string") {
+    throw new HarnessHttpError(200, "unexpected_response", `event ${event.type}: data is not a record`);
+  }
+  return record;
+}
+
+/** Resolves after `ms`; rejects with the signal's reason if it aborts first. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

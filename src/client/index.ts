@@ -1,0 +1,30 @@
+/**
+ * `resolute-harness/client`: a typed client for the harness's HTTP surface. Dependency-free
+ * (`fetch`, `TextDecoder`, a small SSE parser), for Node 22+ and browsers; it imports no server
+ * code, only types.
+ */
+export {
+  createClient,
+  type ClientHeaders,
+  type ClientOptions,
+  type DispatchIds,
+  type DispatchOptions,
+  type HarnessClient,
+  type InjectOptions,
+  type SettledResult,
+  type StreamOptions,
+  type WaitOptions,
+} from "./client.ts";
+export { HarnessHttpError, type HarnessHttpErrorCode } from "./http-error.ts";
+export { SseParser, type SseEvent, type SseHandlers } from "./sse-parser.ts";
+export type {
+  ConversationRecord,
+  ConversationRecordOf,
+  RecordKind,
+  RecordPayloads,
+  SettledPayload,
+  SettledErrorCode,
+  SettledStatus,
+} from "../conversation/records.ts";
+export type { DispatchMessage, SignalMeta } from "../ports/submission.ts";
+export type { ErrorBody } from "../transport/http-errors.ts";
