@@ -86,8 +86,8 @@ export interface HarnessClient {
   followUp(agent: string, instance: string, body: string, options?: InjectOptions): Promise<void>;
   /**
    * The session's records, in order and each once: the replay after `after`, then the live tail.
-   * When the server ends a stream (its time limit, a dropped connection) it reconnects with
-   * Last-Event-ID and misses nothing; it finishes when the session is idle (or parked on
+   * When the server ends a stream (its time limit) or the connection drops, it reconnects from
+   * the last record id read (Last-Event-ID semantics, sent as `?lastEventId=`) and misses nothing; it finishes when the session is idle (or parked on
    * subagents) and every record has been read: the server's 204. Breaking out of the loop
    * closes the connection.
    * @throws {HarnessHttpError} 404 `conversation_not_found` when the session has no conversation
@@ -158,7 +158,8 @@ export function createClient(options: ClientOptions): HarnessClient {
 
   async function* stream(agent: string, instance: string, opts: StreamOptions = {}): AsyncGenerator<ConversationRecord> {
     const { signal } = opts;
-    const url = agentUrl(agent, instance, opts.session === undefined ? "" : `?session=${encodeURIComponent(opts.session)}`);
+    const query = new URLSearchParams();
+    if (opts.session !== undefined) query.set("session", opts.session);
     let cursor = opts.after ?? "";
     let retryMs = DEFAULT_RETRY_MS;
     let connectedOnce = false;
@@ -168,9 +169,12 @@ export function createClient(options: ClientOptions): HarnessClient {
       let delivered = 0;
       let res: Response | undefined;
       try {
-        const headers: Record<string, string> = { accept: "text/event-stream" };
-        if (cursor !== "") headers["last-event-id"] = cursor;
-        res = await send("GET", url, { headers, signal });
+        // The resume point rides in the query (the server reads it like the Last-Event-ID header):
+        // a browser then needs no CORS preflight for it.
+        if (cursor !== "") query.set("lastEventId", cursor);
+        const qs = query.toString();
+        const url = agentUrl(agent, instance, qs === "" ? "" : `?${qs}`);
+        res = await send("GET", url, { headers: { accept: "text/event-stream" }, signal });
       } catch (err) {
         failure = err;
       }
@@ -207,6 +211,7 @@ export function createClient(options: ClientOptions): HarnessClient {
               cursor = record.id;
               delivered++;
               failures = 0;
+              signal?.throwIfAborted();
               yield record;
             }
           }

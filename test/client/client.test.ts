@@ -19,7 +19,7 @@ function recordingFetch(wrap?: (res: Response, call: Call) => Response) {
     const call: Call = {
       method: init?.method ?? "GET",
       url: String(input),
-      lastEventId: new Headers(init?.headers).get("last-event-id"),
+      lastEventId: new URL(String(input)).searchParams.get("lastEventId"),
       status: res.status,
     };
     calls.push(call);
