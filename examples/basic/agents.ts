@@ -28,7 +28,10 @@ export const agents: Record<string, AgentDefinition> = {
  * 250 ms), so a durability walkthrough has time to kill a worker mid-reply.
  */
 function demoModel(): { model: Model<Api>; streamFn: StreamFn } {
-  const fast = localModel();
+  // bench/http.ts only: BENCH_STAMP=1 starts each reply, after 20 ms, with its emit time;
+  // BENCH_STAMP_GAP_MS paces the deltas as a provider fed by the network would.
+  const env = process.env;
+  const fast = localModel(env.BENCH_STAMP === "1" ? { stampAfterMs: 20, delayMs: Number(env.BENCH_STAMP_GAP_MS) || 0 } : {});
   const slow = localModel({ delayMs: 250, chunkSize: 1 });
   const streamFn: StreamFn = (m, context, options) =>
     (/slow/i.test(lastUserText(context.messages)) ? slow : fast).streamFn(m, context, options);

@@ -8,6 +8,13 @@ export interface LocalModelOptions {
   delayMs?: number;
   /** Characters per delta (default 4). */
   chunkSize?: number;
+  /**
+   * Benchmarks only (`bench/http.ts`, via BENCH_STAMP in the basic example): wait this many ms
+   * before answering (a time to first token, so a client can attach its stream), then start a
+   * text reply with `@<emit time>;` — `performance.timeOrigin + performance.now()`, taken just
+   * before the first delta is pushed — so the client can measure emit → receive.
+   */
+  stampAfterMs?: number;
 }
 
 /**
@@ -18,13 +25,21 @@ export interface LocalModelOptions {
  */
 export function localModel(options: LocalModelOptions = {}): { model: Model<Api>; streamFn: StreamFn } {
   const model = keylessModel("local-echo", "local");
+  const stampAfterMs = options.stampAfterMs;
   const streamFn: StreamFn = (m, context, streamOptions) =>
-    streamBlocks(m, () => answer(context.messages), {
+    streamBlocks(m, stampAfterMs === undefined ? () => answer(context.messages) : () => stamped(answer(context.messages), stampAfterMs), {
       signal: streamOptions?.signal,
       chunkSize: options.chunkSize,
       delayMs: options.delayMs,
     });
   return { model, streamFn };
+}
+
+async function stamped(blocks: StreamBlock[], afterMs: number): Promise<StreamBlock[]> {
+  await new Promise((resolve) => setTimeout(resolve, afterMs));
+  const first = blocks[0];
+  if (first?.type !== "text") return blocks;
+  return [{ type: "text", text: `@${(performance.timeOrigin + performance.now()).toFixed(3)};${first.text}` }, ...blocks.slice(1)];
 }
 
 function answer(messages: readonly Message[]): StreamBlock[] {
