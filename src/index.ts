@@ -2,8 +2,7 @@
  * resolute-harness: durable execution for pi agents. This entry holds the runtime, the
  * contracts and the keyless models; each adapter has its own subpath export
  * (`resolute-harness/memory`, `/sqlite`, `/dynamodb`, `/sqs`, `/http`, `/server`, `/client`,
- * `/storetest`) so an
- * application bundles only what it uses.
+ * `/storetest`), so an application bundles only what it uses.
  */
 export * from "./errors.ts";
 export * from "./conversation/records.ts";
