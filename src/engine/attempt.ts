@@ -76,15 +76,15 @@ export async function runAttempt(ctx: EngineContext, sub: Submission, options: A
       if (reason === ABORT_LEASE_LOST || reason === ABORT_ABANDON) return; // someone else owns it now, or we "crashed"
       if (outcome.kind === "interrupted" || reason === ABORT_SHUTDOWN) {
         await heartbeat.stop();
-        await releaseQuietly(ctx, sub, attemptId, {});
+        // Not shutting down (an append refused while the lease still held): nothing else would
+        // ring the released head but the sweep.
+        if ((await releaseQuietly(ctx, sub, attemptId, {})) && reason !== ABORT_SHUTDOWN) await ring(ctx, sub);
         return;
       }
       if (outcome.kind === "continuation") {
         await heartbeat.stop();
         ctx.observe({ type: "recovery", correlation, decision: "continuation", detail: "handing the run to a new invocation" });
-        if (await releaseQuietly(ctx, sub, attemptId, { continuation: true })) {
-          await ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) });
-        }
+        if (await releaseQuietly(ctx, sub, attemptId, { continuation: true })) await ring(ctx, sub);
         return;
       }
       if (outcome.kind === "transient") {
@@ -104,9 +104,7 @@ export async function runAttempt(ctx: EngineContext, sub: Submission, options: A
           // shutting down: release at once
         }
         if (attemptAbort.signal.reason === ABORT_ABANDON) return;
-        if (await releaseQuietly(ctx, sub, attemptId, { lastError: outcome.error })) {
-          await ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) });
-        }
+        if (await releaseQuietly(ctx, sub, attemptId, { lastError: outcome.error })) await ring(ctx, sub);
         return;
       }
       await heartbeat.stop();
@@ -122,10 +120,11 @@ export async function runAttempt(ctx: EngineContext, sub: Submission, options: A
       heartbeat.restart();
     }
   } catch (err) {
-    // A store failure mid-attempt: leave the row to lease expiry and a fresh attempt.
+    // A store failure mid-attempt: hand the row back for a fresh attempt (if the release fails
+    // too, the error reaches the queue consumer, which backs off; the lease then expires).
     ctx.observe({ type: "recovery", correlation, decision: "transient_backoff", detail: `attempt aborted: ${errorText(err)}` });
     await heartbeat.stop();
-    await releaseQuietly(ctx, sub, attemptId, { lastError: errorText(err) });
+    if (await releaseQuietly(ctx, sub, attemptId, { lastError: errorText(err) })) await ring(ctx, sub);
   } finally {
     options.signal.removeEventListener("abort", onProcessAbort);
     await heartbeat.stop();
@@ -204,6 +203,11 @@ function startHeartbeat(ctx: EngineContext, sub: Submission, attemptAbort: Abort
       run(stopper.signal);
     },
   };
+}
+
+/** Rings the released submission's doorbell so a fresh claim picks it up. */
+function ring(ctx: EngineContext, sub: Submission): Promise<void> {
+  return ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) });
 }
 
 /** Releases the row; false when the release lost its CAS (someone else owns it now). */

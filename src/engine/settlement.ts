@@ -1,5 +1,5 @@
 import { isHarnessError } from "../errors.ts";
-import type { SettledPayload } from "../conversation/records.ts";
+import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
 import { sessionKeyString, type SessionKey, type Submission } from "../ports/submission.ts";
 import { iso, type EngineContext } from "./engine-context.ts";
 
@@ -43,14 +43,27 @@ export async function settle(
  * the outcome is unknown and says so.
  */
 export async function reconcileTerminalizing(ctx: EngineContext, sub: Submission): Promise<void> {
-  const existing = await findSettledPayload(ctx, sub.conversationId, sub.id);
-  const payload: SettledPayload = existing ?? {
-    status: "failed",
-    error: SETTLEMENT_INDETERMINATE_MESSAGE,
-    errorCode: "settlement_indeterminate",
-  };
-  if (!existing) await appendSettled(ctx, sub, sub.attemptId, payload);
-  await finish(ctx, sub, sub.attemptId, payload);
+  // Recoverers may race (the sweeper, a redelivered doorbell, the DLQ): the record is appended
+  // only on the head it was looked for under, so a loser re-reads and honours the winner's.
+  for (;;) {
+    const records = await ctx.store.readRecords(sub.conversationId);
+    const existing = settledPayloadIn(records, sub.id);
+    const payload: SettledPayload = existing ?? {
+      status: "failed",
+      error: SETTLEMENT_INDETERMINATE_MESSAGE,
+      errorCode: "settlement_indeterminate",
+    };
+    if (!existing) {
+      try {
+        await appendSettled(ctx, sub, sub.attemptId, payload, records.at(-1)?.id ?? "");
+      } catch (err) {
+        if (isHarnessError(err, "claim_lost")) continue;
+        throw err;
+      }
+    }
+    await finish(ctx, sub, sub.attemptId, payload);
+    return;
+  }
 }
 
 /** The payload of the submission's `submission_settled` record, if it has one. */
@@ -59,7 +72,10 @@ export async function findSettledPayload(
   conversationId: string,
   submissionId: string,
 ): Promise<SettledPayload | undefined> {
-  const records = await ctx.store.readRecords(conversationId);
+  return settledPayloadIn(await ctx.store.readRecords(conversationId), submissionId);
+}
+
+function settledPayloadIn(records: readonly ConversationRecord[], submissionId: string): SettledPayload | undefined {
   for (let i = records.length - 1; i >= 0; i--) {
     const rec = records[i]!;
     if (rec.kind === "submission_settled" && rec.submissionId === submissionId) return rec.payload;
@@ -80,18 +96,23 @@ async function appendSettled(
   sub: Submission,
   attemptId: string | undefined,
   payload: SettledPayload,
+  expectedHead?: string,
 ): Promise<void> {
-  await ctx.store.appendRecords(sub.conversationId, [
-    {
-      kind: "submission_settled",
-      conversationId: sub.conversationId,
-      session: sub.sessionKey.session,
-      submissionId: sub.id,
-      ...(attemptId ? { attemptId } : {}),
-      time: iso(ctx.clock.now()),
-      payload,
-    },
-  ]);
+  await ctx.store.appendRecords(
+    sub.conversationId,
+    [
+      {
+        kind: "submission_settled",
+        conversationId: sub.conversationId,
+        session: sub.sessionKey.session,
+        submissionId: sub.id,
+        ...(attemptId ? { attemptId } : {}),
+        time: iso(ctx.clock.now()),
+        payload,
+      },
+    ],
+    expectedHead === undefined ? {} : { expectedHead },
+  );
 }
 
 async function finish(
