@@ -2,12 +2,14 @@
  * `npm run bench`: runs every benchmark in one process and prints its figures. Pass names to run
  * a subset (e.g. `npm run bench -- overhead`).
  */
+import { benchAws } from "./aws.ts";
 import { benchHttp } from "./http.ts";
 import { benchOverhead } from "./overhead.ts";
 
 const benches: Record<string, () => Promise<void>> = {
   overhead: () => benchOverhead(),
   http: () => benchHttp(),
+  aws: () => benchAws(),
 };
 
 const selected = process.argv.slice(2);

@@ -1,0 +1,297 @@
+/**
+ * The serverless shape's costs and delays, on this machine:
+ *
+ * - DynamoDB read and write units per assistant turn (a user message, one tool call, ~2 KB of
+ *   streamed text) through a runtime on the DynamoDB store against DynamoDB Local, as Local
+ *   reports them (`countConsumedCapacity`) and with transactions computed from item sizes (Local
+ *   under-counts them); the dollars per 1,000 turns at on-demand prices, the model excluded
+ * - the delay from a record's append (by a worker) to an SSE client of the http function, on the
+ *   local cloud (`npm run dev:aws`'s pieces: emulators, streaming function URL, SQS-fed workers)
+ * - the minified bundle of each Lambda (the construct's esbuild settings) and its cold
+ *   module-load time on Node 22
+ * - the monthly cost of a deployment nobody uses
+ */
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { AgentTool, StreamFn } from "@earendil-works/pi-agent-core";
+import { startLocalCloud } from "../src/local/aws/local-cloud.ts";
+import { createRuntime, type Runtime } from "../src/runtime/runtime.ts";
+import { keylessModel, streamBlocks } from "../src/session/block-stream.ts";
+import {
+  countConsumedCapacity,
+  createDynamoClient,
+  createDynamoStore,
+  createHarnessBucket,
+  createHarnessTable,
+  createS3Client,
+} from "../src/stores/dynamodb/index.ts";
+import { startEmulators } from "../test/support/emulators.ts";
+import { UnitMeter } from "./dynamo-units.ts";
+import { BenchClient, runConcurrently } from "./http-client.ts";
+import { printIdleCost } from "./idle-cost.ts";
+import { bundleLambdas, coldLoadMs, topInputs } from "./lambda-bundles.ts";
+import { PRICES, PRICE_NOTE } from "./prices.ts";
+import { atMost, figure, note } from "./report.ts";
+import { median, percentile } from "./stats.ts";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const TURNS = 10;
+const PACED_TURNS = 2;
+/** ~2 KB of reply text. */
+const REPLY = Array.from({ length: 32 }, (_, i) => `Line ${String(i).padStart(2, "0")}: the harness keeps a durable log.\n`)
+  .join("")
+  .slice(0, 2048)
+  .padEnd(2048, ".");
+const TOOL_RESULT = "result: ".padEnd(200, "r");
+const SSE_REPLIES = 100;
+const SSE_CLIENTS = 4;
+const LOAD_RUNS = 5;
+
+const TARGET = {
+  writeUnitsPerTurn: atMost(10, ""),
+  sseP50: atMost(250, " ms"),
+  sseP99: atMost(1000, " ms"),
+  httpBundle: atMost(1.5, " MB"),
+  workerBundle: atMost(3, " MB"),
+  load: atMost(250, " ms"),
+};
+
+export async function benchAws(): Promise<void> {
+  await bundles();
+  const emulators = await startEmulators();
+  Object.assign(process.env, emulators.env);
+  try {
+    note(`emulators up in ${emulators.startupMs} ms (DynamoDB Local ${emulators.env.AWS_ENDPOINT_URL_DYNAMODB}, fauxqs)`);
+    const sweep = await unitsPerTurn();
+    await sseDelay();
+    console.log("idle cost of a deployment nobody uses (per month, construct defaults):");
+    printIdleCost(sweep);
+  } finally {
+    await emulators.stop();
+  }
+}
+
+// ---- DynamoDB units per turn ----
+
+/** A keyless model: a tool call for a user message, then ~2 KB of text after the tool result. */
+function turnModel(delayMs: number): { model: ReturnType<typeof keylessModel>; streamFn: StreamFn } {
+  const model = keylessModel("bench-turn", "bench");
+  const streamFn: StreamFn = (m, context, options) =>
+    streamBlocks(
+      m,
+      () =>
+        context.messages.at(-1)?.role === "toolResult"
+          ? [{ type: "text", text: REPLY }]
+          : [{ type: "toolCall", id: `call_${context.messages.length}`, name: "lookup", arguments: { query: "durable logs" } }],
+      { signal: options?.signal, chunkSize: 16, delayMs },
+    );
+  return { model, streamFn };
+}
+
+const lookup: AgentTool<any> = {
+  name: "lookup",
+  label: "lookup",
+  description: "Looks something up.",
+  parameters: { type: "object", properties: { query: { type: "string" } } },
+  execute: async () => ({ content: [{ type: "text", text: TOOL_RESULT }], details: {} }),
+};
+
+async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: number; sweepMs: number }> {
+  const table = `bench-${process.pid}`;
+  const bucket = `bench-${process.pid}-blobs`;
+  const dynamo = createDynamoClient();
+  const probe = createDynamoClient();
+  const s3 = createS3Client();
+  await createHarnessTable(dynamo, table);
+  await createHarnessBucket(s3, bucket);
+  const counter = countConsumedCapacity(dynamo);
+  const meter = await UnitMeter.attach(dynamo, probe, table);
+  const store = meter.wrap(createDynamoStore({ tableName: table, bucketName: bucket, dynamo, s3 }));
+  let delayMs = 0;
+  // As the Lambda wiring builds it (default lease and flush policy); no background sweeps.
+  const runtime = createRuntime({
+    agents: {
+      bench: {
+        initialize: () => ({ ...turnModel(delayMs), systemPrompt: "You are a benchmark assistant.", tools: [lookup] }),
+      },
+    },
+    store,
+    sweepIntervalMs: 3_600_000,
+  });
+  try {
+    await runtime.start();
+    const turn = (instance: string, i: number) => runTurn(runtime, instance, `Question ${i}: ${"q".repeat(80)}`);
+
+    meter.reset();
+    counter.reset();
+    await turn("units", 0);
+    const first = meter.snapshot().total;
+    meter.reset();
+    counter.reset();
+    const readsByTurn: number[] = [];
+    for (let i = 1; i <= TURNS; i++) {
+      const before = meter.snapshot().total.readUnits;
+      await turn("units", i);
+      readsByTurn.push(meter.snapshot().total.readUnits - before);
+    }
+    const { byOperation, total } = meter.snapshot();
+    const local = { reads: counter.readUnits, writes: counter.writeUnits };
+    const per = (v: number) => v / TURNS;
+
+    console.log(
+      `DynamoDB units per assistant turn (user message ~100 B, 1 tool call, ${REPLY.length} B of text in 16 B deltas, ` +
+        `Lambda's flush policy 1 KB / 200 ms; mean of ${TURNS} turns in one conversation):`,
+    );
+    figure("write units per turn (transactions computed from item sizes)", per(total.writeUnits), "", TARGET.writeUnitsPerTurn);
+    note(`  as DynamoDB Local reports them (countConsumedCapacity): ${per(local.writes).toFixed(1)} — Local counts equal-sized transaction items once`);
+    figure("read units per turn (DynamoDB's 0.5/1 minimum per request applied)", per(total.readUnits), "");
+    note(
+      `  as Local reports them: ${per(local.reads).toFixed(1)}; they grow with the conversation (each claim reads its log): ` +
+        `turn 2 ${readsByTurn[0]}, turn ${TURNS + 1} ${readsByTurn.at(-1)}; the conversation's first turn: ` +
+        `${first.writeUnits} write, ${first.readUnits} read units`,
+    );
+    if (total.refused > 0) note(`  ${total.refused} refused conditional writes (charged by DynamoDB, counted nowhere)`);
+    note(
+      `  rule check: ${meter.ruleChecks.agree} of ${meter.ruleChecks.total} single-item writes (which Local reports right) ` +
+        `computed by the same size and index rules = Local's figure`,
+    );
+    note("  per turn by store operation (calls, write units computed / Local, read units):");
+    for (const [name, op] of [...byOperation].sort((a, b) => b[1].writeUnits - a[1].writeUnits)) {
+      note(`    ${name.padEnd(20)} ${per(op.calls).toFixed(1).padStart(5)} calls  ${per(op.writeUnits).toFixed(1).padStart(5)} / ${per(op.localWriteUnits).toFixed(1).padStart(5)} WU  ${per(op.readUnits).toFixed(1).padStart(5)} RU`);
+    }
+    const dollars = costPer1000(per(total.writeUnits), per(total.readUnits));
+    figure("DynamoDB $ per 1,000 turns (model excluded)", dollars, "$", undefined, 4);
+    note(`  at $${PRICES.dynamoWriteMillion}/M write and $${PRICES.dynamoReadMillion}/M read request units (${PRICE_NOTE})`);
+
+    // A model streaming at ~100 tokens/s: the 200 ms flush cuts the text into many small records.
+    delayMs = 40;
+    meter.reset();
+    for (let i = 0; i < PACED_TURNS; i++) await turn("units", TURNS + 1 + i);
+    const paced = meter.snapshot();
+    const appends = paced.byOperation.get("appendRecords");
+    note(
+      `  model streaming at ~400 B/s (16 B every 40 ms, ~100 tokens/s; mean of ${PACED_TURNS} turns): ` +
+        `${(paced.total.writeUnits / PACED_TURNS).toFixed(1)} write units per turn, ` +
+        `${((appends?.calls ?? 0) / PACED_TURNS).toFixed(0)} appends per turn, ` +
+        `$${costPer1000(paced.total.writeUnits / PACED_TURNS, paced.total.readUnits / PACED_TURNS).toFixed(4)} per 1,000 turns`,
+    );
+
+    // One sweep of a table with nothing to do: what the sweeper costs every minute.
+    const sweepMs: number[] = [];
+    meter.reset();
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      await runtime.sweep({ staleQueuedMs: 60_000 });
+      sweepMs.push(performance.now() - t0);
+    }
+    const sweep = meter.snapshot().total;
+    return { sweepReadUnits: sweep.readUnits / 5, sweepCommands: sweep.commands / 5, sweepMs: median(sweepMs) };
+  } finally {
+    await runtime.close();
+    counter.detach();
+    dynamo.destroy();
+    probe.destroy();
+    s3.destroy();
+  }
+}
+
+async function runTurn(runtime: Runtime, instance: string, body: string): Promise<void> {
+  const { submissionId } = await runtime.dispatch({ agent: "bench", instance, message: { kind: "user", body } });
+  const payload = await runtime.wait(submissionId);
+  if (payload.status !== "succeeded") throw new Error(`turn failed: ${JSON.stringify(payload)}`);
+}
+
+function costPer1000(writeUnits: number, readUnits: number): number {
+  return (1000 * (writeUnits * PRICES.dynamoWriteMillion + readUnits * PRICES.dynamoReadMillion)) / 1e6;
+}
+
+
+// ---- append → SSE on the local cloud ----
+
+async function sseDelay(): Promise<void> {
+  const logs: string[] = [];
+  const cloud = await startLocalCloud({
+    agentsModule: resolve(ROOT, "examples/basic/agents.ts"),
+    name: `bench-${process.pid}`,
+    workers: 2,
+    sweeperRateMs: false,
+    log: (line, source) => logs.push(`[${source}] ${line}`),
+    onError: (err, source) => logs.push(`[event-source ${source}] ${String(err)}`),
+  });
+  const client = new BenchClient(cloud.url);
+  try {
+    await runConcurrently(5, 1, () => sseSample(client));
+    const firsts: number[] = [];
+    const all: number[] = [];
+    let late = 0;
+    await runConcurrently(SSE_REPLIES, SSE_CLIENTS, async () => {
+      const s = await sseSample(client);
+      if (!s) late++;
+      else {
+        firsts.push(s.first);
+        all.push(...s.all);
+      }
+    });
+    console.log(
+      `record append (worker) → SSE client of the http function, local cloud (DynamoDB Local + fauxqs, ${SSE_CLIENTS} clients, ` +
+        `${firsts.length} replies; the stream polls the table: 250 ms backing off to 1 s):`,
+    );
+    figure("p50 (first record a worker appends per reply)", percentile(firsts, 50), "ms", TARGET.sseP50, 0);
+    figure("p99", percentile(firsts, 99), "ms", TARGET.sseP99, 0);
+    note(`  every worker record (${all.length}): p50 ${percentile(all, 50).toFixed(0)} ms, p99 ${percentile(all, 99).toFixed(0)} ms`);
+    if (late > 0) note(`  (${late} replies left out: the stream attached after the worker's first append)`);
+  } catch (err) {
+    process.stderr.write(`--- local cloud output (last 40 lines) ---\n${logs.slice(-40).join("\n")}\n`);
+    throw err;
+  } finally {
+    client.close();
+    await cloud.stop();
+  }
+}
+
+/** Delays of one reply's worker records (append time → arrival), or undefined if attached late. */
+async function sseSample(client: BenchClient): Promise<{ first: number; all: number[] } | undefined> {
+  const instance = `sse-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  const path = `/agents/assistant/${instance}`;
+  const posted = await client.post(path, { kind: "user", body: "hello there" });
+  if (posted.status !== 202) throw new Error(`POST answered ${posted.status}: ${posted.body}`);
+  const delays: { time: number; delay: number }[] = [];
+  const read = await client.stream(path, (f) => {
+    if (f.event.startsWith("assistant_") || f.event === "submission_settled") {
+      const time = Date.parse((JSON.parse(f.data) as { time: string }).time);
+      delays.push({ time, delay: performance.timeOrigin + f.at - time });
+    }
+    return f.event === "submission_settled";
+  });
+  if (!read.done || delays.length === 0) throw new Error(`stream of ${instance} ended (${read.status}) before submission_settled`);
+  if (performance.timeOrigin + read.headersAt > delays[0]!.time) return undefined;
+  return { first: delays[0]!.delay, all: delays.map((d) => d.delay) };
+}
+
+// ---- bundles ----
+
+async function bundles(): Promise<void> {
+  const built = await bundleLambdas();
+  const keyless = await bundleLambdas(resolve(ROOT, "bench/keyless-agents.ts"));
+  console.log(
+    "Lambda bundles (esbuild as the construct: node22 ESM, minified, #harness-agents = examples/basic/agents.ts); " +
+      `module load = import of the bundle in a fresh Node 22 process, median of ${LOAD_RUNS}:`,
+  );
+  for (const b of built) {
+    const mb = b.bytes / 1e6;
+    const target = b.role === "http" ? TARGET.httpBundle : b.role === "worker" ? TARGET.workerBundle : undefined;
+    const fits = figure(`${b.role} bundle`, mb, "MB", target, 2);
+    const withMaps = coldLoadMs(b, LOAD_RUNS, true);
+    const plain = coldLoadMs(b, LOAD_RUNS, false);
+    figure(`${b.role} cold module load (--enable-source-maps, as the construct's NODE_OPTIONS)`, withMaps, "ms", TARGET.load, 0);
+    note(`  without source maps: ${plain.toFixed(0)} ms; source map ${(b.mapBytes / 1e6).toFixed(2)} MB beside the bundle`);
+    if (!fits || withMaps > TARGET.load.value) {
+      const k = keyless.find((x) => x.role === b.role)!;
+      note(`  largest inputs: ${topInputs(b).map((i) => `${i.name} ${(i.bytes / 1024).toFixed(0)} KB`).join(", ")}`);
+      note(
+        `  with keyless agents (no provider SDKs: bench/keyless-agents.ts): ${(k.bytes / 1e6).toFixed(2)} MB, ` +
+          `module load ${coldLoadMs(k, LOAD_RUNS, true).toFixed(0)} ms`,
+      );
+    }
+  }
+}

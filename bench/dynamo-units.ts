@@ -1,0 +1,268 @@
+/**
+ * DynamoDB capacity per store operation, for the cost benchmark. `countConsumedCapacity` gives
+ * what DynamoDB Local reports; this meter adds, per store method (attributed through
+ * AsyncLocalStorage around each call):
+ *
+ * - the write units of every TransactWriteItems computed from item sizes, because Local counts
+ *   items of equal rounded size once (notes/verified.md §3): each item is read before and after
+ *   the transaction (with a separate, uncounted client), and charged 2 × ceil(max(before, after)
+ *   / 1 KB), plus 2 × the index entries it writes (put, delete, or both when its index key
+ *   moves); item size = Σ attribute name + value lengths (DynamoDB's rule);
+ * - reads at DynamoDB's minimum (0.5 unit eventually consistent, 1 strongly), which Local does
+ *   not charge for a Query that finds nothing;
+ * - refused conditional writes, which throw without reporting what DynamoDB charges for them.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import {
+  type AttributeValue,
+  DescribeTableCommand,
+  type DynamoDBClient,
+  GetItemCommand,
+  type TransactWriteItem,
+} from "@aws-sdk/client-dynamodb";
+import type { Store } from "../src/ports/store.ts";
+
+const KB = 1024;
+const READS = new Set(["GetItemCommand", "QueryCommand", "ScanCommand", "BatchGetItemCommand", "TransactGetItemsCommand"]);
+
+type Item = Record<string, AttributeValue>;
+
+/** A single-item write as the transaction item it is equivalent to (for sizing). */
+const SINGLE_WRITES: Record<string, (input: { TableName?: string; Item?: Item; Key?: Item }) => TransactWriteItem> = {
+  PutItemCommand: (i) => ({ Put: { TableName: i.TableName, Item: i.Item } }),
+  UpdateItemCommand: (i) => ({ Update: { TableName: i.TableName, Key: i.Key, UpdateExpression: "" } }),
+  DeleteItemCommand: (i) => ({ Delete: { TableName: i.TableName, Key: i.Key } }),
+};
+
+/** Units of one store operation (or of all of them). */
+export interface OperationUnits {
+  calls: number;
+  /** DynamoDB commands sent. */
+  commands: number;
+  /** Read units as Local reported them. */
+  localReadUnits: number;
+  /** Read units with DynamoDB's per-request minimum applied. */
+  readUnits: number;
+  /** Write units as Local reported them. */
+  localWriteUnits: number;
+  /** Write units with transactions computed from item sizes (others as reported). */
+  writeUnits: number;
+  /** Conditional writes refused (charged by DynamoDB, reported by nobody). */
+  refused: number;
+}
+
+interface IndexSchema {
+  name: string;
+  keys: string[];
+  projection: "ALL" | "KEYS_ONLY" | "INCLUDE";
+  include: string[];
+}
+
+const zero = (): OperationUnits => ({
+  calls: 0,
+  commands: 0,
+  localReadUnits: 0,
+  readUnits: 0,
+  localWriteUnits: 0,
+  writeUnits: 0,
+  refused: 0,
+});
+
+/** The meter: attach to the store's client, wrap the store, read per operation. */
+export class UnitMeter {
+  readonly #als = new AsyncLocalStorage<string>();
+  #ops = new Map<string, OperationUnits>();
+  /**
+   * Single-item writes (PutItem, UpdateItem, DeleteItem), which Local reports correctly, whose
+   * units computed by the same rules agree with Local's: the check of the size and index rules.
+   */
+  ruleChecks = { agree: 0, total: 0 };
+  #tableKeys: string[] = [];
+  #indexes: IndexSchema[] = [];
+  readonly #probe: DynamoDBClient;
+  readonly #table: string;
+
+  private constructor(probe: DynamoDBClient, table: string) {
+    this.#probe = probe;
+    this.#table = table;
+  }
+
+  /**
+   * Attaches to `client` (the store's). `probe` reads items before and after transactions and
+   * must not be metered (a second client to the same endpoint).
+   */
+  static async attach(client: DynamoDBClient, probe: DynamoDBClient, table: string): Promise<UnitMeter> {
+    const meter = new UnitMeter(probe, table);
+    const described = await probe.send(new DescribeTableCommand({ TableName: table }));
+    meter.#tableKeys = (described.Table?.KeySchema ?? []).map((k) => k.AttributeName!);
+    meter.#indexes = (described.Table?.GlobalSecondaryIndexes ?? []).map((g) => ({
+      name: g.IndexName!,
+      keys: (g.KeySchema ?? []).map((k) => k.AttributeName!),
+      projection: (g.Projection?.ProjectionType ?? "ALL") as IndexSchema["projection"],
+      include: g.Projection?.NonKeyAttributes ?? [],
+    }));
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const name = context.commandName ?? "unknown";
+        const op = meter.#entry(meter.#als.getStore() ?? "(outside the store)");
+        op.commands++;
+        const input = args.input as { TransactItems?: TransactWriteItem[]; ConsistentRead?: boolean };
+        const single = SINGLE_WRITES[name]?.(args.input as never);
+        const writes = name === "TransactWriteItemsCommand" ? (input.TransactItems ?? []) : single ? [single] : undefined;
+        const before = writes ? await meter.#snapshot(writes) : undefined;
+        let result;
+        try {
+          result = await next(args);
+        } catch (err) {
+          const code = (err as { name?: string }).name ?? "";
+          if (code === "ConditionalCheckFailedException" || code === "TransactionCanceledException") op.refused++;
+          throw err;
+        }
+        const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
+        const entries = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as { CapacityUnits?: number }[];
+        const reported = entries.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
+        if (READS.has(name)) {
+          op.localReadUnits += reported;
+          op.readUnits += Math.max(reported, input.ConsistentRead ? 1 : 0.5);
+        } else {
+          op.localWriteUnits += reported;
+          if (before && !single) {
+            op.writeUnits += 2 * (await meter.#writeUnits(writes!, before));
+          } else {
+            op.writeUnits += reported;
+            if (before && writes) {
+              meter.ruleChecks.total++;
+              if ((await meter.#writeUnits(writes, before)) === reported) meter.ruleChecks.agree++;
+            }
+          }
+        }
+        return result;
+      },
+      { step: "initialize", name: "benchUnitMeter" },
+    );
+    return meter;
+  }
+
+  /** The store with each method call attributed to the method's name. */
+  wrap(store: Store): Store {
+    const als = this.#als;
+    const entry = (name: string) => this.#entry(name);
+    return new Proxy(store, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (typeof value !== "function" || typeof prop !== "string") return value;
+        return (...args: unknown[]) => {
+          entry(prop).calls++;
+          return als.run(prop, () => (value as (...a: unknown[]) => unknown).apply(target, args));
+        };
+      },
+    });
+  }
+
+  /** Per operation, and `total`. */
+  snapshot(): { byOperation: Map<string, OperationUnits>; total: OperationUnits } {
+    const total = zero();
+    for (const op of this.#ops.values()) {
+      for (const k of Object.keys(total) as (keyof OperationUnits)[]) total[k] += op[k];
+    }
+    return { byOperation: new Map([...this.#ops].map(([k, v]) => [k, { ...v }])), total };
+  }
+
+  reset(): void {
+    this.#ops = new Map();
+  }
+
+  #entry(name: string): OperationUnits {
+    let op = this.#ops.get(name);
+    if (!op) this.#ops.set(name, (op = zero()));
+    return op;
+  }
+
+  #keyOf(item: TransactWriteItem): Item {
+    const key = item.Put ? pick(item.Put.Item ?? {}, this.#tableKeys) : (item.Update ?? item.Delete ?? item.ConditionCheck)?.Key;
+    if (!key) throw new Error("transaction item without a key");
+    return key;
+  }
+
+  async #snapshot(items: TransactWriteItem[]): Promise<(Item | undefined)[]> {
+    return Promise.all(
+      items.map(async (item) => {
+        const read = await this.#probe.send(new GetItemCommand({ TableName: this.#table, Key: this.#keyOf(item), ConsistentRead: true }));
+        return read.Item;
+      }),
+    );
+  }
+
+  /** Units of the writes (not yet doubled for a transaction), from the items before and after. */
+  async #writeUnits(items: TransactWriteItem[], before: (Item | undefined)[]): Promise<number> {
+    const after = await this.#snapshot(items);
+    let units = 0;
+    items.forEach((item, i) => {
+      const old = before[i];
+      const now = after[i];
+      if (item.ConditionCheck) {
+        units += Math.max(1, Math.ceil(itemSize(old ?? {}) / KB));
+        return;
+      }
+      units += Math.max(1, Math.ceil(Math.max(itemSize(old ?? {}), itemSize(now ?? {})) / KB));
+      for (const index of this.#indexes) units += this.#indexUnits(index, old, now);
+    });
+    return units;
+  }
+
+  /** Index entries an item's write puts, deletes or rewrites (1 unit per started KB each). */
+  #indexUnits(index: IndexSchema, old: Item | undefined, now: Item | undefined): number {
+    const inOld = old !== undefined && index.keys.every((k) => old[k] !== undefined);
+    const inNow = now !== undefined && index.keys.every((k) => now[k] !== undefined);
+    const size = (item: Item) => Math.max(1, Math.ceil(itemSize(this.#projected(index, item)) / KB));
+    if (!inOld && !inNow) return 0;
+    if (!inOld) return size(now!);
+    if (!inNow) return size(old!);
+    const moved = index.keys.some((k) => JSON.stringify(old![k]) !== JSON.stringify(now![k]));
+    if (moved) return size(old!) + size(now!);
+    const changed = JSON.stringify(this.#projected(index, old!)) !== JSON.stringify(this.#projected(index, now!));
+    return changed ? Math.max(size(old!), size(now!)) : 0;
+  }
+
+  #projected(index: IndexSchema, item: Item): Item {
+    if (index.projection === "ALL") return item;
+    const keep = new Set([...this.#tableKeys, ...index.keys, ...(index.projection === "INCLUDE" ? index.include : [])]);
+    return pick(item, [...keep]);
+  }
+}
+
+function pick(item: Item, names: string[]): Item {
+  const out: Item = {};
+  for (const n of names) if (item[n] !== undefined) out[n] = item[n]!;
+  return out;
+}
+
+/** DynamoDB's item size: Σ attribute name length + value length (UTF-8 bytes). */
+export function itemSize(item: Item): number {
+  let size = 0;
+  for (const [name, value] of Object.entries(item)) size += utf8(name) + valueSize(value);
+  return size;
+}
+
+function valueSize(v: AttributeValue): number {
+  if (v.S !== undefined) return utf8(v.S);
+  if (v.N !== undefined) return numberSize(v.N);
+  if (v.B !== undefined) return v.B.byteLength;
+  if (v.BOOL !== undefined || v.NULL !== undefined) return 1;
+  if (v.SS) return v.SS.reduce((s, x) => s + utf8(x), 0);
+  if (v.NS) return v.NS.reduce((s, x) => s + numberSize(x), 0);
+  if (v.BS) return v.BS.reduce((s, x) => s + x.byteLength, 0);
+  if (v.L) return 3 + v.L.reduce((s, x) => s + valueSize(x) + 1, 0);
+  if (v.M) return 3 + Object.entries(v.M).reduce((s, [k, x]) => s + utf8(k) + valueSize(x) + 1, 0);
+  return 0;
+}
+
+/** About 1 byte per two significant digits, plus 1. */
+function numberSize(n: string): number {
+  const digits = n.replace(/^-/, "").replace(/[eE].*$/, "").replace(".", "").replace(/^0+/, "").replace(/0+$/, "");
+  return Math.ceil(Math.max(1, digits.length) / 2) + 1;
+}
+
+function utf8(s: string): number {
+  return Buffer.byteLength(s, "utf8");
+}
