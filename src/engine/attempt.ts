@@ -29,47 +29,49 @@ export async function runAttempt(ctx: EngineContext, sub: Submission, options: A
     submissionId: sub.id,
     attemptId,
   };
-  const fail = (errorCode: NonNullable<SettledPayload["errorCode"]>, error: string) =>
-    settle(ctx, sub, attemptId, { status: "failed", error, errorCode });
-
-  const definition = ctx.definitions.get(sub.sessionKey.agent);
-  let setup: AgentSetup;
-  try {
-    if (!definition) throw new Error(`unknown agent: ${sub.sessionKey.agent}`);
-    setup = await definition.initialize({
-      agent: sub.sessionKey.agent,
-      instance: sub.sessionKey.instance,
-      session: sub.sessionKey.session,
-      env: ctx.env,
-    });
-    validateAgentSetup(setup);
-  } catch (err) {
-    await fail("run_failed", errorText(err));
-    return;
-  }
-
-  // Budgets are recomputed from durable state on every claim (a restart keeps the remainder).
-  const { maxAttempts, submissionTimeoutMs: timeoutMs } = agentBudgets(setup);
-  const now = ctx.clock.now();
-  if (sub.attemptCount > maxAttempts) {
-    await fail("attempt_budget_exhausted", attemptBudgetExhausted(sub, maxAttempts));
-    return;
-  }
-  if (now > sub.createdAt + timeoutMs) {
-    await fail(
-      "timeout_exceeded",
-      `durability timeout exceeded: admitted ${formatDuration(now - sub.createdAt)} ago (budget ${formatDuration(timeoutMs)})`,
-    );
-    return;
-  }
-
   const attemptAbort = new AbortController();
   const onProcessAbort = () => attemptAbort.abort(options.signal.reason);
   if (options.signal.aborted) onProcessAbort();
   else options.signal.addEventListener("abort", onProcessAbort, { once: true });
+  // The lease is renewed from the claim on: a slow initializer must not let it lapse.
   const heartbeat = startHeartbeat(ctx, sub, attemptAbort);
+  const fail = async (errorCode: NonNullable<SettledPayload["errorCode"]>, error: string) => {
+    await heartbeat.stop();
+    await settle(ctx, sub, attemptId, { status: "failed", error, errorCode });
+  };
 
   try {
+    const definition = ctx.definitions.get(sub.sessionKey.agent);
+    let setup: AgentSetup;
+    try {
+      if (!definition) throw new Error(`unknown agent: ${sub.sessionKey.agent}`);
+      setup = await definition.initialize({
+        agent: sub.sessionKey.agent,
+        instance: sub.sessionKey.instance,
+        session: sub.sessionKey.session,
+        env: ctx.env,
+      });
+      validateAgentSetup(setup);
+    } catch (err) {
+      await fail("run_failed", errorText(err));
+      return;
+    }
+
+    // Budgets are recomputed from durable state on every claim (a restart keeps the remainder).
+    const { maxAttempts, submissionTimeoutMs: timeoutMs } = agentBudgets(setup);
+    const now = ctx.clock.now();
+    if (sub.attemptCount > maxAttempts) {
+      await fail("attempt_budget_exhausted", attemptBudgetExhausted(sub, maxAttempts));
+      return;
+    }
+    if (now > sub.createdAt + timeoutMs) {
+      await fail(
+        "timeout_exceeded",
+        `durability timeout exceeded: admitted ${formatDuration(now - sub.createdAt)} ago (budget ${formatDuration(timeoutMs)})`,
+      );
+      return;
+    }
+
     for (;;) {
       const outcome = await driveIntercepted(ctx, sub, setup, correlation, attemptAbort.signal, options.shouldYield);
       const reason = attemptAbort.signal.aborted ? String(attemptAbort.signal.reason) : undefined;

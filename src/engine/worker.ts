@@ -4,7 +4,7 @@ import type { DeliveryOutcome, Doorbell } from "../ports/queue.ts";
 import type { Submission } from "../ports/submission.ts";
 import { runAttempt, type AttemptOptions } from "./attempt.ts";
 import type { EngineContext } from "./engine-context.ts";
-import { reconcileTerminalizing } from "./settlement.ts";
+import { reconcileTerminalizing, ringNextHead } from "./settlement.ts";
 
 /** Slack added to a live lease's remaining time before a stale doorbell is looked at again. */
 const LEASE_SLACK_MS = 250;
@@ -28,7 +28,13 @@ export async function handleDoorbell(
     throw err;
   }
 
-  if (sub.status === "settled" || sub.status === "waiting") return { kind: "ack" };
+  if (sub.status === "waiting") return { kind: "ack" };
+  if (sub.status === "settled") {
+    // A late or duplicate doorbell: make sure the session's next head was not left unrung
+    // (its ring after the settlement may have failed). Harmless when it was rung.
+    await ringNextHead(ctx, sub.sessionKey);
+    return { kind: "ack" };
+  }
   if (sub.status === "terminalizing") {
     if (ctx.clock.now() - sub.updatedAt < ctx.settlementGraceMs) {
       return { kind: "retry", delayMs: ctx.settlementGraceMs };

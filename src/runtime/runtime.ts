@@ -127,6 +127,8 @@ export function createRuntime(config: RuntimeConfig): Runtime {
   const observers = [...(config.observers ?? [])];
   const onObserverError = config.onObserverError ?? ((err) => console.error("observer failed:", err));
   const waiters = new Map<string, Set<(payload: SettledPayload) => void>>();
+  /** Rejects every pending `wait` (on close, so no poll outlives the runtime). */
+  const pendingWaits = new Set<(err: Error) => void>();
   const processAbort = new AbortController();
   const sweepStop = new AbortController();
   const running = new Set<Promise<unknown>>();
@@ -215,6 +217,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       if (state === "closed") return;
       state = "closed";
       sweepStop.abort();
+      for (const reject of [...pendingWaits]) reject(new RuntimeClosed());
       processAbort.abort(options.abandon ? ABORT_ABANDON : ABORT_SHUTDOWN);
       const queueClosed = isConsumable(queue) ? queue.close() : undefined;
       // A crash waits for nothing: hung work is simply left behind, as a dead process leaves it.
@@ -246,6 +249,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
           if (done) return;
           done = true;
           waiting.delete(onSettled);
+          pendingWaits.delete(onClose);
           if (waiting.size === 0 && waiters.get(submissionId) === waiting) waiters.delete(submissionId);
           pollStop.abort();
           signal?.removeEventListener("abort", onAbort);
@@ -253,6 +257,9 @@ export function createRuntime(config: RuntimeConfig): Runtime {
         };
         const onSettled = (payload: SettledPayload) => finish(() => resolve(payload));
         const onAbort = () => finish(() => reject(signal?.reason ?? new Error("wait aborted")));
+        const onClose = (err: Error) => finish(() => reject(err));
+        if (state === "closed") return onClose(new RuntimeClosed());
+        pendingWaits.add(onClose);
         waiting.add(onSettled);
         if (signal?.aborted) return onAbort();
         signal?.addEventListener("abort", onAbort, { once: true });

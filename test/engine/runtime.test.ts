@@ -424,3 +424,71 @@ describe("runtime: observers and interceptors", () => {
     await blocked.runtime.close();
   });
 });
+
+describe("runtime: review follow-ups", () => {
+  it("renews the lease while a slow initializer runs (no second attempt starts meanwhile)", async () => {
+    const { scripted } = scriptedAgent([[{ text: "done" }]]);
+    let release!: () => void;
+    const slowInit = new Promise<void>((r) => (release = r));
+    const h = await startHarness({
+      agents: {
+        assistant: {
+          initialize: async () => {
+            await slowInit;
+            return { model: scripted.model, streamFn: scripted.streamFn };
+          },
+        },
+      },
+    });
+    const { submissionId } = await h.runtime.dispatch({ agent: "assistant", instance: "w", message: user("x") });
+    await settleTicks();
+    // Two leases' worth of time pass inside the initializer; the heartbeat keeps the lease.
+    for (let i = 0; i < 6; i++) await h.clock.advance(10_000);
+    const sub = await h.store.getSubmission(submissionId);
+    expect(sub.status).toBe("running");
+    expect(sub.leaseExpiresAt).toBeGreaterThan(h.clock.now());
+    expect(await h.runtime.sweep()).toMatchObject({ reclaimed: 0 });
+    release();
+    expect((await h.runtime.wait(submissionId)).status).toBe("succeeded");
+    expect((await h.store.getSubmission(submissionId)).attemptCount).toBe(1);
+    await h.runtime.close();
+  });
+
+  it("a doorbell for a settled submission rings the session's queued next head", async () => {
+    const { definition } = scriptedAgent([[{ text: "one" }], [{ text: "two" }]]);
+    const h = await startHarness({ agents: { assistant: definition } });
+    const first = await h.runtime.dispatch({ agent: "assistant", instance: "w", message: user("1") });
+    await h.runtime.wait(first.submissionId);
+    await h.runtime.close();
+    // A second submission admitted while no runtime consumes the queue: its doorbell is lost.
+    const runtime2 = (await import("../../src/runtime/runtime.ts")).createRuntime({
+      agents: { assistant: definition },
+      store: h.store,
+      clock: h.clock,
+      queue: { ring: async () => {} },
+    });
+    const second = await runtime2.dispatch({ agent: "assistant", instance: "w", message: user("2") });
+    expect((await h.store.getSubmission(second.submissionId)).status).toBe("queued");
+    // A late duplicate of the first submission's doorbell arrives at a live consumer.
+    const rung: string[] = [];
+    const runtime3 = (await import("../../src/runtime/runtime.ts")).createRuntime({
+      agents: { assistant: definition },
+      store: h.store,
+      clock: h.clock,
+      queue: { ring: async (d) => void rung.push(d.submissionId) },
+    });
+    expect(await runtime3.deliver({ submissionId: first.submissionId, sessionKey: "assistant/w/default" })).toEqual({ kind: "ack" });
+    expect(rung).toEqual([second.submissionId]);
+  });
+
+  it("rejects pending waits with RuntimeClosed on close", async () => {
+    const { definition } = scriptedAgent([[{ hang: "honest" }]]);
+    const h = await startHarness({ agents: { assistant: definition } });
+    const { submissionId } = await h.runtime.dispatch({ agent: "assistant", instance: "w", message: user("x") });
+    const waiting = h.runtime.wait(submissionId);
+    await settleTicks();
+    await h.runtime.close();
+    await expect(waiting).rejects.toMatchObject({ code: "runtime_closed" });
+    await expect(h.runtime.wait(submissionId)).rejects.toMatchObject({ code: "runtime_closed" });
+  });
+});
