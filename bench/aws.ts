@@ -126,6 +126,8 @@ async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: 
     counter.reset();
     await turn("units", 0);
     const first = meter.snapshot().total;
+    const conversation = await runtime.conversation({ agent: "bench", instance: "units", session: "default" });
+    const recordsBefore = (await runtime.records(conversation.id)).length;
     meter.reset();
     counter.reset();
     const readsByTurn: number[] = [];
@@ -136,6 +138,10 @@ async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: 
     }
     const { byOperation, total } = meter.snapshot();
     const local = { reads: counter.readUnits, writes: counter.writeUnits };
+    const byItem = meter.transactionUnitsByItem();
+    const kinds = new Map<string, number>();
+    for (const r of (await runtime.records(conversation.id)).slice(recordsBefore)) kinds.set(r.kind, (kinds.get(r.kind) ?? 0) + 1);
+    const recordCount = [...kinds.values()].reduce((a, b) => a + b, 0);
     const per = (v: number) => v / TURNS;
 
     console.log(
@@ -159,6 +165,15 @@ async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: 
     for (const [name, op] of [...byOperation].sort((a, b) => b[1].writeUnits - a[1].writeUnits)) {
       note(`    ${name.padEnd(20)} ${per(op.calls).toFixed(1).padStart(5)} calls  ${per(op.writeUnits).toFixed(1).padStart(5)} / ${per(op.localWriteUnits).toFixed(1).padStart(5)} WU  ${per(op.readUnits).toFixed(1).padStart(5)} RU`);
     }
+    note(
+      `  where they go — transactional write units per turn by item written (2 × per started KB, index entries included): ` +
+        [...byItem].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${per(v).toFixed(1)}`).join(", "),
+    );
+    note(
+      `  records appended per turn: ${per(recordCount).toFixed(1)} (` +
+        [...kinds].map(([k, v]) => `${k} ${per(v).toFixed(1)}`).join(", ") +
+        ")",
+    );
     const dollars = costPer1000(per(total.writeUnits), per(total.readUnits));
     figure("DynamoDB $ per 1,000 turns (model excluded)", dollars, "$", undefined, 4);
     note(`  at $${PRICES.dynamoWriteMillion}/M write and $${PRICES.dynamoReadMillion}/M read request units (${PRICE_NOTE})`);

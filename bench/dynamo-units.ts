@@ -72,6 +72,8 @@ const zero = (): OperationUnits => ({
 export class UnitMeter {
   readonly #als = new AsyncLocalStorage<string>();
   #ops = new Map<string, OperationUnits>();
+  /** Computed transactional write units by the kind of item written. */
+  #transactionItems = new Map<string, number>();
   /**
    * Single-item writes (PutItem, UpdateItem, DeleteItem), which Local reports correctly, whose
    * units computed by the same rules agree with Local's: the check of the size and index rules.
@@ -127,12 +129,18 @@ export class UnitMeter {
         } else {
           op.localWriteUnits += reported;
           if (before && !single) {
-            op.writeUnits += 2 * (await meter.#writeUnits(writes!, before));
+            const units = await meter.#itemUnits(writes!, before);
+            units.forEach((u, i) => {
+              const kind = itemKind(meter.#keyOf(writes![i]!));
+              meter.#transactionItems.set(kind, (meter.#transactionItems.get(kind) ?? 0) + 2 * u);
+              op.writeUnits += 2 * u;
+            });
           } else {
             op.writeUnits += reported;
             if (before && writes) {
               meter.ruleChecks.total++;
-              if ((await meter.#writeUnits(writes, before)) === reported) meter.ruleChecks.agree++;
+              const units = await meter.#itemUnits(writes, before);
+              if (units.reduce((a, b) => a + b, 0) === reported) meter.ruleChecks.agree++;
             }
           }
         }
@@ -170,6 +178,12 @@ export class UnitMeter {
 
   reset(): void {
     this.#ops = new Map();
+    this.#transactionItems = new Map();
+  }
+
+  /** Transactional write units by item kind (record, conversation head, submission state, …). */
+  transactionUnitsByItem(): Map<string, number> {
+    return new Map(this.#transactionItems);
   }
 
   #entry(name: string): OperationUnits {
@@ -193,21 +207,17 @@ export class UnitMeter {
     );
   }
 
-  /** Units of the writes (not yet doubled for a transaction), from the items before and after. */
-  async #writeUnits(items: TransactWriteItem[], before: (Item | undefined)[]): Promise<number> {
+  /** Units of each write (not yet doubled for a transaction), from the items before and after. */
+  async #itemUnits(items: TransactWriteItem[], before: (Item | undefined)[]): Promise<number[]> {
     const after = await this.#snapshot(items);
-    let units = 0;
-    items.forEach((item, i) => {
+    return items.map((item, i) => {
       const old = before[i];
       const now = after[i];
-      if (item.ConditionCheck) {
-        units += Math.max(1, Math.ceil(itemSize(old ?? {}) / KB));
-        return;
-      }
-      units += Math.max(1, Math.ceil(Math.max(itemSize(old ?? {}), itemSize(now ?? {})) / KB));
+      if (item.ConditionCheck) return Math.max(1, Math.ceil(itemSize(old ?? {}) / KB));
+      let units = Math.max(1, Math.ceil(Math.max(itemSize(old ?? {}), itemSize(now ?? {})) / KB));
       for (const index of this.#indexes) units += this.#indexUnits(index, old, now);
+      return units;
     });
-    return units;
   }
 
   /** Index entries an item's write puts, deletes or rewrites (1 unit per started KB each). */
@@ -229,6 +239,20 @@ export class UnitMeter {
     const keep = new Set([...this.#tableKeys, ...index.keys, ...(index.projection === "INCLUDE" ? index.include : [])]);
     return pick(item, [...keep]);
   }
+}
+
+/** What an item is, from its sort key (src/stores/dynamodb/keys.ts). */
+function itemKind(key: Item): string {
+  const sk = key.sk?.S ?? "";
+  if (sk.startsWith("R#")) return "record";
+  if (sk === "HEAD") return "conversation head";
+  if (sk === "ST") return "submission state";
+  if (sk === "IN") return "submission input";
+  if (sk === "SESSION") return "session";
+  if (sk.startsWith("Q#")) return "session member";
+  if (sk.startsWith("AT#")) return "attempt";
+  if (sk.startsWith("IB#")) return "inbox";
+  return sk.split("#")[0] || "other";
 }
 
 function pick(item: Item, names: string[]): Item {
