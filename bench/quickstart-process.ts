@@ -18,6 +18,8 @@ export interface QuickstartOptions {
   env?: Record<string, string>;
   /** Node flags before the script (e.g. `--cpu-prof`). */
   nodeFlags?: string[];
+  /** Where the temporary DATA_DIR is made; default the OS temp directory. */
+  dataRoot?: string;
 }
 
 export interface Quickstart {
@@ -44,7 +46,7 @@ export interface Quickstart {
 
 /** Starts the quickstart and resolves once its banner is printed. */
 export async function startQuickstart(options: QuickstartOptions = {}): Promise<Quickstart> {
-  const dataDir = mkdtempSync(join(tmpdir(), "harness-bench-"));
+  const dataDir = mkdtempSync(join(options.dataRoot ?? tmpdir(), "harness-bench-"));
   const node = resolve(ROOT, "node_modules/.bin/node");
   const child = spawn(node, [...(options.nodeFlags ?? []), "--disable-warning=ExperimentalWarning", "examples/basic/main.ts"], {
     cwd: ROOT,
