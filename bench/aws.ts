@@ -29,7 +29,7 @@ import { startEmulators } from "../test/support/emulators.ts";
 import { UnitMeter } from "./dynamo-units.ts";
 import { BenchClient, runConcurrently } from "./http-client.ts";
 import { printIdleCost } from "./idle-cost.ts";
-import { bundleLambdas, coldLoadMs, topInputs } from "./lambda-bundles.ts";
+import { bundleLambdas, coldLoadMs, type LambdaBundle, removeBundles, topInputs } from "./lambda-bundles.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
 import { atMost, figure, note } from "./report.ts";
 import { median, percentile } from "./stats.ts";
@@ -288,6 +288,14 @@ async function sseSample(client: BenchClient): Promise<{ first: number; all: num
 async function bundles(): Promise<void> {
   const built = await bundleLambdas();
   const keyless = await bundleLambdas(resolve(ROOT, "bench/keyless-agents.ts"));
+  try {
+    printBundles(built, keyless);
+  } finally {
+    removeBundles([...built, ...keyless]);
+  }
+}
+
+function printBundles(built: LambdaBundle[], keyless: LambdaBundle[]): void {
   console.log(
     "Lambda bundles (esbuild as the construct: node22 ESM, minified, #harness-agents = examples/basic/agents.ts); " +
       `module load = import of the bundle in a fresh Node 22 process, median of ${LOAD_RUNS}:`,

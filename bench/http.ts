@@ -15,7 +15,7 @@
  * Where a target is missed, the bench says where the time (or memory) goes: a `--cpu-prof`
  * re-run for throughput and latency, a GC-then-measure probe for RSS.
  */
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { BenchClient, runConcurrently } from "./http-client.ts";
 import { cpuProfileSummary, newProfileDir } from "./cpu-profile.ts";
@@ -289,6 +289,7 @@ async function profile(): Promise<void> {
   }
   note(`where the server's time goes (--cpu-prof, 1000 completions, ${CLIENTS} clients):`);
   for (const line of cpuProfileSummary(dir)) note(`  ${line}`);
+  rmSync(dir, { recursive: true, force: true });
 }
 
 /** Re-runs the load against a server with the memory probe and splits its RSS. */

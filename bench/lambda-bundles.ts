@@ -5,7 +5,7 @@
  * what is in them, and the cold module-load time of each in a fresh Node 22 process.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +17,8 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const BANNER = "import{createRequire as __harnessRequire}from'node:module';const require=__harnessRequire(import.meta.url);";
 
 export interface LambdaBundle {
+  /** The temporary directory holding every bundle of one `bundleLambdas` call. */
+  dir: string;
   role: HarnessFunctionRole;
   file: string;
   bytes: number;
@@ -46,7 +48,7 @@ export async function bundleLambdas(agentsEntry = resolve(ROOT, "examples/basic/
       metafile: true,
       logLevel: "error",
     });
-    bundles.push({ role, file, bytes: statSync(file).size, mapBytes: statSync(`${file}.map`).size, metafile: result.metafile });
+    bundles.push({ dir: outRoot, role, file, bytes: statSync(file).size, mapBytes: statSync(`${file}.map`).size, metafile: result.metafile });
   }
   return bundles;
 }
@@ -109,4 +111,9 @@ export function coldLoadMs(bundle: LambdaBundle, runs: number, sourceMaps: boole
     times.push(Number(run.stdout));
   }
   return median(times);
+}
+
+/** Removes the bundles' temporary directories. */
+export function removeBundles(bundles: LambdaBundle[]): void {
+  for (const dir of new Set(bundles.map((b) => b.dir))) rmSync(dir, { recursive: true, force: true });
 }
