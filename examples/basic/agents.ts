@@ -15,8 +15,8 @@ export const agents: Record<string, AgentDefinition> = {
   assistant: {
     description: "A helpful assistant that can tell the time.",
     // Runs on every claim: per-instance setup (here, the workspace's prompt) is first-class.
-    initialize: ({ instance, env }) => ({
-      ...(env("MODEL") ? resolveModel(env("MODEL"), process.env) : demoModel()),
+    initialize: async ({ instance, env }) => ({
+      ...(env("MODEL") ? await resolveModel(env("MODEL"), process.env) : demoModel()),
       systemPrompt: `You are the assistant for workspace "${instance}". Be brief. Use the clock tool when asked about the time.`,
       tools: [clockTool()],
     }),

@@ -45,7 +45,7 @@ const log = (message: string) => console.log(`${new Date().toISOString()} ${mess
 // rather than on the first claim.
 if (env.MODEL) {
   try {
-    resolveModel(env.MODEL, env);
+    await resolveModel(env.MODEL, env);
   } catch (err) {
     fail(err instanceof Error ? err.message : String(err));
   }

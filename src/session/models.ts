@@ -1,10 +1,8 @@
 import type { StreamFn } from "@earendil-works/pi-agent-core";
 import { createModels, defaultProviderAuthContext, type Api, type Model, type MutableModels } from "@earendil-works/pi-ai";
-import { registerLazyBedrockProvider } from "@earendil-works/pi-ai/lazy-bedrock-provider";
-import { amazonBedrockProvider } from "@earendil-works/pi-ai/providers/amazon-bedrock";
-import { anthropicProvider } from "@earendil-works/pi-ai/providers/anthropic";
-import { googleProvider } from "@earendil-works/pi-ai/providers/google";
-import { openaiProvider } from "@earendil-works/pi-ai/providers/openai";
+
+/** A pi-ai provider, as `Models.setProvider` takes it. */
+type Provider = Parameters<MutableModels["setProvider"]>[0];
 
 /** Environment to read provider credentials from (e.g. `process.env`). */
 export type ProviderEnvironment = Readonly<Record<string, string | undefined>>;
@@ -20,7 +18,11 @@ export class ModelResolutionError extends Error {
 interface ProviderEntry {
   /** pi-ai's provider id. */
   id: string;
-  create: () => ReturnType<typeof anthropicProvider> | ReturnType<typeof openaiProvider> | ReturnType<typeof googleProvider> | ReturnType<typeof amazonBedrockProvider>;
+  /**
+   * Loads the provider on demand: each pulls in its vendor SDK (hundreds of KB), and a process
+   * that never calls a model (the HTTP and sweeper Lambdas) should not evaluate any of them.
+   */
+  load: () => Promise<Provider>;
   /** Any one of these present configures the provider (checked before any request). */
   credentials: readonly (readonly string[])[];
   /** How to say what is missing. */
@@ -30,25 +32,29 @@ interface ProviderEntry {
 const PROVIDERS: Record<string, ProviderEntry> = {
   anthropic: {
     id: "anthropic",
-    create: anthropicProvider,
+    load: async () => (await import("@earendil-works/pi-ai/providers/anthropic")).anthropicProvider(),
     credentials: [["ANTHROPIC_API_KEY"], ["ANTHROPIC_AUTH_TOKEN"], ["ANTHROPIC_OAUTH_TOKEN"]],
     hint: "set ANTHROPIC_API_KEY",
   },
   openai: {
     id: "openai",
-    create: openaiProvider,
+    load: async () => (await import("@earendil-works/pi-ai/providers/openai")).openaiProvider(),
     credentials: [["OPENAI_API_KEY"]],
     hint: "set OPENAI_API_KEY",
   },
   google: {
     id: "google",
-    create: googleProvider,
+    load: async () => (await import("@earendil-works/pi-ai/providers/google")).googleProvider(),
     credentials: [["GEMINI_API_KEY"]],
     hint: "set GEMINI_API_KEY",
   },
   "amazon-bedrock": {
     id: "amazon-bedrock",
-    create: amazonBedrockProvider,
+    load: async () => {
+      // Registering the lazy Bedrock module lets bundlers follow its import (notes: bundling pitfall).
+      (await import("@earendil-works/pi-ai/lazy-bedrock-provider")).registerLazyBedrockProvider();
+      return (await import("@earendil-works/pi-ai/providers/amazon-bedrock")).amazonBedrockProvider();
+    },
     // The same ambient sources pi-ai's Bedrock auth accepts (a Lambda role sets the access keys).
     credentials: [
       ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"],
@@ -85,28 +91,30 @@ function providerEntry(name: string): ProviderEntry {
 }
 
 /** A `Models` collection whose credentials come from `env` only. */
-function modelsFor(entry: ProviderEntry, env: ProviderEnvironment): MutableModels {
+async function modelsFor(entry: ProviderEntry, env: ProviderEnvironment): Promise<MutableModels> {
   const ambient = defaultProviderAuthContext();
   const models = createModels({
     authContext: { env: async (name) => env[name] || undefined, fileExists: (path) => ambient.fileExists(path) },
   });
-  if (entry.id === "amazon-bedrock") registerLazyBedrockProvider(); // bundlers can follow this import
-  models.setProvider(entry.create());
+  models.setProvider(await entry.load());
   return models;
 }
 
 /**
  * Resolves `"provider/model"` (providers: anthropic, openai, google or gemini, amazon-bedrock or
  * bedrock) to a pi model and a stream function calling it, with credentials read from `env`.
- * Throws {@link ModelResolutionError} for a malformed spec, an unknown provider or model, or
- * missing credentials, before any network request.
+ * Rejects with {@link ModelResolutionError} for a malformed spec, an unknown provider or model,
+ * or missing credentials, before any network request. Only the named provider's SDK is loaded.
  */
-export function resolveModel(spec: string, env: ProviderEnvironment): { model: Model<Api>; streamFn: StreamFn } {
+export async function resolveModel(
+  spec: string,
+  env: ProviderEnvironment,
+): Promise<{ model: Model<Api>; streamFn: StreamFn }> {
   const { provider, modelId } = parseModelSpec(spec);
   const entry = providerEntry(provider);
   const configured = entry.credentials.some((set) => set.every((name) => (env[name] ?? "") !== ""));
   if (!configured) throw new ModelResolutionError(`provider "${entry.id}" is not configured: ${entry.hint}`);
-  const models = modelsFor(entry, env);
+  const models = await modelsFor(entry, env);
   const model = models.getModel(entry.id, modelId);
   if (model === undefined) {
     const known = models.getModels(entry.id).map((m) => m.id);
