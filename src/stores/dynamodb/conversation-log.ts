@@ -17,7 +17,7 @@
  * largest ones whenever a chunk would pass the 4 MB transaction limit.
  */
 import { randomUUID } from "node:crypto";
-import { GetItemCommand, QueryCommand, type TransactWriteItem, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
+import { GetItemCommand, type TransactWriteItem, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import { isValid } from "ulid";
 import { nextRecordIds } from "../../conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../../conversation/records.ts";
@@ -25,6 +25,7 @@ import { ClaimLost, ConversationNotFound } from "../../errors.ts";
 import type { AppendOptions } from "../../ports/store.ts";
 import { type Conversation, type SessionKey, sessionKeyString } from "../../ports/submission.ts";
 import type { StoreContext } from "./context.ts";
+import { queryAll } from "./query.ts";
 import { conditionRefusal, failedCondition, isTransientCancellation } from "./errors.ts";
 import { Expr } from "./expression.ts";
 import { type Item, itemBytes, N, reqNum, reqStr, S, str } from "./item.ts";
@@ -184,23 +185,16 @@ export class ConversationLog {
     if (head === "" || (afterId !== "" && afterId >= head)) return [];
     // Record ids hold no character below "!", so "sk > R#<afterId>" equals "sk >= R#<afterId> ".
     const lo = afterId === "" ? RECORD_PREFIX : `${recordSk(afterId)} `;
-    const items: Item[] = [];
-    let start: Item | undefined;
-    do {
-      const res = await this.#ctx.dynamo.send(
-        new QueryCommand({
-          TableName: this.#ctx.table,
-          KeyConditionExpression: "pk = :pk AND sk BETWEEN :lo AND :hi",
-          ExpressionAttributeValues: { ":pk": S(conversationPk(conversationId)), ":lo": S(lo), ":hi": S(recordSk(head)) },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-          ...(Number.isFinite(max) ? { Limit: max - items.length } : {}),
-        }),
-      );
-      items.push(...(res.Items ?? []));
-      start = res.LastEvaluatedKey;
-    } while (start && items.length < max);
-    return Promise.all(items.slice(0, max).map((item) => this.#recordOf(item)));
+    const items = await queryAll(
+      this.#ctx,
+      {
+        KeyConditionExpression: "pk = :pk AND sk BETWEEN :lo AND :hi",
+        ExpressionAttributeValues: { ":pk": S(conversationPk(conversationId)), ":lo": S(lo), ":hi": S(recordSk(head)) },
+        ConsistentRead: true,
+      },
+      max,
+    );
+    return Promise.all(items.map((item) => this.#recordOf(item)));
   }
 
   /** One chunk's transaction: its stored records, or "head-moved". */

@@ -5,13 +5,13 @@
  * delivered). Counting on the state item lets acceptance check "in flight" and settlement check
  * "drained" in the very writes that change the status, with no extra item in either.
  */
-import { QueryCommand } from "@aws-sdk/client-dynamodb";
 import type { ConversationRecord, RecordDraft } from "../../conversation/records.ts";
 import { ClaimLost, NoRunInFlight, SubmissionNotFound } from "../../errors.ts";
 import type { InboxKind, InboxMessage, SessionKey } from "../../ports/submission.ts";
 import type { InboxDrain } from "../../ports/store.ts";
 import { sessionKeyString } from "../../ports/submission.ts";
 import type { StoreContext } from "./context.ts";
+import { queryAll } from "./query.ts";
 import { type ConversationLog, ExtrasRaced } from "./conversation-log.ts";
 import { failedCondition, isTransientCancellation } from "./errors.ts";
 import { Expr } from "./expression.ts";
@@ -150,23 +150,12 @@ export class Inbox {
 
   /** Undelivered messages of a submission, acceptance order. */
   async #undelivered(submissionId: string): Promise<Item[]> {
-    const out: Item[] = [];
-    let start: Item | undefined;
-    do {
-      const res = await this.#ctx.dynamo.send(
-        new QueryCommand({
-          TableName: this.#ctx.table,
-          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-          FilterExpression: "attribute_not_exists(delivered)",
-          ExpressionAttributeValues: { ":pk": S(submissionPk(submissionId)), ":prefix": S(INBOX_PREFIX) },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      out.push(...(res.Items ?? []));
-      start = res.LastEvaluatedKey;
-    } while (start);
-    return out;
+    return queryAll(this.#ctx, {
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      FilterExpression: "attribute_not_exists(delivered)",
+      ExpressionAttributeValues: { ":pk": S(submissionPk(submissionId)), ":prefix": S(INBOX_PREFIX) },
+      ConsistentRead: true,
+    });
   }
 
   async #bodyAttribute(body: string): Promise<Item> {

@@ -4,9 +4,10 @@
  * those whose fresh state still qualifies; results come in admission order (`ord`). Every
  * Query follows `LastEvaluatedKey` to the end. Nothing scans the table.
  */
-import { type AttributeValue, QueryCommand } from "@aws-sdk/client-dynamodb";
+import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import type { Submission } from "../../ports/submission.ts";
 import type { StoreContext } from "./context.ts";
+import { queryAll } from "./query.ts";
 import { type Item, S, str } from "./item.ts";
 import { submissionIdOf } from "./keys.ts";
 import { type LoadedSubmission, loadSubmissions, toSubmission } from "./loader.ts";
@@ -60,16 +61,7 @@ async function queryKeys(
     ExpressionAttributeValues: Record<string, AttributeValue>;
   },
 ): Promise<Item[]> {
-  const keys: Item[] = [];
-  let start: Item | undefined;
-  do {
-    const res = await ctx.dynamo.send(
-      new QueryCommand({ TableName: ctx.table, IndexName: indexName, ...query, ExclusiveStartKey: start }),
-    );
-    keys.push(...(res.Items ?? []));
-    start = res.LastEvaluatedKey;
-  } while (start);
-  return keys;
+  return queryAll(ctx, { IndexName: indexName, ...query });
 }
 
 function compare(a: string, b: string): number {

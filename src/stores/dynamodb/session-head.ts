@@ -6,10 +6,11 @@
  * carries `isHead`, written in the same transactions that move the pointer, so a claim checks
  * the head with one conditional update of the submission's own state item.
  */
-import { GetItemCommand, QueryCommand, type TransactWriteItem } from "@aws-sdk/client-dynamodb";
+import { GetItemCommand, type TransactWriteItem } from "@aws-sdk/client-dynamodb";
 import { DispatchConflict } from "../../errors.ts";
 import type { NewSubmission, SessionKey, Submission } from "../../ports/submission.ts";
 import type { StoreContext } from "./context.ts";
+import { queryItems } from "./query.ts";
 import { failedCondition } from "./errors.ts";
 import { Expr } from "./expression.ts";
 import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
@@ -149,25 +150,17 @@ async function nextUnsettled(
   admitted: number,
 ): Promise<{ seq: number; id: string } | undefined> {
   if (seq + 1 > admitted) return undefined;
-  let start: Item | undefined;
-  do {
-    const res = await ctx.dynamo.send(
-      new QueryCommand({
-        TableName: ctx.table,
-        KeyConditionExpression: "pk = :pk AND sk BETWEEN :lo AND :hi",
-        ExpressionAttributeValues: {
-          ":pk": S(sessionPk(key)),
-          ":lo": S(memberSk(seq + 1)),
-          ":hi": S(memberSk(admitted)),
-        },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const member of res.Items ?? []) {
-      if (!bool(member, "settled")) return { seq: reqNum(member, "seq"), id: reqStr(member, "submissionId") };
-    }
-    start = res.LastEvaluatedKey;
-  } while (start);
+  const members = queryItems(ctx, {
+    KeyConditionExpression: "pk = :pk AND sk BETWEEN :lo AND :hi",
+    ExpressionAttributeValues: {
+      ":pk": S(sessionPk(key)),
+      ":lo": S(memberSk(seq + 1)),
+      ":hi": S(memberSk(admitted)),
+    },
+    ConsistentRead: true,
+  });
+  for await (const member of members) {
+    if (!bool(member, "settled")) return { seq: reqNum(member, "seq"), id: reqStr(member, "submissionId") };
+  }
   return undefined;
 }

@@ -5,7 +5,7 @@
  * session item (`session-head.ts`). A refused condition comes back with the current item and is
  * mapped to the contract's error, unless it shows this call's own earlier try (`state-update.ts`).
  */
-import { GetItemCommand, PutItemCommand, QueryCommand } from "@aws-sdk/client-dynamodb";
+import { GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { ClaimLost, InboxNotDrained, SubmissionNotFound } from "../../errors.ts";
 import type { SubmissionStore } from "../../ports/store.ts";
 import type {
@@ -21,6 +21,7 @@ import type {
   SubmissionWait,
 } from "../../ports/submission.ts";
 import type { StoreContext } from "./context.ts";
+import { queryAll } from "./query.ts";
 import { Expr } from "./expression.ts";
 import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
 import { ATTEMPT_PREFIX, attemptSk, pad, submissionPk } from "./keys.ts";
@@ -119,29 +120,17 @@ export class DynamoSubmissions implements SubmissionStore {
   }
 
   async listAttempts(submissionId: string): Promise<Attempt[]> {
-    const out: Attempt[] = [];
-    let start: Item | undefined;
-    do {
-      const res = await this.#ctx.dynamo.send(
-        new QueryCommand({
-          TableName: this.#ctx.table,
-          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-          ExpressionAttributeValues: { ":pk": S(submissionPk(submissionId)), ":prefix": S(ATTEMPT_PREFIX) },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of res.Items ?? []) {
-        out.push({
-          id: reqStr(item, "id"),
-          submissionId: reqStr(item, "submissionId"),
-          ownerId: reqStr(item, "ownerId"),
-          startedAt: reqNum(item, "startedAt"),
-        });
-      }
-      start = res.LastEvaluatedKey;
-    } while (start);
-    return out;
+    const items = await queryAll(this.#ctx, {
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": S(submissionPk(submissionId)), ":prefix": S(ATTEMPT_PREFIX) },
+      ConsistentRead: true,
+    });
+    return items.map((item) => ({
+      id: reqStr(item, "id"),
+      submissionId: reqStr(item, "submissionId"),
+      ownerId: reqStr(item, "ownerId"),
+      startedAt: reqNum(item, "startedAt"),
+    }));
   }
 
   async renewLease(renewal: LeaseRenewal): Promise<void> {
