@@ -58,6 +58,20 @@ function exited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
+/** Sends `signal` to a live container; false when there is none. */
+function killChild(child: ChildProcess | undefined, signal: NodeJS.Signals): boolean {
+  if (!child || exited(child)) return false;
+  return child.kill(signal);
+}
+
+/** SIGKILLs a live container and waits until it is gone. */
+async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || exited(child)) return;
+  const gone = new Promise((r) => child.once("exit", r));
+  child.kill("SIGKILL");
+  await gone;
+}
+
 /** A function invoked with events (worker, dlq, sweeper), one container at a time. */
 export class LocalFunction {
   readonly name: string;
@@ -102,19 +116,12 @@ export class LocalFunction {
 
   /** Kills the current container (default SIGKILL: nothing gets to clean up). */
   kill(signal: NodeJS.Signals = "SIGKILL"): boolean {
-    const child = this.#child;
-    if (!child || exited(child)) return false;
-    return child.kill(signal);
+    return killChild(this.#child, signal);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    const child = this.#child;
-    if (child && !exited(child)) {
-      const gone = new Promise((r) => child.once("exit", r));
-      child.kill("SIGKILL");
-      await gone;
-    }
+    await stopChild(this.#child);
   }
 
   async #invokeNow(event: unknown): Promise<unknown> {
@@ -260,18 +267,11 @@ export class LocalFunctionUrl {
 
   /** Kills the container (it is restarted on the same port). */
   kill(signal: NodeJS.Signals = "SIGKILL"): boolean {
-    const child = this.#child;
-    if (!child || exited(child)) return false;
-    return child.kill(signal);
+    return killChild(this.#child, signal);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    const child = this.#child;
-    if (child && !exited(child)) {
-      const gone = new Promise((r) => child.once("exit", r));
-      child.kill("SIGKILL");
-      await gone;
-    }
+    await stopChild(this.#child);
   }
 }
