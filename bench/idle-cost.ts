@@ -37,9 +37,9 @@ export function printIdleCost(inputs: IdleInputs): number {
   const billedMs = Math.max(100, Math.ceil(inputs.sweepMs));
   const gbSeconds = sweeps * (billedMs / 1000) * sweeperMemoryGb;
   const sweepReads = sweeps * inputs.sweepReadUnits;
-  // START/END/REPORT platform lines (~0.35 KB), the "sweep done" INFO line (~0.45 KB), the EMF
-  // metrics document (~0.5 KB).
-  const logGb = (sweeps * 1.3 * 1024) / 1024 ** 3;
+  // An idle sweep logs only Lambda's START/END/REPORT platform lines (~0.35 KB): its own line is
+  // at debug level and it publishes no metrics when it finds nothing (lambdas/sweeper.ts).
+  const logGb = (sweeps * 0.35 * 1024) / 1024 ** 3;
   const lines: Line[] = [
     {
       item: "SQS event-source polling",
@@ -61,13 +61,13 @@ export function printIdleCost(inputs: IdleInputs): number {
     },
     {
       item: "sweeper custom metrics",
-      usage: "SweepReclaimed, SweepRerung, SweepReconciled published every run (EMF), even as 0",
-      dollars: 3 * PRICES.customMetricMonth,
+      usage: "none while idle: the sweeper publishes a count only when a sweep acted",
+      dollars: 0,
       withFreeTier: 0,
     },
     {
       item: "sweeper logs",
-      usage: `~1.3 KB per run = ${(logGb * 1024).toFixed(0)} MB ingested`,
+      usage: `~0.35 KB per run (platform lines only) = ${(logGb * 1024).toFixed(0)} MB ingested`,
       dollars: logGb * PRICES.logIngestGb,
       withFreeTier: 0,
     },

@@ -13,10 +13,16 @@ export async function handler(_event: ScheduledEvent, context: Context): Promise
   const h = harness(agents);
   return invocation(h, context, async () => {
     const report = await h.runtime.sweep({ staleQueuedMs: h.settings.staleQueuedMs });
+    // An idle deployment's sweeps find nothing: log and publish only when one acted, so a custom
+    // metric exists (and is billed) only in months with recoveries, and idle logs stay minimal.
+    if (report.reclaimed + report.rerung + report.reconciled === 0) {
+      h.logger.debug("sweep found nothing to do");
+      return report;
+    }
     h.logger.info("sweep done", { ...report });
-    h.metrics.addMetric(METRIC.sweepReclaimed, MetricUnit.Count, report.reclaimed);
-    h.metrics.addMetric(METRIC.sweepRerung, MetricUnit.Count, report.rerung);
-    h.metrics.addMetric(METRIC.sweepReconciled, MetricUnit.Count, report.reconciled);
+    if (report.reclaimed > 0) h.metrics.addMetric(METRIC.sweepReclaimed, MetricUnit.Count, report.reclaimed);
+    if (report.rerung > 0) h.metrics.addMetric(METRIC.sweepRerung, MetricUnit.Count, report.rerung);
+    if (report.reconciled > 0) h.metrics.addMetric(METRIC.sweepReconciled, MetricUnit.Count, report.reconciled);
     return report;
   });
 }
