@@ -32,6 +32,7 @@ import type { Correlation, HarnessEvent, Interceptor, Operation } from "../ports
 import type { Store } from "../ports/store.ts";
 import type { InboxKind, Submission } from "../ports/submission.ts";
 import { agentBudgets, type AgentBudgets, type AgentSetup } from "./agent-setup.ts";
+import { zeroUsage } from "./block-stream.ts";
 import { DeltaBatcher, type DeltaBatch, type FlushPolicy } from "./delta-batcher.ts";
 import { formatDuration } from "./duration.ts";
 import { runInterceptors } from "./interceptors.ts";
@@ -801,7 +802,7 @@ function errorMessageOf(model: Model<Api>, now: number, errorMessage: string, re
     api: model.api,
     provider: model.provider,
     model: model.id,
-    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    usage: zeroUsage(),
     stopReason: reason,
     errorMessage,
     timestamp: now,

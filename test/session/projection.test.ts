@@ -13,17 +13,10 @@ import { danglingToolCalls, danglingToolOutcome } from "../../src/conversation/d
 import { project, projectPath, renderSummary } from "../../src/session/projection.ts";
 import { activeLeafPath, reduce } from "../../src/conversation/reducer.ts";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
+import { zeroUsage } from "../../src/session/block-stream.ts";
 import { idAt, rec } from "../conversation/fixtures.ts";
 
 const T0 = "2026-01-01T00:00:00.000Z";
-const ZERO_USAGE = {
-  input: 0,
-  output: 0,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 0,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
 
 const model: Model<"scripted"> = {
   id: "s1",
@@ -45,7 +38,7 @@ function assistant(content: AssistantMessage["content"], stopReason?: StopReason
     api: model.api,
     provider: model.provider,
     model: model.id,
-    usage: structuredClone(ZERO_USAGE),
+    usage: zeroUsage(),
     stopReason: stopReason ?? (content.some((b) => b.type === "toolCall") ? "toolUse" : "stop"),
     timestamp: 1_000,
   };
