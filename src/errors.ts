@@ -14,6 +14,7 @@ export type HarnessErrorCode =
   | "no_run_in_flight"
   | "inbox_not_drained"
   | "unknown_agent"
+  | "agent_not_loaded"
   | "invalid_dispatch"
   | "runtime_closed"
   | "session_busy";
@@ -87,6 +88,16 @@ export class InboxNotDrained extends HarnessError {
 export class UnknownAgent extends HarnessError {
   constructor(name: string) {
     super("unknown_agent", `unknown agent: ${name}`);
+  }
+}
+
+/**
+ * An agent this process knows by name only (see `namesOnlyAgents`) was asked to run: this
+ * process admits or sweeps, another one (the worker) runs agents.
+ */
+export class AgentNotLoaded extends HarnessError {
+  constructor(name: string) {
+    super("agent_not_loaded", `agent ${name} is known here by name only: this process admits work, the worker runs agents`);
   }
 }
 

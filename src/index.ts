@@ -17,6 +17,7 @@ export type * from "./ports/store.ts";
 export type * from "./ports/queue.ts";
 export type * from "./ports/observer.ts";
 export type { AgentDefinition, InitializeContext } from "./engine/agent-definition.ts";
+export { namesOnlyAgents } from "./engine/names-only-agents.ts";
 export type { DispatchRequest, DispatchResult } from "./engine/dispatch.ts";
 export { ID_RULES, MAX_BODY_BYTES, DEFAULT_SESSION } from "./engine/dispatch.ts";
 export { createRuntime, type Runtime, type RuntimeConfig, type SteerRequest } from "./runtime/runtime.ts";

@@ -1,0 +1,58 @@
+/**
+ * The esbuild settings of every harness Lambda bundle, in one place: the `Harness` construct
+ * bundles with them at synth (`HarnessFunction`) and `bench/lambda-bundles.ts` measures with
+ * them, so the bench measures exactly what deploys. Imports nothing but types and `env.ts`.
+ */
+import type { BuildOptions } from "esbuild";
+import { AGENTS_ALIAS } from "./env.ts";
+
+/**
+ * Prepended to every output file: CommonJS dependencies inside an ESM bundle may `require` Node
+ * built-ins, and each chunk is its own module scope, so each gets its own `require`.
+ */
+export const LAMBDA_BANNER =
+  "import{createRequire as __harnessRequire}from'node:module';const require=__harnessRequire(import.meta.url);";
+
+/** The file Lambda loads (`index.handler`); chunks lie beside it under `chunks/`. */
+export const LAMBDA_ENTRY_FILE = "index.mjs";
+
+/** What one function's bundle is built from. */
+export interface LambdaBundleInput {
+  /** Absolute path of the handler module (`lambdas/<role>.ts`). */
+  entry: string;
+  /** Absolute path of the module exporting `agents`, bound to `#harness-agents`. */
+  agentsEntry: string;
+  /** Directory the entry file and its chunks are written to. */
+  outdir: string;
+  /** Write external source maps (without sources) beside the files. */
+  sourceMap: boolean;
+}
+
+/**
+ * esbuild options for one function: Node 22, ESM, minified, the AWS SDK bundled too (the function
+ * runs the SDK version the tests ran, not whichever one the managed runtime ships this month), and
+ * code splitting: a dynamic `import()` (a provider SDK behind `resolveModel`, the SDK's credential
+ * providers) becomes a separate chunk, parsed only when first used, instead of being inlined into
+ * the file every cold start parses.
+ */
+export function lambdaBuildOptions(input: LambdaBundleInput): BuildOptions & { metafile: true } {
+  return {
+    entryPoints: { index: input.entry },
+    outdir: input.outdir,
+    outExtension: { ".js": ".mjs" },
+    chunkNames: "chunks/[name]-[hash]",
+    bundle: true,
+    splitting: true,
+    platform: "node",
+    target: "node22",
+    format: "esm",
+    minify: true,
+    sourcemap: input.sourceMap,
+    sourcesContent: false,
+    mainFields: ["module", "main"],
+    banner: { js: LAMBDA_BANNER },
+    alias: { [AGENTS_ALIAS]: input.agentsEntry },
+    metafile: true,
+    logLevel: "error",
+  };
+}

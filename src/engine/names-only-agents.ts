@@ -1,0 +1,24 @@
+import { AgentNotLoaded } from "../errors.ts";
+import type { AgentDefinition } from "./agent-definition.ts";
+
+/**
+ * Agent definitions that carry nothing but their names, for a process that admits work or
+ * sweeps but never runs an agent (the serverless http and sweeper functions). Admission needs
+ * only to know which agents exist (an unknown one is `UnknownAgent`, 404), so such a process need
+ * not load the agents module, its model providers or their SDKs. Should one of these be asked to
+ * run all the same, `initialize` throws {@link AgentNotLoaded}.
+ *
+ * @param names the agent names, as the agents module exports them; each must satisfy
+ *   `ID_RULES.agent` (`createRuntime` checks).
+ */
+export function namesOnlyAgents(names: Iterable<string>): Record<string, AgentDefinition> {
+  const agents: Record<string, AgentDefinition> = {};
+  for (const name of names) {
+    agents[name] = {
+      initialize() {
+        throw new AgentNotLoaded(name);
+      },
+    };
+  }
+  return agents;
+}
