@@ -19,6 +19,8 @@ import type { Store } from "../../src/ports/store.ts";
 import type { SessionKey, Submission } from "../../src/ports/submission.ts";
 import { textOfBytes } from "../../src/storetest/index.ts";
 import { createDynamoClient, createDynamoStore, HARNESS_TABLE } from "../../src/stores/dynamodb/index.ts";
+import { itemBytes } from "../../src/stores/dynamodb/item.ts";
+import { batchEntries } from "../../src/stores/dynamodb/log-batch.ts";
 import { BUCKET, ensureBucket, freshStore, testClients } from "./dynamodb-fixtures.ts";
 
 const clients = testClients();
@@ -56,7 +58,22 @@ async function setup(extra: { dynamo?: DynamoDBClient; spillThresholdBytes?: num
   });
   const rawItem = async (pk: string, sk: string) =>
     (await clients.dynamo.send(new GetItemCommand({ TableName: made.tableName, Key: { pk: { S: pk }, sk: { S: sk } }, ConsistentRead: true }))).Item;
-  return { ...made, store, clock, sibling, key, admit, claim, draft, rawItem };
+  /** The batch items of a conversation's log, in order. */
+  const batchItems = async (conversationId: string) =>
+    (
+      await clients.dynamo.send(
+        new QueryCommand({
+          TableName: made.tableName,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": { S: `CONV#${conversationId}` } },
+          ConsistentRead: true,
+        }),
+      )
+    ).Items ?? [];
+  /** How a record is kept in its batch item: its payload inline, or the S3 ref of a spilled one. */
+  const storedEntry = async (conversationId: string, id: string) =>
+    (await batchItems(conversationId)).flatMap((item) => batchEntries(item)).find((e) => e.rest.id === id);
+  return { ...made, store, clock, sibling, key, admit, claim, draft, rawItem, batchItems, storedEntry };
 }
 
 /** A client of its own whose sends of `commands` fail as `fail` says (inside the SDK's retry loop). */
@@ -122,9 +139,10 @@ describe("spill to S3", () => {
       [{ kind: "tool_outcome", conversationId: sub.conversationId, session: "default", time: "2026-01-01T00:00:00.000Z", payload: { callId: "c", toolName: "dump", content: [{ type: "text", text: big }] } }],
       { fence: { submissionId: sub.id, attemptId: sub.attemptId! } },
     );
-    const item = await t.rawItem(`CONV#${sub.conversationId}`, `R#${rec!.id}`);
-    expect(item?.payload, "no inline payload").toBeUndefined();
-    const digest = item?.payloadRef?.S;
+    const entry = await t.storedEntry(sub.conversationId, rec!.id);
+    expect(entry, "the record is in a batch item").toBeDefined();
+    expect(entry?.payload, "no inline payload").toBeUndefined();
+    const digest = entry?.payloadRef;
     expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     const blob = await t.store.getAttachment(digest!);
     expect(JSON.parse(Buffer.from(blob.data).toString("utf8")).content[0].text === big, "the S3 object is the payload").toBe(true);
@@ -142,7 +160,7 @@ describe("spill to S3", () => {
     expect((await t.store.getSubmission(sub.id)).input.body).toBe("x".repeat(5_000));
 
     const [small] = await t.store.appendRecords(sub.conversationId, [t.draft(sub.conversationId, "tiny")]);
-    expect((await t.rawItem(`CONV#${sub.conversationId}`, `R#${small!.id}`))?.payload?.S).toBe('{"text":"tiny"}');
+    expect(await t.storedEntry(sub.conversationId, small!.id)).toMatchObject({ payload: { text: "tiny" } });
 
     await t.store.enqueueInbox(sub.sessionKey, { kind: "steer", body: "s".repeat(3_000) });
     const [steer] = await t.store.drainInbox({ submissionId: sub.id, attemptId: sub.attemptId!, kinds: ["steer"] });
@@ -150,7 +168,7 @@ describe("spill to S3", () => {
     await t.dispose();
   });
 
-  it("spills the largest payloads when a batch would pass the 4 MB transaction limit", async () => {
+  it("packs an append larger than one item into several items, in order, nothing spilled under the threshold", async () => {
     const t = await setup();
     const conv = (await t.admit()).conversationId;
     const drafts = Array.from({ length: 60 }, (_, i) => t.draft(conv, `${i}:`.padEnd(90_000, "p")));
@@ -158,10 +176,10 @@ describe("spill to S3", () => {
     const log = await t.store.readRecords(conv, "");
     expect(log.map((r) => (r.payload as { text: string }).text)).toEqual(drafts.map((d) => (d.payload as { text: string }).text));
     expect(log.map((r) => r.id)).toEqual(stored.map((r) => r.id));
-    let spilled = 0;
-    for (const r of stored) if ((await t.rawItem(`CONV#${conv}`, `R#${r.id}`))?.payloadRef) spilled++;
-    expect(spilled, "some payloads under the threshold were spilled to fit").toBeGreaterThan(0);
-    expect(spilled).toBeLessThan(60);
+    const items = await t.batchItems(conv);
+    expect(items.length, "5.4 MB of records need several items").toBeGreaterThan(10);
+    for (const item of items) expect(itemBytes(item), "each item under DynamoDB's 400 KB").toBeLessThan(400_000);
+    for (const r of stored) expect((await t.storedEntry(conv, r.id))?.payloadRef, "90 KB stays inline").toBeUndefined();
     await t.dispose();
   });
 });
@@ -187,7 +205,7 @@ describe("SDK retries", () => {
     for (const mode of ["throttle", "provisioned"] as const) {
       // Each operation below meets 3 throttled sends of its write before the real one.
       let budget = 0;
-      const { dynamo, sends } = faultyClient(["UpdateItemCommand", "TransactWriteItemsCommand"], () => (budget-- > 0 ? mode : undefined));
+      const { dynamo, sends } = faultyClient(["UpdateItemCommand", "TransactWriteItemsCommand", "PutItemCommand"], () => (budget-- > 0 ? mode : undefined));
       const t = await setup({ dynamo });
       const k = t.key();
       const { conversation } = await t.store.ensureConversation({ id: newId(t.clock.now()), key: k, createdAt: t.clock.now() });
@@ -204,7 +222,7 @@ describe("SDK retries", () => {
       const claimed = await throttled("the claim", "UpdateItemCommand", () => t.claim(sub));
       expect(claimed.status).toBe("running");
       expect(claimed.attemptCount).toBe(1);
-      await throttled("the append", "TransactWriteItemsCommand", () =>
+      await throttled("the append", "PutItemCommand", () =>
         t.store.appendRecords(sub.conversationId, [t.draft(sub.conversationId, "a")], { fence: { submissionId: sub.id, attemptId: claimed.attemptId! } }),
       );
       expect((await t.store.readRecords(sub.conversationId, "")).length).toBe(1);
@@ -260,37 +278,137 @@ describe("lost responses", () => {
     dynamo.destroy();
   });
 
-  it("applies a transaction once when its first response is lost (admission, append, drain, finalize)", async () => {
+  it("applies a write once when its first response is lost (admission, append, drain, finalize)", async () => {
     let lose = false;
-    const { dynamo, sends } = faultyClient(["TransactWriteItemsCommand"], (n) => (lose && n === 1 ? "lose-response" : undefined));
+    const { dynamo, sends } = faultyClient(["TransactWriteItemsCommand", "PutItemCommand"], (n) => (lose && n === 1 ? "lose-response" : undefined));
     const t = await setup({ dynamo });
-    const lost = async <T>(op: () => Promise<T>): Promise<T> => {
+    const lost = async <T>(command: string, op: () => Promise<T>): Promise<T> => {
       sends.clear();
       lose = true;
       try {
         const out = await op();
-        expect(sends.get("TransactWriteItemsCommand"), "sent twice (the SDK retried)").toBe(2);
+        expect(sends.get(command), `${command} sent twice (the SDK retried)`).toBe(2);
         return out;
       } finally {
         lose = false;
       }
     };
     const k = t.key();
-    const sub = await lost(() => t.admit(k));
+    const sub = await lost("TransactWriteItemsCommand", () => t.admit(k));
     expect((await t.store.listByStatus("queued")).map((s) => s.id)).toEqual([sub.id]);
     const claimed = await t.claim(sub);
-    const [a] = await lost(() => t.store.appendRecords(sub.conversationId, [t.draft(sub.conversationId, "once")], { expectedHead: "" }));
+    // An append is one conditional put: the retry meets its own batch (its token) and succeeds.
+    const [a] = await lost("PutItemCommand", () => t.store.appendRecords(sub.conversationId, [t.draft(sub.conversationId, "once")], { expectedHead: "" }));
     expect((await t.store.readRecords(sub.conversationId, "")).map((r) => r.id)).toEqual([a!.id]);
+    const [b] = await lost("PutItemCommand", () =>
+      t.store.appendRecords(sub.conversationId, [t.draft(sub.conversationId, "twice?")], { fence: { submissionId: sub.id, attemptId: claimed.attemptId! } }),
+    );
+    expect((await t.store.readRecords(sub.conversationId, "")).map((r) => r.id)).toEqual([a!.id, b!.id]);
     await t.store.enqueueInbox(k, { kind: "steer", body: "s" });
-    const drained = await lost(() => t.store.drainInbox({ submissionId: sub.id, attemptId: claimed.attemptId!, kinds: ["steer"] }));
+    const drained = await lost("TransactWriteItemsCommand", () => t.store.drainInbox({ submissionId: sub.id, attemptId: claimed.attemptId!, kinds: ["steer"] }));
     expect(drained.length).toBe(1);
-    expect((await t.store.readRecords(sub.conversationId, "")).length).toBe(2);
+    expect((await t.store.readRecords(sub.conversationId, "")).length).toBe(3);
     await t.store.reserveSettlement(sub.id, claimed.attemptId!, { requireDrainedInbox: true });
-    await lost(() => t.store.finalizeSettlement(sub.id));
+    await lost("TransactWriteItemsCommand", () => t.store.finalizeSettlement(sub.id));
     expect((await t.store.getSubmission(sub.id)).status).toBe("settled");
     expect(await t.store.getSessionHead(k)).toBeUndefined();
     await t.dispose();
     dynamo.destroy();
+  });
+});
+
+/** A client whose PutItem sends wait at a gate: a writer paused between its checks and its put. */
+function gatedPuts(): { dynamo: DynamoDBClient; paused: Promise<void>; open: () => void } {
+  const dynamo = createDynamoClient();
+  let reached!: () => void;
+  let open!: () => void;
+  const paused = new Promise<void>((r) => (reached = r));
+  const gate = new Promise<void>((r) => (open = r));
+  dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === "PutItemCommand") {
+        reached();
+        await gate;
+      }
+      return next(args);
+    },
+    { step: "initialize", name: "putGate" },
+  );
+  return { dynamo, paused, open };
+}
+
+describe("the fence against a writer that passed its check just before losing the claim", () => {
+  it("a re-claim's takeover marker refuses the previous attempt's late append", async () => {
+    const t = await setup();
+    const sub = await t.claim(await t.admit());
+    const conv = sub.conversationId;
+    const gated = gatedPuts();
+    const stale = createDynamoStore({ tableName: t.tableName, bucketName: BUCKET, dynamo: gated.dynamo, s3: clients.s3, clock: t.clock });
+    const late = stale.appendRecords(conv, [t.draft(conv, "late")], { fence: { submissionId: sub.id, attemptId: sub.attemptId! } });
+    await gated.paused; // its state check passed: it still owned the claim
+    // Meanwhile (another Lambda) the lease is reclaimed and the submission claimed again.
+    await t.store.releaseSubmission({ submissionId: sub.id, attemptId: sub.attemptId! });
+    const next = await t.claim(sub);
+    gated.open();
+    await expect(late, "the stale attempt's put follows the takeover marker").rejects.toMatchObject({ code: "claim_lost" });
+    expect(await t.store.readRecords(conv, ""), "nothing of the stale attempt").toEqual([]);
+    const [ok] = await t.store.appendRecords(conv, [t.draft(conv, "new owner")], { fence: { submissionId: sub.id, attemptId: next.attemptId! }, expectedHead: "" });
+    expect((await t.store.readRecords(conv, "")).map((r) => r.id)).toEqual([ok!.id]);
+    gated.dynamo.destroy();
+    await t.dispose();
+  });
+
+  it("a settlement record refuses a late append of the attempt it settled", async () => {
+    const t = await setup();
+    const sub = await t.claim(await t.admit());
+    const conv = sub.conversationId;
+    const gated = gatedPuts();
+    const stale = createDynamoStore({ tableName: t.tableName, bucketName: BUCKET, dynamo: gated.dynamo, s3: clients.s3, clock: t.clock });
+    const late = stale.appendRecords(conv, [t.draft(conv, "late")], { fence: { submissionId: sub.id, attemptId: sub.attemptId! } });
+    await gated.paused;
+    const [settled] = await t.store.appendRecords(conv, [
+      { kind: "submission_settled", conversationId: conv, session: "default", submissionId: sub.id, time: new Date(t.clock.now()).toISOString(), payload: { status: "failed", errorCode: "timeout_exceeded" } },
+    ]);
+    gated.open();
+    await expect(late).rejects.toMatchObject({ code: "claim_lost" });
+    expect((await t.store.readRecords(conv, "")).map((r) => r.id), "the settlement stays last").toEqual([settled!.id]);
+    gated.dynamo.destroy();
+    await t.dispose();
+  });
+
+  it("an append that wins the race before the takeover is kept, and the new owner reads it", async () => {
+    const t = await setup();
+    const sub = await t.claim(await t.admit());
+    const conv = sub.conversationId;
+    const [early] = await t.store.appendRecords(conv, [t.draft(conv, "early")], { fence: { submissionId: sub.id, attemptId: sub.attemptId! } });
+    await t.store.releaseSubmission({ submissionId: sub.id, attemptId: sub.attemptId! });
+    const next = await t.claim(sub, t.sibling());
+    // The marker mints an id of its own but is no record: readers and expected heads skip it.
+    expect((await t.sibling().readRecords(conv, "")).map((r) => r.id)).toEqual([early!.id]);
+    expect(await t.sibling().readRecords(conv, early!.id)).toEqual([]);
+    const [after] = await t.sibling().appendRecords(conv, [t.draft(conv, "after")], {
+      fence: { submissionId: sub.id, attemptId: next.attemptId! },
+      expectedHead: early!.id,
+    });
+    expect((await t.sibling().readRecords(conv, "")).map((r) => r.id)).toEqual([early!.id, after!.id]);
+    expect((await t.batchItems(conv)).length, "record, marker, record").toBe(3);
+    await t.dispose();
+  });
+});
+
+describe("reading from inside a batch", () => {
+  it("a fresh instance reads on from any record id, a batch end or not", async () => {
+    const t = await setup();
+    const conv = (await t.admit()).conversationId;
+    const a = await t.store.appendRecords(conv, ["a1", "a2", "a3"].map((x) => t.draft(conv, x)));
+    const b = await t.store.appendRecords(conv, ["b1", "b2"].map((x) => t.draft(conv, x)));
+    const all = [...a, ...b];
+    for (let i = 0; i < all.length; i++) {
+      // A new store per read: no cache of batch ends, as a new Lambda container.
+      expect((await t.sibling().readRecords(conv, all[i]!.id)).map((r) => r.id), `after record ${i}`).toEqual(all.slice(i + 1).map((r) => r.id));
+      expect((await t.sibling().readRecords(conv, all[i]!.id, 1)).map((r) => r.id), `one after record ${i}`).toEqual(all.slice(i + 1, i + 2).map((r) => r.id));
+    }
+    await t.dispose();
   });
 });
 

@@ -1,60 +1,88 @@
 /**
  * Conversations and their record logs. The conversation of a session key lives on the session
- * item (`convId`, `convCreatedAt`). A log is a partition `CONV#<id>`: a head item (`HEAD`, the
- * id of the last visible record) and one item per record (`R#<recordId>`).
+ * item (`convId`, `convCreatedAt`). A log is a partition `CONV#<id>` holding a chain of batch
+ * items, one per committed append (`log-batch.ts`).
  *
- * Appends are transactions conditioned on the head: the head the ids were minted from (and the
- * caller's `expectedHead`), each record put only if absent, plus a ConditionCheck on the fenced
- * submission's state item (running under the attempt). Readers take the head with a strongly
- * consistent read and then Query only up to it, strongly consistent: every record at or below
- * a committed head is committed, so a reader never skips a record that shows up later below
- * its offset. Records are never written with BatchWriteItem.
+ * An append is one conditional PutItem of the batch that follows the tail: the key `L#<tail>`
+ * can be taken once, so concurrent writers are ordered by DynamoDB and a loser re-reads the
+ * tail. No head item and no transaction: an append costs the batch's size in write units, not
+ * twice that plus a head and a fence item. The batch becomes visible at once; a reader that
+ * sees a batch sees every batch before it (each was committed before its successor's writer
+ * could know its end), so a tailing reader never skips.
  *
- * A batch that exceeds one transaction (100 items) is split into chunks appended in order, each
- * chunk chained on the previous chunk's head and fenced again: visibility is then per chunk, in
- * order (a reader sees a prefix of the batch, never a gap), and a chunk refused by the fence
- * leaves the earlier chunks in place. Payloads over the spill threshold go to S3, as do the
- * largest ones whenever a chunk would pass the 4 MB transaction limit.
+ * The fence (`submission running under attempt`) has two halves. Each fenced append reads the
+ * submission's state first (strongly consistent; refuses when it does not hold), and each batch
+ * carries the highest claim epoch written so far (`log-epoch.ts`): a writer refuses to append
+ * after a later claim's epoch. A new owner writes a takeover marker (a batch without records)
+ * before it reads the log, and a settlement record closes its submission's epochs, so a stale
+ * writer that passed its state check just before losing the claim cannot slip in after them.
+ * A drain's append (`inbox.ts`) is the one transaction: it must update the inbox atomically.
+ *
+ * An append larger than one item (300 KB of record JSON) is split into batches appended in
+ * order, each chained on the previous one: visibility is then per batch, in order (a reader sees
+ * a prefix, never a gap). Payloads over the spill threshold go to S3.
  */
 import { randomUUID } from "node:crypto";
-import { GetItemCommand, type TransactWriteItem, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
+import {
+  PutItemCommand,
+  QueryCommand,
+  type TransactWriteItem,
+  UpdateItemCommand,
+} from "@aws-sdk/client-dynamodb";
 import { isValid } from "ulid";
 import { nextRecordIds } from "../../conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../../conversation/records.ts";
 import { ClaimLost, ConversationNotFound } from "../../errors.ts";
 import type { AppendOptions } from "../../ports/store.ts";
 import { type Conversation, type SessionKey, sessionKeyString } from "../../ports/submission.ts";
+import { BoundedMap } from "./bounded-map.ts";
 import type { StoreContext } from "./context.ts";
-import { queryAll } from "./query.ts";
-import { conditionRefusal, failedCondition, isTransientCancellation } from "./errors.ts";
+import { conditionRefusal, DynamoStoreContended, failedCondition, isTransientCancellation } from "./errors.ts";
 import { Expr } from "./expression.ts";
 import { type Item, itemBytes, N, reqNum, reqStr, S, str } from "./item.ts";
-import { conversationPk, HEAD_SK, RECORD_PREFIX, recordSk } from "./keys.ts";
-import { loadState } from "./loader.ts";
-import { RetryStep, rerunOnRace } from "./retry.ts";
-import { getSessionItem, sessionItemKey } from "./session-head.ts";
 import { KeyedLock } from "./keyed-lock.ts";
+import { conversationPk } from "./keys.ts";
+import { loadState } from "./loader.ts";
+import {
+  BATCH_KEY_END,
+  BATCH_PREFIX,
+  type BatchHeader,
+  batchEntries,
+  batchHeader,
+  batchPrev,
+  batchSk,
+  encodeBatch,
+  recordFrom,
+  type StoredRecord,
+} from "./log-batch.ts";
+import { claimEpoch, closingEpoch, maxEpoch } from "./log-epoch.ts";
+import { getSessionItem, sessionItemKey } from "./session-head.ts";
 import { stateKey } from "./submission-item.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
 
 /** Items per transaction (DynamoDB's limit). */
 const MAX_TX_ITEMS = 100;
-/** Bytes of record items per transaction: under the 4 MB limit with room for keys and overhead. */
-const TX_RECORD_BYTES = 3_500_000;
+/** Record JSON per batch item: under the 400 KB item limit with room for keys and header. */
+const BATCH_BYTES = 300_000;
+/** Tries of one batch against other writers before giving up (each loss means progress elsewhere). */
+const MAX_RACES = 50;
 
-/** One append: the public `appendRecords`, or a drain that adds items to every chunk. */
+/** One append: the public `appendRecords`, or a drain that writes more items with the batch. */
 export interface AppendPlan {
   conversationId: string;
   drafts: RecordDraft[];
   expectedHead?: string;
   fence?: { submissionId: string; attemptId: string };
-  /** Instead of a ConditionCheck, update the fenced state item (same fence condition). */
-  fenceUpdate?: (chunk: ConversationRecord[], first: number) => Expr;
-  /** Further items per chunk, after the records; `first` is the chunk's index in the batch. */
-  extraItems?: (chunk: ConversationRecord[], first: number) => TransactWriteItem[];
-  /** How many `extraItems` each record brings (sizes the chunks). */
+  /**
+   * Makes the append a transaction with an update of the fenced state item (under the fence
+   * condition) and `extraItems`: for writes that must commit together with the records.
+   */
+  fenceUpdate?: (batch: ConversationRecord[], first: number) => Expr;
+  /** Further items per batch; `first` is the batch's index in the append. */
+  extraItems?: (batch: ConversationRecord[], first: number) => TransactWriteItem[];
+  /** How many `extraItems` each record brings (sizes the batches to fit one transaction). */
   extraPerRecord?: number;
-  /** Called with each committed chunk's records (a later chunk may still fail). */
+  /** Called with each committed batch's records (a later batch may still fail). */
   onChunk?: (records: ConversationRecord[]) => void;
 }
 
@@ -69,18 +97,40 @@ export class ExtrasRaced extends Error {
   }
 }
 
+/** A draft ready to store: JSON without the id (minted per try), payload inline or spilled. */
 interface PreparedRecord {
-  /** The draft without `payload` and `id`, as JSON. */
   rest: string;
-  /** The payload as JSON. */
   payload: string;
-  /** The payload's S3 digest once spilled (the item then holds this instead of the payload). */
   payloadRef?: string;
 }
+
+/** One batch to write: its records, and what it must hold against. */
+interface BatchWrite {
+  conversationId: string;
+  prepared: PreparedRecord[];
+  /** The head the batch must follow (`ClaimLost` otherwise). */
+  pinnedHead?: string;
+  fence?: { submissionId: string; attemptId: string };
+  /** The fenced claim's epoch: refuse to follow a batch with a higher one. */
+  fenceEpoch?: string;
+  /** The epoch this batch raises the log to (its claim's, or a settlement's closing one). */
+  epoch?: string;
+  /** Set for a drain: the transaction's other items. */
+  plan?: AppendPlan;
+  first: number;
+}
+
+type Tail = BatchHeader & { fromCache: boolean };
+
+const EMPTY_LOG: BatchHeader = { end: "", head: "", epoch: "", tx: "" };
 
 export class ConversationLog {
   readonly #ctx: StoreContext;
   readonly #appending = new KeyedLock();
+  /** The last batch of each conversation this process wrote or read (the put re-checks it). */
+  readonly #tails = new BoundedMap<string, BatchHeader>(1_000);
+  /** Record ids known to end a batch: a read after one of them needs no look back. */
+  readonly #ends = new BoundedMap<string, true>(20_000);
 
   constructor(ctx: StoreContext) {
     this.#ctx = ctx;
@@ -132,181 +182,285 @@ export class ConversationLog {
 
   /** Appends `plan.drafts` (see the file comment); returns the stored records. */
   append(plan: AppendPlan): Promise<ConversationRecord[]> {
+    // One writer per conversation per process: the same answer as racing through the key
+    // condition, without a storm of refused (and billed) puts.
     return this.#appending.run(plan.conversationId, () => this.#append(plan));
   }
 
+  /**
+   * Writes a takeover marker raising the log to `epoch`: a re-claimed submission's new owner
+   * calls this before reading the log, so its predecessor's late appends are refused.
+   */
+  markTakeover(conversationId: string, epoch: string): Promise<void> {
+    return this.#appending.run(conversationId, async () => {
+      await this.#appendBatch({ conversationId, prepared: [], epoch, first: 0 });
+    });
+  }
+
   async #append(plan: AppendPlan): Promise<ConversationRecord[]> {
+    const fenceEpoch = plan.fence ? await this.#fenceEpoch(plan.fence) : undefined;
     if (plan.drafts.length === 0) {
-      await this.#checkWithoutWriting(plan);
+      if (plan.expectedHead !== undefined && (await this.readHead(plan.conversationId)) !== plan.expectedHead) {
+        throw new ClaimLost(`conversation ${plan.conversationId} head is not ${plan.expectedHead || "empty"}`);
+      }
       return [];
     }
-    const perChunk = Math.floor((MAX_TX_ITEMS - 2) / (1 + (plan.extraPerRecord ?? 0)));
+    const epoch = maxEpoch(fenceEpoch, await this.#closingEpoch(plan.drafts));
+    const perBatch = plan.fenceUpdate || plan.extraItems ? Math.floor((MAX_TX_ITEMS - 2) / (plan.extraPerRecord ?? 1)) : Infinity;
     const out: ConversationRecord[] = [];
-    let head = plan.expectedHead;
-    let pinned = head !== undefined;
-    for (let first = 0; first < plan.drafts.length; first += perChunk) {
-      const prepared = await this.#prepare(plan.drafts.slice(first, first + perChunk));
-      const records = await rerunOnRace("appendRecords", async () => {
-        if (head === undefined) head = await this.readHead(plan.conversationId);
-        const from: string = head;
-        const result = await this.#appendChunk(plan, prepared, from, first);
-        if (result === "head-moved") {
-          if (pinned) throw new ClaimLost(`conversation ${plan.conversationId} head is no longer ${from || "empty"}`);
-          head = undefined;
-          throw new RetryStep("head moved");
-        }
-        return result;
-      }, 50);
+    let pinnedHead = plan.expectedHead;
+    for (const { first, prepared } of await this.#pack(plan.drafts, perBatch)) {
+      const records = await this.#appendBatch({
+        conversationId: plan.conversationId,
+        prepared,
+        pinnedHead,
+        fence: plan.fence,
+        fenceEpoch,
+        epoch,
+        plan: plan.fenceUpdate || plan.extraItems ? plan : undefined,
+        first,
+      });
       out.push(...records);
       plan.onChunk?.(records);
-      head = records[records.length - 1]!.id;
-      // Later chunks must chain on exactly this head: another author in between is a lost race.
-      pinned = true;
+      // Later batches must follow exactly this one: another author in between is a lost race.
+      pinnedHead = records[records.length - 1]!.id;
     }
     return out;
   }
 
-  /** The id of the last visible record ("" when none), strongly consistent. */
-  async readHead(conversationId: string): Promise<string> {
+  /** Puts one batch after the tail, re-reading the tail when another writer took the slot. */
+  async #appendBatch(w: BatchWrite): Promise<ConversationRecord[]> {
+    const ctx = this.#ctx;
+    for (let races = 0; ; races++) {
+      if (races >= MAX_RACES) throw new DynamoStoreContended(`append to ${w.conversationId}`, races);
+      const tail = await this.#tail(w.conversationId, races === 0);
+      if (w.pinnedHead !== undefined && tail.head !== w.pinnedHead) {
+        if (tail.fromCache) continue;
+        throw new ClaimLost(`conversation ${w.conversationId} head is no longer ${w.pinnedHead || "empty"}`);
+      }
+      if (w.fenceEpoch !== undefined && tail.epoch > w.fenceEpoch) {
+        if (tail.fromCache) continue;
+        throw new ClaimLost(
+          `submission ${w.fence!.submissionId} is not running under attempt ${w.fence!.attemptId}: the log has moved on to a later claim or its settlement`,
+        );
+      }
+      // A marker mints one id, so the batches after it chain on it.
+      const ids = mintIds(w.conversationId, tail.end, Math.max(1, w.prepared.length), ctx.clock.now());
+      const stored: StoredRecord[] = w.prepared.map((p, i) => ({ ...p, rest: withId(p.rest, ids[i]!) }));
+      const end = ids[ids.length - 1]!;
+      const header: BatchHeader = {
+        end,
+        head: w.prepared.length > 0 ? end : tail.head,
+        epoch: maxEpoch(tail.epoch, w.epoch),
+        tx: randomUUID(),
+      };
+      const item = encodeBatch(w.conversationId, tail.end, header, stored);
+      if (itemBytes(item) > 390_000) throw new Error(`a batch of ${w.conversationId} is too large for an item even with its payloads spilled`);
+      // Built from the JSON that is stored, so the caller gets what every reader will get.
+      const records = stored.map((s) => recordFrom(s.rest, s.payload!));
+      const outcome = w.plan ? await this.#putWithItems(w, item, records) : await this.#put(item);
+      if (outcome === "raced") {
+        this.#tails.delete(w.conversationId);
+        continue;
+      }
+      this.#tails.set(w.conversationId, header);
+      if (records.length > 0) this.#ends.set(endKey(w.conversationId, end), true);
+      return records;
+    }
+  }
+
+  /** The conditional put of a batch; "raced" when another batch holds its key. */
+  async #put(item: Item): Promise<"committed" | "raced"> {
+    try {
+      await this.#ctx.dynamo.send(
+        new PutItemCommand({
+          TableName: this.#ctx.table,
+          Item: item,
+          ConditionExpression: "attribute_not_exists(pk)",
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+        }),
+      );
+      return "committed";
+    } catch (error) {
+      const refusal = conditionRefusal(error);
+      if (!refusal) throw error;
+      // This call's own earlier try committed (its response was lost and the SDK retried).
+      return str(refusal.item, "tx") === str(item, "tx") ? "committed" : "raced";
+    }
+  }
+
+  /** A drain's batch: one transaction with the fenced state update and the extra items. */
+  async #putWithItems(w: BatchWrite, item: Item, records: ConversationRecord[]): Promise<"committed" | "raced"> {
+    const plan = w.plan!;
+    const fence = w.fence!;
+    const e = plan.fenceUpdate ? plan.fenceUpdate(records, w.first) : new Expr();
+    const condition = `${e.n("status")} = ${e.v(S("running"))} AND ${e.n("attemptId")} = ${e.v(S(fence.attemptId))}`;
+    const items: TransactWriteItem[] = [putNewItem(this.#ctx, item), updateItem(this.#ctx, stateKey(fence.submissionId), e, condition)];
+    if (plan.extraItems) items.push(...plan.extraItems(records, w.first));
+    // The SDK reuses the transaction's ClientRequestToken on its retries: a lost response is
+    // answered with the first outcome, never applied twice.
+    const reasons = await transact(this.#ctx, items);
+    if (!reasons) return "committed";
+    if (failedCondition(reasons, 0)) return "raced";
+    if (failedCondition(reasons, 1)) throw new ClaimLost(`submission ${fence.submissionId} is not running under attempt ${fence.attemptId}`);
+    if (reasons.slice(2).some((r) => r.Code === "ConditionalCheckFailed")) throw new ExtrasRaced(w.conversationId);
+    if (isTransientCancellation(reasons)) return "raced";
+    throw new ClaimLost(`append to ${w.conversationId} refused (${reasons.map((r) => r.Code).join(",")})`);
+  }
+
+  /** The fenced claim's epoch, after checking that the submission runs under the attempt. */
+  async #fenceEpoch(fence: { submissionId: string; attemptId: string }): Promise<string> {
+    const state = await loadState(this.#ctx, fence.submissionId);
+    if (!state || str(state, "status") !== "running" || str(state, "attemptId") !== fence.attemptId) {
+      throw new ClaimLost(`submission ${fence.submissionId} is not running under attempt ${fence.attemptId}`);
+    }
+    return claimEpoch(state);
+  }
+
+  /** The closing epoch of each submission whose settlement record is among the drafts. */
+  async #closingEpoch(drafts: RecordDraft[]): Promise<string | undefined> {
+    const settled = [...new Set(drafts.filter((d) => d.kind === "submission_settled" && d.submissionId).map((d) => d.submissionId!))];
+    if (settled.length === 0) return undefined;
+    const states = await Promise.all(settled.map((id) => loadState(this.#ctx, id)));
+    return maxEpoch(...states.map((s) => (s ? closingEpoch(s) : undefined)));
+  }
+
+  /** The log's last batch: this process's own last sight of it when `cached` allows, else read. */
+  async #tail(conversationId: string, cached: boolean): Promise<Tail> {
+    const known = cached ? this.#tails.get(conversationId) : undefined;
+    if (known) return { ...known, fromCache: true };
     const res = await this.#ctx.dynamo.send(
-      new GetItemCommand({
+      new QueryCommand({
         TableName: this.#ctx.table,
-        Key: { pk: S(conversationPk(conversationId)), sk: S(HEAD_SK) },
+        KeyConditionExpression: "pk = :pk AND sk BETWEEN :lo AND :hi",
+        ExpressionAttributeValues: { ":pk": S(conversationPk(conversationId)), ":lo": S(BATCH_PREFIX), ":hi": S(BATCH_KEY_END) },
+        ProjectionExpression: "endId, headId, ep, tx",
+        ScanIndexForward: false,
+        Limit: 1,
         ConsistentRead: true,
       }),
     );
-    return str(res.Item, "head") ?? "";
+    const last = res.Items?.[0];
+    const header = last ? batchHeader(last) : EMPTY_LOG;
+    this.#tails.set(conversationId, header);
+    return { ...header, fromCache: false };
+  }
+
+  /** The id of the last visible record ("" when none), strongly consistent. */
+  async readHead(conversationId: string): Promise<string> {
+    return (await this.#tail(conversationId, false)).head;
   }
 
   async readRecords(conversationId: string, afterId = "", limit?: number): Promise<ConversationRecord[]> {
     const max = limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, Math.floor(limit));
     if (max === 0) return [];
-    const head = await this.readHead(conversationId);
-    if (head === "" || (afterId !== "" && afterId >= head)) return [];
-    // Record ids hold no character below "!", so "sk > R#<afterId>" equals "sk >= R#<afterId> ".
-    const lo = afterId === "" ? RECORD_PREFIX : `${recordSk(afterId)} `;
-    const items = await queryAll(
-      this.#ctx,
-      {
-        KeyConditionExpression: "pk = :pk AND sk BETWEEN :lo AND :hi",
-        ExpressionAttributeValues: { ":pk": S(conversationPk(conversationId)), ":lo": S(lo), ":hi": S(recordSk(head)) },
-        ConsistentRead: true,
-      },
-      max,
-    );
-    return Promise.all(items.map((item) => this.#recordOf(item)));
-  }
-
-  /** One chunk's transaction: its stored records, or "head-moved". */
-  async #appendChunk(
-    plan: AppendPlan,
-    prepared: PreparedRecord[],
-    head: string,
-    first: number,
-  ): Promise<ConversationRecord[] | "head-moved"> {
-    const ctx = this.#ctx;
-    const ids = mintIds(plan.conversationId, head, prepared.length, ctx.clock.now());
-    const token = randomUUID();
-    // Built from the JSON that is stored, so the caller gets what every reader will get.
-    const records = prepared.map((p, i) => recordFrom(ids[i]!, p.rest, p.payload));
-
-    // The head carries this call's token, so a retry of a committed-but-unanswered try knows it.
-    const h = new Expr().set("head", S(ids[ids.length - 1]!)).set("appendTx", S(token));
-    const headCondition = head === "" ? `attribute_not_exists(${h.n("head")})` : `${h.n("head")} = ${h.v(S(head))}`;
-    const items: TransactWriteItem[] = [
-      updateItem(ctx, { pk: S(conversationPk(plan.conversationId)), sk: S(HEAD_SK) }, h, headCondition),
-    ];
-    const fenceIndex = plan.fence ? items.length : -1;
-    if (plan.fence) items.push(this.#fenceItem(plan, records, first));
-    const recordStart = items.length;
-    prepared.forEach((p, i) => items.push(putNewItem(ctx, this.#recordItem(plan.conversationId, ids[i]!, p))));
-    if (plan.extraItems) items.push(...plan.extraItems(records, first));
-
-    const reasons = await transact(ctx, items);
-    if (!reasons) return records;
-    if (failedCondition(reasons, 0)) {
-      // This call's own earlier try committed (its response was lost).
-      if (str(reasons[0]!.Item, "appendTx") === token) return records;
-      return "head-moved";
-    }
-    if (fenceIndex >= 0 && failedCondition(reasons, fenceIndex)) {
-      throw new ClaimLost(`submission ${plan.fence!.submissionId} is not running under attempt ${plan.fence!.attemptId}`);
-    }
-    if (reasons.slice(recordStart, recordStart + prepared.length).some((r) => r.Code === "ConditionalCheckFailed")) {
-      throw new ClaimLost(`a record id minted after ${head || "the start"} already exists in ${plan.conversationId}`);
-    }
-    if (reasons.slice(recordStart + prepared.length).some((r) => r.Code === "ConditionalCheckFailed")) {
-      throw new ExtrasRaced(plan.conversationId);
-    }
-    if (isTransientCancellation(reasons)) throw new RetryStep("append conflicted");
-    throw new ClaimLost(`append to ${plan.conversationId} refused (${reasons.map((r) => r.Code).join(",")})`);
-  }
-
-  #fenceItem(plan: AppendPlan, records: ConversationRecord[], first: number): TransactWriteItem {
-    const fence = plan.fence!;
-    const e = plan.fenceUpdate ? plan.fenceUpdate(records, first) : new Expr();
-    const condition = `${e.n("status")} = ${e.v(S("running"))} AND ${e.n("attemptId")} = ${e.v(S(fence.attemptId))}`;
-    if (plan.fenceUpdate) return updateItem(this.#ctx, stateKey(fence.submissionId), e, condition);
-    return {
-      ConditionCheck: {
-        TableName: this.#ctx.table,
-        Key: stateKey(fence.submissionId),
-        ConditionExpression: condition,
-        ...e.attributes,
-        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-      },
-    };
-  }
-
-  /** An empty append still answers whether its conditions hold. */
-  async #checkWithoutWriting(plan: AppendPlan): Promise<void> {
-    if (plan.expectedHead !== undefined && (await this.readHead(plan.conversationId)) !== plan.expectedHead) {
-      throw new ClaimLost(`conversation ${plan.conversationId} head is not ${plan.expectedHead || "empty"}`);
-    }
-    if (plan.fence) {
-      const state = await loadState(this.#ctx, plan.fence.submissionId);
-      if (str(state, "status") !== "running" || str(state, "attemptId") !== plan.fence.attemptId) {
-        throw new ClaimLost(`submission ${plan.fence.submissionId} is not running under attempt ${plan.fence.attemptId}`);
+    const out: ConversationRecord[] = [];
+    const batches = this.#batchesFrom(conversationId, afterId === "" ? BATCH_PREFIX : batchSk(afterId), () => max - out.length);
+    try {
+      let next = await batches.next();
+      // The batches keyed from `L#<afterId>` on hold every record after afterId only when
+      // afterId ends a batch; otherwise the rest of its own batch comes first.
+      const boundary = afterId === "" || (!next.done && batchPrev(next.value) === afterId) || this.#ends.has(endKey(conversationId, afterId));
+      if (!boundary) {
+        const before = await this.#batchBefore(conversationId, afterId);
+        if (before) await this.#take(conversationId, before, afterId, out, max);
       }
+      for (; !next.done && out.length < max; next = await batches.next()) await this.#take(conversationId, next.value, afterId, out, max);
+    } finally {
+      await batches.return(undefined);
     }
+    return out;
   }
 
-  /** Splits payloads off to S3: each over the threshold, then the largest while a chunk is too big. */
-  async #prepare(drafts: RecordDraft[]): Promise<PreparedRecord[]> {
+  /** Batch items from sort key `lo` on, strongly consistent, a page sized to what is still wanted. */
+  async *#batchesFrom(conversationId: string, lo: string, wanted: () => number): AsyncGenerator<Item, void, undefined> {
+    let start: Item | undefined;
+    do {
+      const want = wanted();
+      const res = await this.#ctx.dynamo.send(
+        new QueryCommand({
+          TableName: this.#ctx.table,
+          KeyConditionExpression: "pk = :pk AND sk BETWEEN :lo AND :hi",
+          ExpressionAttributeValues: { ":pk": S(conversationPk(conversationId)), ":lo": S(lo), ":hi": S(BATCH_KEY_END) },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+          // A batch holds one record or more (a marker none): a page of `want` batches
+          // usually covers a limited read; an unlimited one takes DynamoDB's 1 MB pages.
+          ...(Number.isFinite(want) ? { Limit: Math.max(1, Math.min(want, 25)) } : {}),
+        }),
+      );
+      for (const item of res.Items ?? []) yield item;
+      start = res.LastEvaluatedKey;
+    } while (start);
+  }
+
+  /** The batch before sort key `L#<afterId>`: the one holding afterId when it ends no batch. */
+  async #batchBefore(conversationId: string, afterId: string): Promise<Item | undefined> {
+    const res = await this.#ctx.dynamo.send(
+      new QueryCommand({
+        TableName: this.#ctx.table,
+        KeyConditionExpression: "pk = :pk AND sk BETWEEN :lo AND :hi",
+        ExpressionAttributeValues: { ":pk": S(conversationPk(conversationId)), ":lo": S(BATCH_PREFIX), ":hi": S(batchSk(afterId)) },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    return res.Items?.[0];
+  }
+
+  /** Appends a batch's records after `afterId` to `out`, up to `max`, restoring spilled payloads. */
+  async #take(conversationId: string, item: Item, afterId: string, out: ConversationRecord[], max: number): Promise<void> {
+    const entries = batchEntries(item);
+    if (entries.length === 0) return;
+    this.#ends.set(endKey(conversationId, entries[entries.length - 1]!.rest.id), true);
+    const taken = entries.filter((e) => e.rest.id > afterId).slice(0, max - out.length);
+    const payloads = await Promise.all(
+      taken.map(async (e) => (e.payloadRef === undefined ? e.payload : JSON.parse(await this.#ctx.blobs.getText(e.payloadRef)))),
+    );
+    taken.forEach((e, i) => out.push({ ...e.rest, payload: payloads[i] } as ConversationRecord));
+  }
+
+  /** Spills payloads over the threshold to S3 and packs the drafts into batches of one item each. */
+  async #pack(drafts: RecordDraft[], perBatch: number): Promise<{ first: number; prepared: PreparedRecord[] }[]> {
     const ctx = this.#ctx;
     const prepared = drafts.map((draft): PreparedRecord => {
       const { payload, ...rest } = draft;
       delete (rest as { id?: unknown }).id;
       return { rest: JSON.stringify(rest), payload: JSON.stringify(payload) };
     });
-    const inlineBytes = (p: PreparedRecord) => (p.payloadRef === undefined ? Buffer.byteLength(p.payload) : 0);
-    const spill = async (p: PreparedRecord) => {
-      p.payloadRef = await ctx.blobs.putText(p.payload);
-    };
-    await Promise.all(prepared.filter((p) => inlineBytes(p) > ctx.spillThresholdBytes).map(spill));
-    let total = prepared.reduce((sum, p) => sum + Buffer.byteLength(p.rest) + inlineBytes(p) + 200, 0);
-    for (const p of [...prepared].sort((a, b) => inlineBytes(b) - inlineBytes(a))) {
-      if (total <= TX_RECORD_BYTES) break;
-      total -= inlineBytes(p);
-      await spill(p);
-    }
-    return prepared;
+    await Promise.all(
+      prepared
+        .filter((p) => Buffer.byteLength(p.payload) > ctx.spillThresholdBytes)
+        .map(async (p) => {
+          p.payloadRef = await ctx.blobs.putText(p.payload);
+        }),
+    );
+    const batches: { first: number; prepared: PreparedRecord[] }[] = [];
+    let bytes = 0;
+    prepared.forEach((p, i) => {
+      const size = Buffer.byteLength(p.rest) + (p.payloadRef === undefined ? Buffer.byteLength(p.payload) : 80) + 40;
+      const current = batches[batches.length - 1];
+      if (!current || current.prepared.length >= perBatch || bytes + size > BATCH_BYTES) {
+        batches.push({ first: i, prepared: [p] });
+        bytes = size;
+      } else {
+        current.prepared.push(p);
+        bytes += size;
+      }
+    });
+    return batches;
   }
+}
 
-  #recordItem(conversationId: string, id: string, p: PreparedRecord): Item {
-    const item: Item = { pk: S(conversationPk(conversationId)), sk: S(recordSk(id)), rec: S(p.rest) };
-    if (p.payloadRef !== undefined) item.payloadRef = S(p.payloadRef);
-    else item.payload = S(p.payload);
-    if (itemBytes(item) > 390_000) throw new Error(`record ${id} is too large for an item even with its payload spilled`);
-    return item;
-  }
+/** Key of the fact "record `id` ends a batch of `conversationId`". */
+function endKey(conversationId: string, id: string): string {
+  return `${conversationId} ${id}`;
+}
 
-  async #recordOf(item: Item): Promise<ConversationRecord> {
-    const id = reqStr(item, "sk").slice(RECORD_PREFIX.length);
-    const inline = str(item, "payload");
-    const payload = inline ?? (await this.#ctx.blobs.getText(reqStr(item, "payloadRef")));
-    return recordFrom(id, reqStr(item, "rec"), payload);
-  }
+/** A draft's JSON with its id first, as the record reads. */
+function withId(rest: string, id: string): string {
+  return rest === "{}" ? `{"id":${JSON.stringify(id)}}` : `{"id":${JSON.stringify(id)},${rest.slice(1)}`;
 }
 
 /**
@@ -316,10 +470,6 @@ export class ConversationLog {
 function mintIds(conversationId: string, head: string, count: number, now: number): string[] {
   if (head !== "" && !isValid(head)) throw new ClaimLost(`conversation ${conversationId} head is not ${head}`);
   return nextRecordIds(head, count, now);
-}
-
-function recordFrom(id: string, rest: string, payload: string): ConversationRecord {
-  return { id, ...JSON.parse(rest), payload: JSON.parse(payload) } as ConversationRecord;
 }
 
 /** The conversation a session item holds, or undefined. */

@@ -81,8 +81,8 @@ class DynamoStore implements Store {
       spillThresholdBytes: threshold,
       nextOrd: () => ord(clock.now()),
     };
-    this.#submissions = new DynamoSubmissions(ctx);
     this.#log = new ConversationLog(ctx);
+    this.#submissions = new DynamoSubmissions(ctx, this.#log);
     this.#inbox = new Inbox(ctx, this.#log);
   }
 

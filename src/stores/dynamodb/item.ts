@@ -48,6 +48,7 @@ export function itemBytes(item: Item): number {
     bytes += Buffer.byteLength(name);
     if (value.S !== undefined) bytes += Buffer.byteLength(value.S);
     else if (value.N !== undefined) bytes += 21;
+    else if (value.B !== undefined) bytes += value.B.length;
     else bytes += 1;
   }
   return bytes;

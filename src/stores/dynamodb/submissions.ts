@@ -21,6 +21,8 @@ import type {
   SubmissionWait,
 } from "../../ports/submission.ts";
 import type { StoreContext } from "./context.ts";
+import type { ConversationLog } from "./conversation-log.ts";
+import { claimEpoch } from "./log-epoch.ts";
 import { queryAll } from "./query.ts";
 import { Expr } from "./expression.ts";
 import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
@@ -35,9 +37,11 @@ import { waitSortKey } from "./table.ts";
 
 export class DynamoSubmissions implements SubmissionStore {
   readonly #ctx: StoreContext;
+  readonly #log: ConversationLog;
 
-  constructor(ctx: StoreContext) {
+  constructor(ctx: StoreContext, log: ConversationLog) {
     this.#ctx = ctx;
+    this.#log = log;
   }
 
   async admitSubmission(sub: NewSubmission): Promise<Submission> {
@@ -87,6 +91,9 @@ export class DynamoSubmissions implements SubmissionStore {
     const count = e.n("attemptCount");
     const charge = e.n("charge");
     e.setRaw(`${count} = ${count} + ${charge}`).setRaw(`${e.n("claimCharge")} = ${charge}`).set("charge", N(1));
+    // Every claim gets the next fence epoch (log-epoch.ts), resumes included.
+    const claims = e.n("claims");
+    e.setRaw(`${claims} = if_not_exists(${claims}, ${e.v(N(0))}) + ${e.v(N(1))}`);
     const condition = `${e.n("status")} = ${e.v(S("queued"))} AND ${e.n("isHead")} = ${e.v(BOOL(true))}`;
     let outcome = await updateState(ctx, claim.submissionId, e, condition);
     const current = outcome.done ? undefined : outcome.current;
@@ -97,6 +104,11 @@ export class DynamoSubmissions implements SubmissionStore {
       if (str(s, "status") !== "queued") return `submission ${claim.submissionId} is ${str(s, "status")}, not queued`;
       return `submission ${claim.submissionId} is not the head of its session`;
     });
+    // A submission claimed before may have a predecessor still appending (a lost lease): the
+    // takeover marker in its log refuses that predecessor's later appends before this claim's
+    // owner reads the log. A first claim follows the previous submission's settlement record,
+    // which closed the epochs before it.
+    if ((num(state, "claims") ?? 1) > 1) await this.#log.markTakeover(reqStr(state, "conversationId"), claimEpoch(state));
     const input = await this.#input(claim.submissionId);
     const sub = submissionFromItems(state, input);
     sub.pendingResume = num(state, "claimCharge") === 0;
