@@ -1,8 +1,8 @@
 /**
  * Consumed capacity of each engine operation on the DynamoDB store, measured against DynamoDB
- * Local with `countConsumedCapacity` (the figures in docs/adr/0005). Local under-counts
+ * Local with `countConsumedCapacity` (the figures in docs/adr/0005 and 0009). Local under-counts
  * multi-item transactions (equal-sized items count once), so transaction figures here are a
- * lower bound; the ADR gives the real charge next to them.
+ * lower bound; the ADRs give the real charge next to them.
  */
 import { newId } from "../../src/conversation/ids.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,6 +106,10 @@ describe("consumed capacity", () => {
     expect(rows.find((r) => r[0] === "renewLease")?.[2], "a lease renewal rewrites one small item: 1 WCU").toBe(1);
     expect(rows.find((r) => r[0] === "claimSubmission")?.[2], "a claim: the state item + moving its index entry").toBe(3);
     expect(rows.find((r) => r[0] === "getSubmission")?.[1], "one strongly consistent Query of two small items").toBe(1);
+    const batchRow = rows.find((r) => r[0].startsWith("appendRecords: 3 deltas"))!;
+    expect(batchRow[3], "a fenced append: the state check and one put, no transaction").toBe("GetItem×1 PutItem×1");
+    expect(batchRow[2], "three ~1 KB deltas in one compressed item").toBe(1);
+    expect(rows.find((r) => r[0] === "readRecords: caught up (nothing new)")?.[3], "a caught-up poll is one Query").toBe("Query×1");
 
     await dispose();
     dynamo.destroy();
