@@ -35,8 +35,10 @@ import { atMost, figure, note } from "./report.ts";
 import { median, percentile } from "./stats.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const TURNS = 10;
-const PACED_TURNS = 2;
+/** Submissions measured per shape. */
+const RUNS = 5;
+/** Assistant turns in the long run (the per-turn figure is the difference to a run of one). */
+const LONG_RUN_TURNS = 6;
 /** ~2 KB of reply text. */
 const REPLY = Array.from({ length: 32 }, (_, i) => `Line ${String(i).padStart(2, "0")}: the harness keeps a durable log.\n`)
   .join("")
@@ -73,18 +75,28 @@ export async function benchAws(): Promise<void> {
 
 // ---- DynamoDB units per turn ----
 
-/** A keyless model: a tool call for a user message, then ~2 KB of text after the tool result. */
-function turnModel(delayMs: number): { model: ReturnType<typeof keylessModel>; streamFn: StreamFn } {
+/**
+ * A keyless model: `turns` assistant turns of ~2 KB of text and one tool call each (the next
+ * one after the tool's outcome), then a short final answer.
+ */
+function turnModel(plan: { delayMs: number; turns: number }): { model: ReturnType<typeof keylessModel>; streamFn: StreamFn } {
   const model = keylessModel("bench-turn", "bench");
-  const streamFn: StreamFn = (m, context, options) =>
-    streamBlocks(
+  const streamFn: StreamFn = (m, context, options) => {
+    // Tool outcomes since this submission's question (the context holds the whole conversation).
+    const lastUser = context.messages.findLastIndex((msg) => msg.role === "user");
+    const done = context.messages.slice(lastUser + 1).filter((msg) => msg.role === "toolResult").length;
+    return streamBlocks(
       m,
       () =>
-        context.messages.at(-1)?.role === "toolResult"
-          ? [{ type: "text", text: REPLY }]
-          : [{ type: "toolCall", id: `call_${context.messages.length}`, name: "lookup", arguments: { query: "durable logs" } }],
-      { signal: options?.signal, chunkSize: 16, delayMs },
+        done < plan.turns
+          ? [
+              { type: "text", text: REPLY },
+              { type: "toolCall", id: `call_${context.messages.length}`, name: "lookup", arguments: { query: "durable logs" } },
+            ]
+          : [{ type: "text", text: "Done." }],
+      { signal: options?.signal, chunkSize: 16, delayMs: plan.delayMs },
     );
+  };
   return { model, streamFn };
 }
 
@@ -96,7 +108,7 @@ const lookup: AgentTool<any> = {
   execute: async () => ({ content: [{ type: "text", text: TOOL_RESULT }], details: {} }),
 };
 
-async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: number; sweepMs: number }> {
+export async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: number; sweepMs: number }> {
   const table = `bench-${process.pid}`;
   const bucket = `bench-${process.pid}-blobs`;
   const dynamo = createDynamoClient();
@@ -107,88 +119,97 @@ async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: 
   const counter = countConsumedCapacity(dynamo);
   const meter = await UnitMeter.attach(dynamo, probe, table);
   const store = meter.wrap(createDynamoStore({ tableName: table, bucketName: bucket, dynamo, s3 }));
-  let delayMs = 0;
+  const plan = { delayMs: 0, turns: 1 };
   // As the Lambda wiring builds it (default lease and flush policy); no background sweeps.
   const runtime = createRuntime({
     agents: {
       bench: {
-        initialize: () => ({ ...turnModel(delayMs), systemPrompt: "You are a benchmark assistant.", tools: [lookup] }),
+        initialize: () => ({ ...turnModel(plan), systemPrompt: "You are a benchmark assistant.", tools: [lookup] }),
       },
     },
     store,
     sweepIntervalMs: 3_600_000,
   });
+  let question = 0;
+  /** Mean units of `runs` submissions of `turns` tool turns each, in one conversation. */
+  const measureRuns = async (turns: number, runs: number) => {
+    plan.turns = turns;
+    meter.reset();
+    counter.reset();
+    const kindsBefore = (await runtime.records(conversationId)).length;
+    for (let i = 0; i < runs; i++) await runTurn(runtime, "units", `Question ${++question}: ${"q".repeat(80)}`);
+    const snap = meter.snapshot();
+    const kinds = new Map<string, number>();
+    for (const r of (await runtime.records(conversationId)).slice(kindsBefore)) kinds.set(r.kind, (kinds.get(r.kind) ?? 0) + 1 / runs);
+    return {
+      writes: snap.total.writeUnits / runs,
+      reads: snap.total.readUnits / runs,
+      localWrites: counter.writeUnits / runs,
+      refused: snap.total.refused,
+      byOperation: snap.byOperation,
+      byItem: meter.writeUnitsByItem(),
+      kinds,
+      runs,
+    };
+  };
+  let conversationId = "";
   try {
     await runtime.start();
-    const turn = (instance: string, i: number) => runTurn(runtime, instance, `Question ${i}: ${"q".repeat(80)}`);
-
     meter.reset();
-    counter.reset();
-    await turn("units", 0);
+    await runTurn(runtime, "units", "The conversation's first question.");
     const first = meter.snapshot().total;
-    const conversation = await runtime.conversation({ agent: "bench", instance: "units", session: "default" });
-    const recordsBefore = (await runtime.records(conversation.id)).length;
-    meter.reset();
-    counter.reset();
-    const readsByTurn: number[] = [];
-    for (let i = 1; i <= TURNS; i++) {
-      const before = meter.snapshot().total.readUnits;
-      await turn("units", i);
-      readsByTurn.push(meter.snapshot().total.readUnits - before);
-    }
-    const { byOperation, total } = meter.snapshot();
-    const local = { reads: counter.readUnits, writes: counter.writeUnits };
-    const byItem = meter.transactionUnitsByItem();
-    const kinds = new Map<string, number>();
-    for (const r of (await runtime.records(conversation.id)).slice(recordsBefore)) kinds.set(r.kind, (kinds.get(r.kind) ?? 0) + 1);
-    const recordCount = [...kinds.values()].reduce((a, b) => a + b, 0);
-    const per = (v: number) => v / TURNS;
+    conversationId = (await runtime.conversation({ agent: "bench", instance: "units", session: "default" })).id;
+
+    const one = await measureRuns(1, RUNS);
+    const many = await measureRuns(LONG_RUN_TURNS, RUNS);
+    const perTurn = {
+      writes: (many.writes - one.writes) / (LONG_RUN_TURNS - 1),
+      reads: (many.reads - one.reads) / (LONG_RUN_TURNS - 1),
+    };
 
     console.log(
-      `DynamoDB units per assistant turn (user message ~100 B, 1 tool call, ${REPLY.length} B of text in 16 B deltas, ` +
-        `Lambda's flush policy 1 KB / 200 ms; mean of ${TURNS} turns in one conversation):`,
+      `DynamoDB units (through a runtime on the DynamoDB store as the Lambda wiring builds it; flush policy 1 KB / 200 ms; ` +
+        `an assistant turn = ${REPLY.length} B of text in 16 B deltas + 1 tool call + its ${TOOL_RESULT.length} B outcome):`,
     );
-    figure("write units per turn (transactions computed from item sizes)", per(total.writeUnits), "", TARGET.writeUnitsPerTurn);
-    note(`  as DynamoDB Local reports them (countConsumedCapacity): ${per(local.writes).toFixed(1)} — Local counts equal-sized transaction items once`);
-    figure("read units per turn (DynamoDB's 0.5/1 minimum per request applied)", per(total.readUnits), "");
-    note(
-      `  as Local reports them: ${per(local.reads).toFixed(1)}; they grow with the conversation (each claim reads its log): ` +
-        `turn 2 ${readsByTurn[0]}, turn ${TURNS + 1} ${readsByTurn.at(-1)}; the conversation's first turn: ` +
-        `${first.writeUnits} write, ${first.readUnits} read units`,
+    figure(
+      `write units per assistant turn (in a run of ${LONG_RUN_TURNS} turns vs runs of 1: (U${LONG_RUN_TURNS} − U1) / ${LONG_RUN_TURNS - 1}; means of ${RUNS} runs each)`,
+      perTurn.writes,
+      "",
+      TARGET.writeUnitsPerTurn,
     );
-    if (total.refused > 0) note(`  ${total.refused} refused conditional writes (charged by DynamoDB, counted nowhere)`);
+    figure("read units per assistant turn", perTurn.reads, "");
+    figure("write units per submission of one such turn + a short final answer (admission, claim, records, settlement)", one.writes, "");
+    note(`  as DynamoDB Local reports them: ${one.localWrites.toFixed(1)} (Local counts equal-sized transaction items once; computed from item sizes above)`);
+    figure("read units per submission of one turn (DynamoDB's 0.5/1 minimum per request applied)", one.reads, "");
+    note(`  a run of ${LONG_RUN_TURNS} turns: ${many.writes.toFixed(1)} write, ${many.reads.toFixed(1)} read units; the conversation's very first submission: ${first.writeUnits} write, ${first.readUnits} read units`);
+    if (one.refused + many.refused > 0) note(`  ${one.refused + many.refused} refused conditional writes (charged by DynamoDB, counted nowhere)`);
     note(
       `  rule check: ${meter.ruleChecks.agree} of ${meter.ruleChecks.total} single-item writes (which Local reports right) ` +
         `computed by the same size and index rules = Local's figure`,
     );
-    note("  per turn by store operation (calls, write units computed / Local, read units):");
-    for (const [name, op] of [...byOperation].sort((a, b) => b[1].writeUnits - a[1].writeUnits)) {
+    note(`  per submission of ${LONG_RUN_TURNS} turns, by store operation (calls, write units computed / Local, read units):`);
+    const per = (v: number) => v / many.runs;
+    for (const [name, op] of [...many.byOperation].sort((a, b) => b[1].writeUnits - a[1].writeUnits)) {
       note(`    ${name.padEnd(20)} ${per(op.calls).toFixed(1).padStart(5)} calls  ${per(op.writeUnits).toFixed(1).padStart(5)} / ${per(op.localWriteUnits).toFixed(1).padStart(5)} WU  ${per(op.readUnits).toFixed(1).padStart(5)} RU`);
     }
     note(
-      `  where they go — transactional write units per turn by item written (2 × per started KB, index entries included): ` +
-        [...byItem].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${per(v).toFixed(1)}`).join(", "),
+      `  where they go — write units per submission of ${LONG_RUN_TURNS} turns by item written (transactions doubled, index entries included): ` +
+        [...many.byItem].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${per(v).toFixed(1)}`).join(", "),
     );
-    note(
-      `  records appended per turn: ${per(recordCount).toFixed(1)} (` +
-        [...kinds].map(([k, v]) => `${k} ${per(v).toFixed(1)}`).join(", ") +
-        ")",
-    );
-    const dollars = costPer1000(per(total.writeUnits), per(total.readUnits));
-    figure("DynamoDB $ per 1,000 turns (model excluded)", dollars, "$", undefined, 4);
+    note(`  records per submission of ${LONG_RUN_TURNS} turns: ` + [...many.kinds].map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", "));
+    figure("DynamoDB $ per 1,000 assistant turns (model excluded)", costPer1000(perTurn.writes, perTurn.reads), "$", undefined, 4);
+    figure("DynamoDB $ per 1,000 submissions of one turn", costPer1000(one.writes, one.reads), "$", undefined, 4);
     note(`  at $${PRICES.dynamoWriteMillion}/M write and $${PRICES.dynamoReadMillion}/M read request units (${PRICE_NOTE})`);
 
     // A model streaming at ~100 tokens/s: the 200 ms flush cuts the text into many small records.
-    delayMs = 40;
-    meter.reset();
-    for (let i = 0; i < PACED_TURNS; i++) await turn("units", TURNS + 1 + i);
-    const paced = meter.snapshot();
-    const appends = paced.byOperation.get("appendRecords");
+    plan.delayMs = 40;
+    const pacedOne = await measureRuns(1, 1);
+    const pacedTwo = await measureRuns(2, 1);
+    const pacedTurn = pacedTwo.writes - pacedOne.writes;
     note(
-      `  model streaming at ~400 B/s (16 B every 40 ms, ~100 tokens/s; mean of ${PACED_TURNS} turns): ` +
-        `${(paced.total.writeUnits / PACED_TURNS).toFixed(1)} write units per turn, ` +
-        `${((appends?.calls ?? 0) / PACED_TURNS).toFixed(0)} appends per turn, ` +
-        `$${costPer1000(paced.total.writeUnits / PACED_TURNS, paced.total.readUnits / PACED_TURNS).toFixed(4)} per 1,000 turns`,
+      `  model streaming at ~400 B/s (16 B every 40 ms, ~100 tokens/s): ${pacedTurn.toFixed(1)} write units per assistant turn ` +
+        `(${((pacedTwo.byOperation.get("appendRecords")?.calls ?? 0) - (pacedOne.byOperation.get("appendRecords")?.calls ?? 0)).toFixed(0)} appends), ` +
+        `$${costPer1000(pacedTurn, pacedTwo.reads - pacedOne.reads).toFixed(4)} per 1,000 turns`,
     );
 
     // One sweep of a table with nothing to do: what the sweeper costs every minute.

@@ -72,8 +72,8 @@ const zero = (): OperationUnits => ({
 export class UnitMeter {
   readonly #als = new AsyncLocalStorage<string>();
   #ops = new Map<string, OperationUnits>();
-  /** Computed transactional write units by the kind of item written. */
-  #transactionItems = new Map<string, number>();
+  /** Write units by the kind of item written (transactional ones computed and doubled). */
+  #itemUnitsByKind = new Map<string, number>();
   /**
    * Single-item writes (PutItem, UpdateItem, DeleteItem), which Local reports correctly, whose
    * units computed by the same rules agree with Local's: the check of the size and index rules.
@@ -132,11 +132,15 @@ export class UnitMeter {
             const units = await meter.#itemUnits(writes!, before);
             units.forEach((u, i) => {
               const kind = itemKind(meter.#keyOf(writes![i]!));
-              meter.#transactionItems.set(kind, (meter.#transactionItems.get(kind) ?? 0) + 2 * u);
+              meter.#itemUnitsByKind.set(kind, (meter.#itemUnitsByKind.get(kind) ?? 0) + 2 * u);
               op.writeUnits += 2 * u;
             });
           } else {
             op.writeUnits += reported;
+            if (writes) {
+              const kind = itemKind(meter.#keyOf(writes[0]!));
+              meter.#itemUnitsByKind.set(kind, (meter.#itemUnitsByKind.get(kind) ?? 0) + reported);
+            }
             if (before && writes) {
               meter.ruleChecks.total++;
               const units = await meter.#itemUnits(writes, before);
@@ -178,12 +182,12 @@ export class UnitMeter {
 
   reset(): void {
     this.#ops = new Map();
-    this.#transactionItems = new Map();
+    this.#itemUnitsByKind = new Map();
   }
 
-  /** Transactional write units by item kind (record, conversation head, submission state, …). */
-  transactionUnitsByItem(): Map<string, number> {
-    return new Map(this.#transactionItems);
+  /** Write units by item kind (log batch, submission state, …), transactional ones doubled. */
+  writeUnitsByItem(): Map<string, number> {
+    return new Map(this.#itemUnitsByKind);
   }
 
   #entry(name: string): OperationUnits {
@@ -244,8 +248,7 @@ export class UnitMeter {
 /** What an item is, from its sort key (src/stores/dynamodb/keys.ts). */
 function itemKind(key: Item): string {
   const sk = key.sk?.S ?? "";
-  if (sk.startsWith("R#")) return "record";
-  if (sk === "HEAD") return "conversation head";
+  if (sk.startsWith("L#")) return "log batch";
   if (sk === "ST") return "submission state";
   if (sk === "IN") return "submission input";
   if (sk === "SESSION") return "session";
