@@ -1,63 +1,101 @@
 /**
- * The Lambda bundles as the `Harness` construct builds them (infra/harness-function.ts): esbuild,
- * platform node, target node22, ESM, minified, external source map without sources, the
- * createRequire banner, `#harness-agents` aliased to the basic example's agents. Their sizes,
- * what is in them, and the cold module-load time of each in a fresh Node 22 process.
+ * The Lambda bundles exactly as the `Harness` construct builds them (the options of
+ * infra/lambda-bundling.ts: esbuild, node22, ESM, minified, code splitting, source maps without
+ * sources, the createRequire banner, `#harness-agents` aliased to the basic example's agents).
+ * Their sizes, what is in them, and the cold module-load time of each in a fresh Node 22 process.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Metafile } from "esbuild";
-import { AGENTS_ALIAS, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../infra/env.ts";
+import { discoverAgentNames } from "../infra/agent-names.ts";
+import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../infra/env.ts";
+import { LAMBDA_ENTRY_FILE, lambdaBuildOptions } from "../infra/lambda-bundling.ts";
 import { median } from "./stats.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const BANNER = "import{createRequire as __harnessRequire}from'node:module';const require=__harnessRequire(import.meta.url);";
 
 export interface LambdaBundle {
   /** The temporary directory holding every bundle of one `bundleLambdas` call. */
   dir: string;
   role: HarnessFunctionRole;
+  /** The entry file Lambda loads (`index.mjs`). */
   file: string;
+  /** Size of the entry chunk. */
   bytes: number;
+  /** The entry chunk and every chunk it imports statically: what a cold start parses. */
+  loadBytes: number;
+  /** Every chunk, lazily loaded ones included (the asset's code). */
+  totalBytes: number;
+  chunks: number;
+  /** Source maps beside the chunks, all together. */
   mapBytes: number;
   metafile: Metafile;
+  /** Output paths (absolute) of the entry and its static imports. */
+  loaded: string[];
+  /** Environment the construct gives this function beyond the common one (agent names). */
+  env: Record<string, string>;
 }
 
-/** Bundles every handler into a fresh temporary directory. */
+/** Bundles every handler into a fresh temporary directory, as the construct does. */
 export async function bundleLambdas(agentsEntry = resolve(ROOT, "examples/basic/agents.ts")): Promise<LambdaBundle[]> {
   const outRoot = mkdtempSync(join(tmpdir(), "harness-bench-bundles-"));
+  const names = discoverAgentNames(agentsEntry).join(AGENT_NAMES_SEPARATOR);
   const bundles: LambdaBundle[] = [];
   for (const role of HARNESS_FUNCTION_ROLES) {
-    const file = join(outRoot, role, "index.mjs");
-    const result = await build({
-      entryPoints: [resolve(ROOT, `lambdas/${role}.ts`)],
-      outfile: file,
-      bundle: true,
-      platform: "node",
-      target: "node22",
-      format: "esm",
-      minify: true,
-      sourcemap: true,
-      sourcesContent: false,
-      mainFields: ["module", "main"],
-      banner: { js: BANNER },
-      alias: { [AGENTS_ALIAS]: agentsEntry },
-      metafile: true,
-      logLevel: "error",
+    const outdir = join(outRoot, role);
+    const result = await build(
+      lambdaBuildOptions({ entry: resolve(ROOT, `lambdas/${role}.ts`), agentsEntry, outdir, sourceMap: true }),
+    );
+    const outputs = result.metafile.outputs;
+    const abs = (path: string) => resolve(process.cwd(), path);
+    const file = join(outdir, LAMBDA_ENTRY_FILE);
+    const loaded = staticClosure(result.metafile, Object.keys(outputs).find((p) => abs(p) === file)!);
+    const size = (paths: string[]) => paths.reduce((sum, p) => sum + outputs[p]!.bytes, 0);
+    const code = Object.keys(outputs).filter((p) => !p.endsWith(".map"));
+    bundles.push({
+      dir: outRoot,
+      role,
+      file,
+      bytes: outputs[Object.keys(outputs).find((p) => abs(p) === file)!]!.bytes,
+      loadBytes: size(loaded),
+      totalBytes: size(code),
+      chunks: code.length,
+      mapBytes: size(Object.keys(outputs).filter((p) => p.endsWith(".map"))),
+      metafile: result.metafile,
+      loaded: loaded.map(abs),
+      env: NAMES_ONLY_ROLES.includes(role) ? { [HARNESS_ENV.agentNames]: names } : {},
     });
-    bundles.push({ dir: outRoot, role, file, bytes: statSync(file).size, mapBytes: statSync(`${file}.map`).size, metafile: result.metafile });
   }
   return bundles;
 }
 
-/** The largest inputs of a bundle, grouped by npm package or project directory. */
+/** The output `entry` and every output it imports statically, transitively (metafile paths). */
+function staticClosure(metafile: Metafile, entry: string): string[] {
+  const seen = new Set<string>([entry]);
+  const queue = [entry];
+  while (queue.length > 0) {
+    const output = metafile.outputs[queue.pop()!]!;
+    for (const i of output.imports) {
+      if (i.kind !== "import-statement" || i.external || seen.has(i.path)) continue;
+      seen.add(i.path);
+      queue.push(i.path);
+    }
+  }
+  return [...seen];
+}
+
+/**
+ * The largest inputs of what a cold start loads (the entry chunk and its static imports),
+ * grouped by npm package or project directory.
+ */
 export function topInputs(bundle: LambdaBundle, count = 8): { name: string; bytes: number }[] {
-  const output = Object.values(bundle.metafile.outputs).find((o) => o.entryPoint !== undefined);
+  const loaded = new Set(bundle.loaded);
+  const outputs = Object.entries(bundle.metafile.outputs).filter(([p]) => loaded.has(resolve(process.cwd(), p)));
   const sizes = new Map<string, number>();
-  for (const [path, input] of Object.entries(output?.inputs ?? {})) {
+  for (const [path, input] of outputs.flatMap(([, o]) => Object.entries(o.inputs))) {
     const nm = path.lastIndexOf("node_modules/");
     let name: string;
     if (nm >= 0) {
@@ -78,7 +116,7 @@ export function topInputs(bundle: LambdaBundle, count = 8): { name: string; byte
  * Milliseconds to import the bundle (its top level included: settings, clients, the app) in a
  * fresh Node 22 process, with a stand-in `awslambda` global and the environment the construct
  * sets; the median of `runs` processes. `sourceMaps` adds `--enable-source-maps` (the construct's
- * NODE_OPTIONS).
+ * NODE_OPTIONS unless its `sourceMaps` prop is off).
  */
 export function coldLoadMs(bundle: LambdaBundle, runs: number, sourceMaps: boolean): number {
   const loader = join(bundle.file, "..", "load.mjs");
@@ -102,6 +140,7 @@ export function coldLoadMs(bundle: LambdaBundle, runs: number, sourceMaps: boole
     HARNESS_URL_AUTH: "AWS_IAM",
     POWERTOOLS_SERVICE_NAME: "resolute-harness",
     POWERTOOLS_METRICS_NAMESPACE: "resolute-harness",
+    ...bundle.env,
   };
   const node = resolve(ROOT, "node_modules/.bin/node");
   const times: number[] = [];

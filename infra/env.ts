@@ -22,6 +22,11 @@ export const HARNESS_ENV = {
    * serve otherwise) or `API_GATEWAY` (the REST API's IAM auth or authorizer).
    */
   urlAuth: "HARNESS_URL_AUTH",
+  /**
+   * The agent names, comma-separated (http and sweeper only). These functions never run an agent,
+   * so they do not bundle the agents module: admission only needs to know which agents exist.
+   */
+  agentNames: "HARNESS_AGENT_NAMES",
   /** Powertools service name, the same for all functions (the function role is in the logs). */
   serviceName: "POWERTOOLS_SERVICE_NAME",
   /** Powertools log level (`DEBUG`, `INFO`, `WARN`, `ERROR`). */
@@ -35,6 +40,16 @@ export type HarnessFunctionRole = "http" | "worker" | "dlq" | "sweeper";
 
 /** The function roles, in a fixed order. */
 export const HARNESS_FUNCTION_ROLES: readonly HarnessFunctionRole[] = ["http", "worker", "dlq", "sweeper"];
+
+/**
+ * The roles whose functions know the agents by name only (`HARNESS_AGENT_NAMES`) and do not
+ * bundle the agents module. The worker runs agents; the dlq function initializes the agent to
+ * learn its attempt budget (`maxAttempts`), so both bundle it (provider SDKs in lazy chunks).
+ */
+export const NAMES_ONLY_ROLES: readonly HarnessFunctionRole[] = ["http", "sweeper"];
+
+/** Separator of the names in `HARNESS_AGENT_NAMES` (agent names never contain it). */
+export const AGENT_NAMES_SEPARATOR = ",";
 
 /** The bundler alias through which every handler imports the user's `agents` record. */
 export const AGENTS_ALIAS = "#harness-agents";

@@ -1,10 +1,10 @@
-import { Duration, RemovalPolicy } from "aws-cdk-lib";
-import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { AssetHashType, DockerImage, Duration, type ILocalBundling, RemovalPolicy } from "aws-cdk-lib";
+import { Architecture, Code, Function as LambdaFunction, Runtime } from "aws-cdk-lib/aws-lambda";
 import { Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
-import { AGENTS_ALIAS } from "./env.ts";
+import { buildSync } from "esbuild";
+import { lambdaBuildOptions } from "./lambda-bundling.ts";
 
 /** What one harness Lambda function needs beyond the shared bundling settings. */
 export interface HarnessFunctionProps {
@@ -14,8 +14,10 @@ export interface HarnessFunctionProps {
   handler?: string;
   /** Absolute path of the module exporting `agents`, bound to the `#harness-agents` alias. */
   agentsEntry: string;
-  /** Directory holding `package-lock.json`; every entry must lie under it. */
+  /** Source directory of the asset (never fingerprinted: the asset hash is the bundle's). */
   projectRoot: string;
+  /** Write source maps beside the bundle and start Node with `--enable-source-maps`. */
+  sourceMaps: boolean;
   timeout: Duration;
   memorySize: number;
   environment: Record<string, string>;
@@ -27,7 +29,12 @@ export interface HarnessFunctionProps {
 }
 
 /**
- * A Node 22 / arm64 / ESM function bundled by esbuild, with its own role and log group.
+ * A Node 22 / arm64 / ESM function bundled by esbuild at synth (offline, no Docker), with its own
+ * role and log group.
+ *
+ * Bundling uses esbuild's JS API with the options of `lambda-bundling.ts` (the ones the bench
+ * measures) and code splitting, which `NodejsFunction` cannot do (it bundles to one `--outfile`):
+ * the asset holds `index.mjs` and the lazily loaded `chunks/`.
  *
  * The role starts empty except for writing to the function's own log group (no
  * `AWSLambdaBasicExecutionRole`, whose `logs:CreateLogGroup` on `*` is more than a function with a
@@ -35,7 +42,7 @@ export interface HarnessFunctionProps {
  * uses.
  */
 export class HarnessFunction extends Construct {
-  readonly function: NodejsFunction;
+  readonly function: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
 
@@ -51,11 +58,16 @@ export class HarnessFunction extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    this.function = new NodejsFunction(this, "Function", {
-      entry: props.entry,
-      handler: props.handler ?? "handler",
-      projectRoot: props.projectRoot,
-      depsLockFilePath: `${props.projectRoot}/package-lock.json`,
+    const bundler = new EsbuildBundling(props.entry, props.agentsEntry, props.sourceMaps);
+    this.function = new LambdaFunction(this, "Function", {
+      code: Code.fromAsset(props.projectRoot, {
+        // Hash the bundle, not the source directory (which holds node_modules).
+        assetHashType: AssetHashType.OUTPUT,
+        // The image is required by the type but never used: local bundling always succeeds or throws.
+        bundling: { image: DockerImage.fromRegistry("dummy"), local: bundler },
+      }),
+      // `index.mjs` exports the handler.
+      handler: `index.${props.handler ?? "handler"}`,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       timeout: props.timeout,
@@ -64,22 +76,28 @@ export class HarnessFunction extends Construct {
       logGroup: this.logGroup,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       retryAttempts: props.retryAttempts,
-      environment: { NODE_OPTIONS: "--enable-source-maps", ...props.environment },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: "node22",
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-        mainFields: ["module", "main"],
-        // Bundle the AWS SDK too: the function runs the exact SDK version the tests ran, not
-        // whichever one the managed runtime ships this month.
-        externalModules: [],
-        // CommonJS dependencies inside an ESM bundle may `require` Node built-ins.
-        banner: "import{createRequire as __harnessRequire}from'node:module';const require=__harnessRequire(import.meta.url);",
-        // Handlers import the user's agents as `#harness-agents`; one bundle per deployment.
-        esbuildArgs: { [`--alias:${AGENTS_ALIAS}`]: props.agentsEntry },
-      },
+      environment: { ...(props.sourceMaps ? { NODE_OPTIONS: "--enable-source-maps" } : {}), ...props.environment },
     });
+  }
+}
+
+/**
+ * Local bundling through esbuild's JS API. Its fields take part in the CDK's asset cache key
+ * (the serialized bundling options), so two functions with different entries never share one.
+ */
+class EsbuildBundling implements ILocalBundling {
+  readonly entry: string;
+  readonly agentsEntry: string;
+  readonly sourceMap: boolean;
+
+  constructor(entry: string, agentsEntry: string, sourceMap: boolean) {
+    this.entry = entry;
+    this.agentsEntry = agentsEntry;
+    this.sourceMap = sourceMap;
+  }
+
+  tryBundle(outputDir: string): boolean {
+    buildSync(lambdaBuildOptions({ entry: this.entry, agentsEntry: this.agentsEntry, outdir: outputDir, sourceMap: this.sourceMap }));
+    return true;
   }
 }

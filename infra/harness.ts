@@ -9,12 +9,12 @@ import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import { type IGrantable, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import {
+  type Function as CdkFunction,
   type FunctionUrl,
   type FunctionUrlCorsOptions,
   FunctionUrlAuthType,
   InvokeMode,
 } from "aws-cdk-lib/aws-lambda";
-import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwnership } from "aws-cdk-lib/aws-s3";
@@ -22,7 +22,8 @@ import type { ITopic } from "aws-cdk-lib/aws-sns";
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { AuthorizationType } from "aws-cdk-lib/aws-apigateway";
 import { Construct } from "constructs";
-import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "./env.ts";
+import { checkAgentNames, discoverAgentNames } from "./agent-names.ts";
+import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "./env.ts";
 import { HarnessApi, type HarnessApiGatewayOptions } from "./harness-api.ts";
 import { HarnessFunction } from "./harness-function.ts";
 import { acknowledgeHarnessFindings } from "./nag-suppressions.ts";
@@ -43,15 +44,31 @@ export interface HarnessBedrockOptions {
 /** Properties of the {@link Harness} construct. */
 export interface HarnessProps {
   /**
-   * Path of the module that exports `agents: Record<string, AgentDefinition>`. Every handler
-   * imports it as `#harness-agents` (an esbuild alias), so the user's agents are compiled into
-   * each function's bundle. Relative paths are resolved against the current directory.
+   * Path of the module that exports `agents: Record<string, AgentDefinition>`. The worker and dlq
+   * handlers import it as `#harness-agents` (an esbuild alias), so the user's agents are compiled
+   * into their bundles; model provider SDKs behind a dynamic `import()` land in separate chunks,
+   * loaded on first use. Relative paths are resolved against the current directory.
    */
   readonly agentsEntry: string;
 
   /**
-   * Handler modules per function role. Entries must lie under the repository root (the directory
-   * holding `package-lock.json`).
+   * The names of the agents `agentsEntry` exports. The http and sweeper functions never run an
+   * agent, so they do not bundle the agents module: they receive these names as
+   * `HARNESS_AGENT_NAMES` (admission answers 404 `unknown_agent` for any other name).
+   * @default discovered at synth by importing `agentsEntry` in a child Node process (Node ≥ 22.18
+   *   strips TypeScript types); synth fails with a message asking for this prop if that fails
+   */
+  readonly agentNames?: readonly string[];
+
+  /**
+   * Ship source maps (without sources) beside each bundle and start Node with
+   * `--enable-source-maps`, so stack traces in the logs point into the TypeScript sources.
+   * @default true
+   */
+  readonly sourceMaps?: boolean;
+
+  /**
+   * Handler modules per function role.
    * @default `lambdas/<role>.ts` of this repository
    */
   readonly handlerEntries?: Partial<Record<HarnessFunctionRole, string>>;
@@ -213,14 +230,17 @@ const repositoryRoot = fileURLToPath(new URL("..", import.meta.url)).replace(/\/
  * `worker`, `dlq` and `sweeper`. Nothing runs while nothing happens.
  *
  * Every function receives `TABLE_NAME`, `BUCKET_NAME`, `QUEUE_URL` and the Powertools variables;
- * http also `HARNESS_STREAM_MAX_MS` and `HARNESS_URL_AUTH` (names in {@link HARNESS_ENV}).
+ * http also `HARNESS_STREAM_MAX_MS` and `HARNESS_URL_AUTH`; http and sweeper `HARNESS_AGENT_NAMES`
+ * (names in {@link HARNESS_ENV}).
  */
 export class Harness extends Construct {
   readonly table: TableV2;
   readonly bucket: Bucket;
   readonly queue: Queue;
   readonly deadLetterQueue: Queue;
-  readonly functions: Readonly<Record<HarnessFunctionRole, NodejsFunction>>;
+  readonly functions: Readonly<Record<HarnessFunctionRole, CdkFunction>>;
+  /** The agent names given to the http and sweeper functions (`HARNESS_AGENT_NAMES`). */
+  readonly agentNames: readonly string[];
   /** The function URL, unless `apiGateway` is on. */
   readonly functionUrl?: FunctionUrl;
   /** The REST API, when `apiGateway` is on. */
@@ -296,9 +316,11 @@ export class Harness extends Construct {
     if (!existsSync(agentsEntry)) {
       throw new Error(`Harness: agentsEntry ${agentsEntry} does not exist (a module exporting \`agents\`)`);
     }
+    this.agentNames = agentNamesOf(props, agentsEntry);
     const common = {
       agentsEntry,
       projectRoot: repositoryRoot,
+      sourceMaps: props.sourceMaps ?? true,
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy,
     };
@@ -311,6 +333,8 @@ export class Harness extends Construct {
       [HARNESS_ENV.logLevel]: props.logLevel ?? "INFO",
       [HARNESS_ENV.metricsNamespace]: props.serviceName ?? "resolute-harness",
     };
+    const roleEnv = (role: HarnessFunctionRole): Record<string, string> =>
+      NAMES_ONLY_ROLES.includes(role) ? { ...baseEnv, [HARNESS_ENV.agentNames]: this.agentNames.join(AGENT_NAMES_SEPARATOR) } : baseEnv;
     const entry = (role: HarnessFunctionRole): string => {
       const given = props.handlerEntries?.[role];
       return given ? (isAbsolute(given) ? given : resolve(given)) : `${repositoryRoot}/lambdas/${role}.ts`;
@@ -322,7 +346,7 @@ export class Harness extends Construct {
       timeout: httpTimeout,
       memorySize: props.httpMemorySize ?? 512,
       environment: {
-        ...baseEnv,
+        ...roleEnv("http"),
         [HARNESS_ENV.streamMaxMs]: String(streamMax.toMilliseconds()),
         [HARNESS_ENV.urlAuth]: props.apiGateway ? "API_GATEWAY" : urlAuthType,
       },
@@ -333,21 +357,21 @@ export class Harness extends Construct {
       timeout: workerTimeout,
       memorySize: props.workerMemorySize ?? 1024,
       reservedConcurrentExecutions: props.workerReservedConcurrency,
-      environment: baseEnv,
+      environment: roleEnv("worker"),
     });
     const dlq = new HarnessFunction(this, "Dlq", {
       ...common,
       entry: entry("dlq"),
       timeout: dlqTimeout,
       memorySize: 256,
-      environment: baseEnv,
+      environment: roleEnv("dlq"),
     });
     const sweeper = new HarnessFunction(this, "Sweeper", {
       ...common,
       entry: entry("sweeper"),
       timeout: props.sweeperTimeout ?? Duration.minutes(1),
       memorySize: 256,
-      environment: baseEnv,
+      environment: roleEnv("sweeper"),
       // The next tick is the retry; stacking retries would only overlap sweeps.
       retryAttempts: 0,
     });
@@ -520,6 +544,16 @@ export class Harness extends Construct {
         this.functions.worker.metricThrottles({ period: fiveMinutes, statistic: "Sum" }),
       );
     }
+  }
+}
+
+/** The given agent names (checked), or those discovered from the agents module. */
+function agentNamesOf(props: HarnessProps, agentsEntry: string): string[] {
+  if (props.agentNames === undefined) return discoverAgentNames(agentsEntry);
+  try {
+    return checkAgentNames(props.agentNames);
+  } catch (err) {
+    throw new Error(`Harness: agentNames: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

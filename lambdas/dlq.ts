@@ -1,7 +1,8 @@
 /**
  * The dead-letter function: doorbells SQS gave up on. Settles `attempt_budget_exhausted` only
  * when the durable attempt count is spent, otherwise rings the work queue again and counts
- * DeadLetterRerung (alarm on it: something keeps failing healthy work).
+ * DeadLetterRerung (alarm on it: something keeps failing healthy work). It bundles the agents
+ * module: the attempt budget (`maxAttempts`) comes from the agent's `initialize`.
  */
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { agents } from "#harness-agents";

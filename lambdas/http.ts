@@ -1,15 +1,16 @@
 /**
  * The http function: every route of the Hono app (admission, SSE stream, steer/follow-up) behind
  * one function URL in RESPONSE_STREAM mode. A stream ends itself after HARNESS_STREAM_MAX_MS,
- * before the function timeout (a client's disconnect is invisible on Lambda).
+ * before the function timeout (a client's disconnect is invisible on Lambda). It never runs an
+ * agent: it knows the agents by name (HARNESS_AGENT_NAMES) and does not bundle the agents module.
  */
-import { agents } from "#harness-agents";
 import type { Context, StreamifyHandler } from "aws-lambda";
 import { streamHandle } from "hono/aws-lambda";
 import { createApp } from "../src/transport/app.ts";
+import { agentNamesFromEnv } from "./settings.ts";
 import { errorFields, harness, invocation } from "./wiring.ts";
 
-const h = harness(agents);
+const h = harness(agentNamesFromEnv());
 const app = createApp(h.runtime, {
   maxStreamMs: h.settings.streamMaxMs,
   middleware: h.httpMiddleware,

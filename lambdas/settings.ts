@@ -1,4 +1,4 @@
-import { HARNESS_ENV } from "../infra/env.ts";
+import { AGENT_NAMES_SEPARATOR, HARNESS_ENV } from "../infra/env.ts";
 import { DEFAULT_TURN_TIMEOUT_MS } from "../src/session/agent-setup.ts";
 
 /**
@@ -62,4 +62,18 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettin
     serviceName,
     metricsNamespace: env[HARNESS_ENV.metricsNamespace] || serviceName,
   };
+}
+
+/**
+ * The agent names of a function that knows agents by name only (`HARNESS_AGENT_NAMES`,
+ * comma-separated; the `Harness` construct sets it on the http and sweeper functions).
+ * @throws when the variable is missing or empty
+ */
+export function agentNamesFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  const names = (env[HARNESS_ENV.agentNames] ?? "")
+    .split(AGENT_NAMES_SEPARATOR)
+    .map((n) => n.trim())
+    .filter(Boolean);
+  if (names.length === 0) throw new Error(`missing environment variable ${HARNESS_ENV.agentNames} (the agent names, comma-separated)`);
+  return names;
 }

@@ -1,16 +1,18 @@
 /**
  * The sweeper function, on an EventBridge schedule: re-rings queued heads idle longer than
- * HARNESS_STALE_QUEUED_MS, reclaims expired leases, finishes interrupted settlements.
+ * HARNESS_STALE_QUEUED_MS, reclaims expired leases, finishes interrupted settlements. It never
+ * runs an agent: it knows the agents by name (HARNESS_AGENT_NAMES) and does not bundle the agents
+ * module.
  */
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
-import { agents } from "#harness-agents";
 import type { Context, ScheduledEvent } from "aws-lambda";
 import type { SweepReport } from "../src/engine/sweep.ts";
+import { agentNamesFromEnv } from "./settings.ts";
 import { METRIC } from "./telemetry.ts";
 import { harness, invocation } from "./wiring.ts";
 
 export async function handler(_event: ScheduledEvent, context: Context): Promise<SweepReport> {
-  const h = harness(agents);
+  const h = harness(agentNamesFromEnv());
   return invocation(h, context, async () => {
     const report = await h.runtime.sweep({ staleQueuedMs: h.settings.staleQueuedMs });
     // An idle deployment's sweeps find nothing: log and publish only when one acted, so a custom

@@ -10,6 +10,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda"
 import type { MiddlewareHandler } from "hono";
 import { HARNESS_ENV } from "../infra/env.ts";
 import type { AgentDefinition } from "../src/engine/agent-definition.ts";
+import { namesOnlyAgents } from "../src/engine/names-only-agents.ts";
 import type { DeliveryOutcome, Doorbell } from "../src/ports/queue.ts";
 import { consumeSqsBatch, failureBackoffMs } from "../src/queues/sqs/batch-consumer.ts";
 import { changeMessageVisibility, SqsWorkQueue } from "../src/queues/sqs/sqs-queue.ts";
@@ -32,14 +33,23 @@ export interface Harness {
   httpMiddleware: MiddlewareHandler[];
 }
 
+/**
+ * The agents a handler's runtime knows: the user's definitions (the `#harness-agents` module:
+ * functions that run agents), or only their names (functions that admit or sweep, e.g.
+ * `agentNamesFromEnv()`): these get {@link namesOnlyAgents}, so the agents module, its model
+ * providers and their SDKs stay out of the bundle.
+ */
+export type HandlerAgents = Record<string, AgentDefinition> | readonly string[];
+
 let built: Harness | undefined;
 
 /** The container's harness, built on first use from `process.env`. */
-export function harness(agents: Record<string, AgentDefinition>): Harness {
+export function harness(agents: HandlerAgents): Harness {
   return (built ??= build(agents));
 }
 
-function build(agents: Record<string, AgentDefinition>): Harness {
+function build(given: HandlerAgents): Harness {
+  const agents = isNameList(given) ? namesOnlyAgents(given) : given;
   const settings = readSettings();
   const logger = new Logger({ serviceName: settings.serviceName });
   const metrics = new Metrics({ namespace: settings.metricsNamespace, serviceName: settings.serviceName });
@@ -120,7 +130,7 @@ export async function invocation<T>(h: Harness, context: Context, work: () => Pr
  * the container's own set-up included, is a batch item failure with a short backoff.
  */
 export function sqsHandler(
-  agents: Record<string, AgentDefinition>,
+  agents: HandlerAgents,
   handle: (h: Harness, doorbell: Doorbell, context: Context, record: SQSRecord) => Promise<DeliveryOutcome>,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   return async (event, context) => {
@@ -168,6 +178,10 @@ async function setupFailed(event: SQSEvent): Promise<SQSBatchResponse> {
     sqs.destroy();
   }
   return { batchItemFailures: (event.Records ?? []).map((r) => ({ itemIdentifier: r.messageId })) };
+}
+
+function isNameList(agents: HandlerAgents): agents is readonly string[] {
+  return Array.isArray(agents);
 }
 
 export function errorFields(err: unknown): { name: string; message: string; stack?: string } {

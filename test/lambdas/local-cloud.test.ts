@@ -16,6 +16,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
+import { HARNESS_ENV } from "../../infra/env.ts";
 import { startLocalCloud, type LocalCloud } from "../../src/local/aws/local-cloud.ts";
 import type { LocalFunction, LocalFunctionUrl } from "../../src/local/aws/function-host.ts";
 import { toSqsEvent } from "../../src/local/aws/sqs-event-source.ts";
@@ -217,6 +218,17 @@ describe("local cloud: http + worker through SQS FIFO", () => {
     expect(text).toMatch(/The time is \d{4}-\d\d-\d\dT/);
     expect(text).toContain("You said: hello there");
     expect(follower.connections).toBeGreaterThanOrEqual(1);
+  });
+
+  it("gives http and sweeper the agent names instead of the agents module; http answers 404 for any other agent", async () => {
+    dumpLogsOnFailure();
+    for (const role of ["http", "sweeper"] as const) {
+      expect(cloud.functionEnv(role)[HARNESS_ENV.agentNames], role).toBe("assistant,stepper,fragile");
+    }
+    expect(cloud.functionEnv("worker")[HARNESS_ENV.agentNames]).toBeUndefined();
+    const unknown = await post(`/agents/nobody/demo-${uid()}`, { kind: "user", body: "hi" });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.code).toBe("unknown_agent");
   });
 
   it("runs nothing twice when SQS delivers one doorbell several times", async () => {

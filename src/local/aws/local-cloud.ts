@@ -4,13 +4,16 @@
  * the local emulators, serves the `http` handler module as a streaming function URL, and feeds
  * the `worker`, `dlq` and `sweeper` handler modules the way Lambda's SQS event sources and an
  * EventBridge schedule would. Every function runs in child processes with only its own
- * environment, so the code under test is exactly what a deployment bundles.
+ * environment, so the code under test is exactly what a deployment bundles. As the `Harness`
+ * construct does, the http and sweeper functions get the agent names (`HARNESS_AGENT_NAMES`)
+ * instead of the agents module.
  */
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { ScheduledEvent, SQSEvent } from "aws-lambda";
-import { HARNESS_ENV, type HarnessFunctionRole } from "../../../infra/env.ts";
+import { checkAgentNames, discoverAgentNames } from "../../../infra/agent-names.ts";
+import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../../infra/env.ts";
 import { createDynamoClient, createHarnessBucket, createHarnessTable, createS3Client } from "../../stores/dynamodb/index.ts";
 import { LocalFunction, LocalFunctionUrl, type LogSink } from "./function-host.ts";
 import { SqsEventSource } from "./sqs-event-source.ts";
@@ -34,6 +37,11 @@ const PASSED_THROUGH = [
 export interface LocalCloudOptions {
   /** Path of the module exporting `agents` (bound to `#harness-agents`). */
   agentsModule: string;
+  /**
+   * The agent names the http and sweeper functions get (`HARNESS_AGENT_NAMES`); default:
+   * discovered by importing `agentsModule` in a child process, as the construct does.
+   */
+  agentNames?: readonly string[];
   /** Handler modules by role; default `lambdas/<role>.ts` of this repository. */
   handlers?: Partial<Record<HarnessFunctionRole, string>>;
   /** Prefix of the table, bucket and queue names; default `harness-local-<random>`. */
@@ -115,6 +123,7 @@ export interface LocalCloud {
 
 /** Creates the resources on the emulators named by `AWS_ENDPOINT_URL_*` and starts everything. */
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
+  const agentNames = options.agentNames ? checkAgentNames(options.agentNames) : discoverAgentNames(options.agentsModule);
   const name = options.name ?? `harness-local-${randomUUID().slice(0, 8)}`;
   const workerTimeoutMs = options.workerTimeoutMs ?? 15 * 60_000;
   const streamMaxMs = options.streamMaxMs ?? 5 * 60_000;
@@ -172,6 +181,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const functionEnv = (role: HarnessFunctionRole): Record<string, string> => ({
     ...base,
     ...(role === "http" ? { [HARNESS_ENV.streamMaxMs]: String(streamMaxMs) } : {}),
+    ...(NAMES_ONLY_ROLES.includes(role) ? { [HARNESS_ENV.agentNames]: agentNames.join(AGENT_NAMES_SEPARATOR) } : {}),
     ...options.env,
     ...options.functionEnv?.[role],
   });

@@ -1,0 +1,97 @@
+/**
+ * The agent names of an agents module, for the functions that know agents by name only
+ * (`HARNESS_AGENT_NAMES`): given, or discovered by importing the module in a child Node process
+ * (Node 22 strips TypeScript types), so the synthesizing process never evaluates user code and
+ * its provider SDKs. Imports only Node built-ins and the id rules.
+ */
+import { spawnSync } from "node:child_process";
+import { statSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { ID_RULES } from "../src/engine/dispatch.ts";
+
+const MARKER = "__harness_agent_names__=";
+const FAILED = "__harness_agent_names_error__=";
+// Prints the names (or the error) on a marked line (the module may log too), then exits (the
+// module may hold handles open).
+const DISCOVER = `
+try {
+  const mod = await import(process.argv[1]);
+  const agents = mod.agents;
+  if (agents === null || typeof agents !== "object") throw new Error("the module exports no \`agents\` object");
+  process.stdout.write("\\n${MARKER}" + JSON.stringify(Object.keys(agents)) + "\\n");
+  process.exit(0);
+} catch (err) {
+  const text = err instanceof Error ? (err.code ? err.code + " " : "") + err.name + ": " + err.message : String(err);
+  process.stdout.write("\\n${FAILED}" + JSON.stringify(text) + "\\n");
+  process.exit(1);
+}`;
+
+const discovered = new Map<string, string[]>();
+
+/** Thrown when the agent names could not be discovered (the message says what to do). */
+export class AgentNamesDiscoveryError extends Error {
+  constructor(agentsEntry: string, reason: string) {
+    super(
+      `Harness: could not discover the agent names by importing ${agentsEntry} in a child Node process ` +
+        `(${reason}). Pass them as the \`agentNames\` prop instead (e.g. agentNames: ["assistant"]).`,
+    );
+    this.name = "AgentNamesDiscoveryError";
+  }
+}
+
+/**
+ * The keys of the `agents` export of `agentsEntry`, read by importing it in a child process of
+ * this Node binary (`process.execPath`, ≥ 22.18 for TypeScript). Memoized per file and mtime.
+ * @throws {AgentNamesDiscoveryError} when the import fails, times out or exports no valid names.
+ */
+export function discoverAgentNames(agentsEntry: string, options: { timeoutMs?: number } = {}): string[] {
+  let key = agentsEntry;
+  try {
+    key = `${agentsEntry}@${statSync(agentsEntry).mtimeMs}`;
+  } catch {
+    throw new AgentNamesDiscoveryError(agentsEntry, "the file does not exist");
+  }
+  const known = discovered.get(key);
+  if (known) return [...known];
+  const run = spawnSync(
+    process.execPath,
+    ["--disable-warning=ExperimentalWarning", "--input-type=module", "--eval", DISCOVER, pathToFileURL(agentsEntry).href],
+    { encoding: "utf8", timeout: options.timeoutMs ?? 60_000, maxBuffer: 16 * 1024 * 1024 },
+  );
+  if (run.error) throw new AgentNamesDiscoveryError(agentsEntry, run.error.message);
+  const marked = (marker: string) => run.stdout.split("\n").findLast((l) => l.startsWith(marker))?.slice(marker.length);
+  const failed = marked(FAILED);
+  if (failed !== undefined) throw new AgentNamesDiscoveryError(agentsEntry, shorten(JSON.parse(failed) as string));
+  if (run.status !== 0) {
+    throw new AgentNamesDiscoveryError(agentsEntry, `node ${process.version} exited with ${run.status ?? run.signal}: ${shorten(run.stderr)}`);
+  }
+  const line = marked(MARKER);
+  if (line === undefined) throw new AgentNamesDiscoveryError(agentsEntry, "the child printed no names");
+  let names: string[];
+  try {
+    names = checkAgentNames(JSON.parse(line) as string[]);
+  } catch (err) {
+    throw new AgentNamesDiscoveryError(agentsEntry, err instanceof Error ? err.message : String(err));
+  }
+  discovered.set(key, names);
+  return [...names];
+}
+
+/**
+ * Checks agent names: at least one, each a valid agent name (`ID_RULES.agent`), no duplicates.
+ * @returns the names, unchanged
+ */
+export function checkAgentNames(names: readonly string[]): string[] {
+  if (!Array.isArray(names) || names.length === 0) throw new Error("no agent names (the agents record is empty)");
+  for (const name of names) {
+    if (typeof name !== "string" || !ID_RULES.agent.test(name)) throw new Error(`invalid agent name ${JSON.stringify(name)}`);
+  }
+  if (new Set(names).size !== names.length) throw new Error(`duplicate agent names in ${JSON.stringify(names)}`);
+  return [...names];
+}
+
+/** One line of at most 500 characters. */
+function shorten(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > 500 ? `${line.slice(0, 500)}…` : line || "no output";
+}
