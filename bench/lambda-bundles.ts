@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { build, type Metafile } from "esbuild";
 import { discoverAgentNames } from "../infra/agent-names.ts";
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../infra/env.ts";
-import { LAMBDA_ENTRY_FILE, lambdaBuildOptions } from "../infra/lambda-bundling.ts";
+import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, staticClosure } from "../infra/lambda-bundling.ts";
 import { median } from "./stats.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -70,21 +70,6 @@ export async function bundleLambdas(agentsEntry = resolve(ROOT, "examples/basic/
     });
   }
   return bundles;
-}
-
-/** The output `entry` and every output it imports statically, transitively (metafile paths). */
-function staticClosure(metafile: Metafile, entry: string): string[] {
-  const seen = new Set<string>([entry]);
-  const queue = [entry];
-  while (queue.length > 0) {
-    const output = metafile.outputs[queue.pop()!]!;
-    for (const i of output.imports) {
-      if (i.kind !== "import-statement" || i.external || seen.has(i.path)) continue;
-      seen.add(i.path);
-      queue.push(i.path);
-    }
-  }
-  return [...seen];
 }
 
 /**

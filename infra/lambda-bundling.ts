@@ -3,7 +3,7 @@
  * bundles with them at synth (`HarnessFunction`) and `bench/lambda-bundles.ts` measures with
  * them, so the bench measures exactly what deploys. Imports nothing but types and `env.ts`.
  */
-import type { BuildOptions } from "esbuild";
+import type { BuildOptions, Metafile } from "esbuild";
 import { AGENTS_ALIAS } from "./env.ts";
 
 /**
@@ -55,4 +55,21 @@ export function lambdaBuildOptions(input: LambdaBundleInput): BuildOptions & { m
     metafile: true,
     logLevel: "error",
   };
+}
+
+/**
+ * The output `entry` and every output it imports statically, transitively: what a cold start
+ * loads. Paths as the metafile has them (relative to esbuild's working directory).
+ */
+export function staticClosure(metafile: Metafile, entry: string): string[] {
+  const seen = new Set<string>([entry]);
+  const pending = [entry];
+  while (pending.length > 0) {
+    for (const i of metafile.outputs[pending.pop()!]?.imports ?? []) {
+      if (i.kind !== "import-statement" || i.external || seen.has(i.path)) continue;
+      seen.add(i.path);
+      pending.push(i.path);
+    }
+  }
+  return [...seen];
 }

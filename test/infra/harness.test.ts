@@ -11,8 +11,10 @@ import { FunctionUrlAuthType } from "aws-cdk-lib/aws-lambda";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import nag from "cdk-nag";
 import { describe, expect, it } from "vitest";
-import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../../infra/env.ts";
+import { build } from "esbuild";
+import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../infra/env.ts";
 import { Harness, type HarnessProps } from "../../infra/harness.ts";
+import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, staticClosure } from "../../infra/lambda-bundling.ts";
 import { HARNESS_TABLE } from "../../src/stores/dynamodb/table.ts";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -482,6 +484,49 @@ describe("Harness: cdk-nag AwsSolutions", () => {
   });
 });
 
+describe("Harness: agent names for the functions that run no agent", () => {
+  const envOf = (s: Synth, role: HarnessFunctionRole): Record<string, string> =>
+    functionResource(s, role).Properties.Environment.Variables;
+
+  it("gives http and sweeper the names discovered from the agents module, worker and dlq none", () => {
+    const s = synth();
+    expect(s.harness.agentNames).toEqual(["echo"]);
+    expect(NAMES_ONLY_ROLES).toEqual(["http", "sweeper"]);
+    for (const role of NAMES_ONLY_ROLES) expect(envOf(s, role)[HARNESS_ENV.agentNames], role).toBe("echo");
+    for (const role of ["worker", "dlq"] as const) expect(envOf(s, role)[HARNESS_ENV.agentNames], role).toBeUndefined();
+  });
+
+  it("takes agentNames as given, without importing the agents module", () => {
+    const s = synth({ agentsEntry: fixture("broken-agents.ts"), agentNames: ["writer", "planner"] });
+    expect(envOf(s, "http")[HARNESS_ENV.agentNames]).toBe("writer,planner");
+    expect(envOf(s, "sweeper")[HARNESS_ENV.agentNames]).toBe("writer,planner");
+  });
+
+  it("fails with a message asking for agentNames when the agents module cannot be imported", () => {
+    expect(() => synth({ agentsEntry: fixture("broken-agents.ts") })).toThrow(
+      /could not discover the agent names by importing .*broken-agents\.ts.*fixture agents module fails at import.*Pass them as the `agentNames` prop/,
+    );
+  });
+
+  it("refuses invalid agent names", () => {
+    expect(() => synth({ agentNames: [] })).toThrow(/agentNames: no agent names/);
+    expect(() => synth({ agentNames: ["a,b"] })).toThrow(/agentNames: invalid agent name "a,b"/);
+    expect(() => synth({ agentNames: ["a", "a"] })).toThrow(/agentNames: duplicate/);
+  });
+});
+
+describe("Harness: source maps", () => {
+  it("starts Node with --enable-source-maps by default, and not when sourceMaps is off", () => {
+    const on = synth();
+    const off = synth({ sourceMaps: false });
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      expect(functionResource(on, role).Properties.Environment.Variables.NODE_OPTIONS, role).toBe("--enable-source-maps");
+      expect(functionResource(off, role).Properties.Environment.Variables.NODE_OPTIONS, role).toBeUndefined();
+      expect(functionResource(on, role).Properties.Handler, role).toBe("index.handler");
+    }
+  });
+});
+
 describe("Harness: construction errors", () => {
   it("refuses a missing agents module", () => {
     expect(() => synth({ agentsEntry: fixture("no-such-agents.ts") })).toThrow(/agentsEntry/);
@@ -543,9 +588,86 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
     `synthesizes the basic example app (cdk.json) offline${missing.length > 0 ? ` — skipped: ${missing.join(", ")} not written yet` : ""}`,
     async () => {
       const { out, code, output } = await cdkSynth([]);
-      rmSync(out, { recursive: true, force: true });
-      expect(code, output).toBe(0);
+      try {
+        expect(code, output).toBe(0);
+        // What each deployed function's asset holds (the basic example's agents resolve provider
+        // models through resolveModel's dynamic imports).
+        const template = JSON.parse(readFileSync(join(out, "ResoluteHarnessBasic.template.json"), "utf8")) as {
+          Resources: Record<string, { Type: string; Properties: Record<string, any> }>;
+        };
+        const assetOf = (role: HarnessFunctionRole): string => {
+          const prefix = `Harness${role[0]!.toUpperCase()}${role.slice(1)}Function`;
+          const [fn] = Object.entries(template.Resources).filter(
+            ([id, r]) => r.Type === "AWS::Lambda::Function" && id.startsWith(prefix),
+          );
+          expect(fn, role).toBeDefined();
+          const key = fn![1].Properties.Code.S3Key as string;
+          return join(out, `asset.${key.replace(/\.zip$/, "")}`);
+        };
+        for (const role of HARNESS_FUNCTION_ROLES) {
+          const dir = assetOf(role);
+          const entry = readFileSync(join(dir, LAMBDA_ENTRY_FILE), "utf8");
+          for (const marker of PROVIDER_ONLY) expect(entry, `${role} entry: ${marker}`).not.toContain(marker);
+          const all = codeFiles(dir).map((f) => readFileSync(f, "utf8")).join("\n");
+          if (NAMES_ONLY_ROLES.includes(role)) {
+            // Names only: no provider SDK anywhere in the asset, and not the agents module either.
+            for (const marker of PROVIDER_ONLY) expect(all, `${role} asset: ${marker}`).not.toContain(marker);
+            expect(all, role).not.toContain("Use the clock tool when asked about the time");
+          } else {
+            // The agents module is in; each provider SDK is a chunk of its own, loaded on first use.
+            expect(all, role).toContain("Use the clock tool when asked about the time");
+            for (const marker of PROVIDER_ONLY) expect(all, `${role} asset: ${marker}`).toContain(marker);
+            expect(codeFiles(join(dir, "chunks")).length, role).toBeGreaterThan(10);
+          }
+        }
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
     },
     300_000,
   );
+
+  it("splits a provider SDK off into a chunk that loads on first use", async () => {
+    const outdir = mkdtempSync(join(tmpdir(), "harness-split-"));
+    try {
+      const result = await build(
+        lambdaBuildOptions({
+          entry: fixture("initialize-handler.mjs"),
+          agentsEntry: fixture("model-agents.ts"),
+          outdir,
+          sourceMap: true,
+        }),
+      );
+      const entry = Object.keys(result.metafile.outputs).find((p) => p.endsWith(`/${LAMBDA_ENTRY_FILE}`))!;
+      const coldStart = staticClosure(result.metafile, entry)
+        .map((p) => readFileSync(join(process.cwd(), p), "utf8"))
+        .join("\n");
+      expect(coldStart).not.toContain("anthropic-version");
+      expect(codeFiles(outdir).some((f) => readFileSync(f, "utf8").includes("anthropic-version"))).toBe(true);
+      // The bundle runs on Node 22 and loads the Anthropic chunk when the agent initializes.
+      const run = await execFileAsync(
+        join(node22, "node"),
+        [
+          "--enable-source-maps",
+          "--input-type=module",
+          "-e",
+          `const m = await import(${JSON.stringify(pathToFileURL(join(outdir, LAMBDA_ENTRY_FILE)).href)}); console.log(JSON.stringify(await m.handler()));`,
+        ],
+        { env: { PATH: process.env.PATH ?? "" } },
+      );
+      expect(JSON.parse(run.stdout)).toEqual({ provider: "anthropic", id: "claude-sonnet-4-5" });
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
+
+/** Strings only a provider SDK holds (Anthropic's API version header, Google's and OpenAI's hosts). */
+const PROVIDER_ONLY = ["anthropic-version", "generativelanguage.googleapis.com", "api.openai.com"];
+
+/** The JavaScript files under `dir`, recursively. */
+function codeFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(".mjs"))
+    .map((f) => join(dir, f));
+}
