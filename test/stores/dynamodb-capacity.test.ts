@@ -106,6 +106,7 @@ describe("consumed capacity", () => {
     expect(rows.find((r) => r[0] === "renewLease")?.[2], "a lease renewal rewrites one small item: 1 WCU").toBe(1);
     expect(rows.find((r) => r[0] === "claimSubmission")?.[2], "a claim: the state item + moving its index entry").toBe(3);
     expect(rows.find((r) => r[0] === "getSubmission")?.[1], "one strongly consistent Query of two small items").toBe(1);
+    expect(rows.find((r) => r[0].startsWith("reserveSettlement"))?.[2], "a reserve stays in the running bucket: no index write").toBe(1);
     const batchRow = rows.find((r) => r[0].startsWith("appendRecords: 3 deltas"))!;
     expect(batchRow[3], "a fenced append: the state check and one put, no transaction").toBe("GetItem×1 PutItem×1");
     expect(batchRow[2], "three ~1 KB deltas in one compressed item").toBe(1);

@@ -19,8 +19,9 @@ export function inputKey(id: string): Record<string, AttributeValue> {
   return { pk: S(submissionPk(id)), sk: S(INPUT_SK) };
 }
 
-/** Index bucket of a state: queued heads are `runnable`, queued non-heads `queued`. */
+/** Index bucket of a state: queued heads are `runnable`, queued non-heads `queued`, terminalizing `running`. */
 export function bucketOf(status: SubmissionStatus, isHead: boolean): StatusBucket {
+  if (status === "terminalizing") return "running";
   return status === "queued" && isHead ? "runnable" : status;
 }
 

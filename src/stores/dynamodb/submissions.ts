@@ -32,8 +32,8 @@ import { loadState, loadSubmission, toSubmission } from "./loader.ts";
 import { RetryStep, rerunOnRace } from "./retry.ts";
 import { admitOnce, getSessionItem, replay, settleOnce } from "./session-head.ts";
 import { type UpdateOutcome, updateState } from "./state-update.ts";
-import { inputFromItem, inputKey, newInputItem, statusPk, submissionFromItems } from "./submission-item.ts";
-import { waitSortKey } from "./table.ts";
+import { bucketOf, inputFromItem, inputKey, newInputItem, statusPk, submissionFromItems } from "./submission-item.ts";
+import { type StatusBucket, waitSortKey } from "./table.ts";
 
 export class DynamoSubmissions implements SubmissionStore {
   readonly #ctx: StoreContext;
@@ -72,7 +72,7 @@ export class DynamoSubmissions implements SubmissionStore {
   }
 
   async listByStatus(status: SubmissionStatus): Promise<Submission[]> {
-    const buckets = status === "queued" ? (["runnable", "queued"] as const) : ([status] as const);
+    const buckets: StatusBucket[] = status === "queued" ? ["runnable", "queued"] : [bucketOf(status, false)];
     const ids = (await Promise.all(buckets.map((b) => idsInBucket(this.#ctx, b)))).flat();
     return freshSubmissions(this.#ctx, ids, (s) => str(s, "status") === status);
   }
@@ -239,8 +239,7 @@ export class DynamoSubmissions implements SubmissionStore {
   ): Promise<void> {
     const e = new Expr()
       .set("status", S("terminalizing"))
-      .set("updatedAt", N(this.#ctx.clock.now()))
-      .set("byStatusPk", statusPk("terminalizing", submissionId));
+      .set("updatedAt", N(this.#ctx.clock.now()));
     let condition = this.#fence(e, attemptId);
     if (options?.requireDrainedInbox) {
       const pending = e.n("inboxPending");
