@@ -6,6 +6,8 @@
  * Context switches (`-c key=value`):
  * - `harness:stackName` (default `ResoluteHarnessBasic`)
  * - `harness:agentsEntry=path/to/agents.ts`  deploy other agents (default the basic example's)
+ * - `harness:agentNames=a,b`  the agents' names for the http and sweeper functions (default:
+ *   discovered by importing the agents module in a child Node process)
  * - `harness:destroy=true`   table, bucket and logs are deleted with the stack (default: retained)
  * - `harness:bedrock=true`   the worker may invoke Bedrock models
  * - `harness:apiGateway=true` a REST API (streaming) instead of the function URL
@@ -38,6 +40,9 @@ const harness = new Harness(stack, "Harness", {
   agentsEntry: app.node.tryGetContext("harness:agentsEntry")
     ? String(app.node.tryGetContext("harness:agentsEntry"))
     : fileURLToPath(new URL("../examples/basic/agents.ts", import.meta.url)),
+  agentNames: app.node.tryGetContext("harness:agentNames")
+    ? String(app.node.tryGetContext("harness:agentNames")).split(",").map((n) => n.trim())
+    : undefined,
   removalPolicy: flag("harness:destroy") ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
   bedrock: flag("harness:bedrock"),
   apiGateway: flag("harness:apiGateway"),
