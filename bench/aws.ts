@@ -17,6 +17,7 @@ import type { AgentTool, StreamFn } from "@earendil-works/pi-agent-core";
 import { startLocalCloud } from "../src/local/aws/local-cloud.ts";
 import { createRuntime, type Runtime } from "../src/runtime/runtime.ts";
 import { keylessModel, streamBlocks } from "../src/session/block-stream.ts";
+import { DEFAULT_FLUSH_POLICY } from "../src/session/delta-batcher.ts";
 import {
   countConsumedCapacity,
   createDynamoClient,
@@ -108,7 +109,7 @@ const lookup: AgentTool<any> = {
   execute: async () => ({ content: [{ type: "text", text: TOOL_RESULT }], details: {} }),
 };
 
-export async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: number; sweepMs: number }> {
+async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: number; sweepMs: number }> {
   const table = `bench-${process.pid}`;
   const bucket = `bench-${process.pid}-blobs`;
   const dynamo = createDynamoClient();
@@ -120,6 +121,9 @@ export async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCom
   const meter = await UnitMeter.attach(dynamo, probe, table);
   const store = meter.wrap(createDynamoStore({ tableName: table, bucketName: bucket, dynamo, s3 }));
   const plan = { delayMs: 0, turns: 1 };
+  // The Lambda default; mutated below for the HARNESS_FLUSH_INTERVAL_MS figure (each attempt's
+  // delta batcher reads this object).
+  const flushPolicy = { ...DEFAULT_FLUSH_POLICY };
   // As the Lambda wiring builds it (default lease and flush policy); no background sweeps.
   const runtime = createRuntime({
     agents: {
@@ -128,6 +132,7 @@ export async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCom
       },
     },
     store,
+    flushPolicy,
     sweepIntervalMs: 3_600_000,
   });
   let question = 0;
@@ -203,14 +208,20 @@ export async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCom
 
     // A model streaming at ~100 tokens/s: the 200 ms flush cuts the text into many small records.
     plan.delayMs = 40;
-    const pacedOne = await measureRuns(1, 1);
-    const pacedTwo = await measureRuns(2, 1);
-    const pacedTurn = pacedTwo.writes - pacedOne.writes;
-    note(
-      `  model streaming at ~400 B/s (16 B every 40 ms, ~100 tokens/s): ${pacedTurn.toFixed(1)} write units per assistant turn ` +
-        `(${((pacedTwo.byOperation.get("appendRecords")?.calls ?? 0) - (pacedOne.byOperation.get("appendRecords")?.calls ?? 0)).toFixed(0)} appends), ` +
-        `$${costPer1000(pacedTurn, pacedTwo.reads - pacedOne.reads).toFixed(4)} per 1,000 turns`,
-    );
+    for (const intervalMs of [DEFAULT_FLUSH_POLICY.intervalMs, 1000]) {
+      flushPolicy.intervalMs = intervalMs;
+      const pacedOne = await measureRuns(1, 1);
+      const pacedTwo = await measureRuns(2, 1);
+      const pacedTurn = pacedTwo.writes - pacedOne.writes;
+      const appends = (pacedTwo.byOperation.get("appendRecords")?.calls ?? 0) - (pacedOne.byOperation.get("appendRecords")?.calls ?? 0);
+      note(
+        `  model streaming at ~400 B/s (16 B every 40 ms, ~100 tokens/s), flush every ${intervalMs} ms` +
+          `${intervalMs === DEFAULT_FLUSH_POLICY.intervalMs ? " (default)" : " (HARNESS_FLUSH_INTERVAL_MS)"}: ` +
+          `${pacedTurn.toFixed(1)} write units per assistant turn (${appends} appends), ` +
+          `$${costPer1000(pacedTurn, pacedTwo.reads - pacedOne.reads).toFixed(4)} per 1,000 turns`,
+      );
+    }
+    flushPolicy.intervalMs = DEFAULT_FLUSH_POLICY.intervalMs;
 
     // One sweep of a table with nothing to do: what the sweeper costs every minute.
     const sweepMs: number[] = [];

@@ -1,5 +1,6 @@
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV } from "../infra/env.ts";
 import { DEFAULT_TURN_TIMEOUT_MS } from "../src/session/agent-setup.ts";
+import { DEFAULT_FLUSH_POLICY } from "../src/session/delta-batcher.ts";
 
 /**
  * Everything the handlers read from the environment. The `Harness` construct sets the
@@ -21,6 +22,13 @@ export interface LambdaSettings {
   yieldMarginMs: number;
   /** `HARNESS_STREAM_MAX_MS`, default 5 min: an SSE response ends itself after this long. */
   streamMaxMs: number;
+  /**
+   * Delta batching of the worker: a text delta record is written once `HARNESS_FLUSH_BYTES`
+   * (default 1024) are pending or the oldest pending fragment is `HARNESS_FLUSH_INTERVAL_MS`
+   * (default 200) old. Each flush is one DynamoDB write (usually 1 unit), so a longer interval
+   * makes a slowly streaming model cheaper and its live text chunkier (docs/adr/0009).
+   */
+  flushPolicy: { bytes: number; intervalMs: number };
   /** `HARNESS_STALE_QUEUED_MS`, default 60 s: the sweeper re-rings queued heads idle this long. */
   staleQueuedMs: number;
   /** `HARNESS_URL_AUTH`: `AWS_IAM`, `NONE` or `API_GATEWAY` (who authenticates callers). */
@@ -55,6 +63,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettin
     leaseMs: ms("HARNESS_LEASE_MS", 30_000),
     yieldMarginMs: ms("HARNESS_YIELD_MARGIN_MS", 60_000 + DEFAULT_TURN_TIMEOUT_MS),
     streamMaxMs: ms(HARNESS_ENV.streamMaxMs, 5 * 60_000),
+    flushPolicy: { bytes: ms("HARNESS_FLUSH_BYTES", DEFAULT_FLUSH_POLICY.bytes), intervalMs: ms("HARNESS_FLUSH_INTERVAL_MS", DEFAULT_FLUSH_POLICY.intervalMs) },
     staleQueuedMs: ms("HARNESS_STALE_QUEUED_MS", 60_000),
     urlAuth: env[HARNESS_ENV.urlAuth] || "AWS_IAM",
     bearerTokens: (env.HARNESS_BEARER_TOKEN ?? "").split(",").map((t) => t.trim()).filter(Boolean),

@@ -61,6 +61,7 @@ function build(given: HandlerAgents): Harness {
     store,
     queue,
     leaseMs: settings.leaseMs,
+    flushPolicy: settings.flushPolicy,
     observers: [telemetryObserver(logger, metrics)],
     onObserverError: (err) => logger.error("observer failed", { error: errorFields(err) }),
   });

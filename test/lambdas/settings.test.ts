@@ -1,0 +1,21 @@
+/** The handlers' settings from the environment: defaults, tuning knobs, and refusals that name the variable. */
+import { describe, expect, it } from "vitest";
+import { readSettings } from "../../lambdas/settings.ts";
+
+const base = { TABLE_NAME: "t", BUCKET_NAME: "b", QUEUE_URL: "https://sqs.local/q.fifo" };
+
+describe("readSettings", () => {
+  it("defaults the delta flush to the spec's 1 KB / 200 ms and takes the knobs when set", () => {
+    expect(readSettings(base).flushPolicy).toEqual({ bytes: 1024, intervalMs: 200 });
+    expect(readSettings({ ...base, HARNESS_FLUSH_INTERVAL_MS: "1000", HARNESS_FLUSH_BYTES: "4096" }).flushPolicy).toEqual({
+      bytes: 4096,
+      intervalMs: 1000,
+    });
+  });
+
+  it("refuses a malformed knob or a missing name, naming the variable", () => {
+    expect(() => readSettings({ ...base, HARNESS_FLUSH_INTERVAL_MS: "soon" })).toThrow(/HARNESS_FLUSH_INTERVAL_MS/);
+    expect(() => readSettings({ ...base, HARNESS_LEASE_MS: "-5" })).toThrow(/HARNESS_LEASE_MS/);
+    expect(() => readSettings({ TABLE_NAME: "t", BUCKET_NAME: "b" })).toThrow(/QUEUE_URL/);
+  });
+});
