@@ -338,7 +338,8 @@ function gatedPuts(): { dynamo: DynamoDBClient; paused: Promise<void>; open: () 
 }
 
 describe("the fence against a writer that passed its check just before losing the claim", () => {
-  it("a re-claim's takeover marker refuses the previous attempt's late append", async () => {
+  /** A running submission and a fenced append of it (another instance) paused after its state check. */
+  async function lateAppend() {
     const t = await setup();
     const sub = await t.claim(await t.admit());
     const conv = sub.conversationId;
@@ -346,6 +347,11 @@ describe("the fence against a writer that passed its check just before losing th
     const stale = createDynamoStore({ tableName: t.tableName, bucketName: BUCKET, dynamo: gated.dynamo, s3: clients.s3, clock: t.clock });
     const late = stale.appendRecords(conv, [t.draft(conv, "late")], { fence: { submissionId: sub.id, attemptId: sub.attemptId! } });
     await gated.paused; // its state check passed: it still owned the claim
+    return { t, sub, conv, gated, late };
+  }
+
+  it("a re-claim's takeover marker refuses the previous attempt's late append", async () => {
+    const { t, sub, conv, gated, late } = await lateAppend();
     // Meanwhile (another Lambda) the lease is reclaimed and the submission claimed again.
     await t.store.releaseSubmission({ submissionId: sub.id, attemptId: sub.attemptId! });
     const next = await t.claim(sub);
@@ -359,13 +365,7 @@ describe("the fence against a writer that passed its check just before losing th
   });
 
   it("a settlement record refuses a late append of the attempt it settled", async () => {
-    const t = await setup();
-    const sub = await t.claim(await t.admit());
-    const conv = sub.conversationId;
-    const gated = gatedPuts();
-    const stale = createDynamoStore({ tableName: t.tableName, bucketName: BUCKET, dynamo: gated.dynamo, s3: clients.s3, clock: t.clock });
-    const late = stale.appendRecords(conv, [t.draft(conv, "late")], { fence: { submissionId: sub.id, attemptId: sub.attemptId! } });
-    await gated.paused;
+    const { t, sub, conv, gated, late } = await lateAppend();
     const [settled] = await t.store.appendRecords(conv, [
       { kind: "submission_settled", conversationId: conv, session: "default", submissionId: sub.id, time: new Date(t.clock.now()).toISOString(), payload: { status: "failed", errorCode: "timeout_exceeded" } },
     ]);
