@@ -5,7 +5,7 @@ import { sessionKeyString, type Submission } from "../ports/submission.ts";
 import { agentBudgets, validateAgentSetup, type AgentSetup } from "../session/agent-setup.ts";
 import { formatDuration } from "../session/duration.ts";
 import { runInterceptors } from "../session/interceptors.ts";
-import { drive, type DriveOutcome } from "../session/drive.ts";
+import type { DriveOutcome } from "../session/drive.ts";
 import { transientBackoffMs } from "./backoff.ts";
 import { ABORT_ABANDON, ABORT_LEASE_LOST, ABORT_SHUTDOWN, type EngineContext } from "./engine-context.ts";
 import { settle } from "./settlement.ts";
@@ -133,6 +133,16 @@ export async function runAttempt(ctx: EngineContext, sub: Submission, options: A
   }
 }
 
+/**
+ * The session driver, with pi's agent loop and the JSON Schema validator behind it, loads on the
+ * first attempt (or when a runtime starts consuming work): a process that only admits, sweeps or
+ * settles (the serverless http and sweeper functions) never parses it, and with code splitting
+ * never even loads it (ADR 0010).
+ */
+export function loadSessionDriver(): Promise<typeof import("../session/drive.ts")> {
+  return import("../session/drive.ts");
+}
+
 async function driveIntercepted(
   ctx: EngineContext,
   sub: Submission,
@@ -143,6 +153,7 @@ async function driveIntercepted(
 ): Promise<DriveOutcome> {
   let outcome: DriveOutcome | undefined;
   try {
+    const { drive } = await loadSessionDriver();
     await runInterceptors(ctx.interceptors, { kind: "attempt", correlation }, async () => {
       outcome = await drive({
         store: ctx.store,

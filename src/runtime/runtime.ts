@@ -11,6 +11,7 @@ import {
   type EngineContext,
   type EnginePhase,
 } from "../engine/engine-context.ts";
+import { loadSessionDriver } from "../engine/attempt.ts";
 import { findSettledPayload } from "../engine/settlement.ts";
 import { sweep, type SweepReport } from "../engine/sweep.ts";
 import { handleDoorbell } from "../engine/worker.ts";
@@ -186,6 +187,8 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       if (state === "started") throw new Error("runtime already started");
       state = "started";
       if (!isConsumable(queue)) throw new Error("runtime.start: the queue is not consumable in this process");
+      // This process runs attempts: load the session driver now, not inside the first one.
+      await loadSessionDriver();
       queue.start(
         (doorbell) => runtime.deliver(doorbell),
         { concurrency: config.concurrency ?? 64 },
