@@ -452,8 +452,9 @@ export class Harness extends Construct {
 
   private grantTableData(grantee: IGrantable): void {
     // Item-level reads and conditional writes (transactions are authorized per contained
-    // action). No Scan, no BatchWriteItem (records are never batch-written, DESIGN §3.1), no
-    // table or backup administration.
+    // action). The store never deletes an item and uses no ConditionCheck (ADR 0009). No Scan,
+    // no BatchWriteItem (records are never batch-written, DESIGN §3.1), no table or backup
+    // administration.
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         sid: "HarnessTableData",
@@ -463,8 +464,6 @@ export class Harness extends Construct {
           "dynamodb:Query",
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem",
-          "dynamodb:ConditionCheckItem",
         ],
         resources: [
           this.table.tableArn,

@@ -327,6 +327,8 @@ describe("Harness: least privilege", () => {
         "dynamodb:CreateBackup",
         "dynamodb:Scan",
         "dynamodb:BatchWriteItem",
+        // The store never deletes an item (ADR 0009: appends only ever put).
+        "dynamodb:DeleteItem",
         "s3:DeleteBucket",
         "s3:PutBucketPolicy",
         "s3:DeleteObject",

@@ -4,6 +4,7 @@
  * head moves (admission, finalize, cancel of a queued or waiting one), one transaction with the
  * session item (`session-head.ts`). A refused condition comes back with the current item and is
  * mapped to the contract's error, unless it shows this call's own earlier try (`state-update.ts`).
+ * A re-claim also writes a takeover marker into the conversation's log (ADR 0009).
  */
 import { GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { ClaimLost, InboxNotDrained, SubmissionNotFound } from "../../errors.ts";
