@@ -376,6 +376,30 @@ describe("the fence against a writer that passed its check just before losing th
     await t.dispose();
   });
 
+  it("a cancel of a reclaimed (queued) submission refuses its old attempt's late append, so the next submission's log stays its own", async () => {
+    const t = await setup();
+    const k = t.key();
+    const a = await t.claim(await t.admit(k));
+    const b = await t.admit(k);
+    const conv = a.conversationId;
+    const gated = gatedPuts();
+    const stale = createDynamoStore({ tableName: t.tableName, bucketName: BUCKET, dynamo: gated.dynamo, s3: clients.s3, clock: t.clock });
+    const late = stale.appendRecords(conv, [t.draft(conv, "late")], { fence: { submissionId: a.id, attemptId: a.attemptId! } });
+    await gated.paused;
+    // The sweeper hands the expired lease back, the user cancels the queued submission (settled
+    // with no settlement record), and the next one is claimed for the first time and reads the log.
+    await t.store.releaseSubmission({ submissionId: a.id, attemptId: a.attemptId! });
+    expect(await t.store.cancelSubmission(a.id, "cancelled")).toEqual({ wasRunning: false });
+    const next = await t.claim(b);
+    const head = (await t.store.readRecords(conv, "")).at(-1)?.id ?? "";
+    gated.open();
+    await expect(late, "a settled submission's attempt appends nothing").rejects.toMatchObject({ code: "claim_lost" });
+    const [own] = await t.store.appendRecords(conv, [t.draft(conv, "b")], { fence: { submissionId: b.id, attemptId: next.attemptId! }, expectedHead: head });
+    expect((await t.store.readRecords(conv, "")).map((r) => r.id)).toEqual([own!.id]);
+    gated.dynamo.destroy();
+    await t.dispose();
+  });
+
   it("an append that wins the race before the takeover is kept, and the new owner reads it", async () => {
     const t = await setup();
     const sub = await t.claim(await t.admit());
@@ -407,6 +431,17 @@ describe("reading from inside a batch", () => {
       // A new store per read: no cache of batch ends, as a new Lambda container.
       expect((await t.sibling().readRecords(conv, all[i]!.id)).map((r) => r.id), `after record ${i}`).toEqual(all.slice(i + 1).map((r) => r.id));
       expect((await t.sibling().readRecords(conv, all[i]!.id, 1)).map((r) => r.id), `one after record ${i}`).toEqual(all.slice(i + 1, i + 2).map((r) => r.id));
+    }
+    await t.dispose();
+  });
+
+  it("an afterId above every record id (not a ULID) reads nothing instead of failing the Query", async () => {
+    const t = await setup();
+    const conv = (await t.admit()).conversationId;
+    await t.store.appendRecords(conv, [t.draft(conv, "a")]);
+    for (const after of ["~", "~~", "zz", "\u00e9", "\u{1F600}"]) {
+      expect(await t.sibling().readRecords(conv, after), `after ${JSON.stringify(after)}`).toEqual([]);
+      expect(await t.sibling().readRecords(conv, after, 1), `one after ${JSON.stringify(after)}`).toEqual([]);
     }
     await t.dispose();
   });

@@ -189,7 +189,8 @@ export class ConversationLog {
 
   /**
    * Writes a takeover marker raising the log to `epoch`: a re-claimed submission's new owner
-   * calls this before reading the log, so its predecessor's late appends are refused.
+   * calls this before reading the log, so its predecessor's late appends are refused (and a
+   * cancel, before it settles a submission claimed before, to retire its attempts).
    */
   markTakeover(conversationId: string, epoch: string): Promise<void> {
     return this.#appending.run(conversationId, async () => {
@@ -353,7 +354,9 @@ export class ConversationLog {
 
   async readRecords(conversationId: string, afterId = "", limit?: number): Promise<ConversationRecord[]> {
     const max = limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, Math.floor(limit));
-    if (max === 0) return [];
+    // Every batch key sorts below BATCH_KEY_END; an afterId above it (no id can be) would make
+    // the key range empty, which DynamoDB refuses as an invalid BETWEEN.
+    if (max === 0 || batchSk(afterId) > BATCH_KEY_END) return [];
     const out: ConversationRecord[] = [];
     const batches = this.#batchesFrom(conversationId, afterId === "" ? BATCH_PREFIX : batchSk(afterId), () => max - out.length);
     try {

@@ -21,6 +21,15 @@ export function claimEpoch(state: Item): string {
   return `${pad(reqNum(state, "seq"), SEQ_WIDTH)}:${pad(num(state, "claims") ?? 0, CLAIM_WIDTH)}`;
 }
 
+/**
+ * Above every claim the state item has had so far, below its next claim's epoch: a settlement
+ * without a record (a cancel) closes the attempts that existed when it read the state, and a
+ * claim that wins the race against it stays valid.
+ */
+export function retiredEpoch(state: Item): string {
+  return `${claimEpoch(state)}~`;
+}
+
 /** Above every claim of the submission whose state item this is. */
 export function closingEpoch(state: Item): string {
   return `${pad(reqNum(state, "seq"), SEQ_WIDTH)}:~`;

@@ -23,7 +23,7 @@ import type {
 } from "../../ports/submission.ts";
 import type { StoreContext } from "./context.ts";
 import type { ConversationLog } from "./conversation-log.ts";
-import { claimEpoch } from "./log-epoch.ts";
+import { claimEpoch, retiredEpoch } from "./log-epoch.ts";
 import { queryAll } from "./query.ts";
 import { Expr } from "./expression.ts";
 import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
@@ -220,6 +220,11 @@ export class DynamoSubmissions implements SubmissionStore {
       if (!state) throw new SubmissionNotFound(submissionId);
       const status = str(state, "status");
       if (status === "queued" || status === "waiting") {
+        // Settled without a settlement record: a submission claimed before may have an attempt
+        // that passed its fence check and is still appending (a lease handed back by the
+        // sweeper). Retire its claims in the log before the settlement lets the next
+        // submission run (ADR 0009), or that append could land after the next one read the log.
+        if ((num(state, "claims") ?? 0) > 0) await this.#log.markTakeover(reqStr(state, "conversationId"), retiredEpoch(state));
         await settleOnce(ctx, state, reason);
         return { wasRunning: false };
       }
