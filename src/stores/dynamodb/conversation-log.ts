@@ -306,7 +306,8 @@ export class ConversationLog {
     if (failedCondition(reasons, 1)) throw new ClaimLost(`submission ${fence.submissionId} is not running under attempt ${fence.attemptId}`);
     if (reasons.slice(2).some((r) => r.Code === "ConditionalCheckFailed")) throw new ExtrasRaced(w.conversationId);
     if (isTransientCancellation(reasons)) return "raced";
-    throw new ClaimLost(`append to ${w.conversationId} refused (${reasons.map((r) => r.Code).join(",")})`);
+    // Neither a lost race nor a refused condition (e.g. a ValidationError): a fault, not a lost claim.
+    throw new Error(`append to ${w.conversationId} refused (${reasons.map((r) => r.Code).join(",")})`);
   }
 
   /** The fenced claim's epoch, after checking that the submission runs under the attempt. */
