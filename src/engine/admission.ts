@@ -1,4 +1,5 @@
-import { UnknownAgent } from "../errors.ts";
+import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
+import { ClaimLost, UnknownAgent } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import { sessionKeyString, type SessionKey } from "../ports/submission.ts";
 import { DEFAULT_SESSION, validateDispatch, type DispatchRequest, type DispatchResult } from "./dispatch.ts";
@@ -20,15 +21,14 @@ export async function admit(ctx: EngineContext, request: DispatchRequest): Promi
   };
   const { conversation, created } = await ctx.store.ensureConversation({ id: newId(now), key, createdAt: now });
   if (created) {
-    await ctx.store.appendRecords(conversation.id, [
-      {
-        kind: "conversation_created",
-        conversationId: conversation.id,
-        session: key.session,
-        time: iso(now),
-        payload: { agent: key.agent, instance: key.instance, session: key.session },
-      },
-    ]);
+    // Only as the log's first record. Should this append fail, a retried dispatch finds the
+    // conversation already created; the first attempt then writes the record (drive.ts).
+    try {
+      await ctx.store.appendRecords(conversation.id, [conversationCreatedDraft(conversation.id, key, iso(now))], { expectedHead: "" });
+    } catch (err) {
+      // A worker of a concurrent dispatch to this new session wrote it first.
+      if (!(err instanceof ClaimLost)) throw err;
+    }
   }
   const submissionId = request.dispatchId || newId(now);
   const stored = await ctx.store.admitSubmission({

@@ -21,6 +21,7 @@ import {
   type SimpleStreamOptions,
   type TranscriptContext,
 } from "@earendil-works/pi-ai";
+import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
 import { danglingToolCalls, danglingToolOutcome } from "../conversation/dangling.ts";
 import { newId } from "../conversation/ids.ts";
 import { projectPath } from "./projection.ts";
@@ -240,6 +241,9 @@ class SubmissionDrive {
       else if (r.kind === "assistant_message_started") this.#turn++;
     }
     if (!hasInput) drafts.push(this.#inputDraft());
+    // An empty log lacks its first record (the admission's append of it failed): write it
+    // first. The append is conditional on the empty head, so it is never written twice.
+    if (records.length === 0) drafts.unshift(conversationCreatedDraft(sub.conversationId, sub.sessionKey, this.#time()));
     if (drafts.length > 0) path = path.concat(await this.#append(drafts));
     if (dangling.length > 0) {
       this.#ctx.observe({

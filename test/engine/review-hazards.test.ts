@@ -89,3 +89,43 @@ describe("review: a released submission is rung again (not left to the sweep)", 
     await h.runtime.close();
   });
 });
+
+describe("review: every conversation starts with conversation_created", () => {
+  it("a retried dispatch whose first try failed to write it gets it from the first attempt, once", async () => {
+    const { definition } = scriptedAgent([[{ text: "hello" }]]);
+    const clock = new ManualClock();
+    const base = createMemoryStore({ clock });
+    let failures = 1;
+    const store = overriding(base, {
+      appendRecords: async (conversationId, drafts, options) => {
+        if (drafts[0]?.kind === "conversation_created" && drafts.length === 1 && failures-- > 0) throw new Error("store unavailable");
+        return base.appendRecords(conversationId, drafts, options);
+      },
+    });
+    const h = await startHarness({ agents: { assistant: definition }, clock, store });
+    const request = { agent: "assistant", instance: "w", dispatchId: "d-1", message: user("go") };
+    await expect(h.runtime.dispatch(request), "the first try fails after creating the conversation").rejects.toThrow("store unavailable");
+    const { submissionId, conversationId } = await h.runtime.dispatch(request);
+    expect((await h.runtime.wait(submissionId)).status).toBe("succeeded");
+    const records = await allRecords(h.store, conversationId);
+    expect(records[0]?.kind, "the log's first record").toBe("conversation_created");
+    expect(records[0]?.payload).toEqual({ agent: "assistant", instance: "w", session: "default" });
+    expect(records.filter((r) => r.kind === "conversation_created")).toHaveLength(1);
+    expect(records.map((r) => r.kind).slice(1, 2)).toEqual(["user_message"]);
+    await h.runtime.close();
+  });
+
+  it("a conversation created normally has it once, written by the admission", async () => {
+    const { definition } = scriptedAgent([[{ text: "one" }], [{ text: "two" }]]);
+    const h = await startHarness({ agents: { assistant: definition } });
+    for (const body of ["a", "b"]) {
+      const { submissionId } = await h.runtime.dispatch({ agent: "assistant", instance: "w", message: user(body) });
+      expect((await h.runtime.wait(submissionId)).status).toBe("succeeded");
+    }
+    const conversation = await h.runtime.conversation({ agent: "assistant", instance: "w", session: "default" });
+    const records = await allRecords(h.store, conversation.id);
+    expect(records.filter((r) => r.kind === "conversation_created").map((r) => r.id)).toEqual([records[0]!.id]);
+    expect(records[0]!.submissionId, "written by the admission, not an attempt").toBeUndefined();
+    await h.runtime.close();
+  });
+});

@@ -1,3 +1,4 @@
+import { conversationCreatedDraft } from "../../src/conversation/conversation-created.ts";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { HarnessEvent, Interceptor } from "../../src/ports/observer.ts";
@@ -20,10 +21,16 @@ export class Harness {
   /** The current claim (the row as the claim returned it). */
   claimed: Submission | undefined;
   #attempt = 0;
+  #createdId = "";
 
   async admit(input: DispatchMessage, id = "sub-1"): Promise<void> {
-    const { conversation } = await this.store.ensureConversation({ id: "conv-1", key: KEY, createdAt: this.clock.now() });
+    const { conversation, created } = await this.store.ensureConversation({ id: "conv-1", key: KEY, createdAt: this.clock.now() });
     this.conversationId = conversation.id;
+    if (created) {
+      // As admission does: the log's first record (a drive writes it only when it is missing).
+      const time = new Date(this.clock.now()).toISOString();
+      [{ id: this.#createdId }] = await this.store.appendRecords(conversation.id, [conversationCreatedDraft(conversation.id, KEY, time)]);
+    }
     await this.store.admitSubmission({ id, conversationId: conversation.id, sessionKey: KEY, input, createdAt: this.clock.now() });
     this.submissionId = id;
   }
@@ -63,8 +70,9 @@ export class Harness {
     });
   }
 
+  /** What the drives wrote: the log after its first record (which `admit` wrote, as admission does). */
   records(): Promise<ConversationRecord[]> {
-    return this.store.readRecords(this.conversationId);
+    return this.store.readRecords(this.conversationId, this.#createdId);
   }
 }
 
