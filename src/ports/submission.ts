@@ -67,6 +67,23 @@ export interface Submission {
   cancelRequested: boolean;
 }
 
+/**
+ * A run is in flight from its claim to its settlement: running, waiting, or queued again after
+ * a claim (a retry or continuation), terminalizing excluded. Only then does `enqueueInbox`
+ * accept a steer or follow-up for it.
+ */
+export function isRunInFlight(sub: Submission): boolean {
+  switch (sub.status) {
+    case "running":
+    case "waiting":
+      return true;
+    case "queued":
+      return sub.attemptCount > 0 || sub.pendingResume;
+    default:
+      return false;
+  }
+}
+
 /** What admission hands the store; the store fills the lifecycle fields. */
 export interface NewSubmission {
   id: string;

@@ -4,7 +4,6 @@
  * are stored once whoever wrote them. Objects are written before any item that references
  * them, and never rewritten, so a reader that finds a reference always finds the bytes.
  */
-import { createHash } from "node:crypto";
 import {
   CreateBucketCommand,
   GetObjectCommand,
@@ -12,15 +11,11 @@ import {
   PutObjectCommand,
   type S3Client,
 } from "@aws-sdk/client-s3";
+import { contentDigest } from "../../conversation/content-digest.ts";
 import type { AttachmentRef } from "../../conversation/records.ts";
 import { AttachmentNotFound } from "../../errors.ts";
 
 const DIGEST = /^sha256:([0-9a-f]{64})$/;
-
-/** `sha256:<hex>` over the raw bytes (the attachment digest scheme). */
-export function sha256Digest(data: Uint8Array | string): string {
-  return `sha256:${createHash("sha256").update(data).digest("hex")}`;
-}
 
 export class BlobStore {
   readonly #s3: S3Client;
@@ -33,7 +28,7 @@ export class BlobStore {
 
   /** Stores `data` under its digest; identical bytes keep their first media type. */
   async put(mediaType: string, data: Uint8Array): Promise<AttachmentRef> {
-    const digest = sha256Digest(data);
+    const digest = contentDigest(data);
     const existing = await this.#head(digest);
     if (existing) return existing;
     await this.#s3.send(

@@ -5,7 +5,7 @@
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import type { DispatchMessage, NewSubmission, Submission, SubmissionStatus } from "../../ports/submission.ts";
-import { sha256Digest } from "./blob-store.ts";
+import { contentDigest } from "../../conversation/content-digest.ts";
 import type { StoreContext } from "./context.ts";
 import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
 import { INPUT_SK, STATE_SK, submissionPk } from "./keys.ts";
@@ -122,7 +122,7 @@ export async function inputFromItem(ctx: StoreContext, item: Item): Promise<Disp
 
 /** Digest of the canonical JSON of an input: key order and absent fields do not matter. */
 export function inputDigest(input: DispatchMessage): string {
-  return sha256Digest(canonicalJson(input));
+  return contentDigest(canonicalJson(input));
 }
 
 /** JSON with object keys sorted at every depth (undefined members dropped, as JSON does). */

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { contentDigest } from "../../conversation/content-digest.ts";
 import { nextRecordIds } from "../../conversation/ids.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft } from "../../conversation/records.ts";
 import {
@@ -25,6 +25,7 @@ import {
   type SubmissionRelease,
   type SubmissionStatus,
   type SubmissionWait,
+  isRunInFlight,
   sessionKeyString,
 } from "../../ports/submission.ts";
 import { frozenCopy } from "./frozen-copy.ts";
@@ -284,7 +285,7 @@ export class MemoryStore implements Store {
   // ---- AttachmentStore ----------------------------------------------------------------------
 
   async putAttachment(mediaType: string, data: Uint8Array): Promise<AttachmentRef> {
-    const digest = `sha256:${createHash("sha256").update(data).digest("hex")}`;
+    const digest = contentDigest(data);
     const existing = this.#attachments.get(digest);
     if (existing) return { ...existing.ref };
     const ref = Object.freeze({ digest, mediaType, size: data.byteLength });
@@ -302,7 +303,7 @@ export class MemoryStore implements Store {
 
   async enqueueInbox(key: SessionKey, message: InboxMessage): Promise<{ submissionId: string }> {
     const head = this.#sessions.get(sessionId(key))?.[0];
-    if (!head || !runInFlight(head.sub)) throw new NoRunInFlight(sessionKeyString(key));
+    if (!head || !isRunInFlight(head.sub)) throw new NoRunInFlight(sessionKeyString(key));
     head.inbox.push({ kind: message.kind, body: message.body });
     return { submissionId: head.sub.id };
   }
@@ -419,15 +420,6 @@ function clearLease(sub: Submission): void {
   delete sub.attemptId;
   delete sub.ownerId;
   delete sub.leaseExpiresAt;
-}
-
-/** From the claim to the settlement: running, waiting, or queued again after a claim. */
-function runInFlight(sub: Submission): boolean {
-  return (
-    sub.status === "running" ||
-    sub.status === "waiting" ||
-    (sub.status === "queued" && (sub.attemptCount > 0 || sub.pendingResume))
-  );
 }
 
 function inAdmissionOrder(rows: Iterable<Row>): Row[] {

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { DatabaseSync } from "node:sqlite";
+import { contentDigest } from "../../conversation/content-digest.ts";
 import { nextRecordIds } from "../../conversation/ids.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft } from "../../conversation/records.ts";
 import {
@@ -26,6 +26,7 @@ import {
   type SubmissionRelease,
   type SubmissionStatus,
   type SubmissionWait,
+  isRunInFlight,
   sessionKeyString,
 } from "../../ports/submission.ts";
 import { SqliteStoreBusy, isSqliteBusy, isUniqueViolation } from "./busy.ts";
@@ -332,7 +333,7 @@ export class SqliteStore implements Store {
   // ---- attachments ----
 
   async putAttachment(mediaType: string, data: Uint8Array): Promise<AttachmentRef> {
-    const digest = `sha256:${createHash("sha256").update(data).digest("hex")}`;
+    const digest = contentDigest(data);
     return this.#write(() => {
       this.#sql.insertAttachment.run(digest, mediaType, data.byteLength, data);
       // Identical bytes keep the first ref (its media type), so every put of them agrees with get.
@@ -352,7 +353,7 @@ export class SqliteStore implements Store {
     return this.#write(() => {
       const row = this.#sql.headOfSession.get(sessionKeyColumn(key));
       const head = row ? submissionFromRow(row) : undefined;
-      if (!head || !runInFlight(head)) throw new NoRunInFlight(sessionKeyString(key));
+      if (!head || !isRunInFlight(head)) throw new NoRunInFlight(sessionKeyString(key));
       this.#sql.insertInbox.run(head.id, message.kind, message.body, this.#clock.now());
       return { submissionId: head.id };
     });
@@ -467,19 +468,6 @@ export class SqliteStore implements Store {
       key: sessionKeyFromColumn(row.session_key as string),
       createdAt: row.created_at as number,
     };
-  }
-}
-
-/** A run is in flight from its claim to its settlement (DESIGN §3.1), terminalizing excluded. */
-function runInFlight(head: Submission): boolean {
-  switch (head.status) {
-    case "running":
-    case "waiting":
-      return true;
-    case "queued":
-      return head.attemptCount > 0 || head.pendingResume;
-    default:
-      return false;
   }
 }
 
