@@ -43,6 +43,15 @@ export function zeroUsage(): Usage {
   };
 }
 
+/** An assistant message of `model` with no content yet (a stream's start, or a failure before any). */
+export function emptyAssistantMessage(
+  model: Model<Api>,
+  timestamp: number,
+  stopReason: AssistantMessage["stopReason"],
+): AssistantMessage {
+  return { role: "assistant", content: [], api: model.api, provider: model.provider, model: model.id, usage: zeroUsage(), stopReason, timestamp };
+}
+
 /** A keyless model descriptor (no provider behind it: the stream function is the model). */
 export function keylessModel(id: string, provider: string): Model<Api> {
   return {
@@ -82,16 +91,7 @@ export function streamBlocks(
   const now = options.now ?? Date.now;
   const size = Math.max(1, options.chunkSize ?? 4);
   const signal = options.signal;
-  const msg: AssistantMessage = {
-    role: "assistant",
-    content: [],
-    api: model.api,
-    provider: model.provider,
-    model: model.id,
-    usage: zeroUsage(),
-    stopReason: "pending",
-    timestamp: now(),
-  };
+  const msg = emptyAssistantMessage(model, now(), "pending");
   const pause = (): Promise<void> =>
     options.delayMs ? new Promise((r) => setTimeout(r, options.delayMs)) : Promise.resolve();
   const end = (reason: "error" | "aborted", errorMessage: string): void => {

@@ -33,7 +33,7 @@ import type { Correlation, HarnessEvent, Interceptor, Operation } from "../ports
 import type { Store } from "../ports/store.ts";
 import type { InboxKind, Submission } from "../ports/submission.ts";
 import { agentBudgets, type AgentBudgets, type AgentSetup } from "./agent-setup.ts";
-import { zeroUsage } from "./block-stream.ts";
+import { emptyAssistantMessage } from "./block-stream.ts";
 import { DeltaBatcher, type DeltaBatch, type FlushPolicy } from "./delta-batcher.ts";
 import { formatDuration } from "./duration.ts";
 import { runInterceptors } from "./interceptors.ts";
@@ -794,23 +794,11 @@ class SubmissionDrive {
       );
     });
   }
-
-
 }
 
 /** An assistant message that failed before any content. */
 function errorMessageOf(model: Model<Api>, now: number, errorMessage: string, reason: "error" | "aborted" = "error"): AssistantMessage {
-  return {
-    role: "assistant",
-    content: [],
-    api: model.api,
-    provider: model.provider,
-    model: model.id,
-    usage: zeroUsage(),
-    stopReason: reason,
-    errorMessage,
-    timestamp: now,
-  };
+  return { ...emptyAssistantMessage(model, now, reason), errorMessage };
 }
 
 /** Ends a response from outside (timeout, abort); a no-op once it has ended. */
