@@ -74,6 +74,12 @@ export interface AppendPlan {
   expectedHead?: string;
   fence?: { submissionId: string; attemptId: string };
   /**
+   * The fenced claim's epoch, from a state item the caller has just read and checked (a drain):
+   * spares the append its own state read. Only with `fenceUpdate`, whose transaction re-checks
+   * the fence atomically.
+   */
+  fenceEpoch?: string;
+  /**
    * Makes the append a transaction with an update of the fenced state item (under the fence
    * condition) and `extraItems`: for writes that must commit together with the records.
    */
@@ -199,7 +205,8 @@ export class ConversationLog {
   }
 
   async #append(plan: AppendPlan): Promise<ConversationRecord[]> {
-    const fenceEpoch = plan.fence ? await this.#fenceEpoch(plan.fence) : undefined;
+    let fenceEpoch: string | undefined;
+    if (plan.fence) fenceEpoch = plan.fenceUpdate && plan.fenceEpoch !== undefined ? plan.fenceEpoch : await this.#fenceEpoch(plan.fence);
     if (plan.drafts.length === 0) {
       if (plan.expectedHead !== undefined && (await this.readHead(plan.conversationId)) !== plan.expectedHead) {
         throw new ClaimLost(`conversation ${plan.conversationId} head is not ${plan.expectedHead || "empty"}`);

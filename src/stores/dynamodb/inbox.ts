@@ -18,6 +18,7 @@ import { Expr } from "./expression.ts";
 import { type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
 import { INBOX_PREFIX, inboxSk, submissionPk } from "./keys.ts";
 import { loadState } from "./loader.ts";
+import { claimEpoch } from "./log-epoch.ts";
 import { RetryStep, rerunOnRace } from "./retry.ts";
 import { getSessionItem } from "./session-head.ts";
 import { stateKey } from "./submission-item.ts";
@@ -122,6 +123,7 @@ export class Inbox {
           drafts,
           expectedHead: delivered.length === 0 ? request.expectedHead : undefined,
           fence: { submissionId: request.submissionId, attemptId: request.attemptId },
+          fenceEpoch: claimEpoch(state),
           extraPerRecord: 1,
           onChunk: (records) => delivered.push(...records),
           fenceUpdate: (chunk) => {
