@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { App, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
@@ -610,7 +610,12 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
           const dir = assetOf(role);
           const entry = readFileSync(join(dir, LAMBDA_ENTRY_FILE), "utf8");
           for (const marker of PROVIDER_ONLY) expect(entry, `${role} entry: ${marker}`).not.toContain(marker);
+          // The session driver (pi's agent loop, ajv) is a lazy chunk: no cold start parses it.
+          const coldStart = staticImportClosure(dir).map((f) => readFileSync(f, "utf8")).join("\n");
+          // (booleans: a failure must not print a megabyte of minified code)
+          for (const marker of DRIVER_ONLY) expect(coldStart.includes(marker), `${role} cold start holds ${marker}`).toBe(false);
           const all = codeFiles(dir).map((f) => readFileSync(f, "utf8")).join("\n");
+          if (role === "worker") for (const marker of DRIVER_ONLY) expect(all.includes(marker), `${role} asset holds ${marker}`).toBe(true);
           if (NAMES_ONLY_ROLES.includes(role)) {
             // Names only: no provider SDK anywhere in the asset, and not the agents module either.
             for (const marker of PROVIDER_ONLY) expect(all, `${role} asset: ${marker}`).not.toContain(marker);
@@ -666,6 +671,25 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
 
 /** Strings only a provider SDK holds (Anthropic's API version header, Google's and OpenAI's hosts). */
 const PROVIDER_ONLY = ["anthropic-version", "generativelanguage.googleapis.com", "api.openai.com"];
+
+/** Strings only the session driver and its JSON Schema validator hold (drive.ts, ajv). */
+const DRIVER_ONLY = ["dangling_tool_call_reconciled", "must be equal to one of the allowed values"];
+
+/** The entry file of an asset and every file it imports statically, transitively: what a cold start parses. */
+function staticImportClosure(dir: string): string[] {
+  const seen = new Set<string>();
+  const pending = [join(dir, LAMBDA_ENTRY_FILE)];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    // Minified ESM: `import{a as b}from"./chunks/x.mjs"` or `import"./chunks/x.mjs"` (not `import(`).
+    for (const m of readFileSync(file, "utf8").matchAll(/(?:^|[;}\n])import\s*(?:[\w$*{}\s,]+?from\s*)?["'](\.{1,2}\/[^"']+\.mjs)["']/g)) {
+      pending.push(join(dirname(file), m[1]!));
+    }
+  }
+  return [...seen];
+}
 
 /** The JavaScript files under `dir`, recursively. */
 function codeFiles(dir: string): string[] {
