@@ -2,6 +2,7 @@ import type { StreamFn } from "@earendil-works/pi-agent-core";
 import { contentText, type Api, type Message, type Model } from "@earendil-works/pi-ai";
 import { keylessModel, streamBlocks, type StreamBlock } from "./block-stream.ts";
 import { CLOCK_TOOL_NAME } from "./clock-tool.ts";
+import { PREVIOUS_SUMMARY_CLOSE, PREVIOUS_SUMMARY_OPEN, SUMMARY_TRANSCRIPT_CLOSE, SUMMARY_TRANSCRIPT_OPEN } from "./summarizer.ts";
 
 export interface LocalModelOptions {
   /** Pause between deltas in ms, so a demo streams visibly (default 0). */
@@ -21,7 +22,10 @@ export interface LocalModelOptions {
  * The deterministic keyless model used by tests and the quickstart. It echoes the last user
  * message as `You said: <text>`, streamed in small deltas. When that message mentions "time" it
  * first calls the `clock` tool, then answers `The time is <result>.` Tool call ids derive from
- * the transcript position, so a recovered run asks for the same call.
+ * the transcript position, so a recovered run asks for the same call. Asked for a summary (by
+ * the harness's compaction), it answers deterministically with the previous summary's lines
+ * followed by one shortened line per line of the transcript, so compactions work keyless and
+ * repeated ones visibly build on each other.
  */
 export function localModel(options: LocalModelOptions = {}): { model: Model<Api>; streamFn: StreamFn } {
   const model = keylessModel("local-echo", "local");
@@ -53,6 +57,7 @@ function answer(messages: readonly Message[]): StreamBlock[] {
   if (userIndex < 0) return [{ type: "text", text: "Hello! Send me a message." }];
   const user = messages[userIndex] as Extract<Message, { role: "user" }>;
   const text = typeof user.content === "string" ? user.content : contentText(user.content);
+  if (text.includes(SUMMARY_TRANSCRIPT_OPEN)) return [{ type: "text", text: localSummary(text) }];
   if (/time/i.test(text)) {
     const result = messages
       .slice(userIndex + 1)
@@ -65,4 +70,26 @@ function answer(messages: readonly Message[]): StreamBlock[] {
     }
   }
   return [{ type: "text", text: `You said: ${text}` }];
+}
+
+/** Characters of each transcript line the local summary keeps. */
+const SUMMARY_LINE_CHARS = 80;
+
+/** The keyless summary: the previous summary's lines, then one shortened line per transcript line. */
+function localSummary(request: string): string {
+  const previous = between(request, PREVIOUS_SUMMARY_OPEN, PREVIOUS_SUMMARY_CLOSE);
+  const transcript = between(request, SUMMARY_TRANSCRIPT_OPEN, SUMMARY_TRANSCRIPT_CLOSE) ?? "";
+  const lines = previous === undefined ? [] : previous.split("\n").filter((l) => l.trim() !== "");
+  for (const line of transcript.split("\n")) {
+    if (line.trim() === "") continue;
+    lines.push(`- ${line.length > SUMMARY_LINE_CHARS ? `${line.slice(0, SUMMARY_LINE_CHARS)}…` : line}`);
+  }
+  return lines.join("\n");
+}
+
+function between(text: string, open: string, close: string): string | undefined {
+  const start = text.indexOf(open);
+  const end = text.indexOf(close, start + open.length);
+  if (start < 0 || end < 0) return undefined;
+  return text.slice(start + open.length, end).trim();
 }
