@@ -47,7 +47,7 @@ describe("summarize", () => {
   it("is incremental: the previous summary is handed in and the local model keeps it", async () => {
     const { model, streamFn } = localModel();
     const first = await summarize({ model, streamFn, summarized: history(2) });
-    const second = await summarize({ model, streamFn, previousSummary: first.summary, summarized: history(1).map((r) => ({ ...r, payload: { ...r.payload } })) });
+    const second = await summarize({ model, streamFn, previousSummary: first.summary, summarized: history(1) });
     expect(second.summary.startsWith(first.summary)).toBe(true);
     expect(second.summary.length).toBeGreaterThan(first.summary.length);
   });
