@@ -83,10 +83,15 @@ export interface AssistantMessageCompletedPayload {
 
 export interface CompactionPayload {
   summary: string;
+  /** The first record kept verbatim; the reducer re-parents it onto this summary. */
   firstKeptEntryId?: string;
+  /** The summarized span as indices into the projected messages (system message not counted): `[startIdx, endIdx)`. */
   startIdx: number;
   endIdx: number;
+  /** The summarizer's usage (pi-ai `Usage`), when the provider reported one. */
   usage?: unknown;
+  /** Why it ran: before a turn that would pass the threshold, after a context overflow, or asked for. */
+  reason?: "threshold" | "overflow" | "manual";
 }
 
 export type SettledStatus = "succeeded" | "failed";
@@ -98,13 +103,37 @@ export type SettledErrorCode =
   | "timeout_exceeded"
   | "settlement_indeterminate"
   | "result_schema_invalid"
-  | "cancelled_by_parent";
+  | "cancelled"
+  | "cancelled_by_parent"
+  | "context_overflow";
+
+/** Tokens a submission consumed, summed over its turns in every attempt and its compactions. */
+export interface SettledUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+}
+
+/** What those tokens cost in USD, from the model catalog's prices. */
+export interface SettledCost {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  total: number;
+}
 
 export interface SettledPayload {
   status: SettledStatus;
   error?: string;
   errorCode?: SettledErrorCode;
   result?: unknown;
+  /** Absent on settlements made without running the submission (a cancel while queued, say). */
+  usage?: SettledUsage;
+  /** Present when the model has prices. */
+  cost?: SettledCost;
 }
 
 export interface TaskSpawnedPayload {
