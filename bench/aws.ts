@@ -17,7 +17,7 @@ import type { AgentTool, StreamFn } from "@earendil-works/pi-agent-core";
 import { startLocalCloud } from "../src/local/aws/local-cloud.ts";
 import { createRuntime, type Runtime } from "../src/runtime/runtime.ts";
 import { keylessModel, streamBlocks } from "../src/session/block-stream.ts";
-import { DEFAULT_FLUSH_POLICY } from "../src/session/delta-batcher.ts";
+import { RUNTIME_DEFAULTS } from "../src/runtime/defaults.ts";
 import {
   countConsumedCapacity,
   createDynamoClient,
@@ -123,7 +123,7 @@ async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: 
   const plan = { delayMs: 0, turns: 1 };
   // The Lambda default; mutated below for the HARNESS_FLUSH_INTERVAL_MS figure (each attempt's
   // delta batcher reads this object).
-  const flushPolicy = { ...DEFAULT_FLUSH_POLICY };
+  const flushPolicy = { ...RUNTIME_DEFAULTS.flushPolicy };
   // As the Lambda wiring builds it (default lease and flush policy); no background sweeps.
   const runtime = createRuntime({
     agents: {
@@ -208,7 +208,7 @@ async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: 
 
     // A model streaming at ~100 tokens/s: the 200 ms flush cuts the text into many small records.
     plan.delayMs = 40;
-    for (const intervalMs of [DEFAULT_FLUSH_POLICY.intervalMs, 1000]) {
+    for (const intervalMs of [RUNTIME_DEFAULTS.flushPolicy.intervalMs, 1000]) {
       flushPolicy.intervalMs = intervalMs;
       const pacedOne = await measureRuns(1, 1);
       const pacedTwo = await measureRuns(2, 1);
@@ -216,12 +216,12 @@ async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: 
       const appends = (pacedTwo.byOperation.get("appendRecords")?.calls ?? 0) - (pacedOne.byOperation.get("appendRecords")?.calls ?? 0);
       note(
         `  model streaming at ~400 B/s (16 B every 40 ms, ~100 tokens/s), flush every ${intervalMs} ms` +
-          `${intervalMs === DEFAULT_FLUSH_POLICY.intervalMs ? " (default)" : " (HARNESS_FLUSH_INTERVAL_MS)"}: ` +
+          `${intervalMs === RUNTIME_DEFAULTS.flushPolicy.intervalMs ? " (default)" : " (HARNESS_FLUSH_INTERVAL_MS)"}: ` +
           `${pacedTurn.toFixed(1)} write units per assistant turn (${appends} appends), ` +
           `$${costPer1000(pacedTurn, pacedTwo.reads - pacedOne.reads).toFixed(4)} per 1,000 turns`,
       );
     }
-    flushPolicy.intervalMs = DEFAULT_FLUSH_POLICY.intervalMs;
+    flushPolicy.intervalMs = RUNTIME_DEFAULTS.flushPolicy.intervalMs;
 
     // One sweep of a table with nothing to do: what the sweeper costs every minute.
     const sweepMs: number[] = [];

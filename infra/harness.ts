@@ -22,6 +22,7 @@ import type { ITopic } from "aws-cdk-lib/aws-sns";
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { AuthorizationType } from "aws-cdk-lib/aws-apigateway";
 import { Construct } from "constructs";
+import { STREAM_MAX_MS } from "../src/runtime/defaults.ts";
 import { checkAgentNames, discoverAgentNames } from "./agent-names.ts";
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "./env.ts";
 import { HarnessApi, type HarnessApiGatewayOptions } from "./harness-api.ts";
@@ -146,7 +147,7 @@ export interface HarnessProps {
    * How long the http function keeps one SSE response open before ending it itself (clients
    * reconnect with Last-Event-ID). A client that disconnects does not stop the invocation, so
    * this also bounds what an abandoned stream costs.
-   * @default Duration.minutes(5)
+   * @default Duration.minutes(5) (`STREAM_MAX_MS.serverless`)
    */
   readonly streamMaxDuration?: Duration;
   /**
@@ -254,7 +255,7 @@ export class Harness extends Construct {
     super(scope, id);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     const workerTimeout = props.workerTimeout ?? Duration.minutes(15);
-    const streamMax = props.streamMaxDuration ?? Duration.minutes(5);
+    const streamMax = props.streamMaxDuration ?? Duration.millis(STREAM_MAX_MS.serverless);
     const httpTimeout = props.httpTimeout ?? streamMax.plus(Duration.minutes(1));
     const visibility = props.queueVisibilityTimeout ?? workerTimeout.plus(Duration.minutes(1));
     const dlqTimeout = props.dlqHandlerTimeout ?? Duration.minutes(1);

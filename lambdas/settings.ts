@@ -1,6 +1,6 @@
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV } from "../infra/env.ts";
+import { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "../src/runtime/defaults.ts";
 import { DEFAULT_TURN_TIMEOUT_MS } from "../src/session/agent-setup.ts";
-import { DEFAULT_FLUSH_POLICY } from "../src/session/delta-batcher.ts";
 
 /**
  * Everything the handlers read from the environment. The `Harness` construct sets the
@@ -20,7 +20,10 @@ export interface LambdaSettings {
    * agents' `turnTimeoutMs` / `toolTimeoutMs`.
    */
   yieldMarginMs: number;
-  /** `HARNESS_STREAM_MAX_MS`, default 5 min: an SSE response ends itself after this long. */
+  /**
+   * `HARNESS_STREAM_MAX_MS`, default `STREAM_MAX_MS.serverless` (5 min): an SSE response ends
+   * itself after this long (the construct always sets it, below the http function's timeout).
+   */
   streamMaxMs: number;
   /**
    * Delta batching of the worker: a text delta record is written once `HARNESS_FLUSH_BYTES`
@@ -60,10 +63,13 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettin
     tableName: required(HARNESS_ENV.tableName),
     bucketName: required(HARNESS_ENV.bucketName),
     queueUrl: required(HARNESS_ENV.queueUrl),
-    leaseMs: ms("HARNESS_LEASE_MS", 30_000),
+    leaseMs: ms("HARNESS_LEASE_MS", RUNTIME_DEFAULTS.leaseMs),
     yieldMarginMs: ms("HARNESS_YIELD_MARGIN_MS", 60_000 + DEFAULT_TURN_TIMEOUT_MS),
-    streamMaxMs: ms(HARNESS_ENV.streamMaxMs, 5 * 60_000),
-    flushPolicy: { bytes: ms("HARNESS_FLUSH_BYTES", DEFAULT_FLUSH_POLICY.bytes), intervalMs: ms("HARNESS_FLUSH_INTERVAL_MS", DEFAULT_FLUSH_POLICY.intervalMs) },
+    streamMaxMs: ms(HARNESS_ENV.streamMaxMs, STREAM_MAX_MS.serverless),
+    flushPolicy: {
+      bytes: ms("HARNESS_FLUSH_BYTES", RUNTIME_DEFAULTS.flushPolicy.bytes),
+      intervalMs: ms("HARNESS_FLUSH_INTERVAL_MS", RUNTIME_DEFAULTS.flushPolicy.intervalMs),
+    },
     staleQueuedMs: ms("HARNESS_STALE_QUEUED_MS", 60_000),
     urlAuth: env[HARNESS_ENV.urlAuth] || "AWS_IAM",
     bearerTokens: (env.HARNESS_BEARER_TOKEN ?? "").split(",").map((t) => t.trim()).filter(Boolean),

@@ -16,6 +16,7 @@ export type HarnessErrorCode =
   | "unknown_agent"
   | "agent_not_loaded"
   | "invalid_dispatch"
+  | "invalid_request"
   | "runtime_closed"
   | "session_busy";
 
@@ -105,6 +106,17 @@ export class AgentNotLoaded extends HarnessError {
 export class InvalidDispatch extends HarnessError {
   constructor(message: string) {
     super("invalid_dispatch", message);
+  }
+}
+
+/**
+ * A request the runtime refuses before doing anything: a malformed agent name, instance id,
+ * session, dispatch id or record offset, or a steer / follow-up without a valid body. Nothing
+ * was stored. (A message that breaks admission's rules is {@link InvalidDispatch}.)
+ */
+export class InvalidRequest extends HarnessError {
+  constructor(message: string) {
+    super("invalid_request", message);
   }
 }
 

@@ -18,9 +18,17 @@ export type * from "./ports/queue.ts";
 export type * from "./ports/observer.ts";
 export type { AgentDefinition, InitializeContext } from "./engine/agent-definition.ts";
 export { namesOnlyAgents } from "./engine/names-only-agents.ts";
-export type { DispatchRequest, DispatchResult } from "./engine/dispatch.ts";
-export { ID_RULES, MAX_BODY_BYTES, DEFAULT_SESSION } from "./engine/dispatch.ts";
-export { createRuntime, type Runtime, type RuntimeConfig, type SteerRequest } from "./runtime/runtime.ts";
+export type { DispatchResult } from "./engine/admission.ts";
+export {
+  ID_RULES,
+  MAX_BODY_BYTES,
+  DEFAULT_SESSION,
+  type DispatchRequest,
+  type SessionAddress,
+  type SteerRequest,
+} from "./runtime/requests.ts";
+export { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "./runtime/defaults.ts";
+export { createRuntime, type Runtime, type RuntimeConfig } from "./runtime/runtime.ts";
 export { InProcessQueue } from "./queues/inprocess/inprocess-queue.ts";
 export * from "./session/agent-setup.ts";
 export { localModel } from "./session/local-model.ts";

@@ -25,6 +25,7 @@ import { join, resolve } from "node:path";
 import { closeOnSignals, serve } from "../../src/local/server.ts";
 import type { HarnessEvent, Interceptor } from "../../src/ports/observer.ts";
 import { sessionKeyString } from "../../src/ports/submission.ts";
+import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
 import { resolveModel } from "../../src/session/models.ts";
 import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
@@ -58,7 +59,8 @@ const runtime = createRuntime({
   agents,
   store,
   leaseMs,
-  sweepIntervalMs: Math.min(5_000, Math.max(250, Math.floor(leaseMs / 2))),
+  // Sweep often enough that a crashed run resumes about one lease after the crash.
+  sweepIntervalMs: Math.min(RUNTIME_DEFAULTS.sweepIntervalMs, Math.max(250, Math.floor(leaseMs / 2))),
   // Embedded writes are cheap: make every delta durable (and visible to streams) at once.
   flushPolicy: { bytes: 0, intervalMs: 0 },
   observers: [loggingObserver],

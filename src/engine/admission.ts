@@ -1,24 +1,33 @@
 import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
-import { ClaimLost, UnknownAgent } from "../errors.ts";
+import { ClaimLost } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
-import { sessionKeyString, type SessionKey } from "../ports/submission.ts";
-import { DEFAULT_SESSION, validateDispatch, type DispatchRequest, type DispatchResult } from "./dispatch.ts";
+import { sessionKeyString, type DispatchMessage, type SessionKey } from "../ports/submission.ts";
 import { iso, type EngineContext } from "./engine-context.ts";
 
+/** One message to admit, already checked by the runtime's request rules (`runtime/requests.ts`). */
+export interface Admission {
+  key: SessionKey;
+  /** Idempotency key; absent → a fresh ULID (opts out of idempotent replay). */
+  dispatchId?: string;
+  message: DispatchMessage;
+}
+
+/** Admission's answer, once the submission is durable. */
+export interface DispatchResult {
+  submissionId: string;
+  conversationId: string;
+  /** True when this dispatch id was already admitted with the same payload. */
+  replayed: boolean;
+}
+
 /**
- * Admission: validate, make the submission durable, ring the doorbell. Idempotent by dispatch
- * id: a replay returns the stored ids and rings again, so a dispatch whose first doorbell was
- * lost (queue unreachable after the store write) is recovered by simply retrying it.
+ * Admission: make the submission durable, ring the doorbell. Idempotent by dispatch id: a
+ * replay returns the stored ids and rings again, so a dispatch whose first doorbell was lost
+ * (queue unreachable after the store write) is recovered by simply retrying it.
  */
-export async function admit(ctx: EngineContext, request: DispatchRequest): Promise<DispatchResult> {
-  if (!ctx.definitions.has(request.agent)) throw new UnknownAgent(request.agent);
-  validateDispatch(request);
+export async function admit(ctx: EngineContext, request: Admission): Promise<DispatchResult> {
   const now = ctx.clock.now();
-  const key: SessionKey = {
-    agent: request.agent,
-    instance: request.instance,
-    session: request.session || DEFAULT_SESSION,
-  };
+  const key = request.key;
   const { conversation, created } = await ctx.store.ensureConversation({ id: newId(now), key, createdAt: now });
   if (created) {
     // Only as the log's first record. Should this append fail, a retried dispatch finds the

@@ -9,7 +9,7 @@ import type { AgentDefinition } from "./agent-definition.ts";
  * run all the same, `initialize` throws {@link AgentNotLoaded}.
  *
  * @param names the agent names, as the agents module exports them; each must satisfy
- *   `ID_RULES.agent` (`createRuntime` checks).
+ *   `ID_RULES.agent` (`createRuntime` checks, see `runtime/requests.ts`).
  */
 export function namesOnlyAgents(names: Iterable<string>): Record<string, AgentDefinition> {
   const agents: Record<string, AgentDefinition> = {};

@@ -1,10 +1,9 @@
-import { InvalidDispatch, RuntimeClosed, UnknownAgent } from "../errors.ts";
+import { RuntimeClosed } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
-import { admit } from "../engine/admission.ts";
+import { admit, type DispatchResult } from "../engine/admission.ts";
 import { handleDeadLetter, type DeadLetterOutcome } from "../engine/dead-letter.ts";
 import type { AgentDefinition } from "../engine/agent-definition.ts";
-import { DEFAULT_SESSION, ID_RULES, MAX_BODY_BYTES, type DispatchRequest, type DispatchResult } from "../engine/dispatch.ts";
 import {
   ABORT_ABANDON,
   ABORT_SHUTDOWN,
@@ -19,9 +18,20 @@ import { systemClock, type Clock } from "../ports/clock.ts";
 import type { HarnessEvent, Interceptor, Observer } from "../ports/observer.ts";
 import type { ConsumableQueue, DeliveryOutcome, Doorbell, WorkQueue } from "../ports/queue.ts";
 import type { Store } from "../ports/store.ts";
-import type { Conversation, InboxKind, SessionKey, Submission } from "../ports/submission.ts";
+import type { Conversation, InboxKind, Submission } from "../ports/submission.ts";
 import { InProcessQueue } from "../queues/inprocess/inprocess-queue.ts";
 import { AppendNotifier } from "./append-notifier.ts";
+import { RUNTIME_DEFAULTS } from "./defaults.ts";
+import {
+  checkAgentNames,
+  checkDispatch,
+  checkInject,
+  checkRecordOffset,
+  sessionKeyOf,
+  type DispatchRequest,
+  type SessionAddress,
+  type SteerRequest,
+} from "./requests.ts";
 
 /** Configuration of an embedded runtime. Only `agents` and `store` are required. */
 export interface RuntimeConfig {
@@ -37,7 +47,7 @@ export interface RuntimeConfig {
   clock?: Clock;
   /** Secrets and settings for initializers; default: `process.env`. */
   env?: (name: string) => string;
-  /** Lease per attempt (heartbeat at a third). Default 30 s. */
+  /** Lease per attempt (heartbeat at a third). Default {@link RUNTIME_DEFAULTS}`.leaseMs` (30 s). */
   leaseMs?: number;
   /** Transient-backoff base. Default 250 ms. */
   claimIntervalMs?: number;
@@ -56,15 +66,12 @@ export interface RuntimeConfig {
   faults?: (phase: EnginePhase, submissionId: string) => void | Promise<void>;
 }
 
-/** A steer or follow-up for a session's in-flight run. */
-export interface SteerRequest {
-  agent: string;
-  instance: string;
-  session?: string;
-  body: string;
-}
-
-/** The in-process API; the HTTP transport is a thin layer over it. */
+/**
+ * The in-process API; the HTTP transport is a thin layer over it. Every method that takes a
+ * request checks it against the request rules (`requests.ts`): a malformed id is
+ * `InvalidRequest`, an unknown agent `UnknownAgent`, a message that breaks admission's rules
+ * `InvalidDispatch`; nothing is stored for a refused request.
+ */
 export interface Runtime {
   /** Starts consuming work and the periodic sweep (which first recovers what a crash left). */
   start(): Promise<void>;
@@ -81,12 +88,17 @@ export interface Runtime {
   steer(request: SteerRequest): Promise<void>;
   /** Delivers a user message when the live run would otherwise stop, in the same submission. */
   followUp(request: SteerRequest): Promise<void>;
-  /** The log strictly after `afterId` — the same replay SSE serves. */
+  /** The log strictly after `afterId` (a record id, or "" for all) — the same replay SSE serves. */
   records(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]>;
   /** The conversation of a session (`ConversationNotFound` when none). */
-  conversation(key: SessionKey): Promise<Conversation>;
-  /** True while the session has an unsettled submission (queued, running, waiting, settling). */
-  sessionBusy(key: SessionKey): Promise<boolean>;
+  conversation(address: SessionAddress): Promise<Conversation>;
+  /**
+   * True while the session has work that will append to its log: an unsettled session head that
+   * is not waiting on subagents. A stream that has read everything up to a moment when the
+   * session was not live has read every record the session will have until its next dispatch:
+   * that is when an SSE stream ends (DESIGN §3.1). One store read.
+   */
+  sessionLive(address: SessionAddress): Promise<boolean>;
   /** Wakes `listener` after each append to the conversation in this process. */
   onAppend(conversationId: string, listener: () => void): () => void;
   /**
@@ -102,8 +114,6 @@ export interface Runtime {
   /** Runs one sweep now (also runs on a timer once started). */
   sweep(options?: { staleQueuedMs?: number }): Promise<SweepReport>;
   hasAgent(name: string): boolean;
-  /** The runtime's store (with append notifications). */
-  readonly store: Store;
 }
 
 const WAIT_POLL_MS = 250;
@@ -112,9 +122,12 @@ const CLOSE_DRAIN_MS = 10_000;
 /** Builds a runtime; it is inert until `start`. */
 export function createRuntime(config: RuntimeConfig): Runtime {
   const names = Object.keys(config.agents ?? {});
-  if (names.length === 0) throw new Error("createRuntime: at least one agent is required");
+  try {
+    checkAgentNames(names);
+  } catch (err) {
+    throw new Error(`createRuntime: ${(err as Error).message}`);
+  }
   for (const name of names) {
-    if (!ID_RULES.agent.test(name)) throw new Error(`createRuntime: invalid agent name ${JSON.stringify(name)}`);
     if (typeof config.agents[name]?.initialize !== "function") {
       throw new Error(`createRuntime: agent ${name} has no initialize function`);
     }
@@ -153,9 +166,9 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     ownerId: newId(clock.now()),
     definitions: new Map(Object.entries(config.agents)),
     env: config.env ?? ((name) => process.env[name] ?? ""),
-    leaseMs: config.leaseMs ?? 30_000,
-    claimIntervalMs: config.claimIntervalMs ?? 250,
-    flushPolicy: config.flushPolicy ?? { bytes: 1024, intervalMs: 200 },
+    leaseMs: config.leaseMs ?? RUNTIME_DEFAULTS.leaseMs,
+    claimIntervalMs: config.claimIntervalMs ?? RUNTIME_DEFAULTS.claimIntervalMs,
+    flushPolicy: config.flushPolicy ?? RUNTIME_DEFAULTS.flushPolicy,
     observe,
     interceptors: [...(config.interceptors ?? [])],
     onSettled: (submissionId, payload) => {
@@ -165,23 +178,18 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       for (const resolve of set) resolve(payload);
     },
     faults: config.faults,
-    settlementGraceMs: config.leaseMs ?? 30_000,
+    settlementGraceMs: config.leaseMs ?? RUNTIME_DEFAULTS.leaseMs,
   };
-  const sweepIntervalMs = config.sweepIntervalMs ?? 5_000;
+  const sweepIntervalMs = config.sweepIntervalMs ?? RUNTIME_DEFAULTS.sweepIntervalMs;
+  const knows = (name: string) => ctx.definitions.has(name);
 
   const steerLike = async (kind: InboxKind, request: SteerRequest) => {
     if (state === "closed") throw new RuntimeClosed();
-    if (!ctx.definitions.has(request.agent)) throw new UnknownAgent(request.agent);
-    if (typeof request.body !== "string" || request.body === "") throw new InvalidDispatch("body is required");
-    if (Buffer.byteLength(request.body, "utf8") > MAX_BODY_BYTES) {
-      throw new InvalidDispatch(`body exceeds ${MAX_BODY_BYTES} bytes`);
-    }
-    const key = { agent: request.agent, instance: request.instance, session: request.session || DEFAULT_SESSION };
-    await store.enqueueInbox(key, { kind, body: request.body });
+    const { key, body } = checkInject(request, knows);
+    await store.enqueueInbox(key, { kind, body });
   };
 
   const runtime: Runtime = {
-    store,
     async start() {
       if (state === "closed") throw new RuntimeClosed();
       if (state === "started") throw new Error("runtime already started");
@@ -191,7 +199,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       await loadSessionDriver();
       queue.start(
         (doorbell) => runtime.deliver(doorbell),
-        { concurrency: config.concurrency ?? 64 },
+        { concurrency: config.concurrency ?? RUNTIME_DEFAULTS.concurrency },
       );
       // Recover what a previous process left: its doorbells died with it.
       await sweep(ctx, { staleQueuedMs: 0 });
@@ -237,7 +245,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
 
     async dispatch(request) {
       if (state === "closed") throw new RuntimeClosed();
-      return admit(ctx, request);
+      return admit(ctx, checkDispatch(request, knows));
     },
 
     async wait(submissionId, options = {}) {
@@ -286,10 +294,11 @@ export function createRuntime(config: RuntimeConfig): Runtime {
 
     steer: (request) => steerLike("steer", request),
     followUp: (request) => steerLike("followUp", request),
-    records: (conversationId, afterId, limit) => store.readRecords(conversationId, afterId ?? "", limit),
-    conversation: (key) => store.getConversation(key),
-    async sessionBusy(key) {
-      return (await store.getSessionHead(key)) !== undefined;
+    records: async (conversationId, afterId, limit) => store.readRecords(conversationId, checkRecordOffset(afterId), limit),
+    conversation: async (address) => store.getConversation(sessionKeyOf(address, knows)),
+    async sessionLive(address) {
+      const head = await store.getSessionHead(sessionKeyOf(address, knows));
+      return head !== undefined && head.status !== "waiting";
     },
     onAppend: (conversationId, listener) => notifier.subscribe(conversationId, listener),
     async deliver(doorbell, options = {}) {
@@ -303,7 +312,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       return handleDeadLetter(ctx, doorbell);
     },
     sweep: (options = {}) => sweep(ctx, { staleQueuedMs: options.staleQueuedMs ?? 0 }),
-    hasAgent: (name) => ctx.definitions.has(name),
+    hasAgent: knows,
   };
   return runtime;
 }

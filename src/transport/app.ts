@@ -1,13 +1,11 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { streamSSE } from "hono/streaming";
-import { UnknownAgent } from "../errors.ts";
-import { DEFAULT_SESSION, ID_RULES } from "../engine/dispatch.ts";
-import type { SessionKey } from "../ports/submission.ts";
+import { STREAM_MAX_MS } from "../runtime/defaults.ts";
 import type { Runtime } from "../runtime/runtime.ts";
-import { errorResponse, RequestError, toErrorResponse } from "./http-errors.ts";
+import { errorResponse, toErrorResponse } from "./http-errors.ts";
 import { firstPage, tailRecords } from "./record-stream.ts";
-import { checkId, parseDispatchBody, parseInjectBody, readJsonObject } from "./request-body.ts";
+import { parseDispatchBody, parseInjectBody, readJsonObject } from "./request-body.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
 export interface AppOptions {
@@ -46,15 +44,12 @@ export interface AppOptions {
 export const APP_DEFAULTS = {
   maxBodyBytes: 1024 * 1024,
   maxWaitMs: 60_000,
-  maxStreamMs: 15 * 60_000,
+  maxStreamMs: STREAM_MAX_MS.embedded,
   keepAliveMs: 15_000,
   pollMs: 250,
   maxPollMs: 1_000,
   retryMs: 1_000,
 } as const;
-
-/** Record ids are ULIDs (Crockford base32, 26 characters). */
-const RECORD_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /**
  * The harness's HTTP surface over a runtime, as one Hono app: it runs on `@hono/node-server`
@@ -67,7 +62,8 @@ const RECORD_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
  * - `POST /agents/:name/:id/steer` and `/followup` inject a message into the in-flight run
  * - `GET /healthz` answers `ok`
  *
- * Every error is JSON `{error, code}`.
+ * Every error is JSON `{error, code}`. The app only decodes requests: ids, names and messages are
+ * checked by the runtime, which answers with typed errors that map to statuses here.
  */
 export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   const opts = { ...APP_DEFAULTS, ...definedOnly(options) };
@@ -103,12 +99,10 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   );
 
   app.post("/agents/:name/:id", async (c) => {
-    const { agent, instance } = pathIds(c);
     const json = await readJsonObject(c);
     const body = parseDispatchBody(json);
     const admitted = await runtime.dispatch({
-      agent,
-      instance,
+      ...pathIds(c),
       session: body.session,
       dispatchId: body.dispatchId,
       message: body.message,
@@ -133,9 +127,8 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   });
 
   const inject = (kind: "steer" | "followUp") => async (c: Context) => {
-    const { agent, instance } = pathIds(c);
     const body = parseInjectBody(await readJsonObject(c));
-    const request = { agent, instance, session: body.session, body: body.body };
+    const request = { ...pathIds(c), session: body.session, body: body.body };
     await (kind === "steer" ? runtime.steer(request) : runtime.followUp(request));
     return c.json({ status: "injected" }, 200);
   };
@@ -143,15 +136,9 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   app.post("/agents/:name/:id/followup", inject("followUp"));
 
   app.get("/agents/:name/:id", async (c) => {
-    const { agent, instance } = pathIds(c);
-    const session = c.req.query("session") || DEFAULT_SESSION;
-    checkId("session", session, ID_RULES.session);
+    const conversation = await runtime.conversation({ ...pathIds(c), session: c.req.query("session") });
+    const key = conversation.key;
     const afterId = c.req.header("Last-Event-ID") || c.req.query("lastEventId") || "";
-    if (afterId !== "" && !RECORD_ID.test(afterId)) {
-      throw new RequestError(400, "invalid_request", `invalid Last-Event-ID ${JSON.stringify(afterId)}: expected a record id`);
-    }
-    const key: SessionKey = { agent, instance, session };
-    const conversation = await runtime.conversation(key);
     const first = await firstPage(runtime, key, conversation.id, afterId);
     // Nothing to send and nothing coming: 204 makes a browser EventSource stop reconnecting.
     if (first.records.length === 0 && !first.live) return c.body(null, 204);
@@ -168,14 +155,11 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
 
   return app;
 
-  function pathIds(c: Context): { agent: string; instance: string } {
-    const agent = c.req.param("name") ?? "";
-    const instance = c.req.param("id") ?? "";
-    checkId("agent name", agent, ID_RULES.agent);
-    checkId("instance id", instance, ID_RULES.instance);
-    if (!runtime.hasAgent(agent)) throw new UnknownAgent(agent);
-    return { agent, instance };
-  }
+}
+
+/** The agent and instance of the path, unchecked (the runtime checks them). */
+function pathIds(c: Context): { agent: string; instance: string } {
+  return { agent: c.req.param("name") ?? "", instance: c.req.param("id") ?? "" };
 }
 
 function isTrue(value: string | undefined): boolean {

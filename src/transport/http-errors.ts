@@ -32,6 +32,7 @@ export class RequestError extends Error {
 /** HTTP status of each runtime error code; a code missing here is a 500. */
 const STATUS_BY_CODE: Partial<Record<HarnessErrorCode, ContentfulStatusCode>> = {
   invalid_dispatch: 400,
+  invalid_request: 400,
   attachment_not_found: 400,
   unknown_agent: 404,
   conversation_not_found: 404,

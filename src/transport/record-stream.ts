@@ -15,16 +15,6 @@ export interface StreamTiming {
 /** Records read per store query while replaying. */
 export const STREAM_PAGE = 256;
 
-/**
- * True while the session has work that will append to its log: an unsettled head that is not
- * parked waiting on children (DESIGN §3.1: a stream on a session that is idle or waiting on
- * children, and caught up, ends).
- */
-export async function sessionStreaming(runtime: Runtime, key: SessionKey): Promise<boolean> {
-  const head = await runtime.store.getSessionHead(key);
-  return head !== undefined && head.status !== "waiting";
-}
-
 /** The first page after `afterId` and whether the session is live, read in the order the tail needs. */
 export async function firstPage(
   runtime: Runtime,
@@ -34,7 +24,7 @@ export async function firstPage(
 ): Promise<{ records: ConversationRecord[]; live: boolean }> {
   // Liveness first: if the session was idle then, every record it will ever have (until the next
   // dispatch) is already in the log, so an empty read after it means caught up.
-  const live = await sessionStreaming(runtime, key);
+  const live = await runtime.sessionLive(key);
   const records = await runtime.records(conversationId, afterId, STREAM_PAGE);
   return { records, live };
 }

@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import type { AttachmentRef } from "../conversation/records.ts";
-import { ID_RULES } from "../engine/dispatch.ts";
 import type { DispatchMessage, SignalMeta } from "../ports/submission.ts";
 import { RequestError } from "./http-errors.ts";
 
@@ -11,7 +10,7 @@ export interface DispatchBody {
   dispatchId?: string;
 }
 
-/** What `POST …/steer` and `…/followup` carry. */
+/** What `POST …/steer` and `…/followup` carry (the runtime checks that `body` is non-empty). */
 export interface InjectBody {
   body: string;
   session?: string;
@@ -61,25 +60,12 @@ export function parseDispatchBody(json: Json): DispatchBody {
   return out;
 }
 
-/** Shapes a steer / follow-up body: a non-empty `body` string and an optional session. */
+/** Shapes a steer / follow-up body: a `body` string and an optional session. */
 export function parseInjectBody(json: Json): InjectBody {
-  if (typeof json.body !== "string" || json.body === "") {
-    throw new RequestError(400, "invalid_request", "body is required");
-  }
-  const out: InjectBody = { body: json.body };
+  const out: InjectBody = { body: optionalString(json, "body") ?? "" };
   const session = optionalString(json, "session");
-  if (session !== undefined && session !== "") {
-    checkId("session", session, ID_RULES.session);
-    out.session = session;
-  }
+  if (session !== undefined) out.session = session;
   return out;
-}
-
-/** Throws a 400 unless `value` matches `rule`. Nothing is stored for a refused id. */
-export function checkId(what: string, value: string, rule: RegExp): void {
-  if (!rule.test(value)) {
-    throw new RequestError(400, "invalid_request", `invalid ${what} ${JSON.stringify(value)}: must match ${rule.source}`);
-  }
 }
 
 function optional(json: Json, field: string): unknown {

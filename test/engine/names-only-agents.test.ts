@@ -30,7 +30,8 @@ describe("namesOnlyAgents", () => {
 
   it("lets a runtime admit work for known agents and refuse unknown ones, without running any", async () => {
     const queue = recordingQueue();
-    const runtime = createRuntime({ agents: namesOnlyAgents(["assistant"]), store: createMemoryStore(), queue });
+    const store = createMemoryStore();
+    const runtime = createRuntime({ agents: namesOnlyAgents(["assistant"]), store, queue });
     try {
       expect(runtime.hasAgent("assistant")).toBe(true);
       expect(runtime.hasAgent("other")).toBe(false);
@@ -40,7 +41,7 @@ describe("namesOnlyAgents", () => {
       await expect(
         runtime.dispatch({ agent: "other", instance: "w1", message: { kind: "user", body: "hi" } }),
       ).rejects.toMatchObject({ code: "unknown_agent" });
-      expect((await runtime.store.getSubmission(admitted.submissionId)).status).toBe("queued");
+      expect((await store.getSubmission(admitted.submissionId)).status).toBe("queued");
       // The sweep needs no agent either.
       await expect(runtime.sweep()).resolves.toMatchObject({ reclaimed: 0 });
     } finally {

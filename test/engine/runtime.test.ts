@@ -58,8 +58,10 @@ describe("runtime: dispatch → drive → settle", () => {
     const h = await startHarness({ agents: { assistant: definition } });
     const bad: Array<[unknown, string]> = [
       [{ agent: "nobody", instance: "w", message: user("x") }, "unknown_agent"],
-      [{ agent: "assistant", instance: "", message: user("x") }, "invalid_dispatch"],
-      [{ agent: "assistant", instance: "w/x", message: user("x") }, "invalid_dispatch"],
+      [{ agent: "assistant", instance: "", message: user("x") }, "invalid_request"],
+      [{ agent: "assistant", instance: "w/x", message: user("x") }, "invalid_request"],
+      [{ agent: "assistant", instance: "w", session: "a b", message: user("x") }, "invalid_request"],
+      [{ agent: "assistant", instance: "w", dispatchId: "a/b", message: user("x") }, "invalid_request"],
       [{ agent: "assistant", instance: "w", message: { kind: "user", body: "" } }, "invalid_dispatch"],
       [{ agent: "assistant", instance: "w", message: { kind: "shout", body: "x" } }, "invalid_dispatch"],
       [{ agent: "assistant", instance: "w", message: { kind: "signal", body: "x" } }, "invalid_dispatch"],

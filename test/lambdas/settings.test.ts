@@ -1,6 +1,7 @@
 /** The handlers' settings from the environment: defaults, tuning knobs, and refusals that name the variable. */
 import { describe, expect, it } from "vitest";
 import { readSettings } from "../../lambdas/settings.ts";
+import { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "../../src/runtime/defaults.ts";
 
 const base = { TABLE_NAME: "t", BUCKET_NAME: "b", QUEUE_URL: "https://sqs.local/q.fifo" };
 
@@ -11,6 +12,13 @@ describe("readSettings", () => {
       bytes: 4096,
       intervalMs: 1000,
     });
+  });
+
+  it("falls back to the runtime's defaults, and to the serverless stream maximum", () => {
+    const settings = readSettings(base);
+    expect(settings.leaseMs).toBe(RUNTIME_DEFAULTS.leaseMs);
+    expect(settings.flushPolicy).toEqual(RUNTIME_DEFAULTS.flushPolicy);
+    expect(settings.streamMaxMs).toBe(STREAM_MAX_MS.serverless);
   });
 
   it("refuses a malformed knob or a missing name, naming the variable", () => {

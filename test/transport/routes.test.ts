@@ -137,7 +137,14 @@ describe("POST /agents/:name/:id", () => {
     await expectError(
       await post(`/agents/assistant/${i}`, { kind: "user", body: "x", session: "bad session" }),
       400,
-      "invalid_dispatch",
+      "invalid_request",
+      /invalid session/,
+    );
+    await expectError(
+      await post(`/agents/assistant/${i}`, { kind: "user", body: "x", dispatchId: "a/b" }),
+      400,
+      "invalid_request",
+      /invalid dispatch id/,
     );
     await expect(h.runtime.conversation({ agent: "assistant", instance: i, session: "default" })).rejects.toMatchObject({
       code: "conversation_not_found",
@@ -264,7 +271,7 @@ describe("bearerAuth", () => {
       const stream = await app.request("/agents/assistant/a");
       expect(stream.status).toBe(401);
       expect((await app.request("/healthz")).status).toBe(200);
-      await eventually(async () => ((await runtime.sessionBusy({ agent: "assistant", instance: "a", session: "default" })) ? undefined : true));
+      await eventually(async () => ((await runtime.sessionLive({ agent: "assistant", instance: "a" })) ? undefined : true));
     } finally {
       await runtime.close();
     }

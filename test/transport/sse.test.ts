@@ -257,7 +257,7 @@ describe("SSE stream on a session waiting on subagents", () => {
       conversation: async () => ({ id: "C", key: { agent: "assistant", instance: "p", session: "default" }, createdAt: 0 }),
       records: async (_c: string, after = "") => log.filter((r) => r.id > after),
       onAppend: () => () => {},
-      store: { getSessionHead: async () => ({ status: "waiting" }) },
+      sessionLive: async () => false,
     } as unknown as Parameters<typeof appFor>[0];
     const app = appFor(fake);
     const res = await app.request("/agents/assistant/p");

@@ -1,0 +1,35 @@
+import { DEFAULT_FLUSH_POLICY } from "../session/delta-batcher.ts";
+
+/**
+ * The runtime's defaults, one place for every shape: `createRuntime` falls back to them, the
+ * Lambda settings (`HARNESS_LEASE_MS`, `HARNESS_FLUSH_*`) and the examples read them.
+ */
+export const RUNTIME_DEFAULTS = {
+  /** Lease per attempt; the heartbeat renews it every third. Also the settlement grace. */
+  leaseMs: 30_000,
+  /** Base of the transient-failure backoff. */
+  claimIntervalMs: 250,
+  /**
+   * Delta batching: the spec's 1 KB / 200 ms, sized for a store where every write costs
+   * (DynamoDB). An embedded store may flush smaller and sooner (the quickstart flushes each delta).
+   */
+  flushPolicy: DEFAULT_FLUSH_POLICY,
+  /** How often a started runtime sweeps. */
+  sweepIntervalMs: 5_000,
+  /** Attempts running at once in one process. */
+  concurrency: 64,
+} as const;
+
+/**
+ * The longest one SSE response lasts before it ends itself (the client resumes with
+ * Last-Event-ID and misses nothing), per shape:
+ * - `embedded`: 15 min. An open connection costs the server nothing while the stream waits, so
+ *   the bound only recycles connections (proxies, leaks) and the fewer reconnects the better.
+ * - `serverless`: 5 min. On Lambda an open stream is billed function time even while it waits,
+ *   a client's disconnect is invisible, and the stream must end before the http function's
+ *   timeout (the `Harness` construct gives it this + 1 min); a reconnect costs one request.
+ */
+export const STREAM_MAX_MS = {
+  embedded: 15 * 60_000,
+  serverless: 5 * 60_000,
+} as const;

@@ -1,0 +1,144 @@
+/**
+ * The request rules: every check of what a caller hands the runtime (ids, agent names, offsets,
+ * messages) lives here, and each runtime entry point applies them once. The HTTP transport
+ * checks only that the body decodes to fields of the right types; everything else reaches the
+ * caller as the runtime's typed errors.
+ */
+import { InvalidDispatch, InvalidRequest, UnknownAgent } from "../errors.ts";
+import type { DispatchMessage, SessionKey } from "../ports/submission.ts";
+
+/** The session of a request that names none. */
+export const DEFAULT_SESSION = "default";
+
+/**
+ * Identifier rules. They keep ids safe as URL path segments, DynamoDB keys and SQS group ids.
+ * Instance ids admit `:` because a child instance is `parentInstance:callId`. A record id (a
+ * stream offset) is a ULID: Crockford base32, 26 characters.
+ */
+export const ID_RULES = {
+  agent: /^[A-Za-z0-9_-]{1,64}$/,
+  instance: /^[A-Za-z0-9._:~-]{1,256}$/,
+  session: /^[A-Za-z0-9._:~-]{1,128}$/,
+  dispatchId: /^[A-Za-z0-9._:~-]{1,256}$/,
+  recordId: /^[0-9A-HJKMNP-TV-Z]{26}$/,
+} as const;
+
+/** Largest message body in bytes (UTF-8), dispatched or injected; larger bodies belong in attachments. */
+export const MAX_BODY_BYTES = 256 * 1024;
+
+/** One session of one agent instance, as a caller names it (`session` absent or "" → "default"). */
+export interface SessionAddress {
+  agent: string;
+  instance: string;
+  session?: string;
+}
+
+/** What a caller asks admission to do: one message for one session of one agent instance. */
+export interface DispatchRequest extends SessionAddress {
+  /** Idempotency key; absent → a fresh ULID (opts out of idempotent replay). */
+  dispatchId?: string;
+  message: DispatchMessage;
+}
+
+/** A steer or follow-up for a session's in-flight run. */
+export interface SteerRequest extends SessionAddress {
+  body: string;
+}
+
+/** Whether the runtime knows an agent by this name. */
+export type KnowsAgent = (name: string) => boolean;
+
+/**
+ * Checks agent names given to `createRuntime` (or to the construct): at least one, each matching
+ * `ID_RULES.agent`. Throws a plain `Error` naming the first bad one (a configuration mistake).
+ */
+export function checkAgentNames(names: readonly unknown[], what = "agent name"): void {
+  if (names.length === 0) throw new Error("at least one agent is required");
+  for (const name of names) {
+    if (typeof name !== "string" || !ID_RULES.agent.test(name)) throw new Error(`invalid ${what} ${JSON.stringify(name)}`);
+  }
+}
+
+/**
+ * The session key a request addresses, checked: agent name, known agent (`UnknownAgent`),
+ * instance id and session (`InvalidRequest`); the session defaults to "default".
+ */
+export function sessionKeyOf(address: SessionAddress, knows: KnowsAgent): SessionKey {
+  if (address === null || typeof address !== "object") throw new InvalidRequest("request is required");
+  checkId("agent name", address.agent, ID_RULES.agent);
+  if (!knows(address.agent)) throw new UnknownAgent(address.agent);
+  if (address.instance === undefined || address.instance === "") throw new InvalidRequest("instance id is required");
+  checkId("instance id", address.instance, ID_RULES.instance);
+  const session = address.session || DEFAULT_SESSION;
+  checkId("session", session, ID_RULES.session);
+  return { agent: address.agent, instance: address.instance, session };
+}
+
+/** A dispatch that passed every rule; nothing was stored for one that did not. */
+export interface CheckedDispatch {
+  key: SessionKey;
+  dispatchId?: string;
+  message: DispatchMessage;
+}
+
+/** Checks a dispatch: its address, its dispatch id and admission's message rules. */
+export function checkDispatch(request: DispatchRequest, knows: KnowsAgent): CheckedDispatch {
+  const key = sessionKeyOf(request, knows);
+  const checked: CheckedDispatch = { key, message: request.message };
+  if (request.dispatchId !== undefined && request.dispatchId !== "") {
+    checkId("dispatch id", request.dispatchId, ID_RULES.dispatchId);
+    checked.dispatchId = request.dispatchId;
+  }
+  validateMessage(request.message);
+  return checked;
+}
+
+/** Checks a steer / follow-up: its address and a non-empty body within {@link MAX_BODY_BYTES}. */
+export function checkInject(request: SteerRequest, knows: KnowsAgent): { key: SessionKey; body: string } {
+  const key = sessionKeyOf(request, knows);
+  if (typeof request.body !== "string" || request.body === "") throw new InvalidRequest("body is required");
+  if (Buffer.byteLength(request.body, "utf8") > MAX_BODY_BYTES) throw new InvalidRequest(`body exceeds ${MAX_BODY_BYTES} bytes`);
+  return { key, body: request.body };
+}
+
+/** Checks a stream offset: "" (the whole log) or a record id. */
+export function checkRecordOffset(afterId: string | undefined): string {
+  if (afterId === undefined || afterId === "") return "";
+  if (typeof afterId !== "string" || !ID_RULES.recordId.test(afterId)) {
+    throw new InvalidRequest(`invalid record offset ${JSON.stringify(afterId)}: expected a record id (Last-Event-ID)`);
+  }
+  return afterId;
+}
+
+/** The reference system's message rules, with its exact wording (`InvalidDispatch`). */
+export function validateMessage(message: DispatchMessage): void {
+  if (message === null || typeof message !== "object") throw new InvalidDispatch("message is required");
+  if (message.kind !== "user" && message.kind !== "signal") {
+    throw new InvalidDispatch(`unknown inbound kind ${JSON.stringify(message.kind ?? "")}`);
+  }
+  if (typeof message.body !== "string" || message.body === "") throw new InvalidDispatch("body is required");
+  if (Buffer.byteLength(message.body, "utf8") > MAX_BODY_BYTES) {
+    throw new InvalidDispatch(`body exceeds ${MAX_BODY_BYTES} bytes`);
+  }
+  if (message.kind === "user" && message.signal !== undefined) {
+    throw new InvalidDispatch("user message must not carry signal fields");
+  }
+  if (message.kind === "signal" && (typeof message.signal?.type !== "string" || message.signal.type === "")) {
+    throw new InvalidDispatch("signal message requires a signal type");
+  }
+  if (message.resultRetries !== undefined) {
+    const r = message.resultRetries;
+    if (!Number.isInteger(r) || r < 0 || r > 10) {
+      throw new InvalidDispatch("resultRetries must be an integer from 0 to 10");
+    }
+  }
+  if (message.resultSchema !== undefined && (message.resultSchema === null || typeof message.resultSchema !== "object")) {
+    throw new InvalidDispatch("resultSchema must be a JSON Schema object");
+  }
+}
+
+function checkId(what: string, value: unknown, rule: RegExp): void {
+  if (typeof value !== "string" || !rule.test(value)) {
+    throw new InvalidRequest(`invalid ${what} ${JSON.stringify(value)}: must match ${rule.source}`);
+  }
+}
