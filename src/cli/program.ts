@@ -1,0 +1,220 @@
+import { readFile } from "node:fs/promises";
+import { Command, CommanderError } from "commander";
+import { createClient, type HarnessClient } from "../client/client.ts";
+import { HarnessHttpError } from "../client/http-error.ts";
+import type { ConversationRecord } from "../conversation/records.ts";
+import type { DispatchMessage } from "../ports/submission.ts";
+import { RecordRenderer, type TerminalOutput } from "./record-renderer.ts";
+
+/** What the `harness` command's exit status means; scripts branch on it. */
+export const EXIT = {
+  /** Done: admitted, delivered, or settled `succeeded`. */
+  ok: 0,
+  /** The submission settled `failed` (its error code is printed). */
+  settledFailed: 1,
+  /** The command line was wrong. */
+  usage: 2,
+  /** The harness refused the request (HTTP 4xx/5xx with `{error, code}`). */
+  refused: 3,
+  /** The harness could not be reached or did not answer like one. */
+  transport: 4,
+  /** Interrupted (Ctrl-C). */
+  interrupted: 130,
+} as const;
+
+export const DEFAULT_URL = "http://127.0.0.1:8484";
+
+/** Where the CLI reads and writes: the process in `main.ts`, buffers in tests. */
+export interface CliIo {
+  stdout: TerminalOutput;
+  stderr: { write(text: string): void };
+  env: Readonly<Record<string, string | undefined>>;
+  /** Aborted on Ctrl-C. */
+  signal?: AbortSignal;
+}
+
+interface GlobalOptions {
+  url: string;
+  token?: string;
+  json?: boolean;
+}
+
+/** `agent/instance`, the address of an agent instance (an instance id may hold `:`, never `/`). */
+export function parseTarget(target: string): { agent: string; instance: string } {
+  const slash = target.indexOf("/");
+  const agent = target.slice(0, slash);
+  const instance = target.slice(slash + 1);
+  if (slash <= 0 || instance === "" || instance.includes("/")) {
+    throw new CommanderError(EXIT.usage, "harness.target", `error: expected <agent>/<instance>, got ${JSON.stringify(target)}`);
+  }
+  return { agent, instance };
+}
+
+/**
+ * Runs the `harness` command line and resolves with its exit status. Every command talks to a
+ * running harness over HTTP through `resolute-harness/client`.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let status: number = EXIT.ok;
+  const program = new Command("harness")
+    .description("Talk to a resolute-harness server: send messages, tail conversations live, steer runs.")
+    .option("--url <url>", "the harness's base URL (env: HARNESS_URL)", io.env.HARNESS_URL || DEFAULT_URL)
+    .option("--token <token>", "bearer token for the server's auth check (env: HARNESS_TOKEN)")
+    .option("--json", "machine-readable output (JSON; NDJSON records for tail)")
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    });
+
+  // The token's fallback is read here, not as an option default, so help never prints it.
+  const globals = (): GlobalOptions => {
+    const opts = program.opts<GlobalOptions>();
+    return { ...opts, token: opts.token ?? (io.env.HARNESS_TOKEN || undefined) };
+  };
+  const client = () => clientFor(globals());
+  const print = (human: string, json: unknown) => io.stdout.write(globals().json ? `${JSON.stringify(json)}\n` : `${human}\n`);
+
+  program
+    .command("send")
+    .description("send a message to an agent instance (202: prints the submission id; --wait: streams the reply)")
+    .argument("<target>", "agent/instance")
+    .argument("<text>", "the message")
+    .option("-s, --session <session>", "the session of the instance", "default")
+    .option("-w, --wait", "stream the reply and exit with the settlement's status")
+    .option("--schema <file>", "a JSON Schema file: ask for a structured result")
+    .option("--signal <type>", "send as a signal of this type instead of a user message")
+    .option("--dispatch-id <id>", "idempotency key: the same id and message answer the same submission")
+    .action(async (target: string, text: string, opts: { session: string; wait?: boolean; schema?: string; signal?: string; dispatchId?: string }) => {
+      const { agent, instance } = parseTarget(target);
+      const message: DispatchMessage = opts.signal ? { kind: "signal", body: text, signal: { type: opts.signal } } : { kind: "user", body: text };
+      if (opts.schema) message.resultSchema = await readSchema(opts.schema);
+      const c = client();
+      const ids = await c.dispatch(agent, instance, message, { session: opts.session, dispatchId: opts.dispatchId, signal: io.signal });
+      if (!opts.wait) {
+        print(`admitted ${ids.submissionId} (conversation ${ids.conversationId})`, ids);
+        return;
+      }
+      const renderer = globals().json ? undefined : new RecordRenderer(io.stdout);
+      try {
+        const settled = await c.waitForSettled(agent, instance, ids.submissionId, {
+          session: opts.session,
+          signal: io.signal,
+          onRecord: (record) => {
+            if (record.submissionId === ids.submissionId) renderer?.render(record);
+          },
+        });
+        renderer?.finish();
+        if (globals().json) io.stdout.write(`${JSON.stringify(settled)}\n`);
+        else if (settled.result !== undefined) io.stdout.write(`${JSON.stringify(settled.result, null, 2)}\n`);
+        status = settled.status === "succeeded" ? EXIT.ok : EXIT.settledFailed;
+      } finally {
+        renderer?.finish();
+      }
+    });
+
+  program
+    .command("tail")
+    .description("print a session's conversation, then follow it live until it is idle (--follow: keep following)")
+    .argument("<target>", "agent/instance")
+    .option("-s, --session <session>", "the session of the instance", "default")
+    .option("--from <recordId>", "start after this record id (default: the whole conversation)")
+    .option("-f, --follow", "keep following after the session goes idle")
+    .action(async (target: string, opts: { session: string; from?: string; follow?: boolean }) => {
+      const { agent, instance } = parseTarget(target);
+      const c = client();
+      const renderer = globals().json ? undefined : new RecordRenderer(io.stdout);
+      const show = (record: ConversationRecord) => (renderer ? renderer.render(record) : io.stdout.write(`${JSON.stringify(record)}\n`));
+      let after = opts.from ?? "";
+      try {
+        for (;;) {
+          for await (const record of c.stream(agent, instance, { session: opts.session, after, signal: io.signal })) {
+            after = record.id;
+            show(record);
+          }
+          if (!opts.follow) return;
+          await sleep(1_000, io.signal);
+        }
+      } finally {
+        renderer?.finish();
+      }
+    });
+
+  for (const [name, description] of [
+    ["steer", "inject a message into the run in flight, delivered at its next turn boundary"],
+    ["followup", "queue a message for when the run in flight would otherwise stop"],
+  ] as const) {
+    program
+      .command(name)
+      .description(description)
+      .argument("<target>", "agent/instance")
+      .argument("<text>", "the message")
+      .option("-s, --session <session>", "the session of the instance", "default")
+      .action(async (target: string, text: string, opts: { session: string }) => {
+        const { agent, instance } = parseTarget(target);
+        const c = client();
+        const options = { session: opts.session, signal: io.signal };
+        await (name === "steer" ? c.steer(agent, instance, text, options) : c.followUp(agent, instance, text, options));
+        print(`delivered to the run in flight (${name})`, { delivered: name });
+      });
+  }
+
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return status;
+  } catch (err) {
+    return reportError(err, io, globals());
+  }
+}
+
+function clientFor(options: GlobalOptions): HarnessClient {
+  return createClient({
+    baseUrl: options.url,
+    ...(options.token ? { headers: { authorization: `Bearer ${options.token}` } } : {}),
+  });
+}
+
+async function readSchema(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    throw new CommanderError(EXIT.usage, "harness.schema", `error: cannot read schema file ${file}: ${(err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new CommanderError(EXIT.usage, "harness.schema", `error: schema file ${file} is not JSON: ${(err as Error).message}`);
+  }
+}
+
+/** Prints what went wrong and picks the exit status. */
+function reportError(err: unknown, io: CliIo, options: GlobalOptions): number {
+  if (err instanceof CommanderError) {
+    // Help and version print themselves and exit 0; Commander already wrote its own usage errors.
+    if (err.exitCode === 0) return EXIT.ok;
+    if (err.code.startsWith("harness.")) io.stderr.write(`${err.message}\n`);
+    return EXIT.usage;
+  }
+  if (io.signal?.aborted) return EXIT.interrupted;
+  if (err instanceof HarnessHttpError) {
+    const transport = err.code === "unexpected_response";
+    io.stderr.write(`error: ${err.message} (${transport ? "" : `${err.code}, `}HTTP ${err.status})\n`);
+    return transport ? EXIT.transport : EXIT.refused;
+  }
+  const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : "";
+  io.stderr.write(`error: cannot reach the harness at ${options.url}: ${err instanceof Error ? err.message : String(err)}${cause}\n`);
+  return EXIT.transport;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}

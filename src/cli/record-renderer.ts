@@ -1,0 +1,137 @@
+import type { ConversationRecord } from "../conversation/records.ts";
+
+/** Where the renderer writes: a terminal (spinner and colour) or a pipe (plain text). */
+export interface TerminalOutput {
+  write(text: string): void;
+  /** A terminal gets the spinner and colours; a pipe gets plain text. */
+  readonly isTTY: boolean;
+}
+
+const SPINNER_FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+const SPINNER_INTERVAL_MS = 80;
+/** Characters of a tool's arguments or result shown on its line. */
+const TOOL_TEXT_CHARS = 120;
+
+/**
+ * Renders conversation records for a person as they arrive: user messages, the assistant's text
+ * streamed as it comes, tool calls with their outcomes, compactions and settlements. On a
+ * terminal a spinner shows while a turn runs and nothing has been printed for it yet.
+ */
+export class RecordRenderer {
+  readonly #out: TerminalOutput;
+  readonly #color: boolean;
+  /** True when the cursor is not at the start of a line. */
+  #midLine = false;
+  #spinner: ReturnType<typeof setInterval> | undefined;
+  #frame = 0;
+
+  constructor(out: TerminalOutput) {
+    this.#out = out;
+    this.#color = out.isTTY && process.env.NO_COLOR === undefined;
+  }
+
+  render(record: ConversationRecord): void {
+    switch (record.kind) {
+      case "user_message": {
+        const origin = record.payload.origin === undefined ? "" : this.#dim(`[${record.payload.origin}] `);
+        this.#line(`${this.#bold("›")} ${origin}${record.payload.body}`);
+        return this.#spin();
+      }
+      case "signal":
+        this.#line(`${this.#bold("›")} ${this.#dim(`signal ${record.payload.type}:`)} ${record.payload.body}`);
+        return this.#spin();
+      case "assistant_message_started":
+        return this.#spin();
+      case "assistant_text_delta":
+        return this.#text(record.payload.text);
+      case "assistant_thinking_delta":
+        return this.#text(this.#dim(record.payload.text));
+      case "assistant_tool_call":
+        this.#line(`${this.#cyan("⚙")} ${record.payload.toolName}(${clip(JSON.stringify(record.payload.args ?? {}))})`);
+        return this.#spin();
+      case "tool_outcome": {
+        const text = (record.payload.content ?? []).map((c) => (c.type === "text" ? c.text : `[${c.mimeType}]`)).join(" ");
+        const mark = record.payload.isError ? this.#red("✗") : this.#green("✓");
+        this.#line(`  ${mark} ${record.payload.toolName}: ${clip(text.replace(/\s+/g, " "))}`);
+        return this.#spin();
+      }
+      case "assistant_message_completed": {
+        const body = record.payload.message.body as { stopReason?: string; errorMessage?: string } | undefined;
+        if (body?.stopReason === "error" || body?.stopReason === "aborted") {
+          this.#line(this.#dim(`(turn ended: ${body.errorMessage ?? body.stopReason})`));
+        } else this.#endLine();
+        return;
+      }
+      case "compaction":
+        this.#line(this.#dim(`[compacted: ${record.payload.endIdx - record.payload.startIdx} message(s) summarized${record.payload.reason ? `, ${record.payload.reason}` : ""}]`));
+        return;
+      case "task_spawned":
+        this.#line(this.#dim(`↳ task → ${record.payload.agent}/${record.payload.childInstance}`));
+        return;
+      case "submission_settled": {
+        const p = record.payload;
+        const usage = p.usage === undefined ? "" : this.#dim(` (${p.usage.input} in / ${p.usage.output} out tokens${p.cost ? `, $${p.cost.total.toFixed(6)}` : ""})`);
+        if (p.status === "succeeded") this.#line(`${this.#green("— succeeded")}${usage}`);
+        else this.#line(`${this.#red(`— failed [${p.errorCode ?? "unknown"}]`)} ${p.error ?? ""}${usage}`);
+        this.#stopSpinner();
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Stops the spinner and ends the current line. */
+  finish(): void {
+    this.#stopSpinner();
+    this.#endLine();
+  }
+
+  #text(text: string): void {
+    this.#stopSpinner();
+    this.#out.write(text);
+    if (text !== "") this.#midLine = !text.endsWith("\n");
+  }
+
+  #line(text: string): void {
+    this.#stopSpinner();
+    this.#endLine();
+    this.#out.write(`${text}\n`);
+  }
+
+  #endLine(): void {
+    if (!this.#midLine) return;
+    this.#out.write("\n");
+    this.#midLine = false;
+  }
+
+  /** Shows the spinner until the next output (terminals only). */
+  #spin(): void {
+    if (!this.#out.isTTY || this.#spinner !== undefined) return;
+    this.#endLine();
+    const draw = () => this.#out.write(`\r${this.#dim(SPINNER_FRAMES[this.#frame++ % SPINNER_FRAMES.length]!)}`);
+    draw();
+    this.#spinner = setInterval(draw, SPINNER_INTERVAL_MS);
+    this.#spinner.unref();
+  }
+
+  #stopSpinner(): void {
+    if (this.#spinner === undefined) return;
+    clearInterval(this.#spinner);
+    this.#spinner = undefined;
+    this.#out.write("\r\x1b[K");
+  }
+
+  #paint(code: string, text: string): string {
+    return this.#color ? `\x1b[${code}m${text}\x1b[0m` : text;
+  }
+  #dim = (t: string) => this.#paint("2", t);
+  #bold = (t: string) => this.#paint("1", t);
+  #red = (t: string) => this.#paint("31", t);
+  #green = (t: string) => this.#paint("32", t);
+  #cyan = (t: string) => this.#paint("36", t);
+}
+
+function clip(text: string): string {
+  return text.length > TOOL_TEXT_CHARS ? `${text.slice(0, TOOL_TEXT_CHARS)}…` : text;
+}
