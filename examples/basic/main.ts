@@ -20,7 +20,6 @@
  * Environment: PORT (8484; 0 = any free port), HOST (127.0.0.1), DATA_DIR (./harness-data),
  * MODEL ("provider/model"; unset = keyless), LEASE_MS (10000), LOG_LEVEL (info | debug).
  */
-import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { closeOnSignals, serve } from "../../src/local/server.ts";
 import type { HarnessEvent, Interceptor } from "../../src/ports/observer.ts";
@@ -52,7 +51,6 @@ if (env.MODEL) {
   }
 }
 
-mkdirSync(dataDir, { recursive: true });
 const store = openSqliteStore({ path: join(dataDir, "harness.db") });
 
 const runtime = createRuntime({

@@ -2,9 +2,9 @@
  * What only a file-backed SQLite store has: persistence across reopen, schema versioning, WAL,
  * lock contention inside one process, and rollback of a batch that fails half way.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import type { RecordDraft } from "../../src/conversation/records.ts";
@@ -13,6 +13,7 @@ import {
   openSqliteStore,
   SCHEMA_VERSION,
   SqliteStoreBusy,
+  SqliteStoreOpenFailed,
   type SqliteStore,
 } from "../../src/stores/sqlite/index.ts";
 import { SQL } from "../../src/stores/sqlite/statements.ts";
@@ -84,6 +85,49 @@ describe("sqlite store on a file", () => {
     expect(drained.map((r) => r.payload)).toEqual([{ body: "faster", origin: "steer" }]);
     expect(drained[0]!.id > records[1]!.id).toBe(true);
     await reopened.close();
+  });
+
+  it("creates the folders of its path, as a relative path from the working directory", async () => {
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const store = openSqliteStore({ path: "./harness-data/nested/harness.db" });
+      await store.close();
+    } finally {
+      process.chdir(cwd);
+    }
+    expect(existsSync(join(dir, "harness-data", "nested", "harness.db"))).toBe(true);
+  });
+
+  it("names the path it could not open in a typed error", () => {
+    const file = join(dir, "a-file");
+    writeFileSync(file, "not a folder");
+    const path = join(file, "harness.db");
+    let caught: unknown;
+    try {
+      openSqliteStore({ path });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(SqliteStoreOpenFailed);
+    const err = caught as SqliteStoreOpenFailed;
+    expect(err.code).toBe("sqlite_open_failed");
+    expect(err.path).toBe(resolve(path));
+    expect(err.message).toContain(resolve(path));
+    expect(err.cause).toBeDefined();
+  });
+
+  it("names the path when SQLite itself cannot open the file", () => {
+    // The folder exists (it is `dir`), but the path is a folder: SQLite's own open fails.
+    let caught: unknown;
+    try {
+      openSqliteStore({ path: dir });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(SqliteStoreOpenFailed);
+    expect((caught as Error).message).toContain(dir);
+    expect((caught as Error).message).toMatch(/unable to open database file/);
   });
 
   it("creates the file in WAL mode at the current schema version", async () => {

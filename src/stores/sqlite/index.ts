@@ -10,4 +10,5 @@ export {
   type SqliteStoreOptions,
 } from "./sqlite-store.ts";
 export { SqliteStoreBusy } from "./busy.ts";
+export { SqliteStoreOpenFailed } from "./open-failed.ts";
 export { SCHEMA_VERSION } from "./schema.ts";

@@ -1,3 +1,5 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { contentDigest } from "../../conversation/content-digest.ts";
 import { nextRecordIds } from "../../conversation/ids.ts";
@@ -30,6 +32,7 @@ import {
   sessionKeyString,
 } from "../../ports/submission.ts";
 import { SqliteStoreBusy, isSqliteBusy, isUniqueViolation } from "./busy.ts";
+import { SqliteStoreOpenFailed } from "./open-failed.ts";
 import { assertSchemaReadable, migrate } from "./schema.ts";
 import { type Statements, prepareStatements } from "./statements.ts";
 import {
@@ -50,7 +53,10 @@ import {
 export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 
 export interface SqliteStoreOptions {
-  /** A file path (created when absent), or `":memory:"` for a private in-memory database. */
+  /**
+   * A file path (the file and its folders are created when absent; a relative path is resolved
+   * from the working directory), or `":memory:"` for a private in-memory database.
+   */
   path: string;
   /** Time for `updatedAt`, drained records and record ids. Default: the wall clock. */
   clock?: Clock;
@@ -59,13 +65,14 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * Opens (creating or migrating as needed) a SQLite store. Throws `UnsupportedSchema` for a file
- * written by a newer version, `SqliteStoreBusy` if another process holds the file's write lock
- * past the busy timeout.
+ * Opens (creating its folder, the file, or migrating as needed) a SQLite store. Throws
+ * `SqliteStoreOpenFailed` naming the path when the folder or file cannot be created or opened,
+ * `UnsupportedSchema` for a file written by a newer version, `SqliteStoreBusy` if another
+ * process holds the file's write lock past the busy timeout.
  */
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-  const db = new DatabaseSync(options.path, { timeout: busyTimeoutMs });
+  const db = openDatabase(options.path, busyTimeoutMs);
   try {
     assertSchemaReadable(db, options.path);
     // WAL: readers never block the writer; NORMAL: no fsync per commit, so a power cut may lose
@@ -77,6 +84,19 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   } catch (err) {
     db.close();
     throw isSqliteBusy(err) ? new SqliteStoreBusy(options.path, busyTimeoutMs, err) : err;
+  }
+}
+
+/** `new DatabaseSync` after creating the file's folder, failing with the path named. */
+function openDatabase(path: string, busyTimeoutMs: number): DatabaseSync {
+  // `:memory:` and `file:` URIs are SQLite's own names, not paths in the file system.
+  const onDisk = path !== ":memory:" && !path.startsWith("file:");
+  const absolute = onDisk ? resolve(path) : path;
+  try {
+    if (onDisk) mkdirSync(dirname(absolute), { recursive: true });
+    return new DatabaseSync(path, { timeout: busyTimeoutMs });
+  } catch (err) {
+    throw new SqliteStoreOpenFailed(absolute, err);
   }
 }
 
