@@ -8,7 +8,7 @@ export * from "./errors.ts";
 export * from "./conversation/records.ts";
 export { newId, nextRecordIds } from "./conversation/ids.ts";
 export { reduce, activeLeafPath, type ConversationTree, type ReducedEntry } from "./conversation/reducer.ts";
-export { project, projectPath } from "./session/projection.ts";
+export { project, projectPath, type Projection, type ProjectionOptions } from "./session/projection.ts";
 export type { Clock } from "./ports/clock.ts";
 export { systemClock, ManualClock } from "./ports/clock.ts";
 export type * from "./ports/submission.ts";
@@ -17,6 +17,9 @@ export type * from "./ports/store.ts";
 export type * from "./ports/queue.ts";
 export type * from "./ports/observer.ts";
 export type { AgentDefinition, InitializeContext } from "./engine/agent-definition.ts";
+export type { DeadLetterOutcome } from "./engine/dead-letter.ts";
+export type { EnginePhase } from "./engine/engine-context.ts";
+export type { SweepReport } from "./engine/sweep.ts";
 export { namesOnlyAgents } from "./engine/names-only-agents.ts";
 export type { DispatchResult } from "./engine/admission.ts";
 export {
@@ -31,7 +34,18 @@ export { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "./runtime/defaults.ts";
 export { createRuntime, type Runtime, type RuntimeConfig } from "./runtime/runtime.ts";
 export { InProcessQueue } from "./queues/inprocess/inprocess-queue.ts";
 export * from "./session/agent-setup.ts";
-export { localModel } from "./session/local-model.ts";
-export { scriptedModel, type ScriptStep, type ScriptBlock, type ScriptedModel } from "./session/scripted-model.ts";
+export { localModel, type LocalModelOptions } from "./session/local-model.ts";
+export {
+  scriptedModel,
+  type ScriptBlock,
+  type ScriptedCall,
+  type ScriptedModel,
+  type ScriptedModelOptions,
+  type ScriptHookContext,
+  type ScriptStep,
+} from "./session/scripted-model.ts";
 export { clockTool, CLOCK_TOOL_NAME } from "./session/clock-tool.ts";
-export { resolveModel, SUPPORTED_PROVIDERS } from "./session/models.ts";
+export { ModelResolutionError, resolveModel, SUPPORTED_PROVIDERS, type ProviderEnvironment } from "./session/models.ts";
+export * as schema from "./session/tool-schema.ts";
+export { defineTool } from "./session/define-tool.ts";
+export { consoleObserver, consoleTimingInterceptor, type ConsoleLogOptions } from "./logging/console.ts";

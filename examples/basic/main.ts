@@ -22,8 +22,7 @@
  */
 import { join, resolve } from "node:path";
 import { closeOnSignals, serve } from "../../src/local/server.ts";
-import type { HarnessEvent, Interceptor } from "../../src/ports/observer.ts";
-import { sessionKeyString } from "../../src/ports/submission.ts";
+import { consoleObserver, consoleTimingInterceptor } from "../../src/logging/console.ts";
 import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
 import { resolveModel } from "../../src/session/models.ts";
@@ -61,8 +60,8 @@ const runtime = createRuntime({
   sweepIntervalMs: Math.min(RUNTIME_DEFAULTS.sweepIntervalMs, Math.max(250, Math.floor(leaseMs / 2))),
   // Embedded writes are cheap: make every delta durable (and visible to streams) at once.
   flushPolicy: { bytes: 0, intervalMs: 0 },
-  observers: [loggingObserver],
-  interceptors: debug ? [timingInterceptor] : [],
+  observers: [consoleObserver()],
+  interceptors: debug ? [consoleTimingInterceptor()] : [],
 });
 
 await runtime.start();
@@ -80,49 +79,6 @@ Try:
   curl -s '${base}/agents/assistant/demo?wait=true' -d '{"kind":"user","body":"hello there"}'
   curl -N ${base}/agents/assistant/demo
   curl -s ${base}/agents/assistant/demo/steer -d '{"body":"answer in French"}'`);
-
-/** One line per lifecycle event worth a human's attention. */
-function loggingObserver(event: HarnessEvent): void {
-  const c = event.correlation;
-  const where = `${sessionKeyString(c.sessionKey)} sub=${c.submissionId ?? "-"}`;
-  switch (event.type) {
-    case "submission_admitted":
-      log(`admitted ${where}${event.replayed ? " (replayed, idempotent)" : ""}`);
-      break;
-    case "submission_claimed":
-      log(`claimed ${where} attempt=${c.attemptId ?? "-"} (#${event.attemptCount})`);
-      break;
-    case "tool_call_ended":
-      log(`tool finished ${where} ${event.toolName}${event.isError ? " (error)" : ""}`);
-      break;
-    case "recovery":
-      log(`recovery ${where} ${event.decision}: ${event.detail}`);
-      break;
-    case "submission_settled":
-      log(
-        `settled ${where} ${event.payload.status}` +
-          (event.payload.errorCode ? ` ${event.payload.errorCode}` : "") +
-          (event.payload.error ? `: ${event.payload.error}` : ""),
-      );
-      break;
-  }
-}
-
-/** Debug timing of every attempt, operation, model turn and tool call. */
-async function timingInterceptor(...[info, next]: Parameters<Interceptor>): Promise<void> {
-  const started = performance.now();
-  let outcome = "ok";
-  try {
-    await next();
-  } catch (err) {
-    outcome = `error: ${err instanceof Error ? err.message : String(err)}`;
-    throw err;
-  } finally {
-    const what = info.kind + (info.operation ? `:${info.operation}` : "") + (info.toolName ? `:${info.toolName}` : "");
-    const ms = (performance.now() - started).toFixed(1);
-    log(`debug ${what} sub=${info.correlation.submissionId ?? "-"} ${ms}ms ${outcome}`);
-  }
-}
 
 function fail(message: string): never {
   console.error(`basic example: ${message}`);

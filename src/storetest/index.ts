@@ -21,7 +21,7 @@ import { caseRegistrar, type StoreConformanceOptions } from "./harness.ts";
 import { inboxCases } from "./inbox-cases.ts";
 import { submissionCases } from "./submission-cases.ts";
 
-export type { CaseContext, StoreConformanceOptions, StoreFactory } from "./harness.ts";
+export type { CaseContext, Fixtures, StoreConformanceOptions, StoreFactory } from "./harness.ts";
 export { textOfBytes } from "./conversation-cases.ts";
 
 /**

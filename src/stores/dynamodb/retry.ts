@@ -24,7 +24,8 @@ interface Token {
   getRetryDelay(): number;
 }
 
-type SdkRetryStrategy = NonNullable<DynamoDBClientConfig["retryStrategy"]>;
+/** The AWS SDK client's `retryStrategy` option. */
+export type SdkRetryStrategy = NonNullable<DynamoDBClientConfig["retryStrategy"]>;
 
 /**
  * An SDK retry strategy (the client's `retryStrategy`) with the policy above. Unlike the SDK's
