@@ -2,7 +2,14 @@ import { isHarnessError } from "../errors.ts";
 import type { SettledPayload } from "../conversation/records.ts";
 import type { Correlation } from "../ports/observer.ts";
 import { sessionKeyString, type Submission } from "../ports/submission.ts";
-import { agentBudgets, validateAgentSetup, type AgentSetup } from "../session/agent-setup.ts";
+import {
+  agentBudgets,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  DEFAULT_TURN_TIMEOUT_MS,
+  validateAgentSetup,
+  type AgentSetup,
+} from "../session/agent-setup.ts";
+import type { Store } from "../ports/store.ts";
 import { formatDuration } from "../session/duration.ts";
 import { runInterceptors } from "../session/interceptors.ts";
 import type { DriveOutcome } from "../session/drive.ts";
@@ -33,11 +40,15 @@ export async function runAttempt(ctx: EngineContext, sub: Submission, options: A
   const onProcessAbort = () => attemptAbort.abort(options.signal.reason);
   if (options.signal.aborted) onProcessAbort();
   else options.signal.addEventListener("abort", onProcessAbort, { once: true });
-  // The lease is renewed from the claim on: a slow initializer must not let it lapse.
-  const heartbeat = startHeartbeat(ctx, sub, attemptAbort);
+  // The lease is renewed from the claim on: a slow initializer must not let it lapse. But only
+  // while the attempt's store calls come back: one that hangs (a response that never arrives)
+  // must not hold the session for good, so after a bound without any the lease is let lapse.
+  const progress = new StoreProgress(ctx, DEFAULT_TURN_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS);
+  const heartbeat = startHeartbeat(ctx, sub, attemptAbort, progress);
+  // A failure may come before any drive wrote to the log, which may then still be empty.
   const fail = async (errorCode: NonNullable<SettledPayload["errorCode"]>, error: string) => {
     await heartbeat.stop();
-    await settle(ctx, sub, attemptId, { status: "failed", error, errorCode });
+    await settle(ctx, sub, attemptId, { status: "failed", error, errorCode }, { mayOpenLog: true });
   };
 
   try {
@@ -58,7 +69,8 @@ export async function runAttempt(ctx: EngineContext, sub: Submission, options: A
     }
 
     // Budgets are recomputed from durable state on every claim (a restart keeps the remainder).
-    const { maxAttempts, submissionTimeoutMs: timeoutMs } = agentBudgets(setup);
+    const { maxAttempts, submissionTimeoutMs: timeoutMs, turnTimeoutMs, toolTimeoutMs } = agentBudgets(setup);
+    progress.bound(turnTimeoutMs, toolTimeoutMs);
     const now = ctx.clock.now();
     if (sub.attemptCount > maxAttempts) {
       await fail("attempt_budget_exhausted", attemptBudgetExhausted(sub, maxAttempts));
@@ -73,7 +85,7 @@ export async function runAttempt(ctx: EngineContext, sub: Submission, options: A
     }
 
     for (;;) {
-      const outcome = await driveIntercepted(ctx, sub, setup, correlation, attemptAbort.signal, options.shouldYield);
+      const outcome = await driveIntercepted(ctx, progress.track(ctx.store), sub, setup, correlation, attemptAbort.signal, options.shouldYield);
       const reason = attemptAbort.signal.aborted ? String(attemptAbort.signal.reason) : undefined;
       if (reason === ABORT_LEASE_LOST || reason === ABORT_ABANDON) return; // someone else owns it now, or we "crashed"
       if (outcome.kind === "interrupted" || reason === ABORT_SHUTDOWN) {
@@ -145,6 +157,7 @@ export function loadSessionDriver(): Promise<typeof import("../session/drive.ts"
 
 async function driveIntercepted(
   ctx: EngineContext,
+  store: Store,
   sub: Submission,
   setup: AgentSetup,
   correlation: Correlation,
@@ -156,7 +169,7 @@ async function driveIntercepted(
     const { drive } = await loadSessionDriver();
     await runInterceptors(ctx.interceptors, { kind: "attempt", correlation }, async () => {
       outcome = await drive({
-        store: ctx.store,
+        store,
         clock: ctx.clock,
         submission: sub,
         attemptId: sub.attemptId!,
@@ -177,8 +190,55 @@ async function driveIntercepted(
   return outcome;
 }
 
-/** Renews the lease every third of its duration; a lost lease aborts the attempt. */
-function startHeartbeat(ctx: EngineContext, sub: Submission, attemptAbort: AbortController) {
+/**
+ * When the attempt's store calls last came back (answered or failed). A healthy drive hears from
+ * the store at least once per model turn or tool call (each is bounded by its timeout); longer
+ * silence means a call that will never return, and the heartbeat then stops renewing.
+ */
+class StoreProgress {
+  readonly #ctx: EngineContext;
+  #at: number;
+  #boundMs = 0;
+
+  constructor(ctx: EngineContext, turnTimeoutMs: number, toolTimeoutMs: number) {
+    this.#ctx = ctx;
+    this.#at = ctx.clock.now();
+    this.bound(turnTimeoutMs, toolTimeoutMs);
+  }
+
+  /** Silence longer than the longest turn or tool call, plus a lease, counts as stalled. */
+  bound(turnTimeoutMs: number, toolTimeoutMs: number): void {
+    this.#boundMs = Math.max(turnTimeoutMs, toolTimeoutMs) + this.#ctx.leaseMs;
+  }
+
+  get stalled(): boolean {
+    return this.#ctx.clock.now() - this.#at > this.#boundMs;
+  }
+
+  /** `store` with every call's return noted. */
+  track(store: Store): Store {
+    const note = () => {
+      this.#at = this.#ctx.clock.now();
+    };
+    return new Proxy(store, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          const out = value.apply(target, args);
+          if (out instanceof Promise) out.then(note, note);
+          return out;
+        };
+      },
+    });
+  }
+}
+
+/**
+ * Renews the lease every third of its duration; a lost lease aborts the attempt. Stops renewing
+ * once the attempt's store calls have stalled (the lease then lapses and the sweep reclaims it).
+ */
+function startHeartbeat(ctx: EngineContext, sub: Submission, attemptAbort: AbortController, progress: StoreProgress) {
   let stopper = new AbortController();
   let loop: Promise<void> = Promise.resolve();
   const run = (stop: AbortSignal) => {
@@ -187,6 +247,15 @@ function startHeartbeat(ctx: EngineContext, sub: Submission, attemptAbort: Abort
         try {
           await ctx.clock.sleep(ctx.leaseMs / 3, AbortSignal.any([stop, attemptAbort.signal]));
         } catch {
+          return;
+        }
+        if (progress.stalled) {
+          ctx.observe({
+            type: "recovery",
+            correlation: { sessionKey: sub.sessionKey, conversationId: sub.conversationId, submissionId: sub.id, attemptId: sub.attemptId! },
+            decision: "lease_reclaimed",
+            detail: "no store call of the attempt has returned for longer than its turn and tool bounds: the lease is left to lapse",
+          });
           return;
         }
         try {

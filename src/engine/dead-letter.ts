@@ -81,7 +81,7 @@ export async function handleDeadLetter(ctx: EngineContext, doorbell: Doorbell): 
     status: "failed",
     errorCode: "attempt_budget_exhausted",
     error: attemptBudgetExhausted(claimed, maxAttempts),
-  });
+  }, { mayOpenLog: true });
   return { kind: "exhausted", attemptCount: claimed.attemptCount, maxAttempts };
 }
 

@@ -1,5 +1,6 @@
 import { isHarnessError } from "../errors.ts";
-import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
+import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
+import type { ConversationRecord, RecordDraft, SettledPayload } from "../conversation/records.ts";
 import { sessionKeyString, type SessionKey, type Submission } from "../ports/submission.ts";
 import { iso, type EngineContext } from "./engine-context.ts";
 
@@ -20,7 +21,7 @@ export async function settle(
   sub: Submission,
   attemptId: string,
   payload: SettledPayload,
-  options: { requireDrainedInbox?: boolean } = {},
+  options: { requireDrainedInbox?: boolean; mayOpenLog?: boolean } = {},
 ): Promise<SettleResult> {
   try {
     await ctx.store.reserveSettlement(sub.id, attemptId, { requireDrainedInbox: options.requireDrainedInbox });
@@ -31,8 +32,15 @@ export async function settle(
   }
   await ctx.faults?.("reserved", sub.id);
   // Only this attempt can hold the reservation, and a reservation is only ever taken from a
-  // running row, so no earlier settled record can exist: no log read needed here.
-  await appendSettled(ctx, sub, attemptId, payload);
+  // running row, so no earlier settled record can exist: no log read needed here. But this
+  // settler may have stalled past the grace: a recoverer then settled the submission (and the
+  // next one may have run), and the store refuses a second settlement record.
+  try {
+    await appendSettled(ctx, sub, attemptId, payload, { mayOpenLog: options.mayOpenLog });
+  } catch (err) {
+    if (isHarnessError(err, "claim_lost")) return "lost";
+    throw err;
+  }
   await ctx.faults?.("settled_recorded", sub.id);
   await finish(ctx, sub, attemptId, payload);
   return "settled";
@@ -55,7 +63,7 @@ export async function reconcileTerminalizing(ctx: EngineContext, sub: Submission
     };
     if (!existing) {
       try {
-        await appendSettled(ctx, sub, sub.attemptId, payload, records.at(-1)?.id ?? "");
+        await appendSettled(ctx, sub, sub.attemptId, payload, { expectedHead: records.at(-1)?.id ?? "" });
       } catch (err) {
         if (isHarnessError(err, "claim_lost")) continue;
         throw err;
@@ -83,36 +91,54 @@ function settledPayloadIn(records: readonly ConversationRecord[], submissionId: 
   return undefined;
 }
 
-/** Rings the session's next head, if it is queued (its doorbell may have been dropped). */
-export async function ringNextHead(ctx: EngineContext, key: SessionKey): Promise<void> {
+/**
+ * Rings the session's next head, if it is queued (its doorbell may have been dropped) and, with
+ * `staleMs`, has not moved (been admitted or promoted) for that long.
+ */
+export async function ringNextHead(ctx: EngineContext, key: SessionKey, staleMs = 0): Promise<void> {
   const head = await ctx.store.getSessionHead(key);
-  if (head?.status === "queued") {
+  if (head?.status === "queued" && ctx.clock.now() - head.updatedAt >= staleMs) {
     await ctx.queue.ring({ submissionId: head.id, sessionKey: sessionKeyString(key) });
   }
 }
 
+/**
+ * Appends the submission's `submission_settled` record. Into an empty log (known from
+ * `expectedHead: ""`, or looked up with `mayOpenLog` by settlements that may precede any drive)
+ * `conversation_created` goes first, under the empty head: a settlement must not become a
+ * conversation's first record (the admission's append of it may have failed).
+ */
 async function appendSettled(
   ctx: EngineContext,
   sub: Submission,
   attemptId: string | undefined,
   payload: SettledPayload,
-  expectedHead?: string,
+  options: { expectedHead?: string; mayOpenLog?: boolean } = {},
 ): Promise<void> {
-  await ctx.store.appendRecords(
-    sub.conversationId,
-    [
-      {
-        kind: "submission_settled",
-        conversationId: sub.conversationId,
-        session: sub.sessionKey.session,
-        submissionId: sub.id,
-        ...(attemptId ? { attemptId } : {}),
-        time: iso(ctx.clock.now()),
-        payload,
-      },
-    ],
-    expectedHead === undefined ? {} : { expectedHead },
-  );
+  const time = iso(ctx.clock.now());
+  const record: RecordDraft = {
+    kind: "submission_settled",
+    conversationId: sub.conversationId,
+    session: sub.sessionKey.session,
+    submissionId: sub.id,
+    ...(attemptId ? { attemptId } : {}),
+    time,
+    payload,
+  };
+  let head = options.expectedHead;
+  if (head === undefined && options.mayOpenLog && (await ctx.store.readRecords(sub.conversationId, "", 1)).length === 0) head = "";
+  if (head === "") {
+    const created = conversationCreatedDraft(sub.conversationId, sub.sessionKey, time);
+    try {
+      await ctx.store.appendRecords(sub.conversationId, [created, record], { expectedHead: "" });
+      return;
+    } catch (err) {
+      // Another writer opened the log first: append after it (a caller that pinned the head re-reads).
+      if (options.expectedHead !== undefined || !isHarnessError(err, "claim_lost")) throw err;
+      head = undefined;
+    }
+  }
+  await ctx.store.appendRecords(sub.conversationId, [record], head === undefined ? {} : { expectedHead: head });
 }
 
 async function finish(

@@ -30,9 +30,11 @@ export async function handleDoorbell(
 
   if (sub.status === "waiting") return { kind: "ack" };
   if (sub.status === "settled") {
-    // A late or duplicate doorbell: make sure the session's next head was not left unrung
-    // (its ring after the settlement may have failed). Harmless when it was rung.
-    await ringNextHead(ctx, sub.sessionKey);
+    // A late or duplicate doorbell: make sure the session's next head was not left unrung (its
+    // ring after the settlement may have failed). Only a head that has waited longer than a
+    // lease: one promoted or admitted just now was rung by its settler or its admission, and a
+    // second ring would be carried down the session's queue as one more duplicate.
+    await ringNextHead(ctx, sub.sessionKey, ctx.leaseMs);
     return { kind: "ack" };
   }
   if (sub.status === "terminalizing") {

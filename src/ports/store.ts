@@ -72,7 +72,10 @@ export interface SubmissionStore {
     attemptId: string,
     options?: { requireDrainedInbox?: boolean },
   ): Promise<void>;
-  /** terminalizing → settled (phase 2). Idempotent when already settled. */
+  /**
+   * terminalizing → settled (phase 2). Idempotent when already settled. Like a cancel of a head,
+   * it promotes the session's next unsettled submission to head, which sets its `updatedAt`.
+   */
   finalizeSettlement(submissionId: string): Promise<void>;
 }
 
@@ -95,7 +98,9 @@ export interface ConversationStore {
   /**
    * Appends in order and returns the stored records. The store assigns ids with
    * `nextRecordIds(head, n, now)`, so ids strictly increase per conversation; the batch becomes
-   * visible all at once or not at all. `ClaimLost` when `expectedHead` or `fence` does not hold.
+   * visible all at once or not at all. `ClaimLost` when `expectedHead` or `fence` does not hold,
+   * or when a `submission_settled` draft's submission already has one in the log (one settlement
+   * record per submission, whoever writes it).
    */
   appendRecords(
     conversationId: string,

@@ -209,6 +209,33 @@ export function conversationCases(test: Register): void {
       await expectLog(store, conv, log, "after a good fence with a stale head");
     });
 
+    test("SettlementRecordOncePerSubmission", async ({ store, fx }) => {
+      // A settler that stalled past the grace must not add a second, contradicting outcome
+      // after a recoverer settled the submission (and the next one ran).
+      const sub = await fx.running();
+      const conv = sub.conversationId;
+      await store.reserveSettlement(sub.id, sub.attemptId!);
+      const settled = (status: "succeeded" | "failed") =>
+        fx.draft(conv, "", { kind: "submission_settled", submissionId: sub.id, payload: { status } } as Partial<RecordDraft>);
+      await store.appendRecords(conv, [settled("failed")]);
+      const log = await store.readRecords(conv, "");
+      await expectCode(store.appendRecords(conv, [settled("succeeded")]), "claim_lost", "a second submission_settled of one submission");
+      await store.finalizeSettlement(sub.id);
+      await store.appendRecords(conv, [fx.draft(conv, "the next submission's record")]);
+      const later = await store.readRecords(conv, "");
+      await expectCode(
+        store.appendRecords(conv, [fx.draft(conv, "with it"), settled("succeeded")]),
+        "claim_lost",
+        "a second submission_settled after later records",
+      );
+      await expectLog(store, conv, later, "after the refused second settlements");
+      expect(log.filter((r) => r.kind === "submission_settled"), "one settlement record").toHaveLength(1);
+      const other = await fx.running(sub.sessionKey);
+      await store.reserveSettlement(other.id, other.attemptId!);
+      await store.appendRecords(conv, [fx.draft(conv, "", { kind: "submission_settled", submissionId: other.id, payload: { status: "succeeded" } } as Partial<RecordDraft>)]);
+      expect((await store.readRecords(conv, "")).filter((r) => r.kind === "submission_settled"), "another submission settles").toHaveLength(2);
+    });
+
     test("ReadRecordsLimitPages", async ({ store, fx }) => {
       const conv = await fx.conversation(fx.key());
       const all: ConversationRecord[] = [];

@@ -538,6 +538,32 @@ export function submissionCases(test: Register): void {
       expect(ids(await store.listRunnable()), "a cancelled head frees the session for the next unsettled one").toEqual([a3.id]);
       expect((await fx.claim(a3)).status).toBe("running");
     });
+
+    test("PromotionToHeadMovesUpdatedAt", async ({ store, clock, fx }) => {
+      // The sweeper re-rings queued heads that have not moved for a while: a head promoted a
+      // moment ago by its predecessor's settlement (or cancel) has just moved.
+      const key = fx.key();
+      const a1 = await fx.admit(key);
+      const a2 = await fx.admit(key);
+      const a3 = await fx.admit(key);
+      const admitted = (await store.getSubmission(a2.id)).updatedAt;
+      const claimed = await fx.claim(a1);
+      clock.set(clock.now() + 60_000);
+      await store.reserveSettlement(a1.id, claimed.attemptId!);
+      clock.set(clock.now() + 1_000);
+      await store.finalizeSettlement(a1.id);
+      expect((await store.getSubmission(a2.id)).updatedAt, "promoted by a settlement").toBe(clock.now());
+      expect(admitted).toBeLessThan(clock.now());
+      clock.set(clock.now() + 60_000);
+      await store.cancelSubmission(a2.id, "skip");
+      expect((await store.getSubmission(a3.id)).updatedAt, "promoted by a cancel of the head").toBe(clock.now());
+      const behind = await fx.admit(key);
+      const before = (await store.getSubmission(behind.id)).updatedAt;
+      clock.set(clock.now() + 1_000);
+      await store.cancelSubmission(a3.id, "skip too");
+      expect((await store.getSubmission(behind.id)).updatedAt).toBe(clock.now());
+      expect(before).toBeLessThan(clock.now());
+    });
   });
 
   describe("bookkeeping", () => {

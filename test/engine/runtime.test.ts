@@ -471,7 +471,9 @@ describe("runtime: review follow-ups", () => {
     });
     const second = await runtime2.dispatch({ agent: "assistant", instance: "w", message: user("2") });
     expect((await h.store.getSubmission(second.submissionId)).status).toBe("queued");
-    // A late duplicate of the first submission's doorbell arrives at a live consumer.
+    // A late duplicate of the first submission's doorbell arrives at a live consumer, once the
+    // head has waited longer than a lease (sooner, its own ring is presumed still on its way).
+    h.clock.set(h.clock.now() + 30_000);
     const rung: string[] = [];
     const runtime3 = (await import("../../src/runtime/runtime.ts")).createRuntime({
       agents: { assistant: definition },

@@ -4,7 +4,9 @@
  * throttling, recognition of its own writes after a lost response, tailing and racing across
  * store instances (as separate Lambdas would), and no table scans.
  */
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
+import { GetObjectCommand } from "@aws-sdk/client-s3";
 import {
   DescribeTableCommand,
   type DynamoDBClient,
@@ -18,7 +20,8 @@ import { ManualClock } from "../../src/ports/clock.ts";
 import type { Store } from "../../src/ports/store.ts";
 import type { SessionKey, Submission } from "../../src/ports/submission.ts";
 import { textOfBytes } from "../../src/storetest/index.ts";
-import { createDynamoClient, createDynamoStore, HARNESS_TABLE } from "../../src/stores/dynamodb/index.ts";
+import { createDynamoClient, createDynamoStore, createS3Client, HARNESS_TABLE } from "../../src/stores/dynamodb/index.ts";
+import { DYNAMO_REQUEST_TIMEOUT_MS } from "../../src/stores/dynamodb/clients.ts";
 import { itemBytes } from "../../src/stores/dynamodb/item.ts";
 import { batchEntries } from "../../src/stores/dynamodb/log-batch.ts";
 import { BUCKET, ensureBucket, freshStore, testClients } from "./dynamodb-fixtures.ts";
@@ -240,6 +243,52 @@ describe("SDK retries", () => {
     expect(sends.get("UpdateItemCommand")).toBe(1);
     await t.dispose();
     dynamo.destroy();
+  });
+});
+
+describe("hung requests", () => {
+  /** A peer that accepts connections and never answers; counts the requests it swallowed. */
+  async function silentPeer(): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
+    let requests = 0;
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      socket.once("data", () => requests++);
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}`,
+      requests: () => requests,
+      close: async () => {
+        for (const socket of sockets) socket.destroy();
+        await new Promise<void>((r) => server.close(() => r()));
+      },
+    };
+  }
+  const credentials = { accessKeyId: "test", secretAccessKey: "test" };
+
+  it("the store's default clients fail a try that gets no response and retry it, instead of waiting forever", async () => {
+    const peer = await silentPeer();
+    // Two tries each, with the default per-try timeouts (DynamoDB) and a short one (S3's is long).
+    const dynamo = createDynamoClient({ endpoint: peer.url, region: "us-east-1", credentials }, { maxAttempts: 2, baseDelayMs: 1 });
+    const s3 = createS3Client({ endpoint: peer.url, region: "us-east-1", credentials }, { maxAttempts: 2, baseDelayMs: 1, requestTimeoutMs: 300 });
+    try {
+      const started = Date.now();
+      const outcomes = await Promise.allSettled([
+        dynamo.send(new GetItemCommand({ TableName: "t", Key: { pk: { S: "p" }, sk: { S: "s" } } })),
+        s3.send(new GetObjectCommand({ Bucket: "b", Key: "k" })),
+      ]);
+      const elapsed = Date.now() - started;
+      for (const o of outcomes) expect(o.status === "rejected" && (o.reason as Error).name, "a TimeoutError, not a hang").toBe("TimeoutError");
+      expect(peer.requests(), "each try was retried once").toBe(4);
+      expect(elapsed, "two tries of the default DynamoDB timeout").toBeLessThan(2 * DYNAMO_REQUEST_TIMEOUT_MS + 3_000);
+    } finally {
+      dynamo.destroy();
+      s3.destroy();
+      await peer.close();
+    }
   });
 });
 
@@ -526,6 +575,25 @@ describe("across store instances (separate Lambdas)", () => {
     await expect(t.claim(subs[4]!)).rejects.toMatchObject({ code: "claim_lost" });
     expect((await t.claim(subs[3]!)).status).toBe("running");
     await t.dispose();
+  });
+});
+
+describe("turn-boundary drains", () => {
+  it("an empty drain after this process's own append reads the state item only (no Query of the log)", async () => {
+    const { dynamo, sends } = faultyClient([], () => undefined);
+    const t = await setup({ dynamo });
+    const sub = await t.claim(await t.admit());
+    const fence = { submissionId: sub.id, attemptId: sub.attemptId! };
+    const [head] = await t.store.appendRecords(sub.conversationId, [t.draft(sub.conversationId, "turn")], { fence });
+    sends.clear();
+    expect(await t.store.drainInbox({ ...fence, kinds: ["steer", "followUp"], expectedHead: head!.id })).toEqual([]);
+    expect(Object.fromEntries(sends), "one GetItem of the state item").toEqual({ GetItemCommand: 1 });
+    // A head other than the one it knows is checked against the log.
+    const [elsewhere] = await t.sibling().appendRecords(sub.conversationId, [t.draft(sub.conversationId, "elsewhere")]);
+    expect(await t.store.drainInbox({ ...fence, kinds: ["steer"], expectedHead: elsewhere!.id })).toEqual([]);
+    await expect(t.store.drainInbox({ ...fence, kinds: ["steer"], expectedHead: head!.id })).rejects.toMatchObject({ code: "claim_lost" });
+    await t.dispose();
+    dynamo.destroy();
   });
 });
 

@@ -121,6 +121,11 @@ interface BatchWrite {
   fenceEpoch?: string;
   /** The epoch this batch raises the log to (its claim's, or a settlement's closing one). */
   epoch?: string;
+  /**
+   * The closing epoch of a submission whose settlement record the append holds: refuse to follow
+   * a batch at or above it (that submission is settled already, or a later one has run).
+   */
+  closing?: string;
   /** Set for a drain: the transaction's other items. */
   plan?: AppendPlan;
   first: number;
@@ -208,12 +213,13 @@ export class ConversationLog {
     let fenceEpoch: string | undefined;
     if (plan.fence) fenceEpoch = plan.fenceUpdate && plan.fenceEpoch !== undefined ? plan.fenceEpoch : await this.#fenceEpoch(plan.fence);
     if (plan.drafts.length === 0) {
-      if (plan.expectedHead !== undefined && (await this.readHead(plan.conversationId)) !== plan.expectedHead) {
+      if (plan.expectedHead !== undefined && !(await this.headIs(plan.conversationId, plan.expectedHead))) {
         throw new ClaimLost(`conversation ${plan.conversationId} head is not ${plan.expectedHead || "empty"}`);
       }
       return [];
     }
-    const epoch = maxEpoch(fenceEpoch, await this.#closingEpoch(plan.drafts));
+    const closing = await this.#closingEpoch(plan.drafts);
+    const epoch = maxEpoch(fenceEpoch, closing);
     const perBatch = plan.fenceUpdate || plan.extraItems ? Math.floor((MAX_TX_ITEMS - 2) / (plan.extraPerRecord ?? 1)) : Infinity;
     const out: ConversationRecord[] = [];
     let pinnedHead = plan.expectedHead;
@@ -225,6 +231,8 @@ export class ConversationLog {
         fence: plan.fence,
         fenceEpoch,
         epoch,
+        // Only the first batch: the append's own batches raise the log to the closing epoch.
+        closing: first === 0 ? closing : undefined,
         plan: plan.fenceUpdate || plan.extraItems ? plan : undefined,
         first,
       });
@@ -250,6 +258,12 @@ export class ConversationLog {
         if (tail.fromCache) continue;
         throw new ClaimLost(
           `submission ${w.fence!.submissionId} is not running under attempt ${w.fence!.attemptId}: the log has moved on to a later claim or its settlement`,
+        );
+      }
+      if (w.closing && tail.epoch >= w.closing) {
+        if (tail.fromCache) continue;
+        throw new ClaimLost(
+          `conversation ${w.conversationId}: the log already holds the settlement of this submission (or a later submission's claim)`,
         );
       }
       // A marker mints one id, so the batches after it chain on it.
@@ -326,7 +340,7 @@ export class ConversationLog {
     return claimEpoch(state);
   }
 
-  /** The closing epoch of each submission whose settlement record is among the drafts. */
+  /** The highest closing epoch of the submissions whose settlement records are among the drafts. */
   async #closingEpoch(drafts: RecordDraft[]): Promise<string | undefined> {
     const settled = [...new Set(drafts.filter((d) => d.kind === "submission_settled" && d.submissionId).map((d) => d.submissionId!))];
     if (settled.length === 0) return undefined;
@@ -355,9 +369,16 @@ export class ConversationLog {
     return { ...header, fromCache: false };
   }
 
-  /** The id of the last visible record ("" when none), strongly consistent. */
-  async readHead(conversationId: string): Promise<string> {
-    return (await this.#tail(conversationId, false)).head;
+  /**
+   * Whether `expected` is the log's head. This process's own last sight of the tail answers a
+   * match without a read (an append that writes nothing has nothing to guard: a writer whose head
+   * has moved meanwhile learns it at its next append, which checks its head at the put); a
+   * mismatch is read again.
+   */
+  async headIs(conversationId: string, expected: string): Promise<boolean> {
+    const known = await this.#tail(conversationId, true);
+    if (known.head === expected) return true;
+    return known.fromCache && (await this.#tail(conversationId, false)).head === expected;
   }
 
   async readRecords(conversationId: string, afterId = "", limit?: number): Promise<ConversationRecord[]> {

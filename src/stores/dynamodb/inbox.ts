@@ -99,7 +99,7 @@ export class Inbox {
           : (await this.#undelivered(request.submissionId)).filter((m) => request.kinds.includes(reqStr(m, "kind") as InboxKind));
       if (pending.length === 0) {
         const conversationId = reqStr(state, "conversationId");
-        if (request.expectedHead !== undefined && (await this.#log.readHead(conversationId)) !== request.expectedHead) {
+        if (request.expectedHead !== undefined && !(await this.#log.headIs(conversationId, request.expectedHead))) {
           throw new ClaimLost(`conversation ${conversationId} head is not ${request.expectedHead || "empty"}`);
         }
         return [...delivered];

@@ -17,6 +17,11 @@ export interface RetryPolicy {
   throttlingBaseDelayMs?: number;
   /** Cap of one backoff, ms (default 5000). */
   maxDelayMs?: number;
+  /**
+   * Time one try may take until its response starts, ms (default: `clients.ts`). A response
+   * that never arrives then fails the try, which is retried like a lost connection.
+   */
+  requestTimeoutMs?: number;
 }
 
 interface Token {

@@ -133,7 +133,11 @@ export async function settleOnce(ctx: StoreContext, state: Item, lastError?: str
     items.push(updateItem(ctx, sessionItemKey(key), s, sessionCondition));
 
     if (next) {
-      const x = new Expr().set("isHead", BOOL(true)).set("byStatusPk", statusPk("runnable", next.id));
+      // Promotion is a transition: the sweeper measures a queued head's staleness from it.
+      const x = new Expr()
+        .set("isHead", BOOL(true))
+        .set("byStatusPk", statusPk("runnable", next.id))
+        .set("updatedAt", N(ctx.clock.now()));
       const nextCondition = `${x.n("status")} = ${x.v(S("queued"))} AND attribute_not_exists(${x.n("isHead")})`;
       items.push(updateItem(ctx, stateKey(next.id), x, nextCondition));
     }

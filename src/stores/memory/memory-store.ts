@@ -52,6 +52,8 @@ interface Row {
 interface Log {
   ids: string[];
   records: ConversationRecord[];
+  /** Submissions whose `submission_settled` record the log holds (one each, see `appendRecords`). */
+  settled: Set<string>;
 }
 
 const STATUSES: readonly SubmissionStatus[] = ["queued", "running", "waiting", "terminalizing", "settled"];
@@ -256,7 +258,7 @@ export class MemoryStore implements Store {
     if (existing) return { conversation: { ...existing }, created: false };
     const conversation = Object.freeze({ id: candidate.id, key: freezeKey(candidate.key), createdAt: candidate.createdAt });
     this.#conversations.set(key, conversation);
-    if (!this.#logs.has(conversation.id)) this.#logs.set(conversation.id, { ids: [], records: [] });
+    if (!this.#logs.has(conversation.id)) this.#logs.set(conversation.id, { ids: [], records: [], settled: new Set() });
     return { conversation: { ...conversation }, created: true };
   }
 
@@ -364,6 +366,8 @@ export class MemoryStore implements Store {
         const at = rows.indexOf(row);
         if (at >= 0) rows.splice(at, 1);
         if (rows.length === 0) this.#sessions.delete(row.session);
+        // The next one became the head: a transition the sweeper measures staleness from.
+        else if (at === 0) rows[0]!.sub.updatedAt = row.sub.updatedAt;
       }
     }
   }
@@ -383,16 +387,20 @@ export class MemoryStore implements Store {
       }
     }
     if (drafts.length === 0) return [];
+    const settling = drafts.filter((d) => d.kind === "submission_settled" && d.submissionId !== undefined).map((d) => d.submissionId!);
+    const again = settling.find((id) => log?.settled.has(id));
+    if (again !== undefined) throw new ClaimLost(`append: the log already holds the settlement of submission ${again}`);
     const ids = nextRecordIds(head, drafts.length, this.#clock.now());
     const records = drafts.map((draft, i) => frozenCopy({ id: ids[i]!, ...draft }) as ConversationRecord);
     if (!log) {
-      log = { ids: [], records: [] };
+      log = { ids: [], records: [], settled: new Set() };
       this.#logs.set(conversationId, log);
     }
     for (const [i, record] of records.entries()) {
       log.ids.push(ids[i]!);
       log.records.push(record);
     }
+    for (const id of settling) log.settled.add(id);
     return records;
   }
 }

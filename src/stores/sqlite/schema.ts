@@ -82,10 +82,19 @@ CREATE INDEX inbox_pending ON inbox (submission_id, seq) WHERE delivered_record_
 `;
 
 /**
+ * v2: finds a submission's `submission_settled` record in its conversation, so an append can
+ * refuse a second one (`appendRecords`) without reading the log.
+ */
+const V2 = `
+CREATE INDEX records_settled ON records (conversation_id, json_extract(record, '$.submissionId'))
+  WHERE kind = 'submission_settled';
+`;
+
+/**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
  */
-const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [(db) => db.exec(V1)];
+const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [(db) => db.exec(V1), (db) => db.exec(V2)];
 
 /** The schema version this code writes (`PRAGMA user_version`). */
 export const SCHEMA_VERSION = MIGRATIONS.length;

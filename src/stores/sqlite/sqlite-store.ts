@@ -274,7 +274,7 @@ export class SqliteStore implements Store {
       switch (sub.status) {
         case "queued":
         case "waiting":
-          this.#put({ ...sub, status: "settled", lastError: reason, updatedAt: this.#clock.now() });
+          this.#settle({ ...sub, status: "settled", lastError: reason, updatedAt: this.#clock.now() });
           return { wasRunning: false };
         case "running":
           this.#put({ ...sub, cancelRequested: true });
@@ -306,7 +306,7 @@ export class SqliteStore implements Store {
       if (sub.status !== "terminalizing") {
         throw new ClaimLost(`submission ${sub.id} is ${sub.status}, not terminalizing`);
       }
-      this.#put({ ...sub, status: "settled", updatedAt: this.#clock.now() });
+      this.#settle({ ...sub, status: "settled", updatedAt: this.#clock.now() });
     });
   }
 
@@ -458,12 +458,30 @@ export class SqliteStore implements Store {
     this.#sql.updateSubmission.run(...submissionUpdateParams(sub));
   }
 
+  /**
+   * Writes a settled row; when it was its session's head, the next unsettled one becomes the head
+   * at this time (`updatedAt`: the sweeper measures a queued head's staleness from it).
+   */
+  #settle(settled: Submission): void {
+    const column = sessionKeyColumn(settled.sessionKey);
+    const wasHead = this.#sql.headOfSession.get(column)?.id === settled.id;
+    this.#put(settled);
+    if (!wasHead) return;
+    const next = this.#sql.headOfSession.get(column);
+    if (next) this.#put({ ...submissionFromRow(next), updatedAt: settled.updatedAt });
+  }
+
   #head(conversationId: string): string {
     return (this.#sql.head.get(conversationId)?.id as string | undefined) ?? "";
   }
 
   /** Mints ids after `head` and inserts; the caller holds the write lock and checked the head. */
   #insertRecords(conversationId: string, head: string, drafts: RecordDraft[]): ConversationRecord[] {
+    for (const draft of drafts) {
+      if (draft.kind === "submission_settled" && draft.submissionId !== undefined && this.#sql.hasSettledRecord.get(conversationId, draft.submissionId)) {
+        throw new ClaimLost(`conversation ${conversationId} already holds the settlement of submission ${draft.submissionId}`);
+      }
+    }
     const ids = nextRecordIds(head, drafts.length, this.#clock.now());
     return drafts.map((draft, i) => {
       // `id` first for readable JSON; assigned again so a stray `id` on the draft cannot win.

@@ -52,6 +52,9 @@ export const SQL = {
   appendHead: `SELECT EXISTS (SELECT 1 FROM conversations WHERE id = ?1) AS known,
     (SELECT id FROM records WHERE conversation_id = ?1 ORDER BY id DESC LIMIT 1) AS head`,
   head: "SELECT id FROM records WHERE conversation_id = ? ORDER BY id DESC LIMIT 1",
+  /** Whether the log holds the submission's settlement record (uses `records_settled`). */
+  hasSettledRecord: `SELECT 1 AS found FROM records WHERE conversation_id = ? AND kind = 'submission_settled'
+    AND json_extract(record, '$.submissionId') = ? LIMIT 1`,
   insertRecord: "INSERT INTO records (conversation_id, id, kind, record) VALUES (?, ?, ?, ?)",
   /** LIMIT -1 = no limit. */
   readRecords: "SELECT record FROM records WHERE conversation_id = ? AND id > ? ORDER BY id LIMIT ?",
