@@ -6,7 +6,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll } from "vitest";
 import { createDynamoClient, createDynamoStore } from "../../src/stores/dynamodb/index.ts";
 import { BUCKET, ensureBucket, freshStore, testClients } from "../stores/dynamodb-fixtures.ts";
-import { describeReviewFindings, type FaultyStore } from "./review-findings.cases.ts";
+import { describeReviewFindings, type FaultyStore, writeFaults } from "./review-findings.cases.ts";
 
 const clients = testClients();
 beforeAll(() => ensureBucket(clients.s3));
@@ -18,45 +18,19 @@ afterAll(() => {
 /** A client whose puts of log batches (`L#…` items) a case can hold, fail once or hang. */
 function faultyPuts(): { dynamo: DynamoDBClient; control: Omit<FaultyStore, "store"> } {
   const dynamo = createDynamoClient({}, { baseDelayMs: 5, throttlingBaseDelayMs: 10 });
-  let next: ((send: () => Promise<unknown>) => Promise<unknown>) | undefined;
-  let hang = false;
-  dynamo.middlewareStack.add(
-    (nextHandler, context) => async (args) => {
-      const sk = (args.input as { Item?: { sk?: { S?: string } } }).Item?.sk?.S;
-      if (context.commandName !== "PutItemCommand" || !sk?.startsWith("L#")) return nextHandler(args);
-      if (hang) return new Promise<never>(() => {});
-      const fault = next;
-      next = undefined;
-      return (fault ? fault(() => nextHandler(args)) : nextHandler(args)) as ReturnType<typeof nextHandler>;
-    },
-    { step: "initialize", name: "putFaults" },
+  // A client error the SDK does not retry.
+  const faults = writeFaults(() =>
+    Object.assign(new Error("The request was refused."), { name: "ValidationException", $fault: "client", $metadata: { httpStatusCode: 400 } }),
   );
-  return {
-    dynamo,
-    control: {
-      holdNextWrite() {
-        let reached!: () => void;
-        let release!: () => void;
-        const reachedP = new Promise<void>((r) => (reached = r));
-        const gate = new Promise<void>((r) => (release = r));
-        next = async (send) => {
-          reached();
-          await gate;
-          return send();
-        };
-        return { reached: reachedP, release };
-      },
-      failNextWrite() {
-        next = async () => {
-          // A client error the SDK does not retry.
-          throw Object.assign(new Error("The request was refused."), { name: "ValidationException", $fault: "client", $metadata: { httpStatusCode: 400 } });
-        };
-      },
-      hangWrites() {
-        hang = true;
-      },
+  dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      const sk = (args.input as { Item?: { sk?: { S?: string } } }).Item?.sk?.S;
+      if (context.commandName !== "PutItemCommand" || !sk?.startsWith("L#")) return next(args);
+      return faults.write(() => next(args));
     },
-  };
+    { step: "initialize", name: "logWriteFaults" },
+  );
+  return { dynamo, control: faults.control };
 }
 
 describeReviewFindings("dynamodb, one store per Lambda", async (clock) => {

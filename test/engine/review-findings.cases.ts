@@ -71,7 +71,8 @@ export function describeReviewFindings(shape: string, open: (clock: ManualClock)
           reserved();
         },
       });
-      const recoverer = runtime(clock, data.store(), queue, definition, { leaseMs: 1_000, observers });
+      const store = data.store();
+      const recoverer = runtime(clock, store, queue, definition, { leaseMs: 1_000, observers });
       const p = await recoverer.dispatch({ agent: "assistant", instance: "w", message: user("p") });
       const q = await recoverer.dispatch({ agent: "assistant", instance: "w", message: user("q") });
       const stalled = worker.deliver({ submissionId: p.submissionId, sessionKey: SESSION });
@@ -82,7 +83,7 @@ export function describeReviewFindings(shape: string, open: (clock: ManualClock)
       await clock.advance(1_001);
       expect((await recoverer.sweep()).reconciled).toBe(1);
       expect(await recoverer.deliver({ submissionId: q.submissionId, sessionKey: SESSION })).toEqual({ kind: "ack" });
-      expect((await recoverer.store.getSubmission(q.submissionId)).status).toBe("settled");
+      expect((await store.getSubmission(q.submissionId)).status).toBe("settled");
 
       held!.release();
       await stalled;
@@ -151,7 +152,8 @@ export function describeReviewFindings(shape: string, open: (clock: ManualClock)
       const queue = recordingQueue();
       const fifo = queue.rung;
       const { definition } = scriptedAgent(Array.from({ length: 5 }, (_, i) => [{ text: `reply ${i}` }]));
-      const rt = runtime(clock, data.store(), queue, definition);
+      const store = data.store();
+      const rt = runtime(clock, store, queue, definition);
       const ids: string[] = [];
       const send = async () => ids.push((await rt.dispatch({ agent: "assistant", instance: "w", message: user(`m${ids.length}`) })).submissionId);
       await send();
@@ -161,12 +163,12 @@ export function describeReviewFindings(shape: string, open: (clock: ManualClock)
         deliveries++;
         expect(await rt.deliver(fifo.shift()!)).toEqual({ kind: "ack" });
         // The client sends its next message once the previous one has settled.
-        if (ids.length < 5 && (await rt.store.getSubmission(ids.at(-1)!)).status === "settled") {
+        if (ids.length < 5 && (await store.getSubmission(ids.at(-1)!)).status === "settled") {
           await send();
           if (ids.length === 3) fifo.push({ ...fifo.at(-1)! });
         }
       }
-      for (const id of ids) expect((await rt.store.getSubmission(id)).status).toBe("settled");
+      for (const id of ids) expect((await store.getSubmission(id)).status).toBe("settled");
       expect(deliveries, "5 submissions + 2 duplicate doorbells").toBe(7);
       await rt.close();
       await data.dispose();
@@ -196,45 +198,58 @@ export function describeReviewFindings(shape: string, open: (clock: ManualClock)
   });
 }
 
+/**
+ * The faults a case can put on a store's log writes: `write` runs one write (`send`) as the
+ * armed fault says; `failure` is the error a failed write throws (one the store does not retry).
+ */
+export function writeFaults(failure: () => Error): {
+  control: Omit<FaultyStore, "store">;
+  write: <T>(send: () => Promise<T>) => Promise<T>;
+} {
+  let next: ((send: () => Promise<unknown>) => Promise<unknown>) | undefined;
+  let hang = false;
+  return {
+    write: <T>(send: () => Promise<T>): Promise<T> => {
+      if (hang) return new Promise<T>(() => {});
+      const fault = next;
+      next = undefined;
+      return (fault ? fault(send) : send()) as Promise<T>;
+    },
+    control: {
+      holdNextWrite() {
+        let reached!: () => void;
+        let release!: () => void;
+        const reachedP = new Promise<void>((r) => (reached = r));
+        const gate = new Promise<void>((r) => (release = r));
+        next = async (send) => {
+          reached();
+          await gate;
+          return send();
+        };
+        return { reached: reachedP, release };
+      },
+      failNextWrite() {
+        next = async () => {
+          throw failure();
+        };
+      },
+      hangWrites() {
+        hang = true;
+      },
+    },
+  };
+}
+
 /** A proxy of `store` whose `appendRecords` (the log writes) the case can hold, fail or hang. */
 export function faultyAppends(store: Store): FaultyStore {
-  let next: ((call: () => Promise<unknown>) => Promise<unknown>) | undefined;
-  let hang = false;
+  const faults = writeFaults(() => new Error("store unavailable"));
   const proxy = new Proxy(store, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
       if (typeof value !== "function") return value;
       if (prop !== "appendRecords") return value.bind(target);
-      return (...args: unknown[]) => {
-        if (hang) return new Promise(() => {});
-        const call = () => value.apply(target, args) as Promise<unknown>;
-        const fault = next;
-        next = undefined;
-        return fault ? fault(call) : call();
-      };
+      return (...args: unknown[]) => faults.write(() => value.apply(target, args) as Promise<unknown>);
     },
   });
-  return {
-    store: proxy,
-    holdNextWrite() {
-      let reached!: () => void;
-      let release!: () => void;
-      const reachedP = new Promise<void>((r) => (reached = r));
-      const gate = new Promise<void>((r) => (release = r));
-      next = async (call) => {
-        reached();
-        await gate;
-        return call();
-      };
-      return { reached: reachedP, release };
-    },
-    failNextWrite() {
-      next = async () => {
-        throw new Error("store unavailable");
-      };
-    },
-    hangWrites() {
-      hang = true;
-    },
-  };
+  return { store: proxy, ...faults.control };
 }
