@@ -69,6 +69,10 @@ export function project(records: readonly ConversationRecord[], options: Project
  *   no projected assistant message made the call (see {@link Projection.skippedOutcomeIds}).
  * - `compaction` → a user message holding the summary in a `<summary>` tag, in its place.
  * - Every other kind (lifecycle, deltas, settlement, task spawns, tool-call records) → nothing.
+ * - Consecutive user messages (a failed turn's input and the next one, steers and follow-ups
+ *   delivered together, signals, a summary and the input after it) become one user message
+ *   whose content is their blocks in order: the model sees strictly alternating turns, which
+ *   some chat templates require (a dropped error/aborted assistant leaves two inputs adjacent).
  *
  * Unanswered calls are not invented here: they are reported in
  * {@link Projection.unansweredCallIds}. Pure; the records are not mutated and the messages
@@ -128,7 +132,29 @@ export function projectPath(path: readonly ConversationRecord[], options: Projec
   const skippedOutcomeIds = path
     .filter((r) => r.kind === "tool_outcome" && !usedOutcomes.has(r.id))
     .map((r) => r.id);
-  return { messages, unansweredCallIds, skippedOutcomeIds };
+  return { messages: mergeUserRuns(messages), unansweredCallIds, skippedOutcomeIds };
+}
+
+/**
+ * Folds each run of adjacent user messages into one, keeping every block in order (text as
+ * text blocks, images as they are) and the first message's timestamp. A lone user message is
+ * left as it is.
+ */
+function mergeUserRuns(messages: readonly Message[]): Message[] {
+  const merged: Message[] = [];
+  for (const message of messages) {
+    const previous = merged.at(-1);
+    if (message.role !== "user" || previous?.role !== "user") {
+      merged.push(message);
+      continue;
+    }
+    merged[merged.length - 1] = { role: "user", content: [...userBlocks(previous), ...userBlocks(message)], timestamp: previous.timestamp };
+  }
+  return merged;
+}
+
+function userBlocks(message: UserMessage): Exclude<UserMessage["content"], string> {
+  return typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
 }
 
 /** Epoch ms of a record's RFC 3339 time (0 if unparsable, so the message stays valid JSON). */

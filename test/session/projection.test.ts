@@ -123,11 +123,48 @@ describe("project", () => {
       rec("a", "signal", { type: "comment", body: "LGTM", sender: { login: "octocat" }, tag: "pr-1" }),
       rec("b", "signal", { type: "ping", body: "hello" }),
     ]);
-    expect(roles(messages)).toBe("user,user");
-    const first = messages[0] as { content: string };
-    expect(JSON.parse(first.content)).toEqual({ type: "comment", body: "LGTM", sender: { login: "octocat" }, tag: "pr-1" });
-    expect(first.content.startsWith('{"type":"comment","body":"LGTM"')).toBe(true);
-    expect((messages[1] as { content: string }).content).toBe('{"type":"ping","body":"hello"}');
+    expect(roles(messages)).toBe("user");
+    const [first, second] = (messages[0] as { content: { type: string; text: string }[] }).content;
+    expect(JSON.parse(first!.text)).toEqual({ type: "comment", body: "LGTM", sender: { login: "octocat" }, tag: "pr-1" });
+    expect(first!.text.startsWith('{"type":"comment","body":"LGTM"')).toBe(true);
+    expect(second).toEqual({ type: "text", text: '{"type":"ping","body":"hello"}' });
+  });
+
+  it("folds adjacent user-side messages into one, in order: a failed turn's input, the next input, signals, attachments", () => {
+    const log = [
+      user("a", "first question", "2026-01-01T00:00:01.000Z"),
+      completed("b", assistant([{ type: "text", text: "401 unauthorized" }], "error")),
+      rec("c", "submission_settled", { status: "failed", errorCode: "run_failed", error: "401" }),
+      rec("d", "signal", { type: "ci", body: "build broke" }),
+      rec("e", "user_message", { body: "see attached", attachments: [{ digest: "sha256:abc", mediaType: "image/png", size: 3 }] }),
+      user("f", "second question"),
+    ];
+    const messages = project(log, { systemPrompt: "Be terse." });
+    expect(roles(messages)).toBe("system,user");
+    expect(messages[1]).toEqual({
+      role: "user",
+      content: [
+        { type: "text", text: "first question" },
+        { type: "text", text: '{"type":"ci","body":"build broke"}' },
+        { type: "text", text: "see attached" },
+        { type: "text", text: expect.stringContaining("sha256:abc") },
+        { type: "text", text: "second question" },
+      ],
+      timestamp: Date.parse("2026-01-01T00:00:01.000Z"),
+    });
+  });
+
+  it("keeps user messages apart when an assistant turn or tool results stand between them", () => {
+    const log = [
+      user("a", "go"),
+      completed("b", assistant([toolCall("c1")])),
+      outcome("c", "c1"),
+      user("d", "steer: shorter"),
+      completed("e", assistant([{ type: "text", text: "ok" }])),
+      user("f", "next"),
+    ];
+    expect(roles(project(log))).toBe("user,assistant,toolResult,user,assistant,user");
+    expect(project(log).filter((m) => m.role === "user").map((m) => m.content)).toEqual(["go", "steer: shorter", "next"]);
   });
 
   it("pairs tool calls and outcomes in call order, restoring a missing thought signature", () => {
@@ -191,7 +228,7 @@ describe("project", () => {
       completed("g", assistant([{ type: "text", text: "done" }])),
     ];
     const { messages, skippedOutcomeIds } = projectPath(activeLeafPath(reduce(log)));
-    expect(roles(messages)).toBe("user,user,assistant");
+    expect(roles(messages)).toBe("user,assistant");
     expect(skippedOutcomeIds).toEqual(["d"]);
   });
 
@@ -200,7 +237,7 @@ describe("project", () => {
     // answered the call. The model simply redoes the turn.
     const log = [user("a", "go"), callRecord("b", "c1"), outcome("c", "c1"), user("d", "next")];
     const { messages, skippedOutcomeIds } = projectPath(activeLeafPath(reduce(log)));
-    expect(roles(messages)).toBe("user,user");
+    expect(roles(messages)).toBe("user");
     expect(skippedOutcomeIds).toEqual(["c"]);
   });
 
@@ -245,10 +282,11 @@ describe("project", () => {
       user("e", "new question"),
     ];
     const messages = project(log, { systemPrompt: "Be terse." });
-    expect(roles(messages)).toBe("system,user,user,assistant,user");
-    expect((messages[1] as { content: string }).content).toBe(renderSummary("The user asked an old question."));
-    expect((messages[1] as { content: string }).content).toContain("<summary>\nThe user asked an old question.\n</summary>");
-    expect((messages[2] as { content: string }).content).toBe("kept question");
+    expect(roles(messages)).toBe("system,user,assistant,user");
+    const [summary, kept] = (messages[1] as { content: { text: string }[] }).content;
+    expect(summary!.text).toBe(renderSummary("The user asked an old question."));
+    expect(summary!.text).toContain("<summary>\nThe user asked an old question.\n</summary>");
+    expect(kept!.text).toBe("kept question");
     expect(JSON.stringify(messages)).not.toContain("old answer");
   });
 
@@ -318,6 +356,8 @@ describe("project", () => {
         }
         if (open) missing.push(...open.filter((id) => !seenResults.has(id)));
         expect(unansweredCallIds).toEqual(missing);
+        // Strict alternation: never two user messages in a row.
+        expect(roles(messages)).not.toMatch(/(^|,)user,user(,|$)/);
         // Answering the dangling calls closes every gap.
         const repaired = [
           ...log,
@@ -437,14 +477,16 @@ describe("a projected transcript drives a real pi Agent", () => {
     await agent.prompt("What now?");
 
     const sent = seen[0]!;
-    expect(roles(sent)).toBe("system,user,user,assistant,user");
+    expect(roles(sent)).toBe("system,user,assistant,user");
     expect(sent[0]).toMatchObject({ role: "system", content: "You review pull requests." });
-    expect((sent[1] as { content: string }).content).toContain("<summary>\nAn old exchange.\n</summary>");
-    expect(JSON.parse((sent[2] as { content: string }).content)).toEqual({
+    // The summary and the kept signal after it are one user turn.
+    const [summary, signal] = (sent[1] as { content: { text: string }[] }).content;
+    expect(summary!.text).toContain("<summary>\nAn old exchange.\n</summary>");
+    expect(JSON.parse(signal!.text)).toEqual({
       type: "comment",
       body: "ship it",
       sender: { login: "octocat" },
     });
-    expect(sent[4]).toMatchObject({ role: "user", content: [{ type: "text", text: "What now?" }] });
+    expect(sent[3]).toMatchObject({ role: "user", content: [{ type: "text", text: "What now?" }] });
   });
 });
