@@ -55,7 +55,8 @@ describe.each<ProviderApi>(["openai-completions", "anthropic-messages"])("script
   });
 
   it("a dropped stream, an in-stream error and an unscripted request end as errors", async () => {
-    provider.script([{ text: "partial answ" }, { drop: true }]);
+    provider.script([{ text: "partial answ" }, { drop: true }], { refuse: true });
+    expect((await call(api)).stopReason).toBe("error");
     expect((await call(api)).stopReason).toBe("error");
     provider.script([{ text: "partial" }, { error: "Overloaded" }]);
     const inStream = await call(api);
@@ -64,6 +65,23 @@ describe.each<ProviderApi>(["openai-completions", "anthropic-messages"])("script
     expect(provider.remaining()).toBe(0);
     const unscripted = await call(api);
     expect(unscripted.errorMessage).toMatch(/no reply scripted for request #\d+/);
+  });
+
+  it("holds a stream until the test lets it go on", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    provider.script([{ text: "before " }, { until: held }, { pause: 5 }, { text: "after" }]);
+    const { model, streamFn } = provider.model(api);
+    const stream = await streamFn(model, context, {});
+    const seen: string[] = [];
+    let released = false;
+    for await (const event of stream) {
+      if (event.type !== "text_delta") continue;
+      seen.push(`${released ? "+" : "-"}${event.delta}`);
+      if (seen.length === 2) setTimeout(() => ((released = true), release()), 50);
+    }
+    // "before " is two deltas; nothing of "after" arrives until the promise settles.
+    expect(seen).toEqual(["-befo", "-re ", "+afte", "+r"]);
   });
 
   it("computes a reply from the request", async () => {
