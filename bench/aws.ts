@@ -14,7 +14,7 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AgentTool, StreamFn } from "@earendil-works/pi-agent-core";
-import { startLocalCloud } from "../src/local/aws/local-cloud.ts";
+import { startLocalCloud } from "../dev/local-cloud/local-cloud.ts";
 import { createRuntime, type Runtime } from "../src/runtime/runtime.ts";
 import { keylessModel, streamBlocks } from "../src/session/block-stream.ts";
 import { RUNTIME_DEFAULTS } from "../src/runtime/defaults.ts";

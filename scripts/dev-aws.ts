@@ -11,7 +11,7 @@
  * variable, and provider credentials, are passed to the functions.
  */
 import { resolve } from "node:path";
-import { startLocalCloud } from "../src/local/aws/local-cloud.ts";
+import { startLocalCloud } from "../dev/local-cloud/local-cloud.ts";
 import { startEmulators } from "../test/support/emulators.ts";
 
 const env = process.env;

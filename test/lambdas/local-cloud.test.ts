@@ -17,9 +17,9 @@ import {
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
 import { HARNESS_ENV } from "../../infra/env.ts";
-import { startLocalCloud, type LocalCloud } from "../../src/local/aws/local-cloud.ts";
-import type { LocalFunction, LocalFunctionUrl } from "../../src/local/aws/function-host.ts";
-import { toSqsEvent } from "../../src/local/aws/sqs-event-source.ts";
+import { startLocalCloud, type LocalCloud } from "../../dev/local-cloud/local-cloud.ts";
+import type { LocalFunction, LocalFunctionUrl } from "../../dev/local-cloud/function-host.ts";
+import { toSqsEvent } from "../../dev/local-cloud/sqs-event-source.ts";
 import type { Store } from "../../src/ports/store.ts";
 import type { Submission } from "../../src/ports/submission.ts";
 import { encodeDoorbell } from "../../src/queues/sqs/doorbell-body.ts";

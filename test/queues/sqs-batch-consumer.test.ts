@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { successfulIds, toSqsEvent } from "../../src/local/aws/sqs-event-source.ts";
+import { successfulIds, toSqsEvent } from "../../dev/local-cloud/sqs-event-source.ts";
 import type { DeliveryOutcome } from "../../src/ports/queue.ts";
 import { consumeSqsBatch, failureBackoffMs } from "../../src/queues/sqs/batch-consumer.ts";
 import { encodeDoorbell } from "../../src/queues/sqs/doorbell-body.ts";

@@ -12,13 +12,13 @@ import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { ScheduledEvent, SQSEvent } from "aws-lambda";
-import { checkAgentNames, discoverAgentNames } from "../../../infra/agent-names.ts";
-import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../../infra/env.ts";
-import { createDynamoClient, createHarnessBucket, createHarnessTable, createS3Client } from "../../stores/dynamodb/index.ts";
+import { checkAgentNames, discoverAgentNames } from "../../infra/agent-names.ts";
+import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../infra/env.ts";
+import { createDynamoClient, createHarnessBucket, createHarnessTable, createS3Client } from "../../src/stores/dynamodb/index.ts";
 import { LocalFunction, LocalFunctionUrl, type LogSink } from "./function-host.ts";
 import { SqsEventSource } from "./sqs-event-source.ts";
 
-const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** The emulator environment variables the functions inherit (endpoints, region, credentials). */
 const PASSED_THROUGH = [
