@@ -329,7 +329,7 @@ async function bundles(): Promise<void> {
 
 function printBundles(built: LambdaBundle[], keyless: LambdaBundle[]): void {
   console.log(
-    "Lambda bundles (the construct's esbuild options, infra/lambda-bundling.ts: node22 ESM, minified, code splitting; " +
+    "Lambda bundles (the construct's esbuild options, src/cdk/lambda-bundling.ts: node22 ESM, minified, code splitting; " +
       "#harness-agents = examples/basic/agents.ts for worker and dlq, agent names only for http and sweeper); " +
       `bundle = the entry chunk; module load = import of the bundle in a fresh Node 22 process, median of ${LOAD_RUNS}:`,
   );

@@ -36,14 +36,14 @@ export function component(url: string): string {
     const parts = url.slice(nm + 14).split("/");
     return parts[0]!.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!;
   }
-  const src = /\/(src|examples|lambdas|bench)\/([^/]+)\//.exec(url);
+  const src = /\/(src|examples|dev|bench)\/([^/]+)\//.exec(url);
   if (src) return `${src[1]}/${src[2]}`;
   return url.split("/").slice(-2).join("/");
 }
 
 function label(node: ProfileNode): string {
   const { functionName, url, lineNumber } = node.callFrame;
-  const file = url.includes("/node_modules/") ? component(url) : url.replace(/^.*\/(src|examples|bench|lambdas)\//, "$1/");
+  const file = url.includes("/node_modules/") ? component(url) : url.replace(/^.*\/(src|examples|bench|dev)\//, "$1/");
   return `${functionName || "(anonymous)"}${file ? ` ${file}:${lineNumber + 1}` : ""}`;
 }
 

@@ -38,7 +38,7 @@ export function printIdleCost(inputs: IdleInputs): number {
   const gbSeconds = sweeps * (billedMs / 1000) * sweeperMemoryGb;
   const sweepReads = sweeps * inputs.sweepReadUnits;
   // An idle sweep logs only Lambda's START/END/REPORT platform lines (~0.35 KB): its own line is
-  // at debug level and it publishes no metrics when it finds nothing (lambdas/sweeper.ts).
+  // at debug level and it publishes no metrics when it finds nothing (src/lambdas/sweeper.ts).
   const logGb = (sweeps * 0.35 * 1024) / 1024 ** 3;
   const lines: Line[] = [
     {

@@ -1,6 +1,6 @@
 /**
  * The Lambda bundles exactly as the `Harness` construct builds them (the options of
- * infra/lambda-bundling.ts: esbuild, node22, ESM, minified, code splitting, source maps without
+ * src/cdk/lambda-bundling.ts: esbuild, node22, ESM, minified, code splitting, source maps without
  * sources, the createRequire banner, `#harness-agents` aliased to the basic example's agents).
  * Their sizes, what is in them, and the cold module-load time of each in a fresh Node 22 process.
  */
@@ -10,9 +10,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Metafile } from "esbuild";
-import { discoverAgentNames } from "../infra/agent-names.ts";
-import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../infra/env.ts";
-import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, staticClosure } from "../infra/lambda-bundling.ts";
+import { discoverAgentNames } from "../src/cdk/agent-names.ts";
+import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../src/lambdas/env.ts";
+import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, staticClosure } from "../src/cdk/lambda-bundling.ts";
 import { median } from "./stats.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -47,7 +47,7 @@ export async function bundleLambdas(agentsEntry = resolve(ROOT, "examples/basic/
   for (const role of HARNESS_FUNCTION_ROLES) {
     const outdir = join(outRoot, role);
     const result = await build(
-      lambdaBuildOptions({ entry: resolve(ROOT, `lambdas/${role}.ts`), agentsEntry, outdir, sourceMap: true }),
+      lambdaBuildOptions({ entry: resolve(ROOT, `src/lambdas/${role}.ts`), agentsEntry, outdir, sourceMap: true }),
     );
     const outputs = result.metafile.outputs;
     const abs = (path: string) => resolve(process.cwd(), path);

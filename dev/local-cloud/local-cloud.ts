@@ -12,8 +12,8 @@ import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { ScheduledEvent, SQSEvent } from "aws-lambda";
-import { checkAgentNames, discoverAgentNames } from "../../infra/agent-names.ts";
-import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../infra/env.ts";
+import { checkAgentNames, discoverAgentNames } from "../../src/cdk/agent-names.ts";
+import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../src/lambdas/env.ts";
 import { createDynamoClient, createHarnessBucket, createHarnessTable, createS3Client } from "../../src/stores/dynamodb/index.ts";
 import { LocalFunction, LocalFunctionUrl, type LogSink } from "./function-host.ts";
 import { SqsEventSource } from "./sqs-event-source.ts";
@@ -42,7 +42,7 @@ export interface LocalCloudOptions {
    * discovered by importing `agentsModule` in a child process, as the construct does.
    */
   agentNames?: readonly string[];
-  /** Handler modules by role; default `lambdas/<role>.ts` of this repository. */
+  /** Handler modules by role; default `src/lambdas/<role>.ts` of this repository. */
   handlers?: Partial<Record<HarnessFunctionRole, string>>;
   /** Prefix of the table, bucket and queue names; default `harness-local-<random>`. */
   name?: string;
@@ -185,7 +185,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     ...options.env,
     ...options.functionEnv?.[role],
   });
-  const handlerModule = (role: HarnessFunctionRole) => options.handlers?.[role] ?? `${REPO_ROOT}lambdas/${role}.ts`;
+  const handlerModule = (role: HarnessFunctionRole) => options.handlers?.[role] ?? `${REPO_ROOT}src/lambdas/${role}.ts`;
   const common = (role: HarnessFunctionRole, fnName: string, env: Record<string, string>) => ({
     name: fnName,
     handlerModule: handlerModule(role),

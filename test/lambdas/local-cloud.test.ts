@@ -1,5 +1,5 @@
 /**
- * The serverless shape end to end on the local cloud: the exact handler modules of `lambdas/`
+ * The serverless shape end to end on the local cloud: the exact handler modules of `src/lambdas/`
  * run in child processes against DynamoDB Local and fauxqs (SQS FIFO + S3), fed by a local SQS
  * event source and reached through a local streaming function URL. No AWS call is mocked; faults
  * are real (killed processes, an unreachable endpoint, throttling answered on the wire).
@@ -16,7 +16,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
-import { HARNESS_ENV } from "../../infra/env.ts";
+import { HARNESS_ENV } from "../../src/lambdas/env.ts";
 import { startLocalCloud, type LocalCloud } from "../../dev/local-cloud/local-cloud.ts";
 import type { LocalFunction, LocalFunctionUrl } from "../../dev/local-cloud/function-host.ts";
 import { toSqsEvent } from "../../dev/local-cloud/sqs-event-source.ts";

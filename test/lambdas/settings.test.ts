@@ -1,6 +1,6 @@
 /** The handlers' settings from the environment: defaults, tuning knobs, and refusals that name the variable. */
 import { describe, expect, it } from "vitest";
-import { readSettings } from "../../lambdas/settings.ts";
+import { readSettings } from "../../src/lambdas/settings.ts";
 import { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "../../src/runtime/defaults.ts";
 
 const base = { TABLE_NAME: "t", BUCKET_NAME: "b", QUEUE_URL: "https://sqs.local/q.fifo" };

@@ -1,10 +1,10 @@
-import { AGENT_NAMES_SEPARATOR, HARNESS_ENV } from "../infra/env.ts";
-import { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "../src/runtime/defaults.ts";
-import { DEFAULT_TURN_TIMEOUT_MS } from "../src/session/agent-setup.ts";
+import { AGENT_NAMES_SEPARATOR, HARNESS_ENV } from "./env.ts";
+import { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "../runtime/defaults.ts";
+import { DEFAULT_TURN_TIMEOUT_MS } from "../session/agent-setup.ts";
 
 /**
  * Everything the handlers read from the environment. The `Harness` construct sets the
- * `HARNESS_ENV` names (infra/env.ts); the `HARNESS_*` tuning knobs below are optional and reach a
+ * `HARNESS_ENV` names (env.ts); the `HARNESS_*` tuning knobs below are optional and reach a
  * deployment through the construct's `environment` prop.
  */
 export interface LambdaSettings {

@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { ID_RULES } from "../src/runtime/requests.ts";
+import { ID_RULES } from "../runtime/requests.ts";
 
 const MARKER = "__harness_agent_names__=";
 const FAILED = "__harness_agent_names_error__=";

@@ -1,7 +1,7 @@
 import type { Logger } from "@aws-lambda-powertools/logger";
 import { type Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
-import type { Correlation, HarnessEvent, Observer } from "../src/ports/observer.ts";
-import { sessionKeyString } from "../src/ports/submission.ts";
+import type { Correlation, HarnessEvent, Observer } from "../ports/observer.ts";
+import { sessionKeyString } from "../ports/submission.ts";
 
 /** Metric names the handlers emit (EMF, namespace `POWERTOOLS_METRICS_NAMESPACE`). */
 export const METRIC = {

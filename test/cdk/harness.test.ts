@@ -12,9 +12,9 @@ import { Topic } from "aws-cdk-lib/aws-sns";
 import nag from "cdk-nag";
 import { describe, expect, it } from "vitest";
 import { build } from "esbuild";
-import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../infra/env.ts";
-import { Harness, type HarnessProps } from "../../infra/harness.ts";
-import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, staticClosure } from "../../infra/lambda-bundling.ts";
+import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../src/lambdas/env.ts";
+import { Harness, type HarnessProps } from "../../src/cdk/harness.ts";
+import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, staticClosure } from "../../src/cdk/lambda-bundling.ts";
 import { HARNESS_TABLE } from "../../src/stores/dynamodb/table.ts";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -564,7 +564,7 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
   it("bundles a handler with the user's agents behind #harness-agents (ESM, minified) and passes cdk-nag", async () => {
     const { out, code, output } = await cdkSynth([
       "--app",
-      "node --disable-warning=ExperimentalWarning test/infra/fixtures/app.ts",
+      "node --disable-warning=ExperimentalWarning test/cdk/fixtures/app.ts",
     ]);
     try {
       expect(code, output).toBe(0);
@@ -583,7 +583,7 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
   }, 180_000);
 
   const missing = [
-    ...HARNESS_FUNCTION_ROLES.map((role) => `lambdas/${role}.ts`),
+    ...HARNESS_FUNCTION_ROLES.map((role) => `src/lambdas/${role}.ts`),
     "examples/basic/agents.ts",
   ].filter((path) => !existsSync(join(repoRoot, path)));
   it.skipIf(missing.length > 0)(

@@ -4,7 +4,7 @@
  * them, so the bench measures exactly what deploys. Imports nothing but types and `env.ts`.
  */
 import type { BuildOptions, Metafile } from "esbuild";
-import { AGENTS_ALIAS } from "./env.ts";
+import { AGENTS_ALIAS } from "../lambdas/env.ts";
 
 /**
  * Prepended to every output file: CommonJS dependencies inside an ESM bundle may `require` Node

@@ -22,9 +22,9 @@ import type { ITopic } from "aws-cdk-lib/aws-sns";
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { AuthorizationType } from "aws-cdk-lib/aws-apigateway";
 import { Construct } from "constructs";
-import { STREAM_MAX_MS } from "../src/runtime/defaults.ts";
+import { STREAM_MAX_MS } from "../runtime/defaults.ts";
 import { checkAgentNames, discoverAgentNames } from "./agent-names.ts";
-import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "./env.ts";
+import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../lambdas/env.ts";
 import { HarnessApi, type HarnessApiGatewayOptions } from "./harness-api.ts";
 import { HarnessFunction } from "./harness-function.ts";
 import { acknowledgeHarnessFindings } from "./nag-suppressions.ts";
@@ -222,7 +222,7 @@ export interface HarnessProps {
   readonly environment?: Record<string, string>;
 }
 
-const repositoryRoot = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
+const repositoryRoot = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 
 /**
  * The serverless shape of the harness (DESIGN §3): a DynamoDB table (the truth), an S3 bucket
@@ -338,7 +338,7 @@ export class Harness extends Construct {
       NAMES_ONLY_ROLES.includes(role) ? { ...baseEnv, [HARNESS_ENV.agentNames]: this.agentNames.join(AGENT_NAMES_SEPARATOR) } : baseEnv;
     const entry = (role: HarnessFunctionRole): string => {
       const given = props.handlerEntries?.[role];
-      return given ? (isAbsolute(given) ? given : resolve(given)) : `${repositoryRoot}/lambdas/${role}.ts`;
+      return given ? (isAbsolute(given) ? given : resolve(given)) : `${repositoryRoot}/src/lambdas/${role}.ts`;
     };
 
     const http = new HarnessFunction(this, "Http", {

@@ -6,7 +6,7 @@
  */
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { Context, ScheduledEvent } from "aws-lambda";
-import type { SweepReport } from "../src/engine/sweep.ts";
+import type { SweepReport } from "../engine/sweep.ts";
 import { agentNamesFromEnv } from "./settings.ts";
 import { METRIC } from "./telemetry.ts";
 import { harness, invocation } from "./wiring.ts";

@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 import { App, CfnOutput, RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
 import { FunctionUrlAuthType } from "aws-cdk-lib/aws-lambda";
 import nag from "cdk-nag";
-import { Harness } from "./harness.ts";
+import { Harness } from "../../src/cdk/harness.ts";
 
 const app = new App();
 const flag = (key: string): boolean => String(app.node.tryGetContext(key)) === "true";
@@ -39,7 +39,7 @@ const model = app.node.tryGetContext("harness:model");
 const harness = new Harness(stack, "Harness", {
   agentsEntry: app.node.tryGetContext("harness:agentsEntry")
     ? String(app.node.tryGetContext("harness:agentsEntry"))
-    : fileURLToPath(new URL("../examples/basic/agents.ts", import.meta.url)),
+    : fileURLToPath(new URL("./agents.ts", import.meta.url)),
   agentNames: app.node.tryGetContext("harness:agentNames")
     ? String(app.node.tryGetContext("harness:agentNames")).split(",").map((n) => n.trim())
     : undefined,

@@ -4,5 +4,5 @@
  * declaration only lets the type checker see what the handlers import.
  */
 declare module "#harness-agents" {
-  export const agents: Record<string, import("../src/engine/agent-definition.ts").AgentDefinition>;
+  export const agents: Record<string, import("../engine/agent-definition.ts").AgentDefinition>;
 }

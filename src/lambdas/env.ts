@@ -1,6 +1,6 @@
 /**
  * The environment variables the `Harness` construct sets on its Lambda functions: the contract
- * between `infra/` and `lambdas/`. This module imports nothing, so a handler may import it
+ * between the construct (`src/cdk`) and the handlers (`src/lambdas`). This module imports nothing, so a handler may import it
  * without pulling the CDK into its bundle.
  */
 export const HARNESS_ENV = {

@@ -6,7 +6,7 @@
  */
 import type { Context, StreamifyHandler } from "aws-lambda";
 import { streamHandle } from "hono/aws-lambda";
-import { createApp } from "../src/transport/app.ts";
+import { createApp } from "../transport/app.ts";
 import { agentNamesFromEnv } from "./settings.ts";
 import { errorFields, harness, invocation } from "./wiring.ts";
 
