@@ -10,7 +10,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { ChildMessage, ChildSpec } from "./function-protocol.ts";
 
-// `.ts` from the sources, `.js` once compiled to dist/.
+// `.ts` from the sources, `.js` if ever compiled (the local cloud is not part of the package).
 const OWN_EXTENSION = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
 const CHILD_ENTRY = fileURLToPath(new URL(`./function-child${OWN_EXTENSION}`, import.meta.url));
 
