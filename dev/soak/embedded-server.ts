@@ -1,0 +1,81 @@
+/** The `npm start` server as a child process the soak can `kill -9` and start again. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+/** Output kept for diagnostics (the tail of the server's log). */
+const KEEP_OUTPUT_CHARS = 20_000;
+
+export interface EmbeddedServerOptions {
+  port: number;
+  dataDir: string;
+  leaseMs: number;
+}
+
+export class EmbeddedServer {
+  readonly url: string;
+  readonly #options: EmbeddedServerOptions;
+  #proc: ChildProcess | undefined;
+  #exited: Promise<void> = Promise.resolve();
+  #output = "";
+  /** Starts, counted. */
+  starts = 0;
+
+  constructor(options: EmbeddedServerOptions) {
+    this.#options = options;
+    this.url = `http://127.0.0.1:${options.port}`;
+  }
+
+  /** The tail of everything the server printed, across restarts. */
+  get output(): string {
+    return this.#output;
+  }
+
+  /** Starts the basic example on the fixed port and resolves once it listens. */
+  async start(): Promise<void> {
+    const proc = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", join(ROOT, "examples", "basic", "main.ts")], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: String(this.#options.port),
+        DATA_DIR: this.#options.dataDir,
+        LEASE_MS: String(this.#options.leaseMs),
+        MODEL: "",
+        LOG_LEVEL: "info",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.#proc = proc;
+    this.starts++;
+    this.#exited = new Promise((resolve) => proc.once("exit", () => resolve()));
+    this.#output += `\n--- start ${this.starts}\n`;
+    let fresh = "";
+    const listening = new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        const text = chunk.toString();
+        this.#output = (this.#output + text).slice(-KEEP_OUTPUT_CHARS);
+        fresh += text;
+        if (fresh.includes(`listening on ${this.url}`)) resolve();
+      };
+      proc.stdout!.on("data", onData);
+      proc.stderr!.on("data", onData);
+      proc.once("exit", (code, signal) => reject(new Error(`server exited before listening (${code ?? signal})\n${this.#output.slice(-2000)}`)));
+    });
+    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("server did not listen within 30 s")), 30_000).unref());
+    await Promise.race([listening, timeout]);
+  }
+
+  /** `kill -9`: no shutdown hook runs, in-flight work is left as a crash leaves it. */
+  async crash(): Promise<void> {
+    this.#proc?.kill("SIGKILL");
+    await this.#exited;
+    this.#proc = undefined;
+  }
+
+  /** A graceful stop (SIGTERM: in-flight work is released). */
+  async stop(): Promise<void> {
+    this.#proc?.kill("SIGTERM");
+    await this.#exited;
+    this.#proc = undefined;
+  }
+}
