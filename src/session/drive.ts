@@ -37,6 +37,7 @@ import { emptyAssistantMessage } from "./block-stream.ts";
 import { DeltaBatcher, type DeltaBatch, type FlushPolicy } from "./delta-batcher.ts";
 import { formatDuration } from "./duration.ts";
 import { runInterceptors } from "./interceptors.ts";
+import { withStrictTurns } from "./strict-turns.ts";
 import {
   checkStructuredResult,
   correctiveMessage,
@@ -677,7 +678,7 @@ class SubmissionDrive {
     if (options?.signal?.aborted) return failedStream(model, clock.now(), "aborted", "Request was aborted");
     let stream: AssistantMessageEventStream;
     try {
-      stream = await this.#ctx.agent.streamFn(model, context, options);
+      stream = await this.#ctx.agent.streamFn(model, context, withStrictTurns(options));
     } catch (err) {
       // The StreamFn contract says "never throw"; a throw is a provider error.
       return failedStream(model, clock.now(), "error", errorText(err));

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
+import { defineTool, schema } from "../../src/index.ts";
 import { createMemoryStore } from "../../src/stores/memory/index.ts";
 import { startScriptedProvider, type ProviderApi, type ScriptedProvider } from "../support/scripted-provider.ts";
 
@@ -27,11 +28,22 @@ function texts(message: { content: string | Array<{ type: string; text?: string 
 
 describe.each<ProviderApi>(["openai-completions", "anthropic-messages"])("strict alternation on the %s wire", (api) => {
   let runtime: Runtime;
+  // A tool during whose call the user steers: the steer is delivered right after the tool results.
+  const lookup = defineTool({
+    name: "lookup",
+    label: "Lookup",
+    description: "Looks a term up.",
+    parameters: schema.obj({ term: schema.str() }),
+    execute: async (_callId, { term }) => {
+      await runtime.steer({ agent: "assistant", instance: `${api}-steer`, body: "shorter, please" });
+      return { content: [{ type: "text", text: `${term}: a word` }], details: {} };
+    },
+  });
   beforeAll(async () => {
     runtime = createRuntime({
       store: createMemoryStore(),
       agents: {
-        assistant: { initialize: () => ({ ...provider.model(api), systemPrompt: "Be brief.", maxAttempts: 1 }) },
+        assistant: { initialize: () => ({ ...provider.model(api), systemPrompt: "Be brief.", maxAttempts: 1, tools: [lookup] }) },
       },
     });
     await runtime.start();
@@ -59,5 +71,20 @@ describe.each<ProviderApi>(["openai-completions", "anthropic-messages"])("strict
     provider.script([{ text: "Fine." }]);
     expect((await send({ kind: "user", body: "third" })).status).toBe("succeeded");
     expect(wireRoles(provider.requests.at(-1)!.body)).toEqual(["user", "assistant", "user"]);
+  });
+
+  it("a steer delivered after tool results goes out in the same user turn as the results where the wire puts results in a user turn", async () => {
+    provider.script([{ toolCall: { id: "call_1", name: "lookup", arguments: { term: "turn" } } }], [{ text: "Short." }]);
+    const { submissionId } = await runtime.dispatch({ agent: "assistant", instance: `${api}-steer`, message: { kind: "user", body: "define turn" } });
+    expect((await runtime.wait(submissionId)).status).toBe("succeeded");
+    const body = provider.requests.at(-1)!.body;
+    if (api === "anthropic-messages") {
+      expect(wireRoles(body)).toEqual(["user", "assistant", "user"]);
+      expect(body.messages[2].content.map((b: { type: string }) => b.type)).toEqual(["tool_result", "text"]);
+      expect(body.messages[2].content[1].text).toBe("shorter, please");
+    } else {
+      expect(wireRoles(body)).toEqual(["user", "assistant", "tool", "user"]);
+      expect(texts(body.messages.at(-1))).toEqual(["shorter, please"]);
+    }
   });
 });
