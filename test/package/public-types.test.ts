@@ -11,11 +11,11 @@ import { expect, it } from "vitest";
 
 const root = join(import.meta.dirname, "../..");
 
-/** package.json's export map, pointed back from `dist/*.js` to the `.ts` sources. */
+/** package.json's export map, pointed back from `dist/*.js` to the `src/*.ts` it is built from (rootDir src). */
 function entrySources(): Record<string, string> {
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports: Record<string, { import: string }> };
   return Object.fromEntries(
-    Object.entries(pkg.exports).map(([entry, target]) => [entry, join(root, target.import.replace(/^\.\/dist\//, "").replace(/\.js$/, ".ts"))]),
+    Object.entries(pkg.exports).map(([entry, target]) => [entry, join(root, target.import.replace(/^\.\/dist\//, "src/").replace(/\.js$/, ".ts"))]),
   );
 }
 

@@ -31,7 +31,7 @@ function packageSources(): Record<string, string> {
   return Object.fromEntries(
     Object.entries(pkg.exports).map(([entry, target]) => [
       entry === "." ? pkg.name : `${pkg.name}/${entry.slice(2)}`,
-      join(root, target.import.replace(/^\.\/dist\//, "").replace(/\.js$/, ".ts")),
+      join(root, target.import.replace(/^\.\/dist\//, "src/").replace(/\.js$/, ".ts")),
     ]),
   );
 }
