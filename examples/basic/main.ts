@@ -18,7 +18,9 @@
  * both attempts, told apart by `attemptId`.
  *
  * Environment: PORT (8484; 0 = any free port), HOST (127.0.0.1), DATA_DIR (./harness-data),
- * MODEL ("provider/model"; unset = keyless), LEASE_MS (10000), LOG_LEVEL (info | debug).
+ * MODEL ("provider/model"; unset = keyless), LEASE_MS (10000), LOG_LEVEL (info | debug),
+ * CORS_ORIGINS (comma-separated origins whose pages may call the API from a browser; unset =
+ * none: a page of another origin is refused with 403).
  */
 import { join, resolve } from "node:path";
 import { closeOnSignals, serve } from "../../src/local/server.ts";
@@ -27,6 +29,7 @@ import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
 import { resolveModel } from "../../src/session/models.ts";
 import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import { parseCorsOrigins } from "../../src/transport/cors-origins.ts";
 import { agents } from "./agents.ts";
 
 const env = process.env;
@@ -37,6 +40,12 @@ const leaseMs = Number(env.LEASE_MS || 10_000);
 const debug = env.LOG_LEVEL === "debug";
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`PORT must be a port number, got ${env.PORT}`);
 if (!Number.isFinite(leaseMs) || leaseMs < 300) fail(`LEASE_MS must be at least 300, got ${env.LEASE_MS}`);
+let corsOrigins: string[] = [];
+try {
+  corsOrigins = parseCorsOrigins(env.CORS_ORIGINS);
+} catch (err) {
+  fail((err as Error).message);
+}
 
 const log = (message: string) => console.log(`${new Date().toISOString()} ${message}`);
 
@@ -65,7 +74,7 @@ const runtime = createRuntime({
 });
 
 await runtime.start();
-const server = await serve(runtime, { port, hostname });
+const server = await serve(runtime, { port, hostname, cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined });
 closeOnSignals(server, runtime, {
   onSignal: (signal) => log(`${signal}: closing (in-flight work is released, not failed)`),
 });
@@ -73,7 +82,7 @@ closeOnSignals(server, runtime, {
 const base = server.url;
 const modelName = env.MODEL ? `${env.MODEL}` : "local-echo (keyless)";
 console.log(`resolute-harness basic example listening on ${base}
-  model: ${modelName}   data: ${dataDir}   pid: ${process.pid}
+  model: ${modelName}   data: ${dataDir}   pid: ${process.pid}${corsOrigins.length > 0 ? `\n  browser pages allowed from: ${corsOrigins.join(", ")}` : ""}
 Try:
   curl -s ${base}/agents/assistant/demo -d '{"kind":"user","body":"what time is it?"}'
   curl -s '${base}/agents/assistant/demo?wait=true' -d '{"kind":"user","body":"hello there"}'

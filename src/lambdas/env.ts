@@ -23,6 +23,12 @@ export const HARNESS_ENV = {
    */
   urlAuth: "HARNESS_URL_AUTH",
   /**
+   * Comma-separated origins whose pages may call the API from a browser (http only): the app's
+   * `cors` option (`hono/cors`), the same in every shape. Unset: none, and a browser request
+   * from another origin is refused with 403.
+   */
+  corsOrigins: "HARNESS_CORS_ORIGINS",
+  /**
    * The agent names, comma-separated (http and sweeper only). These functions never run an agent,
    * so they do not bundle the agents module: admission only needs to know which agents exist.
    */

@@ -13,6 +13,7 @@ import { errorFields, harness, invocation } from "./wiring.ts";
 const h = harness(agentNamesFromEnv());
 const app = createApp(h.runtime, {
   maxStreamMs: h.settings.streamMaxMs,
+  cors: h.settings.corsOrigins.length > 0 ? { origins: h.settings.corsOrigins } : undefined,
   middleware: h.httpMiddleware,
   log: (message, err) => h.logger.error(message, { error: errorFields(err) }),
 });

@@ -1,6 +1,7 @@
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV } from "./env.ts";
 import { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "../runtime/defaults.ts";
 import { DEFAULT_TURN_TIMEOUT_MS } from "../session/agent-setup.ts";
+import { parseCorsOrigins } from "../transport/cors-origins.ts";
 
 /**
  * Everything the handlers read from the environment. The `Harness` construct sets the
@@ -36,6 +37,8 @@ export interface LambdaSettings {
   staleQueuedMs: number;
   /** `HARNESS_URL_AUTH`: `AWS_IAM`, `NONE` or `API_GATEWAY` (who authenticates callers). */
   urlAuth: string;
+  /** `HARNESS_CORS_ORIGINS`: origins whose pages may call the API from a browser (the app's `cors`). */
+  corsOrigins: string[];
   /** `HARNESS_BEARER_TOKEN`: comma-separated accepted tokens; enables bearer auth in the app. */
   bearerTokens: string[];
   /** `HARNESS_ALLOW_UNAUTHENTICATED=true` serves `HARNESS_URL_AUTH=NONE` with no token (local use). */
@@ -72,6 +75,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettin
     },
     staleQueuedMs: ms("HARNESS_STALE_QUEUED_MS", 60_000),
     urlAuth: env[HARNESS_ENV.urlAuth] || "AWS_IAM",
+    corsOrigins: parseCorsOrigins(env[HARNESS_ENV.corsOrigins], HARNESS_ENV.corsOrigins),
     bearerTokens: (env.HARNESS_BEARER_TOKEN ?? "").split(",").map((t) => t.trim()).filter(Boolean),
     allowUnauthenticated: env.HARNESS_ALLOW_UNAUTHENTICATED === "true",
     serviceName,

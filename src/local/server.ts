@@ -3,12 +3,17 @@ import { serve as serveNode } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { Runtime } from "../runtime/runtime.ts";
 import { createApp, type AppOptions } from "../transport/app.ts";
+import { isLoopbackHost, LOOPBACK } from "../transport/origin-guard.ts";
 
 /** Where and how to listen; the rest configures the HTTP app. */
 export interface ServeOptions extends Omit<AppOptions, "shutdown"> {
   /** Default 8484; 0 picks a free port (read it from the handle). */
   port?: number;
-  /** Default "127.0.0.1" (pass "0.0.0.0" to listen on every interface). */
+  /**
+   * Default "127.0.0.1" (pass "0.0.0.0" to listen on every interface). Bound to a loopback
+   * address, the server answers only requests whose `Host` is a loopback name or address, plus
+   * any in `allowedHosts` (a page re-pointed at 127.0.0.1 by DNS rebinding gets 403).
+   */
   hostname?: string;
   /** How long `close` lets open requests finish before cutting connections. Default 5 s. */
   closeGraceMs?: number;
@@ -33,7 +38,8 @@ export interface ServerHandle {
 export async function serve(runtime: Runtime, options: ServeOptions = {}): Promise<ServerHandle> {
   const { port = 8484, hostname = "127.0.0.1", closeGraceMs = 5_000, ...appOptions } = options;
   const shutdown = new AbortController();
-  const app = createApp(runtime, { ...appOptions, shutdown: shutdown.signal });
+  const allowedHosts = isLoopbackHost(hostname) ? [LOOPBACK, ...(appOptions.allowedHosts ?? [])] : appOptions.allowedHosts;
+  const app = createApp(runtime, { ...appOptions, allowedHosts, shutdown: shutdown.signal });
   const server = serveNode({ fetch: app.fetch, port, hostname });
   await new Promise<void>((resolve, reject) => {
     if (server.listening) return resolve();

@@ -5,6 +5,7 @@ import { STREAM_MAX_MS } from "../runtime/defaults.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { errorResponse, toErrorResponse } from "./http-errors.ts";
 import { firstPage, tailRecords } from "./record-stream.ts";
+import { corsMiddleware, originGuard, type CorsOptions } from "./origin-guard.ts";
 import { parseDispatchBody, parseInjectBody, readJsonObject } from "./request-body.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
@@ -32,8 +33,22 @@ export interface AppOptions {
   maxPollMs?: number;
   /** The SSE `retry:` hint: how long an EventSource waits before reconnecting. Default 1 s. */
   retryMs?: number;
-  /** Mounted before the `/agents` routes (auth, CORS, rate limits…); `/healthz` stays open. */
+  /** Mounted before the `/agents` routes (auth, rate limits…); `/healthz` stays open. */
   middleware?: MiddlewareHandler[];
+  /**
+   * Lets pages of these origins call the API from a browser (`hono/cors`: preflights answered for
+   * every `/agents` route and `/healthz`). Off by default: then a browser request whose `Origin`
+   * is not the app's own is refused with 403 `origin_not_allowed`, whatever the route, before
+   * anything is stored (requests without `Origin`, as curl and servers send them, pass).
+   */
+  cors?: CorsOptions;
+  /**
+   * The host names (or addresses) the app answers to, matched against `Host` without its port;
+   * `"loopback"` stands for `localhost`, 127.0.0.0/8 and ::1. Another `Host` gets 403
+   * `host_not_allowed` (DNS rebinding). Default: any (`serve` sets `["loopback"]` when it binds
+   * a loopback address).
+   */
+  allowedHosts?: readonly string[];
   /** Aborting it ends every open stream and `?wait=true` (the server's graceful shutdown). */
   shutdown?: AbortSignal;
   /** Where unexpected errors are reported (their detail never reaches the client). Default console.error. */
@@ -85,6 +100,14 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   const app = new Hono();
   app.onError((err, c) => toErrorResponse(c, err, log));
   app.notFound((c) => errorResponse(c, 404, { error: "not found", code: "not_found" }));
+
+  // Before every route: a page the app does not trust gets nothing run and nothing stored.
+  app.use("*", originGuard({ cors: options.cors, allowedHosts: options.allowedHosts }));
+  if (options.cors) {
+    const withCors = corsMiddleware(options.cors);
+    app.use("/agents/*", withCors);
+    app.use("/healthz", withCors);
+  }
 
   app.get("/healthz", (c) => c.text("ok"));
 

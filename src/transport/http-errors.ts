@@ -8,6 +8,8 @@ export type TransportErrorCode =
   | "invalid_request"
   | "payload_too_large"
   | "unauthorized"
+  | "origin_not_allowed"
+  | "host_not_allowed"
   | "not_found"
   | "internal";
 

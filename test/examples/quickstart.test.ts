@@ -35,11 +35,11 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function startExample(dataDir: string): Promise<Example> {
+async function startExample(dataDir: string, extraEnv: Record<string, string> = {}): Promise<Example> {
   const port = await freePort();
   const proc = spawn("npm", ["start"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LEASE_MS: String(LEASE_MS), MODEL: "", LOG_LEVEL: "info" },
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LEASE_MS: String(LEASE_MS), MODEL: "", LOG_LEVEL: "info", ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true, // its own process group, so cleanup reaches npm's child too
   });
@@ -88,7 +88,23 @@ afterAll(() => {
 
 describe("npm start: the README walkthrough", () => {
   it("fire-and-forget, ?wait=true, the stream with and without Last-Event-ID, steer with nothing running", async () => {
-    const ex = await startExample(join(dataDir, "walkthrough"));
+    const page = "http://localhost:5173";
+    const ex = await startExample(join(dataDir, "walkthrough"), { CORS_ORIGINS: page });
+
+    // A browser page: the allowed origin gets its preflight answered, any other origin a 403.
+    const preflight = await fetch(`${ex.url}/agents/assistant/demo`, {
+      method: "OPTIONS",
+      headers: { Origin: page, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe(page);
+    const foreign = await fetch(`${ex.url}/agents/assistant/elsewhere`, {
+      method: "POST",
+      headers: { Origin: "https://evil.example", "Content-Type": "text/plain;charset=UTF-8" },
+      body: JSON.stringify({ kind: "user", body: "hi" }),
+    });
+    expect(foreign.status).toBe(403);
+    expect(await foreign.json()).toMatchObject({ code: "origin_not_allowed" });
 
     const fired = await post(ex, "/agents/assistant/demo", { kind: "user", body: "what time is it?" });
     expect(fired.status).toBe(202);

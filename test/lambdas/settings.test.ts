@@ -21,6 +21,15 @@ describe("readSettings", () => {
     expect(settings.streamMaxMs).toBe(STREAM_MAX_MS.serverless);
   });
 
+  it("reads the CORS origins of the app, none by default", () => {
+    expect(readSettings(base).corsOrigins).toEqual([]);
+    expect(readSettings({ ...base, HARNESS_CORS_ORIGINS: "https://app.example.com,http://localhost:5173" }).corsOrigins).toEqual([
+      "https://app.example.com",
+      "http://localhost:5173",
+    ]);
+    expect(() => readSettings({ ...base, HARNESS_CORS_ORIGINS: "app.example.com" })).toThrow(/HARNESS_CORS_ORIGINS/);
+  });
+
   it("refuses a malformed knob or a missing name, naming the variable", () => {
     expect(() => readSettings({ ...base, HARNESS_FLUSH_INTERVAL_MS: "soon" })).toThrow(/HARNESS_FLUSH_INTERVAL_MS/);
     expect(() => readSettings({ ...base, HARNESS_LEASE_MS: "-5" })).toThrow(/HARNESS_LEASE_MS/);
