@@ -1,6 +1,7 @@
 import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
 import type { DispatchMessage } from "../ports/submission.ts";
 import { HarnessHttpError } from "./http-error.ts";
+import { sigv4Signer, type SigV4Options } from "./sigv4.ts";
 import { SseParser, type SseEvent } from "./sse-parser.ts";
 
 /** Request headers in any of the forms `fetch` accepts. */
@@ -17,6 +18,12 @@ export interface ClientOptions {
   headers?: ClientHeaders | (() => ClientHeaders | Promise<ClientHeaders>);
   /** The `fetch` to use. Default: the global one. */
   fetch?: typeof fetch;
+  /**
+   * Sign every request with AWS SigV4 (`true`: the defaults), for a harness behind an `AWS_IAM`
+   * function URL (the construct's default) or API Gateway IAM auth. The streaming GET is signed
+   * too, afresh on every reconnect. See {@link SigV4Options}.
+   */
+  sigv4?: boolean | SigV4Options;
 }
 
 /** What an admitted dispatch answers. */
@@ -119,6 +126,7 @@ export function createClient(options: ClientOptions): HarnessClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   // Calling the global fetch as a method of another object throws in browsers: keep it unbound.
   const doFetch: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const sign = options.sigv4 ? sigv4Signer(options.sigv4 === true ? {} : options.sigv4) : undefined;
 
   async function send(
     method: "GET" | "POST",
@@ -126,15 +134,12 @@ export function createClient(options: ClientOptions): HarnessClient {
     init: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
   ): Promise<Response> {
     const configured = typeof options.headers === "function" ? await options.headers() : options.headers;
-    const headers = new Headers(configured);
+    let headers = new Headers(configured);
     for (const [name, value] of Object.entries(init.headers ?? {})) headers.set(name, value);
     if (init.body !== undefined) headers.set("content-type", "application/json");
-    return doFetch(url, {
-      method,
-      headers,
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      signal: init.signal,
-    });
+    const body = init.body === undefined ? undefined : JSON.stringify(init.body);
+    if (sign) headers = await sign({ method, url, headers, body });
+    return doFetch(url, { method, headers, body, signal: init.signal });
   }
 
   function agentUrl(agent: string, instance: string, suffix = ""): string {

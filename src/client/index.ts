@@ -1,7 +1,7 @@
 /**
- * `resolute-harness/client`: a typed client for the harness's HTTP surface. Dependency-free
- * (`fetch`, `TextDecoder`, a small SSE parser), for Node 22+ and browsers; it imports no server
- * code, only types.
+ * `resolute-harness/client`: a typed client for the harness's HTTP surface: `fetch`,
+ * `TextDecoder`, a small SSE parser and, for `AWS_IAM` endpoints, SigV4 signing (`aws4fetch`,
+ * WebCrypto). For Node 22+ and browsers; it imports no server code, only types.
  */
 export {
   createClient,
@@ -16,6 +16,14 @@ export {
   type WaitOptions,
 } from "./client.ts";
 export { HarnessHttpError, type HarnessHttpErrorCode } from "./http-error.ts";
+export {
+  sigv4Signer,
+  type AwsCredentials,
+  type AwsCredentialsProvider,
+  type RequestSigner,
+  type SignableRequest,
+  type SigV4Options,
+} from "./sigv4.ts";
 export { SseParser, type SseEvent, type SseHandlers } from "./sse-parser.ts";
 export type {
   ConversationRecord,
