@@ -37,6 +37,8 @@ interface GlobalOptions {
   url: string;
   token?: string;
   json?: boolean;
+  sigv4?: boolean;
+  region?: string;
 }
 
 /** `agent/instance`, the address of an agent instance (an instance id may hold `:`, never `/`). */
@@ -60,6 +62,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .description("Talk to a resolute-harness server: send messages, tail conversations live, steer runs.")
     .option("--url <url>", "the harness's base URL (env: HARNESS_URL)", io.env.HARNESS_URL || DEFAULT_URL)
     .option("--token <token>", "bearer token for the server's auth check (env: HARNESS_TOKEN)")
+    .option("--sigv4", "sign requests with AWS SigV4 (an AWS_IAM function URL); credentials from the AWS default chain")
+    .option("--region <region>", "the region to sign for (default: the function URL's, else AWS_REGION)")
     .option("--json", "machine-readable output (JSON; NDJSON records for tail)")
     .showHelpAfterError()
     .exitOverride()
@@ -172,6 +176,7 @@ function clientFor(options: GlobalOptions): HarnessClient {
   return createClient({
     baseUrl: options.url,
     ...(options.token ? { headers: { authorization: `Bearer ${options.token}` } } : {}),
+    ...(options.sigv4 ? { sigv4: options.region ? { region: options.region } : true } : {}),
   });
 }
 

@@ -10,6 +10,7 @@ import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
 import { streamBlocks } from "../../src/session/block-stream.ts";
 import { localModel } from "../../src/session/local-model.ts";
 import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { sigv4Verifier } from "../support/sigv4-verifier.ts";
 import { Gate, gatedLocalModel } from "../transport/support.ts";
 
 /** The `harness` command as a user runs it: a separate process against a running server. */
@@ -35,7 +36,10 @@ function harness(args: string[], env: Record<string, string> = {}): Promise<Run>
 
 let runtime: Runtime;
 let server: ServerHandle;
+/** The same runtime behind a SigV4 verifier, as an AWS_IAM function URL checks requests. */
+let signedServer: ServerHandle;
 let url: string;
+const CREDS = { accessKeyId: "AKIACLITEST000000001", secretAccessKey: "cli/test/secret/key/000000000000000000000" };
 const gate = new Gate();
 const dir = mkdtempSync(join(tmpdir(), "harness-cli-"));
 
@@ -61,11 +65,13 @@ beforeAll(async () => {
   });
   await runtime.start();
   server = await serve(runtime, { port: 0, hostname: "127.0.0.1", log: () => {} });
+  signedServer = await serve(runtime, { port: 0, hostname: "127.0.0.1", log: () => {}, middleware: [sigv4Verifier(CREDS, "eu-west-1")] });
   url = server.url;
 });
 
 afterAll(async () => {
   gate.release();
+  await signedServer.close();
   await server.close();
   await runtime.close();
   rmSync(dir, { recursive: true, force: true });
@@ -143,6 +149,18 @@ describe("harness CLI", () => {
     const tail = await harness(["tail", "assistant/cli-5", "--url", url]);
     expect(tail.stdout).toContain("› [steer] change of plan");
     expect(tail.stdout).toContain("You said: change of plan");
+  });
+
+  it("--sigv4 signs every request (the streaming GET too) with credentials from the AWS default chain", async () => {
+    const env = { AWS_ACCESS_KEY_ID: CREDS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDS.secretAccessKey };
+    const signed = await harness(["--sigv4", "--region", "eu-west-1", "send", "assistant/cli-sig", "signed hello", "--wait", "--url", signedServer.url], env);
+    expect(signed.stderr).toBe("");
+    expect(signed.code).toBe(EXIT.ok);
+    expect(signed.stdout).toContain("You said: signed hello");
+
+    const unsigned = await harness(["send", "assistant/cli-sig", "hi", "--url", signedServer.url], env);
+    expect(unsigned.code).toBe(EXIT.refused);
+    expect(unsigned.stderr).toContain("invalid_signature");
   });
 
   it("tells a usage error (2) from a refusal (3) and an unreachable server (4)", async () => {

@@ -4,28 +4,14 @@
  * from what arrived, as an `AWS_IAM` function URL does, and refuses a mismatch. The signer
  * (`aws4fetch`) also reproduces the AWS SigV4 test-suite vectors.
  */
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { SignatureV4 } from "@smithy/signature-v4";
+import { createHash } from "node:crypto";
 import { AwsV4Signer } from "aws4fetch";
-import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, HarnessHttpError, type AwsCredentials, type HarnessClient } from "../../src/client/index.ts";
 import { sigv4Signer } from "../../src/client/sigv4.ts";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
+import { sigv4Verifier } from "../support/sigv4-verifier.ts";
 import { snapshot, startHarness, type TestHarness } from "../transport/support.ts";
-
-class NodeSha256 {
-  #hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
-  constructor(secret?: string | Uint8Array) {
-    this.#hash = secret === undefined ? createHash("sha256") : createHmac("sha256", secret);
-  }
-  update(data: string | Uint8Array): void {
-    this.#hash.update(data);
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.#hash.digest());
-  }
-}
 
 const REGION = "eu-west-1";
 const CREDS: AwsCredentials = {
@@ -33,62 +19,13 @@ const CREDS: AwsCredentials = {
   secretAccessKey: "harness/test/secret/key/0000000000000000",
   sessionToken: "session-token-of-a-role",
 };
-const AUTH = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/;
 
 /** What the verifier saw: one line per request, `method path → verdict`. */
 const verdicts: string[] = [];
 
-/**
- * Verifies SigV4 as AWS does for an `AWS_IAM` function URL (service `lambda`): the credential
- * scope, the time (±5 min), the payload hash, and the signature recomputed over exactly the
- * signed headers. 403 JSON otherwise.
- */
-function sigv4Verifier(credentials: AwsCredentials): MiddlewareHandler {
-  // The session token is checked apart, and signed as the header that arrived (the signer would
-  // otherwise put the expected one in its place).
-  const keys = { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey };
-  const signer = new SignatureV4({ credentials: keys, region: REGION, service: "lambda", sha256: NodeSha256 as never, applyChecksum: false });
-  return async (c, next) => {
-    const where = `${c.req.method} ${new URL(c.req.url).pathname}`;
-    const deny = (why: string) => {
-      verdicts.push(`${where} → denied: ${why}`);
-      return c.json({ error: `signature refused: ${why}`, code: "invalid_signature" }, 403);
-    };
-    const auth = c.req.header("authorization") ?? "";
-    const m = AUTH.exec(auth);
-    if (!m) return deny("no SigV4 Authorization");
-    const [, keyId, day, region, service, signedHeaders, signature] = m as unknown as string[];
-    if (keyId !== credentials.accessKeyId) return deny("unknown key");
-    if ((c.req.header("x-amz-security-token") ?? "") !== (credentials.sessionToken ?? "")) return deny("session token");
-    if (region !== REGION || service !== "lambda") return deny(`scope ${region}/${service}`);
-    const amzDate = c.req.header("x-amz-date") ?? "";
-    const at = Date.parse(amzDate.replace(/^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/, "$1-$2-$3T$4:$5:$6Z"));
-    if (!Number.isFinite(at) || Math.abs(Date.now() - at) > 5 * 60_000 || amzDate.slice(0, 8) !== day) return deny("stale date");
-    const names = signedHeaders!.split(";");
-    if (!names.includes("host") || !names.includes("x-amz-date")) return deny("host and date must be signed");
-    const body = await c.req.text();
-    if (createHash("sha256").update(body).digest("hex") !== c.req.header("x-amz-content-sha256")) return deny("payload hash");
-    const url = new URL(c.req.url);
-    const query: Record<string, string | string[]> = {};
-    for (const [k, v] of url.searchParams) {
-      const prev = query[k];
-      query[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
-    }
-    const headers = Object.fromEntries(names.map((n) => [n, c.req.header(n) ?? ""]));
-    const expected = (await signer.sign(
-      { method: c.req.method, protocol: url.protocol, hostname: url.hostname, port: Number(url.port), path: url.pathname, query, headers, body } as never,
-      { signingDate: new Date(at), signableHeaders: new Set(names) },
-    )) as { headers: Record<string, string> };
-    const want = AUTH.exec(expected.headers.authorization ?? "")?.[6] ?? "";
-    if (want.length !== signature!.length || !timingSafeEqual(Buffer.from(want), Buffer.from(signature!))) return deny("signature");
-    verdicts.push(`${where} → verified`);
-    await next();
-  };
-}
-
 let h: TestHarness;
 beforeAll(async () => {
-  h = await startHarness({ middleware: [sigv4Verifier(CREDS)], maxWaitMs: 5_000 });
+  h = await startHarness({ middleware: [sigv4Verifier(CREDS, REGION, verdicts)], maxWaitMs: 5_000 });
 });
 afterAll(async () => {
   await h?.close();
