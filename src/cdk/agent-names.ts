@@ -59,7 +59,13 @@ export function discoverAgentNames(agentsEntry: string, options: { timeoutMs?: n
     { encoding: "utf8", timeout: options.timeoutMs ?? 60_000, maxBuffer: 16 * 1024 * 1024 },
   );
   if (run.error) throw new AgentNamesDiscoveryError(agentsEntry, run.error.message);
-  const marked = (marker: string) => run.stdout.split("\n").findLast((l) => l.startsWith(marker))?.slice(marker.length);
+  // The last marked line (a loop rather than `findLast`, ES2023: the construct's sources stay
+  // within what an app compiled for ES2022 type-checks).
+  const marked = (marker: string): string | undefined => {
+    const lines = run.stdout.split("\n");
+    for (let i = lines.length - 1; i >= 0; i--) if (lines[i]!.startsWith(marker)) return lines[i]!.slice(marker.length);
+    return undefined;
+  };
   const failed = marked(FAILED);
   if (failed !== undefined) throw new AgentNamesDiscoveryError(agentsEntry, shorten(JSON.parse(failed) as string));
   if (run.status !== 0) {

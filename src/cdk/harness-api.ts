@@ -50,6 +50,10 @@ export interface HarnessApiProps extends HarnessApiGatewayOptions {
   readonly defaultAuthorization: "IAM" | "NONE";
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
+  /** Origins whose preflights the API answers (unauthenticated OPTIONS methods). */
+  readonly corsOrigins?: readonly string[];
+  /** Request headers the preflights allow. */
+  readonly corsAllowedHeaders?: readonly string[];
 }
 
 /**
@@ -64,6 +68,8 @@ export class HarnessApi extends Construct {
   readonly stageName: string;
   /** The methods (root and proxy, `ANY`). */
   readonly methods: Method[];
+  /** The CORS preflight methods (root and proxy, `OPTIONS`, no auth), when `corsOrigins` is set. */
+  readonly preflightMethods: Method[];
 
   constructor(scope: Construct, id: string, props: HarnessApiProps) {
     super(scope, id);
@@ -89,6 +95,17 @@ export class HarnessApi extends Construct {
         accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
       },
       defaultMethodOptions: methodAuth,
+      // A browser cannot sign or authorize a preflight: the API answers it (a mock OPTIONS method
+      // without auth); the app adds the CORS headers of the real responses.
+      ...(props.corsOrigins
+        ? {
+            defaultCorsPreflightOptions: {
+              allowOrigins: [...props.corsOrigins],
+              allowMethods: ["GET", "POST"],
+              allowHeaders: [...(props.corsAllowedHeaders ?? [])],
+            },
+          }
+        : {}),
       defaultIntegration: new LambdaIntegration(props.handler, {
         responseTransferMode: ResponseTransferMode.STREAM,
         timeout: props.integrationTimeout,
@@ -97,6 +114,9 @@ export class HarnessApi extends Construct {
     const rootMethod = this.restApi.root.addMethod("ANY");
     const proxy = this.restApi.root.addProxy({ anyMethod: true });
     this.methods = [rootMethod, proxy.anyMethod!];
+    this.preflightMethods = [this.restApi.root, proxy]
+      .map((resource) => resource.node.tryFindChild("OPTIONS"))
+      .filter((method): method is Method => method !== undefined);
     if (props.webAclArn) {
       new CfnWebACLAssociation(this, "WebAcl", {
         resourceArn: this.restApi.deploymentStage.stageArn,

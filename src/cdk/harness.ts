@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
@@ -12,6 +12,7 @@ import {
   type Function as CdkFunction,
   type FunctionUrl,
   type FunctionUrlCorsOptions,
+  HttpMethod,
   FunctionUrlAuthType,
   InvokeMode,
 } from "aws-cdk-lib/aws-lambda";
@@ -69,8 +70,9 @@ export interface HarnessProps {
   readonly sourceMaps?: boolean;
 
   /**
-   * Handler modules per function role.
-   * @default `lambdas/<role>.ts` of this repository
+   * Handler modules per function role (for tests and forks; a handler must do what the
+   * shipped one does).
+   * @default the handlers shipped with this package (`resolute-harness/dist/lambdas/<role>.js`)
    */
   readonly handlerEntries?: Partial<Record<HarnessFunctionRole, string>>;
 
@@ -78,6 +80,10 @@ export interface HarnessProps {
    * What happens to the table, the bucket and the log groups when the stack is deleted or they
    * are replaced. With `DESTROY`, a non-empty bucket still makes the deletion fail (no custom
    * resource empties it).
+   *
+   * Cost: `RETAIN` keeps the data after the stack is gone, and keeps billing its storage
+   * (DynamoDB about $0.25 per GB-month, S3 $0.023, CloudWatch Logs $0.03, us-east-1 list prices)
+   * until you delete it by hand; `DESTROY` loses every conversation with the stack.
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
@@ -112,8 +118,13 @@ export interface HarnessProps {
   /** @default 1024 */
   readonly workerMemorySize?: number;
   /**
-   * Reserved concurrency of the worker. Reserving takes capacity from the account pool (and fails
-   * on accounts whose unreserved concurrency would drop below 10).
+   * Reserved concurrency of the worker: at most this many runs at once, and that many always
+   * available to it whatever other functions of the account do.
+   *
+   * Cost: nothing per month, but the reserved capacity is taken from the account's pool (the
+   * deployment fails when the unreserved rest would drop below 10), and runs beyond it wait: the
+   * event source's throttled deliveries count as SQS receives (see `maxReceiveCount`). To only cap
+   * the worker, `workerMaxConcurrency` does it without throttles.
    * @default no reservation
    */
   readonly workerReservedConcurrency?: number;
@@ -164,10 +175,17 @@ export interface HarnessProps {
    */
   readonly urlAuthType?: FunctionUrlAuthType;
   /**
-   * CORS of the function URL (for browser clients).
-   * @default no CORS headers
+   * Origins of the web pages that may call the harness from a browser (`https://app.example.com`,
+   * exact origins, or `*`). They reach both the HTTP app (`HARNESS_CORS_ORIGINS`: a request
+   * carrying another `Origin` is refused with 403 before anything is stored) and the function URL's
+   * CORS configuration, which answers preflights itself (a browser cannot sign a preflight, so an
+   * `AWS_IAM` URL needs it). With `apiGateway`, the API answers the preflights.
+   *
+   * Cost: none; every origin listed can make its visitors' browsers run agents with whatever
+   * credentials those pages hold.
+   * @default no browser access: no CORS headers, and any request with an `Origin` is refused
    */
-  readonly urlCors?: FunctionUrlCorsOptions;
+  readonly corsOrigins?: readonly string[];
   /**
    * Put an API Gateway REST API (response streaming) in front of the http function, for its
    * authorizers and throttling. The function URL is then not created, so the API is the only
@@ -204,8 +222,11 @@ export interface HarnessProps {
    */
   readonly workerThrottleAlarm?: boolean;
   /**
-   * Topic notified when an alarm fires or recovers.
-   * @default no notification
+   * Topic notified when an alarm fires or recovers (subscribe e-mail, chat or paging to it).
+   *
+   * Cost: the alarms cost $0.10 each a month with or without a topic (three by default); SNS
+   * notifications cost next to nothing at alarm rates (e-mail: the first 1,000 a month free).
+   * @default no notification: the alarms only change state in the console
    */
   readonly alarmTopic?: ITopic;
 
@@ -213,7 +234,13 @@ export interface HarnessProps {
   readonly serviceName?: string;
   /** @default "INFO" */
   readonly logLevel?: HarnessLogLevel;
-  /** @default RetentionDays.ONE_MONTH */
+  /**
+   * How long the functions' (and the API's) log groups keep their lines.
+   *
+   * Cost: ingestion ($0.50 per GB) is paid whatever the retention; storage ($0.03 per GB-month)
+   * grows with it. An idle deployment logs almost nothing (the sweeper logs only when it acts).
+   * @default RetentionDays.ONE_MONTH
+   */
   readonly logRetention?: RetentionDays;
   /**
    * Extra environment variables for every function (non-secret settings, e.g. model ids).
@@ -222,7 +249,19 @@ export interface HarnessProps {
   readonly environment?: Record<string, string>;
 }
 
-const repositoryRoot = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
+// `.ts` when running from the sources (this repository's tests and app), `.js` in the package.
+const OWN_EXTENSION = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+/** The handler modules beside this construct: `src/lambdas` here, `dist/lambdas` in the package. */
+const HANDLERS_DIR = fileURLToPath(new URL("../lambdas", import.meta.url));
+
+/**
+ * The handler module of a role as shipped with this construct. Bundling it from the same
+ * installation as the agents module's `resolute-harness` import is what keeps one copy of the
+ * harness in each asset.
+ */
+export function defaultHandlerEntry(role: HarnessFunctionRole): string {
+  return join(HANDLERS_DIR, `${role}${OWN_EXTENSION}`);
+}
 
 /**
  * The serverless shape of the harness (DESIGN §3): a DynamoDB table (the truth), an S3 bucket
@@ -320,7 +359,8 @@ export class Harness extends Construct {
     this.agentNames = agentNamesOf(props, agentsEntry);
     const common = {
       agentsEntry,
-      projectRoot: repositoryRoot,
+      // The asset's nominal source (never copied or hashed: the hash is the bundle's).
+      projectRoot: HANDLERS_DIR,
       sourceMaps: props.sourceMaps ?? true,
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy,
@@ -338,7 +378,7 @@ export class Harness extends Construct {
       NAMES_ONLY_ROLES.includes(role) ? { ...baseEnv, [HARNESS_ENV.agentNames]: this.agentNames.join(AGENT_NAMES_SEPARATOR) } : baseEnv;
     const entry = (role: HarnessFunctionRole): string => {
       const given = props.handlerEntries?.[role];
-      return given ? (isAbsolute(given) ? given : resolve(given)) : `${repositoryRoot}/src/lambdas/${role}.ts`;
+      return given ? (isAbsolute(given) ? given : resolve(given)) : defaultHandlerEntry(role);
     };
 
     const http = new HarnessFunction(this, "Http", {
@@ -350,6 +390,7 @@ export class Harness extends Construct {
         ...roleEnv("http"),
         [HARNESS_ENV.streamMaxMs]: String(streamMax.toMilliseconds()),
         [HARNESS_ENV.urlAuth]: props.apiGateway ? "API_GATEWAY" : urlAuthType,
+        ...(props.corsOrigins ? { [HARNESS_ENV.corsOrigins]: props.corsOrigins.join(",") } : {}),
       },
     });
     const worker = new HarnessFunction(this, "Worker", {
@@ -410,6 +451,8 @@ export class Harness extends Construct {
         defaultAuthorization: urlAuthType === FunctionUrlAuthType.AWS_IAM ? "IAM" : "NONE",
         logRetention: common.logRetention,
         removalPolicy,
+        corsOrigins: props.corsOrigins,
+        corsAllowedHeaders: CORS_ALLOWED_HEADERS,
         ...(props.apiGateway === true ? {} : props.apiGateway),
       });
       this.url = this.api.restApi.url;
@@ -417,7 +460,7 @@ export class Harness extends Construct {
       this.functionUrl = http.function.addFunctionUrl({
         authType: urlAuthType,
         invokeMode: InvokeMode.RESPONSE_STREAM,
-        cors: props.urlCors,
+        cors: props.corsOrigins && functionUrlCors(props.corsOrigins),
       });
       this.url = this.functionUrl.url;
     }
@@ -436,6 +479,7 @@ export class Harness extends Construct {
         restApi: this.api.restApi,
         stage: this.api.restApi.deploymentStage,
         methods: this.api.methods,
+        preflightMethods: this.api.preflightMethods,
         webAcl: apiOptions.webAclArn !== undefined,
         cognito: apiOptions.authorizer?.authorizationType === AuthorizationType.COGNITO,
       },
@@ -547,6 +591,28 @@ export class Harness extends Construct {
   }
 }
 
+/**
+ * Request headers a browser client may send: the JSON body's type, a bearer token, SSE's resume
+ * point, and SigV4's headers (a browser signing with credentials it was given).
+ */
+export const CORS_ALLOWED_HEADERS = [
+  "content-type",
+  "authorization",
+  "last-event-id",
+  "x-amz-date",
+  "x-amz-security-token",
+  "x-amz-content-sha256",
+] as const;
+
+function functionUrlCors(origins: readonly string[]): FunctionUrlCorsOptions {
+  return {
+    allowedOrigins: [...origins],
+    allowedMethods: [HttpMethod.GET, HttpMethod.POST],
+    allowedHeaders: [...CORS_ALLOWED_HEADERS],
+    maxAge: Duration.hours(1),
+  };
+}
+
 /** The given agent names (checked), or those discovered from the agents module. */
 function agentNamesOf(props: HarnessProps, agentsEntry: string): string[] {
   if (props.agentNames === undefined) return discoverAgentNames(agentsEntry);
@@ -569,6 +635,11 @@ function validate(
   }
   if (d.streamMax.toSeconds() + 10 > d.httpTimeout.toSeconds()) {
     throw new Error("Harness: streamMaxDuration must end at least 10 s before httpTimeout");
+  }
+  for (const origin of props.corsOrigins ?? []) {
+    if (origin !== "*" && !/^https?:\/\/[^/\s,]+$/.test(origin)) {
+      throw new Error(`Harness: corsOrigins: ${JSON.stringify(origin)} is not an origin (scheme://host[:port], no path) or "*"`);
+    }
   }
   if (!Number.isInteger(d.maxReceiveCount) || d.maxReceiveCount < 1 || d.maxReceiveCount > 1000) {
     throw new Error("Harness: maxReceiveCount must be an integer from 1 to 1000");

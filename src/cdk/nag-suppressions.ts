@@ -10,7 +10,14 @@ export interface HarnessNagTargets {
   roles: IConstruct[];
   /** The worker's role, when it holds the default (wildcard) Bedrock grant. */
   bedrockDefaultGrantRole?: IConstruct;
-  api?: { restApi: IConstruct; stage: IConstruct; methods: IConstruct[]; webAcl: boolean; cognito: boolean };
+  api?: {
+    restApi: IConstruct;
+    stage: IConstruct;
+    methods: IConstruct[];
+    preflightMethods: IConstruct[];
+    webAcl: boolean;
+    cognito: boolean;
+  };
 }
 
 /**
@@ -70,6 +77,14 @@ export function acknowledgeHarnessFindings(targets: HarnessNagTargets): void {
         id: "AwsSolutions-APIG3",
         reason: "A WAF web ACL has a monthly fee even when idle; pass `apiGateway.webAclArn` to associate one.",
       });
+    }
+    for (const method of targets.api.preflightMethods) {
+      for (const id of ["AwsSolutions-APIG4", "AwsSolutions-COG4"]) {
+        Validations.of(method).acknowledge({
+          id,
+          reason: "A CORS preflight (mock integration, reaches no function): browsers send preflights without credentials.",
+        });
+      }
     }
     if (!targets.api.cognito) {
       for (const method of targets.api.methods) {

@@ -5,11 +5,11 @@
  * module: the attempt budget (`maxAttempts`) comes from the agent's `initialize`.
  */
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
-import { agents } from "#harness-agents";
+import * as agentsModule from "#harness-agents";
 import { METRIC } from "./telemetry.ts";
 import { sqsHandler } from "./wiring.ts";
 
-export const handler = sqsHandler(agents, async (h, doorbell) => {
+export const handler = sqsHandler(agentsModule, async (h, doorbell) => {
   const outcome = await h.runtime.handleDeadLetter(doorbell);
   if (outcome.kind === "rerung") {
     h.logger.warn("dead-lettered doorbell of healthy work rung again", { outcome });

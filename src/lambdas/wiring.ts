@@ -9,7 +9,6 @@ import { GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import type { MiddlewareHandler } from "hono";
 import { HARNESS_ENV } from "./env.ts";
-import type { AgentDefinition } from "../engine/agent-definition.ts";
 import { namesOnlyAgents } from "../engine/names-only-agents.ts";
 import type { DeliveryOutcome, Doorbell } from "../ports/queue.ts";
 import { consumeSqsBatch, failureBackoffMs } from "../queues/sqs/batch-consumer.ts";
@@ -17,6 +16,7 @@ import { changeMessageVisibility, SqsWorkQueue } from "../queues/sqs/sqs-queue.t
 import { createRuntime, type Runtime } from "../runtime/runtime.ts";
 import { createDynamoStore } from "../stores/dynamodb/index.ts";
 import { bearerAuth } from "../transport/bearer-auth.ts";
+import { checkAgentsModule, type HarnessAgentsModule } from "./agents-module.ts";
 import { readSettings, type LambdaSettings } from "./settings.ts";
 import { METRIC, telemetryObserver } from "./telemetry.ts";
 
@@ -34,12 +34,12 @@ export interface Harness {
 }
 
 /**
- * The agents a handler's runtime knows: the user's definitions (the `#harness-agents` module:
- * functions that run agents), or only their names (functions that admit or sweep, e.g.
- * `agentNamesFromEnv()`): these get {@link namesOnlyAgents}, so the agents module, its model
- * providers and their SDKs stay out of the bundle.
+ * The agents a handler's runtime knows: the user's agents module (`#harness-agents`, with its
+ * observers and interceptors: functions that run agents), or only the agents' names (functions
+ * that admit or sweep, e.g. `agentNamesFromEnv()`): these get {@link namesOnlyAgents}, so the
+ * agents module, its model providers and their SDKs stay out of the bundle.
  */
-export type HandlerAgents = Record<string, AgentDefinition> | readonly string[];
+export type HandlerAgents = HarnessAgentsModule | readonly string[];
 
 let built: Harness | undefined;
 
@@ -49,7 +49,7 @@ export function harness(agents: HandlerAgents): Harness {
 }
 
 function build(given: HandlerAgents): Harness {
-  const agents = isNameList(given) ? namesOnlyAgents(given) : given;
+  const mod: HarnessAgentsModule = isNameList(given) ? { agents: namesOnlyAgents(given) } : checkAgentsModule(given);
   const settings = readSettings();
   const logger = new Logger({ serviceName: settings.serviceName });
   const metrics = new Metrics({ namespace: settings.metricsNamespace, serviceName: settings.serviceName });
@@ -57,12 +57,13 @@ function build(given: HandlerAgents): Harness {
   const queue = new SqsWorkQueue({ client: sqs, queueUrl: settings.queueUrl });
   const store = createDynamoStore({ tableName: settings.tableName, bucketName: settings.bucketName });
   const runtime = createRuntime({
-    agents,
+    agents: mod.agents,
     store,
     queue,
     leaseMs: settings.leaseMs,
     flushPolicy: settings.flushPolicy,
-    observers: [telemetryObserver(logger, metrics)],
+    observers: [telemetryObserver(logger, metrics), ...(mod.observers ?? [])],
+    interceptors: [...(mod.interceptors ?? [])],
     onObserverError: (err) => logger.error("observer failed", { error: errorFields(err) }),
   });
   return {

@@ -4,10 +4,10 @@
  * hands itself to a new invocation at a turn boundary once less than HARNESS_YIELD_MARGIN_MS is
  * left. Never throws (see `sqsHandler`).
  */
-import { agents } from "#harness-agents";
+import * as agentsModule from "#harness-agents";
 import { sqsHandler } from "./wiring.ts";
 
-export const handler = sqsHandler(agents, (h, doorbell, context) =>
+export const handler = sqsHandler(agentsModule, (h, doorbell, context) =>
   h.runtime.deliver(doorbell, {
     shouldYield: () => context.getRemainingTimeInMillis() < h.settings.yieldMarginMs,
   }),

@@ -13,7 +13,7 @@ import nag from "cdk-nag";
 import { describe, expect, it } from "vitest";
 import { build } from "esbuild";
 import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../src/lambdas/env.ts";
-import { Harness, type HarnessProps } from "../../src/cdk/harness.ts";
+import { defaultHandlerEntry, Harness, type HarnessProps } from "../../src/cdk/harness.ts";
 import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, staticClosure } from "../../src/cdk/lambda-bundling.ts";
 import { HARNESS_TABLE } from "../../src/stores/dynamodb/table.ts";
 
@@ -468,6 +468,52 @@ describe("Harness: API Gateway option", () => {
   });
 });
 
+describe("Harness: browser origins (corsOrigins)", () => {
+  const origins = ["https://app.example.com", "http://localhost:5173"];
+
+  it("has no CORS and no allowed origin by default", () => {
+    const s = synth();
+    expect(s.template.findResources("AWS::Lambda::Url")[logicalId(s, s.harness.functionUrl!)]!.Properties.Cors).toBeUndefined();
+    expect(functionResource(s, "http").Properties.Environment.Variables[HARNESS_ENV.corsOrigins]).toBeUndefined();
+  });
+
+  it("gives the origins to the app and to the function URL, which answers the preflights", () => {
+    const s = synth({ corsOrigins: origins });
+    s.template.hasResourceProperties("AWS::Lambda::Url", {
+      Cors: {
+        AllowOrigins: origins,
+        AllowMethods: ["GET", "POST"],
+        AllowHeaders: Match.arrayWith(["content-type", "authorization", "last-event-id", "x-amz-date", "x-amz-security-token"]),
+        MaxAge: 3600,
+      },
+    });
+    expect(functionResource(s, "http").Properties.Environment.Variables[HARNESS_ENV.corsOrigins]).toBe(origins.join(","));
+    for (const role of ["worker", "dlq", "sweeper"] as const) {
+      expect(functionResource(s, role).Properties.Environment.Variables[HARNESS_ENV.corsOrigins], role).toBeUndefined();
+    }
+  });
+
+  it("lets the REST API answer the preflights without auth, and passes cdk-nag", () => {
+    const s = synth({ corsOrigins: origins, apiGateway: true });
+    const methods = Object.values(s.template.findResources("AWS::ApiGateway::Method")).map((m) => m.Properties);
+    const preflights = methods.filter((m) => m.HttpMethod === "OPTIONS");
+    expect(preflights).toHaveLength(2);
+    for (const m of preflights) {
+      expect(m.AuthorizationType).toBe("NONE");
+      expect(m.Integration.Type).toBe("MOCK");
+    }
+    for (const m of methods.filter((m) => m.HttpMethod !== "OPTIONS")) expect(m.AuthorizationType).toBe("AWS_IAM");
+    expect(JSON.stringify(preflights)).toContain("https://app.example.com");
+    expect(nagViolations(s.stack)).toEqual([]);
+  });
+
+  it("refuses what is not an origin", () => {
+    for (const bad of ["app.example.com", "https://app.example.com/", "https://a.com,https://b.com"]) {
+      expect(() => synth({ corsOrigins: [bad] }), bad).toThrow(/corsOrigins/);
+    }
+  });
+});
+
 describe("Harness: cdk-nag AwsSolutions", () => {
   it("has no unacknowledged finding (errors and warnings) in the default shape", () => {
     expect(nagViolations(synth().stack)).toEqual([]);
@@ -514,6 +560,15 @@ describe("Harness: agent names for the functions that run no agent", () => {
     expect(() => synth({ agentNames: [] })).toThrow(/agentNames: no agent names/);
     expect(() => synth({ agentNames: ["a,b"] })).toThrow(/agentNames: invalid agent name "a,b"/);
     expect(() => synth({ agentNames: ["a", "a"] })).toThrow(/agentNames: duplicate/);
+  });
+});
+
+describe("Harness: handlers", () => {
+  it("bundles the handlers shipped beside the construct (src/lambdas here, dist/lambdas in the package)", () => {
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      expect(defaultHandlerEntry(role)).toBe(join(repoRoot, "src", "lambdas", `${role}.ts`));
+      expect(existsSync(defaultHandlerEntry(role)), role).toBe(true);
+    }
   });
 });
 

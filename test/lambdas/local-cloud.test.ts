@@ -218,6 +218,10 @@ describe("local cloud: http + worker through SQS FIFO", () => {
     expect(text).toMatch(/The time is \d{4}-\d\d-\d\dT/);
     expect(text).toContain("You said: hello there");
     expect(follower.connections).toBeGreaterThanOrEqual(1);
+    // The agents module's own observers and interceptors run in the worker, beside its telemetry.
+    const submission = first.json.submissionId as string;
+    expect(logs.some((l) => l.startsWith("[worker") && l.includes(`fixture-observer settled ${submission}`)), "observer").toBe(true);
+    expect(logs.some((l) => l.startsWith("[worker") && l.includes(`fixture-interceptor tool clock ${submission}`)), "interceptor").toBe(true);
   });
 
   it("gives http and sweeper the agent names instead of the agents module; http answers 404 for any other agent", async () => {

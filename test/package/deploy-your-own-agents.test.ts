@@ -1,0 +1,313 @@
+/**
+ * The package as a user gets it: `npm pack`, the tarball installed with its peers into an app
+ * outside the repository (a temporary directory), and that app built exactly as the README's
+ * "Deploy your own agents" section says (its files are read from the README): type-checked for
+ * ES2022, `cdk synth` offline, then the template and every asset's contents checked. Also: the
+ * tarball holds the library and nothing of the dev tools, and `require()` loads every entry.
+ *
+ * Slow (a build, an install and four bundles): one file, generous timeouts. The install prefers
+ * npm's cache (`--prefer-offline`), which the repository's own `npm ci` has filled.
+ */
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, normalize, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const execFileAsync = promisify(execFile);
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+const repoPackage = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as {
+  name: string;
+  version: string;
+  license: string;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+const MINUTE = 60_000;
+
+/** The environment of every child: Node 22 first on PATH; nothing of the npm run that started the tests. */
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^npm_(package_|lifecycle_|config_(local_prefix|workspace))|^INIT_CWD$/.test(key)) continue;
+    env[key] = value;
+  }
+  env.PATH = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
+  env.CDK_DISABLE_VERSION_CHECK = "1";
+  env.CDK_DISABLE_CLI_TELEMETRY = "true";
+  return env;
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  /** stdout and stderr, for failure messages. */
+  output: string;
+}
+
+async function run(cmd: string, args: string[], cwd: string, timeout = 10 * MINUTE): Promise<Run> {
+  try {
+    const { stdout, stderr } = await execFileAsync(cmd, args, { cwd, env: childEnv(), timeout, maxBuffer: 64 * 1024 * 1024 });
+    return { code: 0, stdout, output: stdout + stderr };
+  } catch (error) {
+    const e = error as { code?: number | string; stdout?: string; stderr?: string; message?: string };
+    const stdout = e.stdout ?? "";
+    return { code: typeof e.code === "number" ? e.code : 1, stdout, output: `${e.message ?? ""}\n${stdout}${e.stderr ?? ""}` };
+  }
+}
+
+interface ReadmeApp {
+  /** Files by name, from the blocks the section introduces with a file name. */
+  files: Map<string, string>;
+  /** The shell lines of the section's bash blocks (continuations joined). */
+  commands: string[];
+}
+
+/** The "Deploy your own agents" section of the README: its files and its commands. */
+function readmeApp(): ReadmeApp {
+  const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+  const start = readme.indexOf("\n## Deploy your own agents\n");
+  expect(start, "README section").toBeGreaterThan(0);
+  const end = readme.indexOf("\n## ", start + 1);
+  const section = readme.slice(start, end < 0 ? undefined : end);
+  const files = new Map<string, string>();
+  const commands: string[] = [];
+  const lines = section.split("\n");
+  let paragraphStart = ""; // the first line of the last paragraph of prose
+  for (let i = 0; i < lines.length; i++) {
+    const fence = /^```(\w+)$/.exec(lines[i]!);
+    if (!fence) {
+      if (lines[i]!.trim() !== "" && (i === 0 || lines[i - 1]!.trim() === "")) paragraphStart = lines[i]!;
+      continue;
+    }
+    const body: string[] = [];
+    for (i++; lines[i] !== "```"; i++) body.push(lines[i]!);
+    if (fence[1] === "bash") {
+      const joined = body.join("\n").replace(/\\\n\s*/g, " ").split("\n");
+      commands.push(...joined.map((l) => l.replace(/\s+#.*$/, "").trim()).filter(Boolean));
+      continue;
+    }
+    // A block is a file when the paragraph before it starts with `name.ext`.
+    const name = /^`([\w.-]+\.(?:ts|json))`/.exec(paragraphStart)?.[1];
+    expect(name, `the paragraph before a ${fence[1]} block names its file: ${paragraphStart}`).toBeDefined();
+    files.set(name!, `${body.join("\n")}\n`);
+  }
+  return { files, commands };
+}
+
+/** `name` of a README install line → what the test installs: the tarball, or the version this repository pins. */
+function installSpec(name: string, tarball: string): string {
+  if (name === repoPackage.name) return tarball;
+  const version = repoPackage.devDependencies[name];
+  expect(version, `the README installs ${name}, which package.json does not pin`).toBeDefined();
+  return `${name}@${version}`;
+}
+
+/** Every `.mjs` (or `.map`) file under `dir`. */
+function filesOf(dir: string, ext: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(ext))
+    .map((f) => join(dir, f));
+}
+
+/** The source files an asset was bundled from, as its source maps list them (paths relative to `root`). */
+function bundledSources(assetDir: string, root: string): string[] {
+  const sources = new Set<string>();
+  for (const map of filesOf(assetDir, ".map")) {
+    const parsed = JSON.parse(readFileSync(map, "utf8")) as { sources: string[] };
+    for (const source of parsed.sources) sources.add(relative(root, normalize(join(dirname(map), source))));
+  }
+  return [...sources];
+}
+
+/** `node_modules/<name>` (scoped or not) and the path inside it, for a source under node_modules. */
+function packageOf(source: string): { root: string; name: string; path: string } | undefined {
+  const at = source.lastIndexOf("node_modules/");
+  if (at < 0) return undefined;
+  const parts = source.slice(at + "node_modules/".length).split("/");
+  const length = parts[0]!.startsWith("@") ? 2 : 1;
+  const name = parts.slice(0, length).join("/");
+  return { root: source.slice(0, at) + `node_modules/${name}`, name, path: parts.slice(length).join("/") };
+}
+
+let work: string;
+let app: string;
+let tarball: string;
+let tarballFiles: string[];
+let readme: ReadmeApp;
+const timings: Record<string, number> = {};
+
+async function timed<T>(label: string, step: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  try {
+    return await step();
+  } finally {
+    timings[label] = Date.now() - started;
+  }
+}
+
+beforeAll(async () => {
+  readme = readmeApp();
+  work = mkdtempSync(join(tmpdir(), "harness-package-"));
+  app = join(work, "my-agents");
+  mkdirSync(app);
+
+  // `npm pack` as a publish runs it: prepack builds dist/ from src/.
+  const packed = await timed("npm pack (build included)", () => run("npm", ["pack", "--json", "--pack-destination", work], repoRoot));
+  expect(packed.code, packed.output).toBe(0);
+  const manifest = JSON.parse(packed.stdout.slice(packed.stdout.indexOf("[\n"))) as [{ filename: string; files: { path: string }[] }];
+  tarball = join(work, manifest[0].filename);
+  tarballFiles = manifest[0].files.map((f) => f.path);
+
+  // The README's commands, in a directory of its own; `npm install` gets the tarball and the
+  // versions this repository tests with.
+  for (const command of readme.commands) {
+    if (/^(mkdir|cd) /.test(command)) continue;
+    if (/^npx /.test(command)) continue; // run below, one by one, with assertions
+    for (const step of command.split("&&").map((c) => c.trim())) {
+      const [tool, sub, ...rest] = step.split(/\s+/);
+      expect(tool, step).toBe("npm");
+      const args =
+        sub === "install"
+          ? ["install", "--prefer-offline", "--no-audit", "--no-fund", ...rest.map((a) => (a.startsWith("-") ? a : installSpec(a, tarball)))]
+          : [sub!, ...rest];
+      const result = await timed(step, () => run("npm", args, app));
+      expect(result.code, `${step}\n${result.output}`).toBe(0);
+    }
+  }
+  for (const [name, text] of readme.files) writeFileSync(join(app, name), text);
+}, 30 * MINUTE);
+
+afterAll(() => {
+  process.stderr.write(`package fixture timings (ms): ${JSON.stringify(timings)}\n`);
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe("the packed tarball", () => {
+  it("holds the library, its LICENSE and README, and nothing of the dev tools, tests or examples", () => {
+    expect(tarballFiles).toContain("LICENSE");
+    expect(tarballFiles).toContain("README.md");
+    expect(tarballFiles).toContain("package.json");
+    for (const f of tarballFiles.filter((f) => !["LICENSE", "README.md", "package.json"].includes(f))) {
+      expect(f.startsWith("dist/"), f).toBe(true);
+      expect(f, f).not.toMatch(/\.test\.|local-cloud|^dist\/(src|dev|test|bench|examples|scripts|tools)\//);
+    }
+    for (const role of ["http", "worker", "dlq", "sweeper"]) expect(tarballFiles).toContain(`dist/lambdas/${role}.js`);
+    expect(tarballFiles).toContain("dist/cdk/index.js");
+    expect(tarballFiles).toContain("dist/cdk/index.d.ts");
+    const license = readFileSync(join(repoRoot, "LICENSE"), "utf8");
+    expect(repoPackage.license).toBe("MIT");
+    expect(license).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} the resolute-harness authors\n/);
+  });
+});
+
+describe("an app of your own (README: Deploy your own agents)", () => {
+  it("has the README's files: agents.ts, app.ts, cdk.json, tsconfig.json", () => {
+    expect([...readme.files.keys()].sort()).toEqual(["agents.ts", "app.ts", "cdk.json", "tsconfig.json"]);
+    expect(readme.commands).toEqual(expect.arrayContaining(["npx tsc", "npx cdk synth", "npx cdk deploy"]));
+    expect(JSON.parse(readme.files.get("tsconfig.json")!).compilerOptions.target).toBe("ES2022");
+  });
+
+  it("loads every entry with require() on Node 22 (CommonJS callers)", async () => {
+    const entries = ["", "/memory", "/sqlite", "/dynamodb", "/sqs", "/http", "/server", "/client", "/cdk"].map((s) => `resolute-harness${s}`);
+    const script = `
+      const loaded = {};
+      for (const name of ${JSON.stringify(entries)}) loaded[name] = Object.keys(require(name)).length;
+      const { createRuntime } = require("resolute-harness");
+      const { Harness } = require("resolute-harness/cdk");
+      console.log(JSON.stringify({ loaded, createRuntime: typeof createRuntime, Harness: typeof Harness }));`;
+    const result = await run(process.execPath, ["--disable-warning=ExperimentalWarning", "-e", script], app);
+    expect(result.code, result.output).toBe(0);
+    const out = JSON.parse(result.output.trim().split("\n").pop()!) as { loaded: Record<string, number>; createRuntime: string; Harness: string };
+    for (const name of entries) expect(out.loaded[name], name).toBeGreaterThan(0);
+    expect(out.createRuntime).toBe("function");
+    expect(out.Harness).toBe("function");
+  });
+
+  it("type-checks for ES2022 (npx tsc, as the README says)", async () => {
+    const result = await timed("tsc", () => run(join(app, "node_modules/.bin/tsc"), ["-p", "."], app));
+    expect(result.code, result.output).toBe(0);
+  }, 15 * MINUTE);
+
+  describe("cdk synth, offline", () => {
+    let out: string;
+    let template: { Resources: Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }> };
+    const assetOf: Record<string, string> = {};
+
+    beforeAll(async () => {
+      out = join(app, "cdk.out");
+      const result = await timed("cdk synth", () => run(join(app, "node_modules/.bin/cdk"), ["synth", "--quiet", "--no-notices"], app));
+      expect(result.code, result.output).toBe(0);
+      template = JSON.parse(readFileSync(join(out, "MyAgents.template.json"), "utf8"));
+      for (const [id, r] of Object.entries(template.Resources)) {
+        const role = /^Harness(Http|Worker|Dlq|Sweeper)Function/.exec(id)?.[1]?.toLowerCase();
+        if (r.Type === "AWS::Lambda::Function" && role) assetOf[role] = join(out, `asset.${String(r.Properties.Code.S3Key).replace(/\.zip$/, "")}`);
+      }
+    }, 15 * MINUTE);
+
+    const resources = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type);
+
+    it("deploys four Node 22 functions with the props the app sets", () => {
+      expect(Object.keys(assetOf).sort()).toEqual(["dlq", "http", "sweeper", "worker"]);
+      for (const fn of resources("AWS::Lambda::Function")) {
+        expect(fn.Properties.Runtime).toBe("nodejs22.x");
+        expect(fn.Properties.Handler).toBe("index.handler");
+      }
+      const byRole = (role: string) =>
+        Object.entries(template.Resources).find(([id, r]) => r.Type === "AWS::Lambda::Function" && id.toLowerCase().startsWith(`harness${role}function`))![1];
+      expect(byRole("worker").Properties.ReservedConcurrentExecutions).toBe(20);
+      expect(byRole("http").Properties.Environment.Variables.HARNESS_CORS_ORIGINS).toBe("https://app.example.com");
+      expect(resources("AWS::Lambda::Url")[0]!.Properties.Cors.AllowOrigins).toEqual(["https://app.example.com"]);
+      for (const logs of resources("AWS::Logs::LogGroup")) expect(logs.Properties.RetentionInDays).toBe(90);
+      for (const type of ["AWS::DynamoDB::GlobalTable", "AWS::S3::Bucket"]) {
+        for (const r of resources(type)) expect(r.DeletionPolicy, type).toBe("Retain");
+      }
+      const alarms = resources("AWS::CloudWatch::Alarm");
+      expect(alarms.length).toBeGreaterThanOrEqual(3);
+      for (const alarm of alarms) expect(JSON.stringify(alarm.Properties.AlarmActions)).toContain("Alarms");
+    });
+
+    it("bundles exactly one copy of the harness, and of every package, in each asset", () => {
+      for (const [role, dir] of Object.entries(assetOf)) {
+        const sources = bundledSources(dir, app);
+        // Everything comes from the app's node_modules, except the app's own agents module.
+        const outside = sources.filter((s) => !s.startsWith("node_modules/"));
+        expect(outside, role).toEqual(role === "worker" || role === "dlq" ? ["agents.ts"] : []);
+        // The harness and each of its dependencies (pi-ai, ajv, …) from one installation: no
+        // module of theirs bundled from two places. (Other packages may legitimately come in two
+        // versions, e.g. two AWS SDK releases' @smithy helpers.)
+        const ours = new Set([repoPackage.name, ...Object.keys(repoPackage.dependencies)]);
+        const roots = new Map<string, Set<string>>();
+        for (const source of sources) {
+          const pkg = packageOf(source);
+          if (pkg && ours.has(pkg.name)) roots.set(pkg.name, (roots.get(pkg.name) ?? new Set()).add(pkg.root));
+        }
+        const twice = [...roots].filter(([, where]) => where.size > 1).map(([name, where]) => `${name}: ${[...where].join(", ")}`);
+        expect(twice, role).toEqual([]);
+        for (const name of ["@earendil-works/pi-ai", "@earendil-works/pi-agent-core"]) expect(roots.has(name), `${role}: ${name}`).toBe(true);
+        const harness = sources.filter((s) => s.startsWith("node_modules/resolute-harness/"));
+        expect(harness.filter((s) => s === `node_modules/resolute-harness/dist/lambdas/${role}.js`), role).toHaveLength(1);
+        expect(harness.every((s) => s.startsWith("node_modules/resolute-harness/dist/")), role).toBe(true);
+        expect(harness.filter((s) => s.endsWith("/runtime/runtime.js")), role).toHaveLength(1);
+      }
+    });
+
+    it("gives the worker the agents module with its observers, and http and sweeper only the names", () => {
+      const code = (role: string) => filesOf(assetOf[role]!, ".mjs").map((f) => readFileSync(f, "utf8")).join("\n");
+      for (const role of ["worker", "dlq"]) {
+        const all = code(role);
+        expect(all.includes("Answers for one workspace, and tells the time."), role).toBe(true);
+        expect(all.includes('"settled"'), `${role}: the module's observer`).toBe(true);
+      }
+      for (const role of ["http", "sweeper"]) {
+        expect(code(role).includes("Answers for one workspace, and tells the time."), role).toBe(false);
+        const fn = Object.entries(template.Resources).find(
+          ([id, r]) => r.Type === "AWS::Lambda::Function" && id.toLowerCase().startsWith(`harness${role}function`),
+        )![1];
+        expect(fn.Properties.Environment.Variables.HARNESS_AGENT_NAMES, role).toBe("assistant");
+      }
+    });
+  });
+});
