@@ -4,7 +4,7 @@
  * per asset). Needs the peers `aws-cdk-lib`, `constructs` and `esbuild`.
  */
 export { Harness, type HarnessBedrockOptions, type HarnessLogLevel, type HarnessProps } from "./harness.ts";
-export { HarnessApi, type HarnessApiGatewayOptions } from "./harness-api.ts";
+export { HarnessApi, type HarnessApiGatewayOptions, type HarnessApiProps } from "./harness-api.ts";
 export { AgentNamesDiscoveryError } from "./agent-names.ts";
 export { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../lambdas/env.ts";
 export type { HarnessAgentsModule } from "../lambdas/agents-module.ts";

@@ -269,7 +269,7 @@ describe("an app of your own (README: Deploy your own agents)", () => {
       for (const alarm of alarms) expect(JSON.stringify(alarm.Properties.AlarmActions)).toContain("Alarms");
     });
 
-    it("bundles exactly one copy of the harness, and of every package, in each asset", () => {
+    it("bundles exactly one copy of the harness, and of each of its dependencies, in each asset", () => {
       for (const [role, dir] of Object.entries(assetOf)) {
         const sources = bundledSources(dir, app);
         // Everything comes from the app's node_modules, except the app's own agents module.
