@@ -183,7 +183,7 @@ export interface HarnessProps {
    *
    * Cost: none; every origin listed can make its visitors' browsers run agents with whatever
    * credentials those pages hold.
-   * @default no browser access: no CORS headers, and any request with an `Origin` is refused
+   * @default no browser access: no CORS headers, and a browser request from another origin is refused
    */
   readonly corsOrigins?: readonly string[];
   /**
