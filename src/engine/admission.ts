@@ -1,6 +1,7 @@
 import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
 import { ClaimLost } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
+import type { AdmissionStore } from "../ports/store.ts";
 import { sessionKeyString, type DispatchMessage, type SessionKey } from "../ports/submission.ts";
 import { iso, type EngineContext } from "./engine-context.ts";
 
@@ -25,7 +26,7 @@ export interface DispatchResult {
  * replay returns the stored ids and rings again, so a dispatch whose first doorbell was lost
  * (queue unreachable after the store write) is recovered by simply retrying it.
  */
-export async function admit(ctx: EngineContext, request: Admission): Promise<DispatchResult> {
+export async function admit(ctx: EngineContext<AdmissionStore>, request: Admission): Promise<DispatchResult> {
   const now = ctx.clock.now();
   const key = request.key;
   const { conversation, created } = await ctx.store.ensureConversation({ id: newId(now), key, createdAt: now });

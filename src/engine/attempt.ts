@@ -9,12 +9,12 @@ import {
   validateAgentSetup,
   type AgentSetup,
 } from "../session/agent-setup.ts";
-import type { Store } from "../ports/store.ts";
+import type { LogStore } from "../ports/store.ts";
 import { formatDuration } from "../session/duration.ts";
 import { runInterceptors } from "../session/interceptors.ts";
 import type { DriveOutcome } from "../session/drive.ts";
 import { transientBackoffMs } from "./backoff.ts";
-import { ABORT_ABANDON, ABORT_LEASE_LOST, ABORT_SHUTDOWN, type EngineContext } from "./engine-context.ts";
+import { ABORT_ABANDON, ABORT_LEASE_LOST, ABORT_SHUTDOWN, type AttemptContext } from "./engine-context.ts";
 import { settle } from "./settlement.ts";
 
 export interface AttemptOptions {
@@ -28,7 +28,7 @@ export interface AttemptOptions {
  * Runs one claimed attempt to its end: budgets, heartbeat, the drive, and the outcome switch
  * (settle, release for a fresh attempt, continue in a new invocation, or abandon).
  */
-export async function runAttempt(ctx: EngineContext, sub: Submission, options: AttemptOptions): Promise<void> {
+export async function runAttempt(ctx: AttemptContext, sub: Submission, options: AttemptOptions): Promise<void> {
   const attemptId = sub.attemptId!;
   const correlation: Correlation = {
     sessionKey: sub.sessionKey,
@@ -156,8 +156,8 @@ export function loadSessionDriver(): Promise<typeof import("../session/drive.ts"
 }
 
 async function driveIntercepted(
-  ctx: EngineContext,
-  store: Store,
+  ctx: AttemptContext,
+  store: LogStore,
   sub: Submission,
   setup: AgentSetup,
   correlation: Correlation,
@@ -196,11 +196,11 @@ async function driveIntercepted(
  * silence means a call that will never return, and the heartbeat then stops renewing.
  */
 class StoreProgress {
-  readonly #ctx: EngineContext;
+  readonly #ctx: AttemptContext;
   #at: number;
   #boundMs = 0;
 
-  constructor(ctx: EngineContext, turnTimeoutMs: number, toolTimeoutMs: number) {
+  constructor(ctx: AttemptContext, turnTimeoutMs: number, toolTimeoutMs: number) {
     this.#ctx = ctx;
     this.#at = ctx.clock.now();
     this.bound(turnTimeoutMs, toolTimeoutMs);
@@ -216,7 +216,7 @@ class StoreProgress {
   }
 
   /** `store` with every call's return noted. */
-  track(store: Store): Store {
+  track<S extends object>(store: S): S {
     const note = () => {
       this.#at = this.#ctx.clock.now();
     };
@@ -238,7 +238,7 @@ class StoreProgress {
  * Renews the lease every third of its duration; a lost lease aborts the attempt. Stops renewing
  * once the attempt's store calls have stalled (the lease then lapses and the sweep reclaims it).
  */
-function startHeartbeat(ctx: EngineContext, sub: Submission, attemptAbort: AbortController, progress: StoreProgress) {
+function startHeartbeat(ctx: AttemptContext, sub: Submission, attemptAbort: AbortController, progress: StoreProgress) {
   let stopper = new AbortController();
   let loop: Promise<void> = Promise.resolve();
   const run = (stop: AbortSignal) => {
@@ -288,13 +288,13 @@ function startHeartbeat(ctx: EngineContext, sub: Submission, attemptAbort: Abort
 }
 
 /** Rings the released submission's doorbell so a fresh claim picks it up. */
-function ring(ctx: EngineContext, sub: Submission): Promise<void> {
+function ring(ctx: AttemptContext, sub: Submission): Promise<void> {
   return ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) });
 }
 
 /** Releases the row; false when the release lost its CAS (someone else owns it now). */
 async function releaseQuietly(
-  ctx: EngineContext,
+  ctx: AttemptContext,
   sub: Submission,
   attemptId: string,
   extra: { lastError?: string; continuation?: boolean },

@@ -3,7 +3,7 @@ import type { Doorbell } from "../ports/queue.ts";
 import { sessionKeyString, type Submission } from "../ports/submission.ts";
 import { agentBudgets, validateAgentSetup } from "../session/agent-setup.ts";
 import { attemptBudgetExhausted, errorText } from "./attempt.ts";
-import type { EngineContext } from "./engine-context.ts";
+import type { AttemptContext } from "./engine-context.ts";
 import { reconcileTerminalizing, settle } from "./settlement.ts";
 import { claimFreshAttempt, reclaimExpired } from "./worker.ts";
 
@@ -29,7 +29,7 @@ export type DeadLetterOutcome =
  * more, is settled `attempt_budget_exhausted` (with its last error). Everything else unsettled is
  * rung again. Never runs the agent: the exhaustion is settled straight from the claim.
  */
-export async function handleDeadLetter(ctx: EngineContext, doorbell: Doorbell): Promise<DeadLetterOutcome> {
+export async function handleDeadLetter(ctx: AttemptContext, doorbell: Doorbell): Promise<DeadLetterOutcome> {
   let sub: Submission;
   try {
     sub = await ctx.store.getSubmission(doorbell.submissionId);
@@ -85,7 +85,7 @@ export async function handleDeadLetter(ctx: EngineContext, doorbell: Doorbell): 
   return { kind: "exhausted", attemptCount: claimed.attemptCount, maxAttempts };
 }
 
-async function maxAttemptsOf(ctx: EngineContext, sub: Submission): Promise<number> {
+async function maxAttemptsOf(ctx: AttemptContext, sub: Submission): Promise<number> {
   const definition = ctx.definitions.get(sub.sessionKey.agent);
   if (!definition) throw new Error(`unknown agent: ${sub.sessionKey.agent}`);
   const setup = await definition.initialize({ ...sub.sessionKey, env: ctx.env });
@@ -94,7 +94,7 @@ async function maxAttemptsOf(ctx: EngineContext, sub: Submission): Promise<numbe
 }
 
 async function rering(
-  ctx: EngineContext,
+  ctx: AttemptContext,
   sub: Submission,
   reason: string,
   maxAttempts?: number,

@@ -2,7 +2,7 @@ import type { SettledPayload } from "../conversation/records.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { HarnessEvent, Interceptor } from "../ports/observer.ts";
 import type { WorkQueue } from "../ports/queue.ts";
-import type { Store } from "../ports/store.ts";
+import type { ClaimStore, LogStore, Store } from "../ports/store.ts";
 import type { AgentDefinition } from "./agent-definition.ts";
 
 /** Points between engine phases where a test may inject a fault (e.g. simulate a crash). */
@@ -13,9 +13,12 @@ export const ABORT_SHUTDOWN = "shutdown";
 export const ABORT_ABANDON = "abandon";
 export const ABORT_LEASE_LOST = "lease_lost";
 
-/** Everything the engine's functions share; built once by the runtime (or a Lambda handler). */
-export interface EngineContext {
-  store: Store;
+/**
+ * Everything the engine's functions share; built once by the runtime (or a Lambda handler) with
+ * the whole `Store`. Each engine function names the store role it needs (`EngineContext<Role>`).
+ */
+export interface EngineContext<S = Store> {
+  store: S;
   queue: WorkQueue;
   clock: Clock;
   /** This process's (or invocation's) owner id. */
@@ -36,6 +39,9 @@ export interface EngineContext {
   /** A `terminalizing` row older than this is treated as crashed mid-settlement. */
   settlementGraceMs: number;
 }
+
+/** What running an attempt needs: its claim and lease, and its conversation's log. */
+export type AttemptContext = EngineContext<ClaimStore & LogStore>;
 
 export function iso(ms: number): string {
   return new Date(ms).toISOString();

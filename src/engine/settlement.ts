@@ -2,7 +2,8 @@ import { isHarnessError } from "../errors.ts";
 import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
 import type { ConversationRecord, RecordDraft, SettledPayload } from "../conversation/records.ts";
 import { sessionKeyString, type SessionKey, type Submission } from "../ports/submission.ts";
-import { iso, type EngineContext } from "./engine-context.ts";
+import type { ClaimStore, ReadStore } from "../ports/store.ts";
+import { iso, type AttemptContext, type EngineContext } from "./engine-context.ts";
 
 /** What a settlement attempt came to. */
 export type SettleResult = "settled" | "lost" | "inbox_not_drained";
@@ -17,7 +18,7 @@ export const SETTLEMENT_INDETERMINATE_MESSAGE = "process crashed during settleme
  * and the caller runs another turn instead of losing it.
  */
 export async function settle(
-  ctx: EngineContext,
+  ctx: AttemptContext,
   sub: Submission,
   attemptId: string,
   payload: SettledPayload,
@@ -50,7 +51,7 @@ export async function settle(
  * Finishes a row left `terminalizing` by a crash: an existing settled record wins; otherwise
  * the outcome is unknown and says so.
  */
-export async function reconcileTerminalizing(ctx: EngineContext, sub: Submission): Promise<void> {
+export async function reconcileTerminalizing(ctx: AttemptContext, sub: Submission): Promise<void> {
   // Recoverers may race (the sweeper, a redelivered doorbell, the DLQ): the record is appended
   // only on the head it was looked for under, so a loser re-reads and honours the winner's.
   for (;;) {
@@ -76,7 +77,7 @@ export async function reconcileTerminalizing(ctx: EngineContext, sub: Submission
 
 /** The payload of the submission's `submission_settled` record, if it has one. */
 export async function findSettledPayload(
-  ctx: Pick<EngineContext, "store">,
+  ctx: Pick<EngineContext<ReadStore>, "store">,
   conversationId: string,
   submissionId: string,
 ): Promise<SettledPayload | undefined> {
@@ -95,7 +96,7 @@ function settledPayloadIn(records: readonly ConversationRecord[], submissionId: 
  * Rings the session's next head, if it is queued (its doorbell may have been dropped) and, with
  * `staleMs`, has not moved (been admitted or promoted) for that long.
  */
-export async function ringNextHead(ctx: EngineContext, key: SessionKey, staleMs = 0): Promise<void> {
+export async function ringNextHead(ctx: EngineContext<ClaimStore>, key: SessionKey, staleMs = 0): Promise<void> {
   const head = await ctx.store.getSessionHead(key);
   if (head?.status === "queued" && ctx.clock.now() - head.updatedAt >= staleMs) {
     await ctx.queue.ring({ submissionId: head.id, sessionKey: sessionKeyString(key) });
@@ -109,7 +110,7 @@ export async function ringNextHead(ctx: EngineContext, key: SessionKey, staleMs 
  * conversation's first record (the admission's append of it may have failed).
  */
 async function appendSettled(
-  ctx: EngineContext,
+  ctx: AttemptContext,
   sub: Submission,
   attemptId: string | undefined,
   payload: SettledPayload,
@@ -142,7 +143,7 @@ async function appendSettled(
 }
 
 async function finish(
-  ctx: EngineContext,
+  ctx: AttemptContext,
   sub: Submission,
   attemptId: string | undefined,
   payload: SettledPayload,

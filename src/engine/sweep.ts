@@ -1,5 +1,6 @@
 import { sessionKeyString } from "../ports/submission.ts";
-import type { EngineContext } from "./engine-context.ts";
+import type { SweepStore } from "../ports/store.ts";
+import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { reconcileTerminalizing } from "./settlement.ts";
 import { reclaimExpired } from "./worker.ts";
 
@@ -20,7 +21,7 @@ export interface SweepReport {
  * doorbell may be gone. Runs on a timer in the embedded shape and on a schedule in the
  * serverless one; every action is a compare-and-set, so concurrent sweeps are safe.
  */
-export async function sweep(ctx: EngineContext, options: SweepOptions): Promise<SweepReport> {
+export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, options: SweepOptions): Promise<SweepReport> {
   const report: SweepReport = { reconciled: 0, reclaimed: 0, rerung: 0 };
   const now = ctx.clock.now();
 

@@ -3,7 +3,7 @@ import { newId } from "../conversation/ids.ts";
 import type { DeliveryOutcome, Doorbell } from "../ports/queue.ts";
 import type { Submission } from "../ports/submission.ts";
 import { runAttempt, type AttemptOptions } from "./attempt.ts";
-import type { EngineContext } from "./engine-context.ts";
+import type { AttemptContext } from "./engine-context.ts";
 import { reconcileTerminalizing, ringNextHead } from "./settlement.ts";
 
 /** Slack added to a live lease's remaining time before a stale doorbell is looked at again. */
@@ -16,7 +16,7 @@ const LEASE_SLACK_MS = 250;
  * lease's remaining time rather than being dropped (recovery must not rest on the sweeper alone).
  */
 export async function handleDoorbell(
-  ctx: EngineContext,
+  ctx: AttemptContext,
   doorbell: Doorbell,
   options: AttemptOptions,
 ): Promise<DeliveryOutcome> {
@@ -85,7 +85,7 @@ export async function handleDoorbell(
 }
 
 /** Claims the submission for a fresh attempt of this owner; `ClaimLost` when it is not claimable. */
-export function claimFreshAttempt(ctx: EngineContext, submissionId: string): Promise<Submission> {
+export function claimFreshAttempt(ctx: AttemptContext, submissionId: string): Promise<Submission> {
   const now = ctx.clock.now();
   return ctx.store.claimSubmission({
     submissionId,
@@ -96,7 +96,7 @@ export function claimFreshAttempt(ctx: EngineContext, submissionId: string): Pro
 }
 
 /** Releases a running row whose lease expired (a lost race means someone else already did). */
-export async function reclaimExpired(ctx: EngineContext, sub: Submission): Promise<boolean> {
+export async function reclaimExpired(ctx: AttemptContext, sub: Submission): Promise<boolean> {
   try {
     await ctx.store.releaseSubmission({ submissionId: sub.id, attemptId: sub.attemptId! });
   } catch (err) {

@@ -151,8 +151,70 @@ export interface InboxStore {
   drainInbox(request: InboxDrain): Promise<ConversationRecord[]>;
 }
 
-/** Everything the engine needs from durable storage: one narrow contract for every backend. */
+/**
+ * Everything the engine needs from durable storage: one narrow contract for every backend.
+ * Adapters implement it whole (and pass the conformance suite); each consumer asks only for
+ * its role below.
+ */
 export interface Store extends SubmissionStore, ConversationStore, AttachmentStore, InboxStore {
   /** Releases connections / file handles. */
   close?(): Promise<void>;
 }
+
+// ---- the store by role: what each consumer uses -------------------------------------------
+
+/** Admission: make a dispatch durable, and accept steer / follow-up messages for a run in flight. */
+export interface AdmissionStore
+  extends Pick<ConversationStore, "ensureConversation" | "appendRecords">,
+    Pick<SubmissionStore, "admitSubmission">,
+    Pick<InboxStore, "enqueueInbox"> {}
+
+/** What one attempt's log writer uses: reads, fenced appends and inbox drains of its conversation. */
+export interface LogStore extends Pick<ConversationStore, "appendRecords" | "readRecords">, Pick<InboxStore, "drainInbox"> {}
+
+/**
+ * An attempt's claim and lease: claim the head, keep the lease, hand the row back, settle in two
+ * phases, and find the session's next head to ring.
+ */
+export interface ClaimStore
+  extends Pick<
+    SubmissionStore,
+    | "getSubmission"
+    | "claimSubmission"
+    | "startAttempt"
+    | "renewLease"
+    | "releaseSubmission"
+    | "reserveSettlement"
+    | "finalizeSettlement"
+    | "getSessionHead"
+  > {}
+
+/** Reading and tailing: the replay and live tail, the session's liveness, a settled outcome. */
+export interface ReadStore
+  extends Pick<ConversationStore, "getConversation" | "readRecords">,
+    Pick<SubmissionStore, "getSubmission" | "getSessionHead" | "listAttempts">,
+    Pick<AttachmentStore, "getAttachment"> {}
+
+/** The sweep's listings: what a crash, a lost doorbell or an expired wait left behind. */
+export interface SweepStore
+  extends Pick<SubmissionStore, "listByStatus" | "listExpiredLeases" | "listRunnable" | "listExpiredWaits"> {}
+
+/** Parents and children: park a parent waiting on its children, resume it, list its children. */
+export interface ParentChildStore
+  extends Pick<SubmissionStore, "waitSubmission" | "resumeSubmission" | "listChildSubmissions"> {}
+
+/** Cancel: settle a queued or waiting submission at once, or flag a running one. */
+export interface CancelStore extends Pick<SubmissionStore, "cancelSubmission"> {}
+
+/** Content-addressed uploads (the attachment route of a later issue). */
+export interface UploadStore extends Pick<AttachmentStore, "putAttachment"> {}
+
+/** Every role; `Store` is exactly their union (a test checks that no method is left without one). */
+export type StoreRoles = AdmissionStore &
+  LogStore &
+  ClaimStore &
+  ReadStore &
+  SweepStore &
+  ParentChildStore &
+  CancelStore &
+  UploadStore;

@@ -30,7 +30,7 @@ import { activeLeafPath, reduce } from "../conversation/reducer.ts";
 import { isHarnessError } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Correlation, HarnessEvent, Interceptor, Operation } from "../ports/observer.ts";
-import type { Store } from "../ports/store.ts";
+import type { LogStore } from "../ports/store.ts";
 import type { InboxKind, Submission } from "../ports/submission.ts";
 import { agentBudgets, type AgentBudgets, type AgentSetup } from "./agent-setup.ts";
 import { emptyAssistantMessage } from "./block-stream.ts";
@@ -47,7 +47,7 @@ import {
 
 /** Everything one drive of one claimed submission needs. */
 export interface DriveContext {
-  store: Store;
+  store: LogStore;
   clock: Clock;
   /** The claimed row (carries `pendingResume`). */
   submission: Submission;
