@@ -18,7 +18,8 @@ export type HarnessErrorCode =
   | "invalid_dispatch"
   | "invalid_request"
   | "runtime_closed"
-  | "session_busy";
+  | "session_busy"
+  | "store_failure";
 
 /** Base class: an error with a machine-readable `code`. */
 export class HarnessError extends Error {
@@ -129,6 +130,16 @@ export class RuntimeClosed extends HarnessError {
 export class SessionBusy extends HarnessError {
   constructor(session: string) {
     super("session_busy", `session is busy: ${session}`);
+  }
+}
+
+/**
+ * A store call failed for another reason than a lost compare-and-set (a throttle, a timeout, an
+ * unreachable backend): the attempt is handed back for a fresh one.
+ */
+export class StoreFailure extends HarnessError {
+  constructor(cause: unknown) {
+    super("store_failure", `store error: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
 }
 

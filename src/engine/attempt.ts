@@ -1,6 +1,6 @@
 import { isHarnessError } from "../errors.ts";
 import type { SettledPayload } from "../conversation/records.ts";
-import type { Correlation } from "../ports/observer.ts";
+import { correlationOf } from "../ports/observer.ts";
 import { sessionKeyString, type Submission } from "../ports/submission.ts";
 import {
   agentBudgets,
@@ -9,12 +9,12 @@ import {
   validateAgentSetup,
   type AgentSetup,
 } from "../session/agent-setup.ts";
-import type { LogStore } from "../ports/store.ts";
 import { formatDuration } from "../session/duration.ts";
 import { runInterceptors } from "../session/interceptors.ts";
 import type { DriveOutcome } from "../session/drive.ts";
 import { transientBackoffMs } from "./backoff.ts";
 import { ABORT_ABANDON, ABORT_LEASE_LOST, ABORT_SHUTDOWN, type AttemptContext } from "./engine-context.ts";
+import { AttemptLogWriter } from "./log-writer.ts";
 import { settle } from "./settlement.ts";
 
 export interface AttemptOptions {
@@ -30,12 +30,6 @@ export interface AttemptOptions {
  */
 export async function runAttempt(ctx: AttemptContext, sub: Submission, options: AttemptOptions): Promise<void> {
   const attemptId = sub.attemptId!;
-  const correlation: Correlation = {
-    sessionKey: sub.sessionKey,
-    conversationId: sub.conversationId,
-    submissionId: sub.id,
-    attemptId,
-  };
   const attemptAbort = new AbortController();
   const onProcessAbort = () => attemptAbort.abort(options.signal.reason);
   if (options.signal.aborted) onProcessAbort();
@@ -45,10 +39,13 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
   // must not hold the session for good, so after a bound without any the lease is let lapse.
   const progress = new StoreProgress(ctx, DEFAULT_TURN_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS);
   const heartbeat = startHeartbeat(ctx, sub, attemptAbort, progress);
+  // The attempt's one writer of the log: the drive and the settlement append through it.
+  const log = new AttemptLogWriter(progress.track(ctx.store), ctx.clock, sub, attemptId);
+  const correlation = log.correlation;
   // A failure may come before any drive wrote to the log, which may then still be empty.
   const fail = async (errorCode: NonNullable<SettledPayload["errorCode"]>, error: string) => {
     await heartbeat.stop();
-    await settle(ctx, sub, attemptId, { status: "failed", error, errorCode }, { mayOpenLog: true });
+    await settle(ctx, sub, log, { status: "failed", error, errorCode }, { mayOpenLog: true });
   };
 
   try {
@@ -85,7 +82,7 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
     }
 
     for (;;) {
-      const outcome = await driveIntercepted(ctx, progress.track(ctx.store), sub, setup, correlation, attemptAbort.signal, options.shouldYield);
+      const outcome = await driveIntercepted(ctx, sub, log, setup, attemptAbort.signal, options.shouldYield);
       const reason = attemptAbort.signal.aborted ? String(attemptAbort.signal.reason) : undefined;
       if (reason === ABORT_LEASE_LOST || reason === ABORT_ABANDON) return; // someone else owns it now, or we "crashed"
       if (outcome.kind === "interrupted" || reason === ABORT_SHUTDOWN) {
@@ -128,7 +125,7 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
       }
       const payload: SettledPayload =
         outcome.result !== undefined ? { status: "succeeded", result: outcome.result } : { status: "succeeded" };
-      const settled = await settle(ctx, sub, attemptId, payload, { requireDrainedInbox: true });
+      const settled = await settle(ctx, sub, log, payload, { requireDrainedInbox: true });
       if (settled !== "inbox_not_drained") return;
       // A steer or follow-up arrived after the last turn: run again to deliver it.
       heartbeat.restart();
@@ -157,23 +154,22 @@ export function loadSessionDriver(): Promise<typeof import("../session/drive.ts"
 
 async function driveIntercepted(
   ctx: AttemptContext,
-  store: LogStore,
   sub: Submission,
+  log: AttemptLogWriter,
   setup: AgentSetup,
-  correlation: Correlation,
   signal: AbortSignal,
   shouldYield: (() => boolean) | undefined,
 ): Promise<DriveOutcome> {
   let outcome: DriveOutcome | undefined;
   try {
     const { drive } = await loadSessionDriver();
-    await runInterceptors(ctx.interceptors, { kind: "attempt", correlation }, async () => {
+    await runInterceptors(ctx.interceptors, { kind: "attempt", correlation: log.correlation }, async () => {
       outcome = await drive({
-        store,
+        log,
         clock: ctx.clock,
-        submission: sub,
-        attemptId: sub.attemptId!,
-        agent: setup,
+        input: sub.input,
+        resume: sub.pendingResume,
+        setup,
         flushPolicy: ctx.flushPolicy,
         observe: ctx.observe,
         interceptors: [...ctx.interceptors],
@@ -252,7 +248,7 @@ function startHeartbeat(ctx: AttemptContext, sub: Submission, attemptAbort: Abor
         if (progress.stalled) {
           ctx.observe({
             type: "recovery",
-            correlation: { sessionKey: sub.sessionKey, conversationId: sub.conversationId, submissionId: sub.id, attemptId: sub.attemptId! },
+            correlation: correlationOf(sub, sub.attemptId),
             decision: "lease_reclaimed",
             detail: "no store call of the attempt has returned for longer than its turn and tool bounds: the lease is left to lapse",
           });

@@ -4,6 +4,7 @@ import { sessionKeyString, type Submission } from "../ports/submission.ts";
 import { agentBudgets, validateAgentSetup } from "../session/agent-setup.ts";
 import { attemptBudgetExhausted, errorText } from "./attempt.ts";
 import type { AttemptContext } from "./engine-context.ts";
+import { AttemptLogWriter } from "./log-writer.ts";
 import { reconcileTerminalizing, settle } from "./settlement.ts";
 import { claimFreshAttempt, reclaimExpired } from "./worker.ts";
 
@@ -77,7 +78,7 @@ export async function handleDeadLetter(ctx: AttemptContext, doorbell: Doorbell):
     return rering(ctx, claimed, "budget not spent at claim time", maxAttempts);
   }
   await ctx.store.startAttempt({ id: attemptId, submissionId: claimed.id, ownerId: ctx.ownerId, startedAt: ctx.clock.now() });
-  await settle(ctx, claimed, attemptId, {
+  await settle(ctx, claimed, new AttemptLogWriter(ctx.store, ctx.clock, claimed, attemptId), {
     status: "failed",
     errorCode: "attempt_budget_exhausted",
     error: attemptBudgetExhausted(claimed, maxAttempts),

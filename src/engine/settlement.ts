@@ -1,9 +1,10 @@
 import { isHarnessError } from "../errors.ts";
-import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
-import type { ConversationRecord, RecordDraft, SettledPayload } from "../conversation/records.ts";
+import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
 import { sessionKeyString, type SessionKey, type Submission } from "../ports/submission.ts";
 import type { ClaimStore, ReadStore } from "../ports/store.ts";
-import { iso, type AttemptContext, type EngineContext } from "./engine-context.ts";
+import { correlationOf } from "../ports/observer.ts";
+import type { AttemptContext, EngineContext } from "./engine-context.ts";
+import { AttemptLogWriter } from "./log-writer.ts";
 
 /** What a settlement attempt came to. */
 export type SettleResult = "settled" | "lost" | "inbox_not_drained";
@@ -20,10 +21,11 @@ export const SETTLEMENT_INDETERMINATE_MESSAGE = "process crashed during settleme
 export async function settle(
   ctx: AttemptContext,
   sub: Submission,
-  attemptId: string,
+  log: AttemptLogWriter,
   payload: SettledPayload,
   options: { requireDrainedInbox?: boolean; mayOpenLog?: boolean } = {},
 ): Promise<SettleResult> {
+  const attemptId = log.correlation.attemptId!;
   try {
     await ctx.store.reserveSettlement(sub.id, attemptId, { requireDrainedInbox: options.requireDrainedInbox });
   } catch (err) {
@@ -37,7 +39,7 @@ export async function settle(
   // settler may have stalled past the grace: a recoverer then settled the submission (and the
   // next one may have run), and the store refuses a second settlement record.
   try {
-    await appendSettled(ctx, sub, attemptId, payload, { mayOpenLog: options.mayOpenLog });
+    await log.appendSettled(payload, { mayOpenLog: options.mayOpenLog });
   } catch (err) {
     if (isHarnessError(err, "claim_lost")) return "lost";
     throw err;
@@ -53,10 +55,10 @@ export async function settle(
  */
 export async function reconcileTerminalizing(ctx: AttemptContext, sub: Submission): Promise<void> {
   // Recoverers may race (the sweeper, a redelivered doorbell, the DLQ): the record is appended
-  // only on the head it was looked for under, so a loser re-reads and honours the winner's.
+  // only on the record head it was looked for under, so a loser re-reads and honours the winner's.
+  const log = new AttemptLogWriter(ctx.store, ctx.clock, sub, sub.attemptId);
   for (;;) {
-    const records = await ctx.store.readRecords(sub.conversationId);
-    const existing = settledPayloadIn(records, sub.id);
+    const existing = settledPayloadIn(await log.read(), sub.id);
     const payload: SettledPayload = existing ?? {
       status: "failed",
       error: SETTLEMENT_INDETERMINATE_MESSAGE,
@@ -64,7 +66,7 @@ export async function reconcileTerminalizing(ctx: AttemptContext, sub: Submissio
     };
     if (!existing) {
       try {
-        await appendSettled(ctx, sub, sub.attemptId, payload, { expectedHead: records.at(-1)?.id ?? "" });
+        await log.appendSettled(payload, { onRecordHead: true });
       } catch (err) {
         if (isHarnessError(err, "claim_lost")) continue;
         throw err;
@@ -103,45 +105,6 @@ export async function ringNextHead(ctx: EngineContext<ClaimStore>, key: SessionK
   }
 }
 
-/**
- * Appends the submission's `submission_settled` record. Into an empty log (known from
- * `expectedHead: ""`, or looked up with `mayOpenLog` by settlements that may precede any drive)
- * `conversation_created` goes first, under the empty head: a settlement must not become a
- * conversation's first record (the admission's append of it may have failed).
- */
-async function appendSettled(
-  ctx: AttemptContext,
-  sub: Submission,
-  attemptId: string | undefined,
-  payload: SettledPayload,
-  options: { expectedHead?: string; mayOpenLog?: boolean } = {},
-): Promise<void> {
-  const time = iso(ctx.clock.now());
-  const record: RecordDraft = {
-    kind: "submission_settled",
-    conversationId: sub.conversationId,
-    session: sub.sessionKey.session,
-    submissionId: sub.id,
-    ...(attemptId ? { attemptId } : {}),
-    time,
-    payload,
-  };
-  let head = options.expectedHead;
-  if (head === undefined && options.mayOpenLog && (await ctx.store.readRecords(sub.conversationId, "", 1)).length === 0) head = "";
-  if (head === "") {
-    const created = conversationCreatedDraft(sub.conversationId, sub.sessionKey, time);
-    try {
-      await ctx.store.appendRecords(sub.conversationId, [created, record], { expectedHead: "" });
-      return;
-    } catch (err) {
-      // Another writer opened the log first: append after it (a caller that pinned the head re-reads).
-      if (options.expectedHead !== undefined || !isHarnessError(err, "claim_lost")) throw err;
-      head = undefined;
-    }
-  }
-  await ctx.store.appendRecords(sub.conversationId, [record], head === undefined ? {} : { expectedHead: head });
-}
-
 async function finish(
   ctx: AttemptContext,
   sub: Submission,
@@ -151,12 +114,7 @@ async function finish(
   await ctx.store.finalizeSettlement(sub.id);
   ctx.observe({
     type: "submission_settled",
-    correlation: {
-      sessionKey: sub.sessionKey,
-      conversationId: sub.conversationId,
-      submissionId: sub.id,
-      ...(attemptId ? { attemptId } : {}),
-    },
+    correlation: correlationOf(sub, attemptId),
     payload,
   });
   ctx.onSettled(sub.id, payload);

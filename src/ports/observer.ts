@@ -1,5 +1,5 @@
 import type { RecordKind, SettledPayload } from "../conversation/records.ts";
-import type { DispatchMessage, SessionKey } from "./submission.ts";
+import type { DispatchMessage, SessionKey, Submission } from "./submission.ts";
 
 /** The ids that tie an event to the records it concerns (same ids as record envelopes). */
 export interface Correlation {
@@ -8,6 +8,25 @@ export interface Correlation {
   submissionId?: string;
   attemptId?: string;
   turnId?: string;
+}
+
+/**
+ * The correlation of a submission's events: its session, conversation and id, the attempt once
+ * claimed, the turn inside a model turn.
+ */
+export function correlationOf(
+  sub: Pick<Submission, "id" | "sessionKey" | "conversationId">,
+  attemptId?: string,
+  turnId?: string,
+): Correlation & { submissionId: string } {
+  const c: Correlation & { submissionId: string } = {
+    sessionKey: sub.sessionKey,
+    conversationId: sub.conversationId,
+    submissionId: sub.id,
+  };
+  if (attemptId !== undefined) c.attemptId = attemptId;
+  if (turnId !== undefined) c.turnId = turnId;
+  return c;
 }
 
 export type Operation = "prompt" | "compact" | "resume";

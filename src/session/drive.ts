@@ -21,17 +21,16 @@ import {
   type SimpleStreamOptions,
   type TranscriptContext,
 } from "@earendil-works/pi-ai";
-import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
 import { danglingToolCalls, danglingToolOutcome } from "../conversation/dangling.ts";
 import { newId } from "../conversation/ids.ts";
 import { projectPath } from "./projection.ts";
 import type { ConversationRecord, RecordDraft, RecordKind, RecordPayloads } from "../conversation/records.ts";
 import { activeLeafPath, reduce } from "../conversation/reducer.ts";
-import { isHarnessError } from "../errors.ts";
+import { isHarnessError, StoreFailure } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Correlation, HarnessEvent, Interceptor, Operation } from "../ports/observer.ts";
-import type { LogStore } from "../ports/store.ts";
-import type { InboxKind, Submission } from "../ports/submission.ts";
+import type { LogWriter } from "../ports/log-writer.ts";
+import type { DispatchMessage, InboxKind } from "../ports/submission.ts";
 import { agentBudgets, type AgentBudgets, type AgentSetup } from "./agent-setup.ts";
 import { emptyAssistantMessage } from "./block-stream.ts";
 import { DeltaBatcher, type DeltaBatch, type FlushPolicy } from "./delta-batcher.ts";
@@ -47,12 +46,14 @@ import {
 
 /** Everything one drive of one claimed submission needs. */
 export interface DriveContext {
-  store: LogStore;
+  /** The attempt's writer of the log (the engine's; settlement appends through it afterwards). */
+  log: LogWriter;
   clock: Clock;
-  /** The claimed row (carries `pendingResume`). */
-  submission: Submission;
-  attemptId: string;
-  agent: AgentSetup;
+  /** The submission's input. */
+  input: DispatchMessage;
+  /** The claim continues a run from the log (a resume or continuation claim). */
+  resume: boolean;
+  setup: AgentSetup;
   flushPolicy: FlushPolicy;
   /** Already exception-safe. */
   observe: (e: HarnessEvent) => void;
@@ -87,14 +88,6 @@ export function drive(ctx: DriveContext): Promise<DriveOutcome> {
   return new SubmissionDrive(ctx).run();
 }
 
-/** A failed store write or read (not a lost fence): the attempt should be retried. */
-class StoreFailure extends Error {
-  constructor(cause: unknown) {
-    super(`store error: ${errorText(cause)}`, { cause });
-    this.name = "StoreFailure";
-  }
-}
-
 /** True for an assistant message that ended in a provider error or was aborted. */
 function isFailedStop(message: AssistantMessage): boolean {
   return message.stopReason === "error" || message.stopReason === "aborted";
@@ -120,14 +113,9 @@ interface Alarm {
 
 class SubmissionDrive {
   readonly #ctx: DriveContext;
-  readonly #sub: Submission;
   readonly #budgets: AgentBudgets;
   readonly #batcher: DeltaBatcher;
   #agent: Agent | undefined;
-  /** Id of the last record this attempt knows of: every append is conditional on it. */
-  #head = "";
-  /** The tail of the serialized store writes. */
-  #writes: Promise<void> = Promise.resolve();
   /** Pending turn and tool bounds, and the timer that fires them. */
   readonly #alarms = new Set<Alarm>();
   #watchdog: AbortController | undefined;
@@ -148,8 +136,7 @@ class SubmissionDrive {
 
   constructor(ctx: DriveContext) {
     this.#ctx = ctx;
-    this.#sub = ctx.submission;
-    this.#budgets = agentBudgets(ctx.agent);
+    this.#budgets = agentBudgets(ctx.setup);
     this.#batcher = new DeltaBatcher(ctx.flushPolicy, ctx.clock);
   }
 
@@ -166,7 +153,7 @@ class SubmissionDrive {
     } catch (err) {
       if (this.#halt) return this.#halt;
       if (signal.aborted || isHarnessError(err, "claim_lost")) return { kind: "interrupted" };
-      if (err instanceof StoreFailure) return { kind: "transient", error: err.message };
+      if (isHarnessError(err, "store_failure")) return { kind: "transient", error: err.message };
       return { kind: "failed", errorCode: "run_failed", error: errorText(err) };
     } finally {
       signal.removeEventListener("abort", onAbort);
@@ -181,7 +168,7 @@ class SubmissionDrive {
    */
   #abortRun(): void {
     this.#agent?.abort();
-    if (this.#inFlight) endStream(this.#inFlight, this.#ctx.agent.model, this.#ctx.clock.now(), "aborted", "Request was aborted");
+    if (this.#inFlight) endStream(this.#inFlight, this.#ctx.setup.model, this.#ctx.clock.now(), "aborted", "Request was aborted");
     for (const cancel of [...this.#runningTools]) cancel();
   }
 
@@ -222,11 +209,10 @@ class SubmissionDrive {
   // ---- the drive -------------------------------------------------------------------------
 
   async #runLoop(): Promise<DriveOutcome> {
-    const { store, agent: setup } = this.#ctx;
-    const sub = this.#sub;
-    const records = await this.#store(() => store.readRecords(sub.conversationId));
+    const { log, setup, input } = this.#ctx;
+    const { submissionId, conversationId } = log.correlation;
+    const records = await log.read();
     if (this.#halt) return this.#halt;
-    this.#head = records.length > 0 ? records[records.length - 1]!.id : "";
     let path = activeLeafPath(reduce(records));
 
     // Synthesized outcomes for calls whose result was never recorded go first, so they sit
@@ -236,16 +222,15 @@ class SubmissionDrive {
     let corrections = 0;
     let hasInput = false;
     for (const r of records) {
-      if (r.submissionId !== sub.id) continue;
+      if (r.submissionId !== submissionId) continue;
       if (r.kind === "signal" || (r.kind === "user_message" && r.payload.origin === undefined)) hasInput = true;
       else if (r.kind === "user_message" && r.payload.origin === "correction") corrections++;
       else if (r.kind === "assistant_message_started") this.#turn++;
     }
     if (!hasInput) drafts.push(this.#inputDraft());
-    // An empty log lacks its first record (the admission's append of it failed): write it
-    // first. The append is conditional on the empty head, so it is never written twice.
-    if (records.length === 0) drafts.unshift(conversationCreatedDraft(sub.conversationId, sub.sessionKey, this.#time()));
-    if (drafts.length > 0) path = path.concat(await this.#append(drafts));
+    // (An empty log lacks its first record, the admission's append of it failed: the writer
+    // writes it first.)
+    if (drafts.length > 0) path = path.concat(await log.append(drafts));
     if (dangling.length > 0) {
       this.#ctx.observe({
         type: "recovery",
@@ -266,13 +251,13 @@ class SubmissionDrive {
       finishTurn: (turn) => this.#finishTurn(turn),
       steeringMode: "all",
       followUpMode: "all",
-      sessionId: sub.conversationId,
+      sessionId: conversationId,
     });
     this.#agent = agent;
     agent.subscribe((event) => this.#onEvent(event));
     if (this.#halt) return this.#halt;
 
-    let operation: Operation = sub.pendingResume ? "resume" : "prompt";
+    let operation: Operation = this.#ctx.resume ? "resume" : "prompt";
     // A transcript ending in a user message or tool results means the next step is a model call;
     // one ending in a completed assistant means the run had finished (only the inbox may remain).
     // The input is never prompted again: it is in the log, so `continue()` picks it up.
@@ -294,15 +279,15 @@ class SubmissionDrive {
         if (this.#ctx.shouldYield()) return { kind: "continuation" };
         continue;
       }
-      const schema = sub.input.resultSchema;
+      const schema = input.resultSchema;
       if (schema === undefined) return { kind: "completed" };
       const verdict = checkStructuredResult(this.#lastAssistantText(), schema);
       if (verdict.ok) return { kind: "completed", result: verdict.value };
-      if (corrections >= (sub.input.resultRetries || DEFAULT_RESULT_RETRIES)) {
+      if (corrections >= (input.resultRetries || DEFAULT_RESULT_RETRIES)) {
         return { kind: "failed", errorCode: "result_schema_invalid", error: resultInvalidError(verdict.reason) };
       }
       const correction = this.#draft("user_message", { body: correctiveMessage(verdict.reason, schema), origin: "correction" }, false);
-      this.#inject(await this.#append([correction]));
+      this.#inject(await log.append([correction]));
       corrections++;
       runModel = true;
       if (this.#ctx.shouldYield()) return { kind: "continuation" };
@@ -339,7 +324,7 @@ class SubmissionDrive {
     const text = message.errorMessage || `model turn ended with stop reason "${message.stopReason}"`;
     if (this.#turnTimeout !== undefined) return { kind: "transient", error: this.#turnTimeout };
     if (message.stopReason === "aborted") return { kind: "transient", error: text };
-    if (isContextOverflow(message, this.#ctx.agent.model.contextWindow)) {
+    if (isContextOverflow(message, this.#ctx.setup.model.contextWindow)) {
       // Compaction is not implemented yet: an overflow is terminal.
       return { kind: "failed", errorCode: "run_failed", error: `context overflow (compaction not available): ${text}` };
     }
@@ -427,7 +412,7 @@ class SubmissionDrive {
         return undefined;
       case "message_start":
         if (event.message.role !== "assistant") return undefined;
-        return this.#write([this.#draft("assistant_message_started", { model: this.#ctx.agent.model.id, messageType: "message" })]);
+        return this.#write([this.#draft("assistant_message_started", { model: this.#ctx.setup.model.id, messageType: "message" })]);
       case "message_update": {
         const e = event.assistantMessageEvent;
         if (e.type !== "text_delta" && e.type !== "thinking_delta") return undefined;
@@ -501,7 +486,7 @@ class SubmissionDrive {
     const pending = flush ? this.#batcher.take() : undefined;
     const batch = pending ? [this.#deltaDraft(pending), ...drafts] : drafts;
     if (batch.length === 0) return undefined;
-    return this.#append(batch).then(
+    return this.#ctx.log.append(batch).then(
       () => {},
       (err: unknown) => this.#onStoreError(err),
     );
@@ -509,98 +494,26 @@ class SubmissionDrive {
 
   #onStoreError(err: unknown): void {
     if (isHarnessError(err, "claim_lost")) this.#stop({ kind: "interrupted" });
-    else this.#stop({ kind: "transient", error: err instanceof StoreFailure ? err.message : `store error: ${errorText(err)}` });
+    else this.#stop({ kind: "transient", error: (isHarnessError(err, "store_failure") ? err : new StoreFailure(err)).message });
     this.#abortRun();
   }
 
-  // ---- store access -----------------------------------------------------------------------
-
-  /** A fenced append conditional on the head this attempt last saw. */
-  #append(drafts: RecordDraft[]): Promise<ConversationRecord[]> {
-    const { store } = this.#ctx;
-    return this.#serial(async () => {
-      const appended = await this.#store(() =>
-        store.appendRecords(this.#sub.conversationId, drafts, {
-          expectedHead: this.#head,
-          fence: { submissionId: this.#sub.id, attemptId: this.#ctx.attemptId },
-        }),
-      );
-      if (appended.length > 0) this.#head = appended[appended.length - 1]!.id;
-      return appended;
-    });
-  }
-
-  /**
-   * Runs store writes one at a time, in call order: parallel tool calls end concurrently, and
-   * two appends conditional on the same head would otherwise refuse each other.
-   */
-  #serial<T>(write: () => Promise<T>): Promise<T> {
-    const run = this.#writes.then(write, write);
-    this.#writes = run.then(
-      () => {},
-      () => {},
-    );
-    return run;
-  }
+  // ---- the log ----------------------------------------------------------------------------
 
   /** Delivers the inbox's messages of `kinds` (recorded by the store); failures become halts. */
   async #drain(kinds: InboxKind[]): Promise<ConversationRecord[]> {
     try {
-      return await this.#serial(async () => {
-        const records = await this.#store(() =>
-          this.#ctx.store.drainInbox({
-            submissionId: this.#sub.id,
-            attemptId: this.#ctx.attemptId,
-            kinds,
-            expectedHead: this.#head,
-          }),
-        );
-        if (records.length > 0) this.#head = records[records.length - 1]!.id;
-        return records;
-      });
+      return await this.#ctx.log.drain(kinds);
     } catch (err) {
       this.#onStoreError(err);
       return [];
     }
   }
 
-  /** Runs a store call; a lost fence stays `ClaimLost`, anything else becomes a StoreFailure. */
-  async #store<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (err) {
-      if (isHarnessError(err, "claim_lost")) throw err;
-      throw new StoreFailure(err);
-    }
-  }
-
   // ---- drafts -----------------------------------------------------------------------------
 
-  #timeAt = NaN;
-  #timeText = "";
-
-  /** RFC 3339 time of now (formatted once per clock tick). */
-  #time(): string {
-    const now = this.#ctx.clock.now();
-    if (now !== this.#timeAt) {
-      this.#timeAt = now;
-      this.#timeText = new Date(now).toISOString();
-    }
-    return this.#timeText;
-  }
-
   #draft<K extends RecordKind>(kind: K, payload: RecordPayloads[K], inTurn = true): RecordDraft {
-    const draft = {
-      kind,
-      conversationId: this.#sub.conversationId,
-      session: this.#sub.sessionKey.session,
-      submissionId: this.#sub.id,
-      attemptId: this.#ctx.attemptId,
-      time: this.#time(),
-      payload,
-    } as RecordDraft;
-    if (inTurn && this.#turnId !== undefined) draft.turnId = this.#turnId;
-    return draft;
+    return this.#ctx.log.draft(kind, payload, inTurn ? this.#turnId : undefined);
   }
 
   #deltaDraft(batch: DeltaBatch): RecordDraft {
@@ -608,7 +521,7 @@ class SubmissionDrive {
   }
 
   #inputDraft(): RecordDraft {
-    const input = this.#sub.input;
+    const input = this.#ctx.input;
     if (input.kind === "signal") {
       const payload: RecordPayloads["signal"] = { type: input.signal?.type ?? "signal", body: input.body };
       if (input.signal?.sender !== undefined) payload.sender = input.signal.sender;
@@ -623,17 +536,9 @@ class SubmissionDrive {
   /** Correlation ids of an event; `withTurn` adds the current turn's id (inside a turn). */
   #correlation(withTurn = true): Correlation {
     if (withTurn && this.#turnCorrelation !== undefined) return this.#turnCorrelation;
-    const c: Correlation = {
-      sessionKey: this.#sub.sessionKey,
-      conversationId: this.#sub.conversationId,
-      submissionId: this.#sub.id,
-      attemptId: this.#ctx.attemptId,
-    };
-    if (withTurn && this.#turnId !== undefined) {
-      c.turnId = this.#turnId;
-      this.#turnCorrelation = c;
-    }
-    return c;
+    const attempt = this.#ctx.log.correlation;
+    if (!withTurn || this.#turnId === undefined) return attempt;
+    return (this.#turnCorrelation = { ...attempt, turnId: this.#turnId });
   }
 
   // ---- model turns ------------------------------------------------------------------------
@@ -678,7 +583,7 @@ class SubmissionDrive {
     if (options?.signal?.aborted) return failedStream(model, clock.now(), "aborted", "Request was aborted");
     let stream: AssistantMessageEventStream;
     try {
-      stream = await this.#ctx.agent.streamFn(model, context, withStrictTurns(options));
+      stream = await this.#ctx.setup.streamFn(model, context, withStrictTurns(options));
     } catch (err) {
       // The StreamFn contract says "never throw"; a throw is a provider error.
       return failedStream(model, clock.now(), "error", errorText(err));

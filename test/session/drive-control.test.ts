@@ -214,7 +214,7 @@ describe("drive: fencing, shutdown and budgets", () => {
     });
     const s = scriptedModel([[{ toolCall: { id: "s1", name: "steal", arguments: {} } }], [{ text: "never" }]]);
     const before = h.claimed!;
-    const outcome = await h.drive({ model: s.model, streamFn: s.streamFn, tools: [steal] }, { submission: before, attemptId: before.attemptId! });
+    const outcome = await h.drive({ model: s.model, streamFn: s.streamFn, tools: [steal] }, { log: h.writer(before) });
     expect(outcome).toEqual({ kind: "interrupted" });
     const records = await h.records();
     expect(records.map(summary).at(-1)).toBe("assistant_message_completed: toolUse");

@@ -5,6 +5,7 @@ import type { HarnessEvent, Interceptor } from "../../src/ports/observer.ts";
 import type { Store } from "../../src/ports/store.ts";
 import type { DispatchMessage, SessionKey, Submission } from "../../src/ports/submission.ts";
 import type { AgentSetup } from "../../src/session/agent-setup.ts";
+import { AttemptLogWriter } from "../../src/engine/log-writer.ts";
 import { drive, type DriveContext, type DriveOutcome } from "../../src/session/drive.ts";
 import { createMemoryStore } from "../../src/stores/memory/index.ts";
 
@@ -52,14 +53,19 @@ export class Harness {
     await this.store.releaseSubmission({ submissionId: this.submissionId, attemptId: this.claimed!.attemptId!, ...options });
   }
 
-  drive(agent: AgentSetup, overrides: Partial<DriveContext> = {}): Promise<DriveOutcome> {
+  /** The log writer of the claim `sub` (as the engine creates one per attempt). */
+  writer(sub: Submission = this.claimed!): AttemptLogWriter {
+    return new AttemptLogWriter(this.store, this.clock, sub, sub.attemptId!);
+  }
+
+  drive(setup: AgentSetup, overrides: Partial<DriveContext> = {}): Promise<DriveOutcome> {
     const sub = this.claimed!;
     return drive({
-      store: this.store,
+      log: this.writer(sub),
       clock: this.clock,
-      submission: sub,
-      attemptId: sub.attemptId!,
-      agent,
+      input: sub.input,
+      resume: sub.pendingResume,
+      setup,
       flushPolicy: { bytes: 1024, intervalMs: 200 },
       observe: (e) => this.events.push(e),
       interceptors: [],
