@@ -139,8 +139,13 @@ export class SessionBusy extends HarnessError {
  */
 export class StoreFailure extends HarnessError {
   constructor(cause: unknown) {
-    super("store_failure", `store error: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super("store_failure", `store error: ${errorText(cause)}`, { cause });
   }
+}
+
+/** The message of anything thrown. */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** True when `err` is a HarnessError, optionally with the given code. */

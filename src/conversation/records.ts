@@ -194,6 +194,9 @@ export interface RecordDraftOf<K extends RecordKind> {
 
 export type RecordDraft = { [K in RecordKind]: RecordDraftOf<K> }[RecordKind];
 
+/** What a record says before its writer adds the envelope: its kind and payload. */
+export type RecordBody = { [K in RecordKind]: { kind: K; payload: RecordPayloads[K] } }[RecordKind];
+
 /** A stored record: a draft plus its id (a ULID; the SSE event id and stream offset). */
 export type ConversationRecordOf<K extends RecordKind> = RecordDraftOf<K> & { id: string };
 

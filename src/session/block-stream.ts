@@ -52,6 +52,26 @@ export function emptyAssistantMessage(
   return { role: "assistant", content: [], api: model.api, provider: model.provider, model: model.id, usage: zeroUsage(), stopReason, timestamp };
 }
 
+/** Ends a response from outside (a timeout, an abort) with an error event; a no-op once it has ended. */
+export function endStream(
+  stream: AssistantMessageEventStream,
+  model: Model<Api>,
+  now: number,
+  reason: "error" | "aborted",
+  errorMessage: string,
+): void {
+  const error: AssistantMessage = { ...emptyAssistantMessage(model, now, reason), errorMessage };
+  stream.push({ type: "error", reason, error });
+  stream.end(error);
+}
+
+/** A response that is nothing but an error. */
+export function failedStream(model: Model<Api>, now: number, reason: "error" | "aborted", errorMessage: string): AssistantMessageEventStream {
+  const stream = createAssistantMessageEventStream();
+  endStream(stream, model, now, reason, errorMessage);
+  return stream;
+}
+
 /** A keyless model descriptor (no provider behind it: the stream function is the model). */
 export function keylessModel(id: string, provider: string): Model<Api> {
   return {

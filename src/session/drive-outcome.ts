@@ -1,0 +1,52 @@
+import { isContextOverflow, isRetryableAssistantError, type AssistantMessage } from "@earendil-works/pi-ai";
+import { formatDuration } from "./duration.ts";
+
+/** How a drive ended. */
+export type DriveOutcome =
+  | { kind: "completed"; result?: unknown }
+  /** Stopped where the next step is a model call (the log ends with tool results or an injected user message). */
+  | { kind: "continuation" }
+  | { kind: "transient"; error: string }
+  | { kind: "failed"; errorCode: "run_failed" | "result_schema_invalid" | "timeout_exceeded"; error: string }
+  | { kind: "interrupted" };
+
+/** True for an assistant message that ended in a provider error or was aborted. */
+export function isFailedStop(message: AssistantMessage): boolean {
+  return message.stopReason === "error" || message.stopReason === "aborted";
+}
+
+/**
+ * How an operation ended, from its last assistant message (pi resolves `continue()` on provider
+ * errors, so the message says it): `undefined` when the model stopped normally; transient for a
+ * timed-out turn (`turnTimeout`), an abort or a retryable provider error; failed otherwise.
+ */
+export function classifyLastAssistant(
+  message: AssistantMessage | undefined,
+  context: { turnTimeout?: string; contextWindow?: number },
+): DriveOutcome | undefined {
+  if (message === undefined || !isFailedStop(message)) return undefined;
+  const text = message.errorMessage || `model turn ended with stop reason "${message.stopReason}"`;
+  if (context.turnTimeout !== undefined) return { kind: "transient", error: context.turnTimeout };
+  if (message.stopReason === "aborted") return { kind: "transient", error: text };
+  if (isContextOverflow(message, context.contextWindow)) {
+    // Compaction is not implemented yet: an overflow is terminal.
+    return { kind: "failed", errorCode: "run_failed", error: `context overflow (compaction not available): ${text}` };
+  }
+  if (isRetryableAssistantError(message)) return { kind: "transient", error: text };
+  return { kind: "failed", errorCode: "run_failed", error: text };
+}
+
+/** The durability deadline passed mid-run. */
+export function timeoutOutcome(submissionTimeoutMs: number): DriveOutcome {
+  return {
+    kind: "failed",
+    errorCode: "timeout_exceeded",
+    error: `durability timeout exceeded mid-run (budget ${formatDuration(submissionTimeoutMs)})`,
+  };
+}
+
+/** The `error` an `operation_ended` event reports for an operation's outcome ("" when it went on or completed). */
+export function operationError(outcome: DriveOutcome | undefined): string {
+  if (outcome === undefined || outcome.kind === "continuation" || outcome.kind === "completed") return "";
+  return outcome.kind === "interrupted" ? "interrupted" : outcome.error;
+}
