@@ -2,7 +2,9 @@ import { conversationCreatedDraft } from "../conversation/conversation-created.t
 import { ClaimLost } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import type { AdmissionStore } from "../ports/store.ts";
-import { sessionKeyString, type DispatchMessage, type SessionKey } from "../ports/submission.ts";
+import { correlationOf } from "../ports/observer.ts";
+import { doorbellOf } from "../ports/queue.ts";
+import type { DispatchMessage, SessionKey } from "../ports/submission.ts";
 import { iso, type EngineContext } from "./engine-context.ts";
 
 /** One message to admit, already checked by the runtime's request rules (`runtime/requests.ts`). */
@@ -51,10 +53,9 @@ export async function admit(ctx: EngineContext<AdmissionStore>, request: Admissi
   // A replay returns the row stored by the first admission, with that admission's time.
   const replayed = stored.createdAt !== now;
   await ctx.faults?.("admitted", stored.id);
-  const correlation = { sessionKey: key, conversationId: stored.conversationId, submissionId: stored.id };
-  ctx.observe({ type: "submission_admitted", correlation, input: stored.input, replayed });
+  ctx.observe({ type: "submission_admitted", correlation: correlationOf(stored), input: stored.input, replayed });
   if (stored.status === "queued") {
-    await ctx.queue.ring({ submissionId: stored.id, sessionKey: sessionKeyString(key) });
+    await ctx.queue.ring(doorbellOf(stored));
   }
   return { submissionId: stored.id, conversationId: stored.conversationId, replayed };
 }

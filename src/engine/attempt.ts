@@ -1,7 +1,8 @@
-import { isHarnessError } from "../errors.ts";
+import { errorText, isHarnessError } from "../errors.ts";
 import type { SettledPayload } from "../conversation/records.ts";
 import { correlationOf } from "../ports/observer.ts";
-import { sessionKeyString, type Submission } from "../ports/submission.ts";
+import { doorbellOf } from "../ports/queue.ts";
+import type { Submission } from "../ports/submission.ts";
 import {
   agentBudgets,
   DEFAULT_TOOL_TIMEOUT_MS,
@@ -285,7 +286,7 @@ function startHeartbeat(ctx: AttemptContext, sub: Submission, attemptAbort: Abor
 
 /** Rings the released submission's doorbell so a fresh claim picks it up. */
 function ring(ctx: AttemptContext, sub: Submission): Promise<void> {
-  return ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) });
+  return ctx.queue.ring(doorbellOf(sub));
 }
 
 /** Releases the row; false when the release lost its CAS (someone else owns it now). */
@@ -308,8 +309,4 @@ async function releaseQuietly(
 export function attemptBudgetExhausted(sub: Submission, maxAttempts: number): string {
   const last = sub.lastError ? `; last error: ${sub.lastError}` : "";
   return `attempt budget exhausted: attempt ${sub.attemptCount} exceeds max ${maxAttempts}${last}`;
-}
-
-export function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -1,8 +1,8 @@
-import { isHarnessError } from "../errors.ts";
-import type { Doorbell } from "../ports/queue.ts";
-import { sessionKeyString, type Submission } from "../ports/submission.ts";
+import { errorText, isHarnessError } from "../errors.ts";
+import { doorbellOf, type Doorbell } from "../ports/queue.ts";
+import type { Submission } from "../ports/submission.ts";
 import { agentBudgets, validateAgentSetup } from "../session/agent-setup.ts";
-import { attemptBudgetExhausted, errorText } from "./attempt.ts";
+import { attemptBudgetExhausted } from "./attempt.ts";
 import type { AttemptContext } from "./engine-context.ts";
 import { AttemptLogWriter } from "./log-writer.ts";
 import { reconcileTerminalizing, settle } from "./settlement.ts";
@@ -100,6 +100,6 @@ async function rering(
   reason: string,
   maxAttempts?: number,
 ): Promise<DeadLetterOutcome> {
-  await ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) });
+  await ctx.queue.ring(doorbellOf(sub));
   return { kind: "rerung", reason, attemptCount: sub.attemptCount, ...(maxAttempts !== undefined ? { maxAttempts } : {}) };
 }

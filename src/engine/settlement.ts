@@ -1,6 +1,7 @@
 import { isHarnessError } from "../errors.ts";
 import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
-import { sessionKeyString, type SessionKey, type Submission } from "../ports/submission.ts";
+import { doorbellOf } from "../ports/queue.ts";
+import type { SessionKey, Submission } from "../ports/submission.ts";
 import type { ClaimStore, ReadStore } from "../ports/store.ts";
 import { correlationOf } from "../ports/observer.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
@@ -98,10 +99,10 @@ function settledPayloadIn(records: readonly ConversationRecord[], submissionId: 
  * Rings the session's next head, if it is queued (its doorbell may have been dropped) and, with
  * `staleMs`, has not moved (been admitted or promoted) for that long.
  */
-export async function ringNextHead(ctx: EngineContext<ClaimStore>, key: SessionKey, staleMs = 0): Promise<void> {
+export async function ringSessionHead(ctx: EngineContext<ClaimStore>, key: SessionKey, staleMs = 0): Promise<void> {
   const head = await ctx.store.getSessionHead(key);
   if (head?.status === "queued" && ctx.clock.now() - head.updatedAt >= staleMs) {
-    await ctx.queue.ring({ submissionId: head.id, sessionKey: sessionKeyString(key) });
+    await ctx.queue.ring(doorbellOf(head));
   }
 }
 
@@ -118,5 +119,5 @@ async function finish(
     payload,
   });
   ctx.onSettled(sub.id, payload);
-  await ringNextHead(ctx, sub.sessionKey);
+  await ringSessionHead(ctx, sub.sessionKey);
 }

@@ -1,4 +1,4 @@
-import { sessionKeyString } from "../ports/submission.ts";
+import { doorbellOf } from "../ports/queue.ts";
 import type { SweepStore } from "../ports/store.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { reconcileTerminalizing } from "./settlement.ts";
@@ -34,13 +34,13 @@ export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, opt
   for (const sub of await ctx.store.listExpiredLeases(now)) {
     if (await reclaimExpired(ctx, sub)) {
       report.reclaimed++;
-      await ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) });
+      await ctx.queue.ring(doorbellOf(sub));
     }
   }
 
   for (const sub of await ctx.store.listRunnable()) {
     if (now - sub.updatedAt < options.staleQueuedMs) continue;
-    await ctx.queue.ring({ submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) });
+    await ctx.queue.ring(doorbellOf(sub));
     report.rerung++;
   }
   return report;

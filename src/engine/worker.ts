@@ -1,10 +1,11 @@
 import { isHarnessError } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
+import { correlationOf } from "../ports/observer.ts";
 import type { DeliveryOutcome, Doorbell } from "../ports/queue.ts";
 import type { Submission } from "../ports/submission.ts";
 import { runAttempt, type AttemptOptions } from "./attempt.ts";
 import type { AttemptContext } from "./engine-context.ts";
-import { reconcileTerminalizing, ringNextHead } from "./settlement.ts";
+import { reconcileTerminalizing, ringSessionHead } from "./settlement.ts";
 
 /** Slack added to a live lease's remaining time before a stale doorbell is looked at again. */
 const LEASE_SLACK_MS = 250;
@@ -34,7 +35,7 @@ export async function handleDoorbell(
     // ring after the settlement may have failed). Only a head that has waited longer than a
     // lease: one promoted or admitted just now was rung by its settler or its admission, and a
     // second ring would be carried down the session's queue as one more duplicate.
-    await ringNextHead(ctx, sub.sessionKey, ctx.leaseMs);
+    await ringSessionHead(ctx, sub.sessionKey, ctx.leaseMs);
     return { kind: "ack" };
   }
   if (sub.status === "terminalizing") {
@@ -64,12 +65,7 @@ export async function handleDoorbell(
   }
   await ctx.faults?.("claimed", claimed.id);
 
-  const correlation = {
-    sessionKey: claimed.sessionKey,
-    conversationId: claimed.conversationId,
-    submissionId: claimed.id,
-    attemptId: claimed.attemptId!,
-  };
+  const correlation = correlationOf(claimed, claimed.attemptId);
   ctx.observe({ type: "submission_claimed", correlation, ownerId: ctx.ownerId, attemptCount: claimed.attemptCount });
   await ctx.store.startAttempt({
     id: claimed.attemptId!,
@@ -105,12 +101,7 @@ export async function reclaimExpired(ctx: AttemptContext, sub: Submission): Prom
   }
   ctx.observe({
     type: "recovery",
-    correlation: {
-      sessionKey: sub.sessionKey,
-      conversationId: sub.conversationId,
-      submissionId: sub.id,
-      attemptId: sub.attemptId!,
-    },
+    correlation: correlationOf(sub, sub.attemptId),
     decision: "lease_reclaimed",
     detail: "lease expired; released for a fresh attempt",
   });

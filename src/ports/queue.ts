@@ -1,3 +1,5 @@
+import { sessionKeyString, type Submission } from "./submission.ts";
+
 /**
  * The work queue is a doorbell: a message carries only ids, and the store stays the truth.
  * A consumer always re-reads state and claims with a compare-and-set, so duplicate or stale
@@ -7,6 +9,11 @@ export interface Doorbell {
   submissionId: string;
   /** `sessionKeyString(key)`: the FIFO group. */
   sessionKey: string;
+}
+
+/** The doorbell of a submission: its id, in its session's FIFO group. */
+export function doorbellOf(sub: Pick<Submission, "id" | "sessionKey">): Doorbell {
+  return { submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) };
 }
 
 /** What the consumer decided about one delivery. */

@@ -183,7 +183,8 @@ export function createRuntime(config: RuntimeConfig): Runtime {
   const sweepIntervalMs = config.sweepIntervalMs ?? RUNTIME_DEFAULTS.sweepIntervalMs;
   const knows = (name: string) => ctx.definitions.has(name);
 
-  const steerLike = async (kind: InboxKind, request: SteerRequest) => {
+  /** Accepts a steer or follow-up message for the session's in-flight run (its inbox). */
+  const acceptInboxMessage = async (kind: InboxKind, request: SteerRequest) => {
     if (state === "closed") throw new RuntimeClosed();
     const { key, body } = checkInject(request, knows);
     await store.enqueueInbox(key, { kind, body });
@@ -292,8 +293,8 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       });
     },
 
-    steer: (request) => steerLike("steer", request),
-    followUp: (request) => steerLike("followUp", request),
+    steer: (request) => acceptInboxMessage("steer", request),
+    followUp: (request) => acceptInboxMessage("followUp", request),
     records: async (conversationId, afterId, limit) => store.readRecords(conversationId, checkRecordOffset(afterId), limit),
     conversation: async (address) => store.getConversation(sessionKeyOf(address, knows)),
     async sessionLive(address) {

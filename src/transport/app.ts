@@ -2,6 +2,7 @@ import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { streamSSE } from "hono/streaming";
 import { STREAM_MAX_MS } from "../runtime/defaults.ts";
+import type { SteerRequest } from "../runtime/requests.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { errorResponse, toErrorResponse } from "./http-errors.ts";
 import { firstPage, tailRecords } from "./record-stream.ts";
@@ -149,14 +150,16 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     return c.json({ ...ids, ...settled }, 200);
   });
 
-  const inject = (kind: "steer" | "followUp") => async (c: Context) => {
+  /** The steer and follow-up handlers: the same request, for one or the other runtime call. */
+  const inboxHandler = (accept: (request: SteerRequest) => Promise<void>) => async (c: Context) => {
     const body = parseInjectBody(await readJsonObject(c));
-    const request = { ...pathIds(c), session: body.session, body: body.body };
-    await (kind === "steer" ? runtime.steer(request) : runtime.followUp(request));
+    await accept({ ...pathIds(c), session: body.session, body: body.body });
     return c.json({ status: "injected" }, 200);
   };
-  app.post("/agents/:name/:id/steer", inject("steer"));
-  app.post("/agents/:name/:id/followup", inject("followUp"));
+  const steerHandler = inboxHandler((request) => runtime.steer(request));
+  const followUpHandler = inboxHandler((request) => runtime.followUp(request));
+  app.post("/agents/:name/:id/steer", steerHandler);
+  app.post("/agents/:name/:id/followup", followUpHandler);
 
   app.get("/agents/:name/:id", async (c) => {
     const conversation = await runtime.conversation({ ...pathIds(c), session: c.req.query("session") });
