@@ -15,6 +15,16 @@ interface Alarm {
   fire: () => void;
 }
 
+/** One call of a tool, as pi's agent loop makes it. */
+export interface ToolCall {
+  tool: AgentTool<any>;
+  id: string;
+  params: unknown;
+  /** pi's signal for the call. */
+  signal: AbortSignal | undefined;
+  onUpdate: AgentToolUpdateCallback<any> | undefined;
+}
+
 /** A tool result that is an error the model sees. */
 export function errorResult(text: string): AgentToolResult<Record<string, never>> {
   return { content: [{ type: "text", text }], details: {}, isError: true };
@@ -76,13 +86,7 @@ export class Bounds {
    * Runs a tool call raced against `signal` (pi's), `abort()` and the tool timeout. A timeout is
    * an error result the model sees; an abort rejects with {@link TOOL_ABORTED}.
    */
-  runTool(
-    tool: AgentTool<any>,
-    id: string,
-    params: unknown,
-    signal: AbortSignal | undefined,
-    onUpdate: AgentToolUpdateCallback<any> | undefined,
-  ): Promise<AgentToolResult<any>> {
+  runTool({ tool, id, params, signal, onUpdate }: ToolCall): Promise<AgentToolResult<any>> {
     if (signal?.aborted) return Promise.reject(new Error(TOOL_ABORTED));
     const limit = this.#toolTimeoutMs;
     // The signal the tool sees: aborted with the run (see abort) or at its timeout.

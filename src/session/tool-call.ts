@@ -1,7 +1,7 @@
-import type { AgentTool, AgentToolResult, AgentToolUpdateCallback } from "@earendil-works/pi-agent-core";
+import type { AgentTool, AgentToolResult } from "@earendil-works/pi-agent-core";
 import { errorText } from "../errors.ts";
 import type { Correlation, Interceptor } from "../ports/observer.ts";
-import { errorResult, type Bounds } from "./bounds.ts";
+import { errorResult, type Bounds, type ToolCall } from "./bounds.ts";
 import { runInterceptors } from "./interceptors.ts";
 
 /** What a tool call needs from its drive. */
@@ -20,18 +20,12 @@ export interface ToolCallContext {
  * an interceptor's abort or throw fails the run.
  */
 export function boundedTool(tool: AgentTool<any>, ctx: ToolCallContext): AgentTool<any> {
-  return { ...tool, execute: (id, params, signal, onUpdate) => runTool(ctx, tool, id, params, signal, onUpdate) };
+  return { ...tool, execute: (id, params, signal, onUpdate) => runTool(ctx, { tool, id, params, signal, onUpdate }) };
 }
 
-async function runTool(
-  ctx: ToolCallContext,
-  tool: AgentTool<any>,
-  id: string,
-  params: unknown,
-  signal: AbortSignal | undefined,
-  onUpdate: AgentToolUpdateCallback<any> | undefined,
-): Promise<AgentToolResult<any>> {
-  if (ctx.interceptors.length === 0) return ctx.bounds.runTool(tool, id, params, signal, onUpdate);
+async function runTool(ctx: ToolCallContext, call: ToolCall): Promise<AgentToolResult<any>> {
+  if (ctx.interceptors.length === 0) return ctx.bounds.runTool(call);
+  const { tool, id } = call;
   let result: AgentToolResult<any> | undefined;
   let toolFailed = false;
   let toolError: unknown;
@@ -42,7 +36,7 @@ async function runTool(
       { kind: "tool", correlation: ctx.correlation(), toolName: tool.name, callId: id },
       async () => {
         try {
-          result = await ctx.bounds.runTool(tool, id, params, signal, onUpdate);
+          result = await ctx.bounds.runTool(call);
         } catch (err) {
           toolFailed = true;
           toolError = err;

@@ -2,7 +2,6 @@ import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { streamSSE } from "hono/streaming";
 import { STREAM_MAX_MS } from "../runtime/defaults.ts";
-import type { SteerRequest } from "../runtime/requests.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { errorResponse, toErrorResponse } from "./http-errors.ts";
 import { firstPage, tailRecords } from "./record-stream.ts";
@@ -151,7 +150,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   });
 
   /** The steer and follow-up handlers: the same request, for one or the other runtime call. */
-  const inboxHandler = (accept: (request: SteerRequest) => Promise<void>) => async (c: Context) => {
+  const inboxHandler = (accept: Runtime["steer"]) => async (c: Context) => {
     const body = parseInjectBody(await readJsonObject(c));
     await accept({ ...pathIds(c), session: body.session, body: body.body });
     return c.json({ status: "injected" }, 200);

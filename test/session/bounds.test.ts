@@ -13,6 +13,7 @@ const tool = (execute: AgentTool["execute"]): AgentTool => ({
   parameters: { type: "object", properties: {} },
   execute,
 });
+const call = (t: AgentTool, id: string, signal?: AbortSignal) => ({ tool: t, id, params: {}, signal, onUpdate: undefined });
 const never = () => new Promise<never>(() => {});
 
 describe("bounds: turn and tool timeouts, abort", () => {
@@ -47,7 +48,7 @@ describe("bounds: turn and tool timeouts, abort", () => {
     const clock = new ManualClock();
     const bounds = new Bounds(clock, { turnTimeoutMs: 60_000, toolTimeoutMs: 2_000 });
     let seen: AbortSignal | undefined;
-    const result = bounds.runTool(tool((_id, _p, signal) => ((seen = signal), never())), "c1", {}, undefined, undefined);
+    const result = bounds.runTool(call(tool((_id, _p, signal) => ((seen = signal), never())), "c1"));
     await clock.advance(2_200);
     expect(await result).toEqual({ content: [{ type: "text", text: "tool t timed out after 2s" }], details: {}, isError: true });
     expect(seen?.aborted).toBe(true);
@@ -59,21 +60,21 @@ describe("bounds: turn and tool timeouts, abort", () => {
     const bounds = new Bounds(clock, { turnTimeoutMs: 60_000, toolTimeoutMs: 60_000 });
     const stream = createAssistantMessageEventStream();
     bounds.boundTurn(stream, model, { onTimeout: () => {}, stopModel: () => {} });
-    const running = bounds.runTool(tool(() => never()), "c1", {}, undefined, undefined);
+    const running = bounds.runTool(call(tool(() => never()), "c1"));
     bounds.abort();
     await expect(running).rejects.toThrow(TOOL_ABORTED);
     expect(await stream.result()).toMatchObject({ stopReason: "aborted", errorMessage: "Request was aborted" });
     // A tool started after pi's own abort never runs.
     const aborted = AbortSignal.abort();
-    await expect(bounds.runTool(tool(() => never()), "c2", {}, aborted, undefined)).rejects.toThrow(TOOL_ABORTED);
+    await expect(bounds.runTool(call(tool(() => never()), "c2", aborted))).rejects.toThrow(TOOL_ABORTED);
     bounds.dispose();
   });
 
   it("a tool's own result or error passes through", async () => {
     const bounds = new Bounds(new ManualClock(), { turnTimeoutMs: 1_000, toolTimeoutMs: 1_000 });
     const ok = { content: [{ type: "text" as const, text: "ok" }], details: {} };
-    expect(await bounds.runTool(tool(async () => ok), "c1", {}, undefined, undefined)).toBe(ok);
-    await expect(bounds.runTool(tool(() => { throw new Error("boom"); }), "c2", {}, undefined, undefined)).rejects.toThrow("boom");
+    expect(await bounds.runTool(call(tool(async () => ok), "c1"))).toBe(ok);
+    await expect(bounds.runTool(call(tool(() => { throw new Error("boom"); }), "c2"))).rejects.toThrow("boom");
     bounds.dispose();
   });
 });
