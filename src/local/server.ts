@@ -17,6 +17,12 @@ export interface ServeOptions extends Omit<AppOptions, "shutdown"> {
   hostname?: string;
   /** How long `close` lets open requests finish before cutting connections. Default 5 s. */
   closeGraceMs?: number;
+  /**
+   * Adds routes of your own beside the harness's (a webhook, a page) before the server listens.
+   * They sit outside the `/agents/*` middleware (bring your own auth) and share the app's JSON
+   * error handling.
+   */
+  routes?: (app: Hono) => void;
 }
 
 /** A listening server. */
@@ -36,10 +42,11 @@ export interface ServerHandle {
 
 /** The library's server entry: the HTTP app over `runtime` on `@hono/node-server`. */
 export async function serve(runtime: Runtime, options: ServeOptions = {}): Promise<ServerHandle> {
-  const { port = 8484, hostname = "127.0.0.1", closeGraceMs = 5_000, ...appOptions } = options;
+  const { port = 8484, hostname = "127.0.0.1", closeGraceMs = 5_000, routes, ...appOptions } = options;
   const shutdown = new AbortController();
   const allowedHosts = isLoopbackHost(hostname) ? [LOOPBACK, ...(appOptions.allowedHosts ?? [])] : appOptions.allowedHosts;
   const app = createApp(runtime, { ...appOptions, allowedHosts, shutdown: shutdown.signal });
+  routes?.(app);
   const server = serveNode({ fetch: app.fetch, port, hostname });
   await new Promise<void>((resolve, reject) => {
     if (server.listening) return resolve();

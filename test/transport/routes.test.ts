@@ -277,3 +277,28 @@ describe("bearerAuth", () => {
     }
   });
 });
+
+describe("serve({routes})", () => {
+  it("serves the caller's routes beside the harness's, outside the /agents middleware, with JSON errors", async () => {
+    const own = await startHarness({
+      middleware: [bearerAuth({ token: "s3cret" })],
+      routes: (app) => {
+        app.post("/hooks/echo", async (c) => c.json({ got: await c.req.text() }, 201));
+        app.get("/hooks/boom", () => {
+          throw new Error("boom");
+        });
+      },
+    });
+    try {
+      const res = await fetch(`${own.url}/hooks/echo`, { method: "POST", body: "ping" });
+      expect(res.status).toBe(201);
+      expect(await res.json()).toEqual({ got: "ping" });
+      const boom = await fetch(`${own.url}/hooks/boom`);
+      expect(boom.status).toBe(500);
+      expect(await boom.json()).toEqual({ error: "internal server error", code: "internal" });
+      expect((await fetch(`${own.url}/agents/assistant/a`, { method: "POST", body: "{}" })).status).toBe(401);
+    } finally {
+      await own.close();
+    }
+  });
+});
