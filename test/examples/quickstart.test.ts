@@ -1,67 +1,20 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationRecordOf } from "../../src/conversation/records.ts";
 import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
 import { parseSse, readUntil, recordsOf } from "../transport/support.ts";
+import { killExamples, startExampleProcess, type ExampleProcess } from "./support.ts";
 
 /** The README walkthrough against `npm start` as a real process (keyless, SQLite in a temp dir). */
 
-const ROOT = join(import.meta.dirname, "..", "..");
 const LEASE_MS = 1500;
 
-interface Example {
-  url: string;
-  /** The node process (npm's child): the one signals go to. */
-  pid: number;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output(): string;
-  proc: ChildProcess;
-}
+type Example = ExampleProcess;
 
-const running = new Set<Example>();
-
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function startExample(dataDir: string, extraEnv: Record<string, string> = {}): Promise<Example> {
-  const port = await freePort();
-  const proc = spawn("npm", ["start"], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LEASE_MS: String(LEASE_MS), MODEL: "", LOG_LEVEL: "info", ...extraEnv },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true, // its own process group, so cleanup reaches npm's child too
-  });
-  let out = "";
-  proc.stdout!.on("data", (d) => (out += d));
-  proc.stderr!.on("data", (d) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    proc.on("exit", (code, signal) => resolve({ code, signal })),
-  );
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const m = /listening on (http:\/\/\S+)\n\s+model: .* pid: (\d+)/.exec(out);
-    if (m) {
-      const example: Example = { url: m[1]!, pid: Number(m[2]), exited, output: () => out, proc };
-      running.add(example);
-      void exited.then(() => running.delete(example));
-      expect(example.url).toBe(`http://127.0.0.1:${port}`);
-      return example;
-    }
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+function startExample(dataDir: string, extraEnv: Record<string, string> = {}): Promise<Example> {
+  return startExampleProcess(["start"], { DATA_DIR: dataDir, LEASE_MS: String(LEASE_MS), ...extraEnv });
 }
 
 function post(ex: Example, path: string, body: unknown): Promise<Response> {
@@ -72,16 +25,7 @@ let dataDir: string;
 beforeAll(() => {
   dataDir = mkdtempSync(join(tmpdir(), "harness-quickstart-"));
 });
-afterEach(async () => {
-  for (const ex of running) {
-    try {
-      process.kill(-ex.proc.pid!, "SIGKILL");
-    } catch {
-      // already gone
-    }
-    await ex.exited;
-  }
-});
+afterEach(killExamples);
 afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });

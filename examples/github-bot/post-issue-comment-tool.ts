@@ -1,0 +1,70 @@
+import type { AgentTool } from "../../src/session/agent-setup.ts";
+import { log } from "../shared/settings.ts";
+import { issueLabel, type IssueRef } from "./issue-ref.ts";
+
+/** Name of the reply tool. */
+export const POST_ISSUE_COMMENT = "post_issue_comment";
+
+/** GitHub's limit on a comment body, in characters. */
+const MAX_COMMENT_CHARS = 65_536;
+
+const parameters = {
+  type: "object",
+  properties: { body: { type: "string", minLength: 1, description: "The comment, in GitHub Markdown." } },
+  required: ["body"],
+  additionalProperties: false,
+} as const;
+
+/** How the reply tool reaches GitHub; without a token it only records what it would post. */
+export interface GitHubAccess {
+  /** A token allowed to comment on the repository ("" = dry run). */
+  token: string;
+  /** Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3). */
+  apiUrl: string;
+}
+
+/**
+ * A narrow, app-owned tool: it can only comment on the one issue its instance belongs to (the
+ * model chooses the words, never the target). Without a token it is a dry run: the outcome
+ * (and the log) say what would have been posted, and nothing leaves the machine.
+ */
+export function postIssueCommentTool(ref: IssueRef, access: GitHubAccess): AgentTool<typeof parameters> {
+  const target = issueLabel(ref);
+  return {
+    name: POST_ISSUE_COMMENT,
+    label: "Comment on the issue",
+    description: `Posts a comment on ${target} (the issue this conversation is about).`,
+    parameters,
+    async execute(_callId, params, signal) {
+      const body = (params as { body: string }).body;
+      if (body.length > MAX_COMMENT_CHARS) throw new Error(`comment exceeds ${MAX_COMMENT_CHARS} characters`);
+      if (access.token === "") {
+        log(`dry run (no GITHUB_TOKEN): would post on ${target}: ${JSON.stringify(body)}`);
+        return {
+          content: [{ type: "text", text: `Dry run (no GITHUB_TOKEN): would post on ${target}.` }],
+          details: { dryRun: true, issue: target, body },
+        };
+      }
+      const url = `${access.apiUrl.replace(/\/$/, "")}/repos/${ref.owner}/${ref.repo}/issues/${ref.issue}/comments`;
+      const res = await fetch(url, {
+        method: "POST",
+        headers: {
+          accept: "application/vnd.github+json",
+          authorization: `Bearer ${access.token}`,
+          "content-type": "application/json",
+          "user-agent": "resolute-harness-github-bot",
+          "x-github-api-version": "2022-11-28",
+        },
+        body: JSON.stringify({ body }),
+        signal,
+      });
+      if (!res.ok) throw new Error(`GitHub answered ${res.status} to the comment on ${target}`);
+      const posted = (await res.json()) as { id?: number; html_url?: string };
+      log(`posted on ${target}: ${posted.html_url ?? "(no url)"}`);
+      return {
+        content: [{ type: "text", text: `Posted on ${target}: ${posted.html_url ?? ""}` }],
+        details: { dryRun: false, issue: target, id: posted.id, url: posted.html_url },
+      };
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import { mkdirSync } from "node:fs";
+import type { Hono, MiddlewareHandler } from "hono";
+import { join } from "node:path";
+import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import { closeOnSignals, serve, type ServerHandle } from "../../src/local/server.ts";
+import type { Interceptor, Observer } from "../../src/ports/observer.ts";
+import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
+import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import { lifecycleObserver, timingInterceptor } from "./lifecycle-log.ts";
+import { log, type ExampleSettings } from "./settings.ts";
+
+/** What an example adds to the common wiring. */
+export interface ExampleOptions {
+  settings: ExampleSettings;
+  agents: Record<string, AgentDefinition>;
+  /** Observers beside the lifecycle log. */
+  observers?: Observer[];
+  /** Routes of the example's own beside the harness's (a webhook), given the runtime. */
+  routes?: (app: Hono, runtime: Runtime) => void;
+  /** Mounted before the `/agents` routes (see `AppOptions.middleware`). */
+  middleware?: MiddlewareHandler[];
+  /** What the banner says the example runs ("local-echo (keyless)" and the like). */
+  model: string;
+  /** Lines of the banner's "Try:" section, with `${base}` already filled in. */
+  tryLines: (base: string) => string[];
+}
+
+/** A started example: its runtime and listening server. */
+export interface RunningExample {
+  runtime: Runtime;
+  server: ServerHandle;
+}
+
+/**
+ * The wiring every example shares with `npm start`: a SQLite store in DATA_DIR, a runtime that
+ * makes every delta durable at once, the lifecycle log (LOG_LEVEL=debug adds timings), the HTTP
+ * app on PORT, a graceful stop on SIGINT/SIGTERM, and a banner naming the URL and pid.
+ */
+export async function startExample(options: ExampleOptions): Promise<RunningExample> {
+  const { settings } = options;
+  mkdirSync(settings.dataDir, { recursive: true });
+  const store = openSqliteStore({ path: join(settings.dataDir, "harness.db") });
+  const interceptors: Interceptor[] = settings.debug ? [timingInterceptor] : [];
+  const runtime = createRuntime({
+    agents: options.agents,
+    store,
+    leaseMs: settings.leaseMs,
+    sweepIntervalMs: Math.min(5_000, Math.max(250, Math.floor(settings.leaseMs / 2))),
+    // Embedded writes are cheap: make every delta durable (and visible to streams) at once.
+    flushPolicy: { bytes: 0, intervalMs: 0 },
+    observers: [lifecycleObserver, ...(options.observers ?? [])],
+    interceptors,
+  });
+  await runtime.start();
+  const routes = options.routes;
+  const server = await serve(runtime, {
+    port: settings.port,
+    hostname: settings.hostname,
+    middleware: options.middleware,
+    routes: routes && ((app) => routes(app, runtime)),
+  });
+  closeOnSignals(server, runtime, {
+    onSignal: (signal) => log(`${signal}: closing (in-flight work is released, not failed)`),
+  });
+  const base = server.url;
+  console.log(`resolute-harness ${settings.name} example listening on ${base}
+  model: ${options.model}   data: ${settings.dataDir}   pid: ${process.pid}
+Try:
+${options.tryLines(base).map((line) => `  ${line}`).join("\n")}`);
+  return { runtime, server };
+}
