@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { ConversationRecordOf } from "../../src/conversation/records.ts";
+import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import { killExamples, startExampleProcess, stopExample, type ExampleProcess } from "./support.ts";
+
+/** `npm run example -- scheduler` as processes: replicas and a restart over one data dir. */
+
+const DISPATCH_ID = /^schedule:standup:(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z)$/;
+
+let dataDir: string;
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), "harness-scheduler-"));
+});
+afterEach(killExamples);
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+function start(dir: string): Promise<ExampleProcess> {
+  return startExampleProcess(["run", "example", "--", "scheduler"], { DATA_DIR: dir, TICK_SECONDS: "1" });
+}
+
+describe("examples/scheduler", () => {
+  it("two replicas over one data dir and a restart mid-window fire each window once", async () => {
+    const dir = join(dataDir, "replicas");
+    const [a, b] = await Promise.all([start(dir), start(dir)]);
+    await new Promise((r) => setTimeout(r, 3_500));
+    expect(await stopExample(a)).toEqual({ code: 0, signal: null });
+    // A restart (a fresh process) fires the window it starts in, which B has fired already.
+    const again = await start(dir);
+    await new Promise((r) => setTimeout(r, 1_500));
+    await Promise.all([stopExample(b), stopExample(again)]);
+
+    const store = openSqliteStore({ path: join(dir, "harness.db") });
+    let records;
+    try {
+      const conversation = await store.getConversation({ agent: "reporter", instance: "daily", session: "default" });
+      records = await store.readRecords(conversation.id);
+    } finally {
+      await store.close();
+    }
+
+    const signals = records.filter((r) => r.kind === "signal") as ConversationRecordOf<"signal">[];
+    const ids = signals.map((s) => s.submissionId!);
+    const windows = ids.map((id) => Date.parse(DISPATCH_ID.exec(id)![1]!));
+    expect(new Set(windows).size).toBe(windows.length); // one submission per window, never two
+    expect(windows.length).toBeGreaterThanOrEqual(4);
+    for (const s of signals) {
+      expect(s.payload).toMatchObject({ type: "scheduled_tick", sender: { source: "scheduler", schedule: "standup" }, tag: s.submissionId });
+    }
+    const settled = records.filter((r) => r.kind === "submission_settled") as ConversationRecordOf<"submission_settled">[];
+    expect(settled.length).toBeGreaterThanOrEqual(3);
+    expect(settled.every((r) => ids.includes(r.submissionId!))).toBe(true);
+    expect(settled.every((r) => r.payload.status === "succeeded")).toBe(true);
+    const reports = records.filter((r) => r.kind === "assistant_message_completed").map((r) => JSON.stringify(r.payload));
+    expect(reports.some((t) => /Report for schedule:standup:.*all quiet/.test(t))).toBe(true);
+
+    // Every replica fired: the windows the other had fired came back as replays.
+    const fired = (ex: ExampleProcess) => [...ex.output().matchAll(/fired window \S+: (\S+)/g)].map((m) => m[1]);
+    const replayed = (ex: ExampleProcess) => [...ex.output().matchAll(/was already fired .*: (\S+)/g)].map((m) => m[1]);
+    const allFired = [...fired(a), ...fired(b), ...fired(again)];
+    expect(allFired.sort()).toEqual([...ids].sort());
+    expect(replayed(a).length + replayed(b).length).toBeGreaterThan(0);
+    expect(replayed(again).length).toBeGreaterThan(0); // the restart's first window
+  }, 90_000);
+});
