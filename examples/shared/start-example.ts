@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
 import { closeOnSignals, serve, type ServerHandle } from "../../src/local/server.ts";
 import type { Interceptor, Observer } from "../../src/ports/observer.ts";
+import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
 import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
 import { lifecycleObserver, timingInterceptor } from "./lifecycle-log.ts";
@@ -45,7 +46,8 @@ export async function startExample(options: ExampleOptions): Promise<RunningExam
     agents: options.agents,
     store,
     leaseMs: settings.leaseMs,
-    sweepIntervalMs: Math.min(5_000, Math.max(250, Math.floor(settings.leaseMs / 2))),
+    // Sweep often enough that a crashed run resumes about one lease after the crash.
+    sweepIntervalMs: Math.min(RUNTIME_DEFAULTS.sweepIntervalMs, Math.max(250, Math.floor(settings.leaseMs / 2))),
     // Embedded writes are cheap: make every delta durable (and visible to streams) at once.
     flushPolicy: { bytes: 0, intervalMs: 0 },
     observers: [lifecycleObserver, ...(options.observers ?? [])],
