@@ -1,20 +1,17 @@
 import { spawn } from "node:child_process";
 import type { AgentTool } from "../../src/session/agent-setup.ts";
+import { defineTool } from "../../src/session/define-tool.ts";
+import * as schema from "../../src/session/tool-schema.ts";
 
 /** The output kept for the model: the last this many characters (a build log can be huge). */
 const MAX_OUTPUT_CHARS = 32 * 1024;
 const DEFAULT_TIMEOUT_S = 60;
 const MAX_TIMEOUT_S = 600;
 
-const parameters = {
-  type: "object",
-  properties: {
-    command: { type: "string", minLength: 1, description: "A bash command line, run in the workspace." },
-    timeoutSeconds: { type: "integer", minimum: 1, maximum: MAX_TIMEOUT_S, description: `Default ${DEFAULT_TIMEOUT_S}.` },
-  },
-  required: ["command"],
-  additionalProperties: false,
-} as const;
+const parameters = schema.obj({
+  command: schema.str({ minLength: 1, description: "A bash command line, run in the workspace." }),
+  timeoutSeconds: schema.opt(schema.int({ minimum: 1, maximum: MAX_TIMEOUT_S, description: `Default ${DEFAULT_TIMEOUT_S}.` })),
+});
 
 /** What each partial result of a running command carries beside the output so far. */
 export interface BashUpdate {
@@ -38,13 +35,12 @@ export interface BashDetails {
  * non-zero exit, a timeout or an abort is an error result carrying the output.
  */
 export function bashTool(root: string): AgentTool<typeof parameters, BashUpdate | BashDetails> {
-  return {
+  return defineTool<typeof parameters, BashUpdate | BashDetails>({
     name: "bash",
     label: "Run a command",
     description: "Runs a bash command in the workspace and returns its output (stdout and stderr) and exit code.",
     parameters,
-    async execute(_callId, params, signal, onUpdate) {
-      const { command, timeoutSeconds } = params as { command: string; timeoutSeconds?: number };
+    async execute(_callId, { command, timeoutSeconds }, signal, onUpdate) {
       const timeoutMs = (timeoutSeconds ?? DEFAULT_TIMEOUT_S) * 1000;
       // Its own process group, so a timeout or abort ends the whole pipeline, not just bash.
       const child = spawn("bash", ["-c", command], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"] });
@@ -94,5 +90,5 @@ export function bashTool(root: string): AgentTool<typeof parameters, BashUpdate 
         isError: exitCode !== 0,
       };
     },
-  };
+  });
 }

@@ -1,4 +1,6 @@
 import type { AgentTool } from "../../src/session/agent-setup.ts";
+import { defineTool } from "../../src/session/define-tool.ts";
+import * as schema from "../../src/session/tool-schema.ts";
 import { log } from "../shared/settings.ts";
 import { issueLabel, type IssueRef } from "./issue-ref.ts";
 
@@ -8,12 +10,14 @@ export const POST_ISSUE_COMMENT = "post_issue_comment";
 /** GitHub's limit on a comment body, in characters. */
 const MAX_COMMENT_CHARS = 65_536;
 
-const parameters = {
-  type: "object",
-  properties: { body: { type: "string", minLength: 1, description: "The comment, in GitHub Markdown." } },
-  required: ["body"],
-  additionalProperties: false,
-} as const;
+const parameters = schema.obj({
+  body: schema.str({ minLength: 1, maxLength: MAX_COMMENT_CHARS, description: "The comment, in GitHub Markdown." }),
+});
+
+/** What the tool's outcome records: the dry run's intended comment, or the posted one. */
+export type PostIssueCommentDetails =
+  | { dryRun: true; issue: string; body: string }
+  | { dryRun: false; issue: string; id?: number; url?: string };
 
 /** How the reply tool reaches GitHub; without a token it only records what it would post. */
 export interface GitHubAccess {
@@ -28,16 +32,14 @@ export interface GitHubAccess {
  * model chooses the words, never the target). Without a token it is a dry run: the outcome
  * (and the log) say what would have been posted, and nothing leaves the machine.
  */
-export function postIssueCommentTool(ref: IssueRef, access: GitHubAccess): AgentTool<typeof parameters> {
+export function postIssueCommentTool(ref: IssueRef, access: GitHubAccess): AgentTool<typeof parameters, PostIssueCommentDetails> {
   const target = issueLabel(ref);
-  return {
+  return defineTool<typeof parameters, PostIssueCommentDetails>({
     name: POST_ISSUE_COMMENT,
     label: "Comment on the issue",
     description: `Posts a comment on ${target} (the issue this conversation is about).`,
     parameters,
-    async execute(_callId, params, signal) {
-      const body = (params as { body: string }).body;
-      if (body.length > MAX_COMMENT_CHARS) throw new Error(`comment exceeds ${MAX_COMMENT_CHARS} characters`);
+    async execute(_callId, { body }, signal) {
       if (access.token === "") {
         log(`dry run (no GITHUB_TOKEN): would post on ${target}: ${JSON.stringify(body)}`);
         return {
@@ -66,5 +68,5 @@ export function postIssueCommentTool(ref: IssueRef, access: GitHubAccess): Agent
         details: { dryRun: false, issue: target, id: posted.id, url: posted.html_url },
       };
     },
-  };
+  });
 }

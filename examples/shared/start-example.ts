@@ -1,4 +1,3 @@
-import { mkdirSync } from "node:fs";
 import type { Hono, MiddlewareHandler } from "hono";
 import { join } from "node:path";
 import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
@@ -7,14 +6,14 @@ import type { Interceptor, Observer } from "../../src/ports/observer.ts";
 import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
 import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
-import { lifecycleObserver, timingInterceptor } from "./lifecycle-log.ts";
+import { consoleObserver, consoleTimingInterceptor } from "../../src/logging/console.ts";
 import { log, type ExampleSettings } from "./settings.ts";
 
 /** What an example adds to the common wiring. */
 export interface ExampleOptions {
   settings: ExampleSettings;
   agents: Record<string, AgentDefinition>;
-  /** Observers beside the lifecycle log. */
+  /** Observers beside `consoleObserver` (the lifecycle lines `npm start` prints). */
   observers?: Observer[];
   /** Routes of the example's own beside the harness's (a webhook), given the runtime. */
   routes?: (app: Hono, runtime: Runtime) => void;
@@ -34,14 +33,13 @@ export interface RunningExample {
 
 /**
  * The wiring every example shares with `npm start`: a SQLite store in DATA_DIR, a runtime that
- * makes every delta durable at once, the lifecycle log (LOG_LEVEL=debug adds timings), the HTTP
+ * makes every delta durable at once, `consoleObserver` (LOG_LEVEL=debug adds timings), the HTTP
  * app on PORT, a graceful stop on SIGINT/SIGTERM, and a banner naming the URL and pid.
  */
 export async function startExample(options: ExampleOptions): Promise<RunningExample> {
   const { settings } = options;
-  mkdirSync(settings.dataDir, { recursive: true });
   const store = openSqliteStore({ path: join(settings.dataDir, "harness.db") });
-  const interceptors: Interceptor[] = settings.debug ? [timingInterceptor] : [];
+  const interceptors: Interceptor[] = settings.debug ? [consoleTimingInterceptor()] : [];
   const runtime = createRuntime({
     agents: options.agents,
     store,
@@ -50,7 +48,7 @@ export async function startExample(options: ExampleOptions): Promise<RunningExam
     sweepIntervalMs: Math.min(RUNTIME_DEFAULTS.sweepIntervalMs, Math.max(250, Math.floor(settings.leaseMs / 2))),
     // Embedded writes are cheap: make every delta durable (and visible to streams) at once.
     flushPolicy: { bytes: 0, intervalMs: 0 },
-    observers: [lifecycleObserver, ...(options.observers ?? [])],
+    observers: [consoleObserver(), ...(options.observers ?? [])],
     interceptors,
   });
   await runtime.start();
