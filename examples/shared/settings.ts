@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { parseCorsOrigins } from "../../src/transport/cors-origins.ts";
 
 /** What every example reads from its environment, the same way `npm start` does. */
 export interface ExampleSettings {
@@ -14,14 +15,22 @@ export interface ExampleSettings {
   leaseMs: number;
   /** LOG_LEVEL=debug. */
   debug: boolean;
+  /** CORS_ORIGINS: origins whose pages may call the API from a browser (none by default). */
+  corsOrigins: string[];
 }
 
-/** Reads PORT, HOST, DATA_DIR, LEASE_MS and LOG_LEVEL; a bad value ends the process with a message. */
+/** Reads PORT, HOST, DATA_DIR, LEASE_MS, LOG_LEVEL and CORS_ORIGINS; a bad value ends the process with a message. */
 export function exampleSettings(name: string, defaultPort: number, env: NodeJS.ProcessEnv = process.env): ExampleSettings {
   const port = env.PORT === undefined || env.PORT === "" ? defaultPort : Number(env.PORT);
   const leaseMs = Number(env.LEASE_MS || 10_000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) exampleFail(name, `PORT must be a port number, got ${env.PORT}`);
   if (!Number.isFinite(leaseMs) || leaseMs < 300) exampleFail(name, `LEASE_MS must be at least 300, got ${env.LEASE_MS}`);
+  let corsOrigins: string[] = [];
+  try {
+    corsOrigins = parseCorsOrigins(env.CORS_ORIGINS);
+  } catch (err) {
+    exampleFail(name, (err as Error).message);
+  }
   return {
     name,
     port,
@@ -29,6 +38,7 @@ export function exampleSettings(name: string, defaultPort: number, env: NodeJS.P
     dataDir: resolve(env.DATA_DIR || `./harness-data/${name}`),
     leaseMs,
     debug: env.LOG_LEVEL === "debug",
+    corsOrigins,
   };
 }
 

@@ -57,6 +57,7 @@ export async function startExample(options: ExampleOptions): Promise<RunningExam
     port: settings.port,
     hostname: settings.hostname,
     middleware: options.middleware,
+    cors: settings.corsOrigins.length > 0 ? { origins: settings.corsOrigins } : undefined,
     routes: routes && ((app) => routes(app, runtime)),
   });
   closeOnSignals(server, runtime, {
@@ -64,7 +65,7 @@ export async function startExample(options: ExampleOptions): Promise<RunningExam
   });
   const base = server.url;
   console.log(`resolute-harness ${settings.name} example listening on ${base}
-  model: ${options.model}   data: ${settings.dataDir}   pid: ${process.pid}
+  model: ${options.model}   data: ${settings.dataDir}   pid: ${process.pid}${settings.corsOrigins.length > 0 ? `\n  browser pages allowed from: ${settings.corsOrigins.join(", ")}` : ""}
 Try:
 ${options.tryLines(base).map((line) => `  ${line}`).join("\n")}`);
   return { runtime, server };
