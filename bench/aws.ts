@@ -30,6 +30,7 @@ import { startEmulators } from "../test/support/emulators.ts";
 import { UnitMeter } from "./dynamo-units.ts";
 import { BenchClient, runConcurrently } from "./http-client.ts";
 import { printIdleCost } from "./idle-cost.ts";
+import { benchReviewCosts } from "./review-costs.ts";
 import { bundleLambdas, coldLoadMs, type LambdaBundle, removeBundles, topInputs } from "./lambda-bundles.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
 import { atMost, figure, note } from "./report.ts";
@@ -66,6 +67,7 @@ export async function benchAws(): Promise<void> {
   try {
     note(`emulators up in ${emulators.startupMs} ms (DynamoDB Local ${emulators.env.AWS_ENDPOINT_URL_DYNAMODB}, fauxqs)`);
     const sweep = await unitsPerTurn();
+    await benchReviewCosts();
     await sseDelay();
     console.log("idle cost of a deployment nobody uses (per month, construct defaults):");
     printIdleCost(sweep);

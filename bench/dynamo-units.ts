@@ -21,6 +21,7 @@ import {
   type TransactWriteItem,
 } from "@aws-sdk/client-dynamodb";
 import type { Store } from "../src/ports/store.ts";
+import { itemBytes } from "../src/stores/dynamodb/item.ts";
 
 const KB = 1024;
 const READS = new Set(["GetItemCommand", "QueryCommand", "ScanCommand", "BatchGetItemCommand", "TransactGetItemsCommand"]);
@@ -123,7 +124,17 @@ export class UnitMeter {
         const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
         const entries = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as { CapacityUnits?: number }[];
         const reported = entries.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
-        if (READS.has(name)) {
+        if (name === "BatchGetItemCommand") {
+          // DynamoDB bills a batch per item read (each rounded up to 4 KB, half for eventually
+          // consistent); Local reports less, so bill it from the items returned.
+          op.localReadUnits += reported;
+          const request = args.input as { RequestItems?: Record<string, { ConsistentRead?: boolean }> };
+          const responses = (result.output as { Responses?: Record<string, Record<string, AttributeValue>[]> }).Responses ?? {};
+          for (const [tableName, items] of Object.entries(responses)) {
+            const unit = request.RequestItems?.[tableName]?.ConsistentRead ? 1 : 0.5;
+            for (const item of items) op.readUnits += unit * Math.max(1, Math.ceil(itemBytes(item) / 4096));
+          }
+        } else if (READS.has(name)) {
           op.localReadUnits += reported;
           op.readUnits += Math.max(reported, input.ConsistentRead ? 1 : 0.5);
         } else {

@@ -22,6 +22,14 @@ export function newId(nowMs: number): string {
 }
 
 /**
+ * A string that sorts below every id minted at `nowMs` or later (and above those minted before):
+ * a read `after` it starts at that time.
+ */
+export function idFloor(nowMs: number): string {
+  return encodeTime(Math.max(0, nowMs), 10);
+}
+
+/**
  * The next `count` record ids after `head` ("" for an empty log). Ids strictly increase per
  * conversation whatever the clock says: when `nowMs` is not past the head's time (clock skew
  * between writers, or a clock that went backwards) the head's random part is incremented

@@ -6,6 +6,7 @@ import type { ClaimStore, ReadStore } from "../ports/store.ts";
 import { correlationOf } from "../ports/observer.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { AttemptLogWriter } from "./log-writer.ts";
+import { idFloor } from "../conversation/ids.ts";
 
 /** What a settlement attempt came to. */
 export type SettleResult = "settled" | "lost" | "inbox_not_drained";
@@ -51,31 +52,33 @@ export async function settle(
 }
 
 /**
+ * How far before its reservation a settler's record may be minted: the settler reserves and then
+ * appends on one clock, so only a clock stepped back in between puts the record earlier.
+ */
+const RESERVE_SKEW_MS = 1_000;
+
+/**
  * Finishes a row left `terminalizing` by a crash: an existing settled record wins; otherwise
- * the outcome is unknown and says so.
+ * the outcome is unknown and says so. Reads the log from the reservation on, not from the start.
  */
 export async function reconcileTerminalizing(ctx: AttemptContext, sub: Submission): Promise<void> {
-  // Recoverers may race (the sweeper, a redelivered doorbell, the DLQ): the record is appended
-  // only on the record head it was looked for under, so a loser re-reads and honours the winner's.
-  const log = new AttemptLogWriter(ctx.store, ctx.clock, sub, sub.attemptId);
-  for (;;) {
-    const existing = settledPayloadIn(await log.read(), sub.id);
-    const payload: SettledPayload = existing ?? {
-      status: "failed",
-      error: SETTLEMENT_INDETERMINATE_MESSAGE,
-      errorCode: "settlement_indeterminate",
-    };
-    if (!existing) {
-      try {
-        await log.appendSettled(payload, { onRecordHead: true });
-      } catch (err) {
-        if (isHarnessError(err, "claim_lost")) continue;
-        throw err;
-      }
+  const since = await ctx.store.readRecords(sub.conversationId, idFloor(sub.updatedAt - RESERVE_SKEW_MS));
+  let payload = settledPayloadIn(since, sub.id);
+  if (!payload) {
+    const unknown: SettledPayload = { status: "failed", error: SETTLEMENT_INDETERMINATE_MESSAGE, errorCode: "settlement_indeterminate" };
+    try {
+      await new AttemptLogWriter(ctx.store, ctx.clock, sub, sub.attemptId).appendSettled(unknown, { mayOpenLog: true });
+      payload = unknown;
+    } catch (err) {
+      // The store refuses a second settlement record: another recoverer wrote one meanwhile (or
+      // the settler's lies before the window read). Recoverers may race (the sweeper, a
+      // redelivered doorbell, the DLQ); the loser honours the winner's record.
+      if (!isHarnessError(err, "claim_lost")) throw err;
+      payload = settledPayloadIn(await ctx.store.readRecords(sub.conversationId), sub.id);
+      if (!payload) throw err;
     }
-    await finish(ctx, sub, sub.attemptId, payload);
-    return;
   }
+  await finish(ctx, sub, sub.attemptId, payload);
 }
 
 /** The payload of the submission's `submission_settled` record, if it has one. */
@@ -112,7 +115,7 @@ async function finish(
   attemptId: string | undefined,
   payload: SettledPayload,
 ): Promise<void> {
-  await ctx.store.finalizeSettlement(sub.id);
+  await ctx.store.finalizeSettlement(sub.id, payload);
   ctx.observe({
     type: "submission_settled",
     correlation: correlationOf(sub, attemptId),

@@ -25,20 +25,26 @@ export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, opt
   const report: SweepReport = { reconciled: 0, reclaimed: 0, rerung: 0 };
   const now = ctx.clock.now();
 
-  for (const sub of await ctx.store.listByStatus("terminalizing")) {
+  // Listed together: a store may answer listings of one index bucket with one read.
+  const [terminalizing, expired, runnable] = await Promise.all([
+    ctx.store.listByStatus("terminalizing"),
+    ctx.store.listExpiredLeases(now),
+    ctx.store.listRunnable(),
+  ]);
+  for (const sub of terminalizing) {
     if (now - sub.updatedAt < ctx.settlementGraceMs) continue; // a live settlement, mid-flight
     await reconcileTerminalizing(ctx, sub);
     report.reconciled++;
   }
 
-  for (const sub of await ctx.store.listExpiredLeases(now)) {
+  for (const sub of expired) {
     if (await reclaimExpired(ctx, sub)) {
       report.reclaimed++;
       await ctx.queue.ring(doorbellOf(sub));
     }
   }
 
-  for (const sub of await ctx.store.listRunnable()) {
+  for (const sub of runnable) {
     if (now - sub.updatedAt < options.staleQueuedMs) continue;
     await ctx.queue.ring(doorbellOf(sub));
     report.rerung++;

@@ -1,4 +1,4 @@
-import type { AttachmentRef, ConversationRecord, RecordDraft } from "../conversation/records.ts";
+import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../conversation/records.ts";
 import type {
   Attempt,
   Conversation,
@@ -31,6 +31,11 @@ export interface SubmissionStore {
    * and to tell whether a session is busy (SSE idle detection). Must not scan other sessions.
    */
   getSessionHead(key: SessionKey): Promise<Submission | undefined>;
+  /**
+   * True while the session has a head that is not waiting (on children): a run that will append
+   * to its log. Read as cheaply as the store can (an SSE stream asks on every idle poll).
+   */
+  sessionLive(key: SessionKey): Promise<boolean>;
   /** Every submission in `status`, admission order. */
   listByStatus(status: SubmissionStatus): Promise<Submission[]>;
   /**
@@ -73,10 +78,11 @@ export interface SubmissionStore {
     options?: { requireDrainedInbox?: boolean },
   ): Promise<void>;
   /**
-   * terminalizing → settled (phase 2). Idempotent when already settled. Like a cancel of a head,
-   * it promotes the session's next unsettled submission to head, which sets its `updatedAt`.
+   * terminalizing → settled (phase 2), keeping `outcome` (the settlement record's payload) on the
+   * row. Idempotent when already settled (the first outcome stays). Like a cancel of a head, it
+   * promotes the session's next unsettled submission to head, which sets its `updatedAt`.
    */
-  finalizeSettlement(submissionId: string): Promise<void>;
+  finalizeSettlement(submissionId: string, outcome?: SettledPayload): Promise<void>;
 }
 
 export interface AppendOptions {
@@ -192,7 +198,7 @@ export interface ClaimStore
 /** Reading and tailing: the replay and live tail, the session's liveness, a settled outcome. */
 export interface ReadStore
   extends Pick<ConversationStore, "getConversation" | "readRecords">,
-    Pick<SubmissionStore, "getSubmission" | "getSessionHead" | "listAttempts">,
+    Pick<SubmissionStore, "getSubmission" | "getSessionHead" | "sessionLive" | "listAttempts">,
     Pick<AttachmentStore, "getAttachment"> {}
 
 /** The sweep's listings: what a crash, a lost doorbell or an expired wait left behind. */

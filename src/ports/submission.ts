@@ -1,4 +1,4 @@
-import type { AttachmentRef } from "../conversation/records.ts";
+import type { AttachmentRef, SettledPayload } from "../conversation/records.ts";
 
 /** Addresses one session: a named conversation inside one agent instance. */
 export interface SessionKey {
@@ -65,6 +65,11 @@ export interface Submission {
   waitUntil?: number;
   /** The owner should cancel at its next turn boundary. */
   cancelRequested: boolean;
+  /**
+   * The payload of its `submission_settled` record, once finalized with it: a waiter reads the
+   * outcome from the row instead of looking for the record in the log.
+   */
+  outcome?: SettledPayload;
 }
 
 /**

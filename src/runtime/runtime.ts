@@ -280,7 +280,8 @@ export function createRuntime(config: RuntimeConfig): Runtime {
           for (;;) {
             const sub: Submission = await store.getSubmission(submissionId);
             if (sub.status === "settled") {
-              const payload = await findSettledPayload(ctx, sub.conversationId, sub.id);
+              // Finalized with its record's payload; older rows and cancels: look in the log.
+              const payload = sub.outcome ?? (await findSettledPayload(ctx, sub.conversationId, sub.id));
               return onSettled(
                 payload ?? { status: "failed", error: sub.lastError || "settled without a submission_settled record" },
               );
@@ -298,8 +299,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     records: async (conversationId, afterId, limit) => store.readRecords(conversationId, checkRecordOffset(afterId), limit),
     conversation: async (address) => store.getConversation(sessionKeyOf(address, knows)),
     async sessionLive(address) {
-      const head = await store.getSessionHead(sessionKeyOf(address, knows));
-      return head !== undefined && head.status !== "waiting";
+      return store.sessionLive(sessionKeyOf(address, knows));
     },
     onAppend: (conversationId, listener) => notifier.subscribe(conversationId, listener),
     async deliver(doorbell, options = {}) {

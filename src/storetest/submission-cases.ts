@@ -199,6 +199,32 @@ export function submissionCases(test: Register): void {
       expect((await store.getSessionHead(sibling.sessionKey))?.id, "sessions are separate").toBe(sibling.id);
     });
 
+    test("SessionLiveFollowsItsHead", async ({ store, fx }) => {
+      const key = fx.key();
+      const live = () => store.sessionLive({ ...key });
+      expect(await live(), "no submission").toBe(false);
+      const a1 = await fx.admit(key);
+      const a2 = await fx.admit(key);
+      expect(await live(), "a queued head").toBe(true);
+      const first = await fx.claim(a1);
+      expect(await live(), "a running head").toBe(true);
+      await store.waitSubmission({ submissionId: a1.id, attemptId: first.attemptId! });
+      expect(await live(), "a head waiting on children").toBe(false);
+      expect(await store.sessionLive({ ...key, session: "other" }), "another session").toBe(false);
+      await store.resumeSubmission(a1.id);
+      expect(await live(), "resumed").toBe(true);
+      const second = await fx.claim(a1);
+      await store.waitSubmission({ submissionId: a1.id, attemptId: second.attemptId! });
+      expect(await live()).toBe(false);
+      await store.cancelSubmission(a1.id, "stop waiting");
+      expect(await live(), "the next head, queued").toBe(true);
+      const third = await fx.claim(a2);
+      await store.reserveSettlement(a2.id, third.attemptId!);
+      expect(await live(), "a settling head").toBe(true);
+      await store.finalizeSettlement(a2.id);
+      expect(await live(), "every submission settled").toBe(false);
+    });
+
     test("ListByStatus", async ({ store, fx }) => {
       const s1 = await fx.admit(fx.key());
       const s2 = await fx.admit(fx.key());
@@ -537,6 +563,24 @@ export function submissionCases(test: Register): void {
       await store.cancelSubmission(a1.id, "and me");
       expect(ids(await store.listRunnable()), "a cancelled head frees the session for the next unsettled one").toEqual([a3.id]);
       expect((await fx.claim(a3)).status).toBe("running");
+    });
+
+    test("FinalizeKeepsTheOutcome", async ({ store, fx }) => {
+      // A waiter reads the outcome from the row, not from the log.
+      const sub = await fx.running();
+      await store.reserveSettlement(sub.id, sub.attemptId!);
+      expect((await store.getSubmission(sub.id)).outcome, "no outcome before the finalize").toBeUndefined();
+      const outcome = { status: "succeeded" as const, result: { answer: 42, text: "x".repeat(5_000) } };
+      await store.finalizeSettlement(sub.id, outcome);
+      expect((await store.getSubmission(sub.id)).outcome).toEqual(outcome);
+      await store.finalizeSettlement(sub.id, { status: "failed", error: "late" });
+      expect((await store.getSubmission(sub.id)).outcome, "a repeated finalize keeps the first outcome").toEqual(outcome);
+      const small = await fx.running();
+      await store.reserveSettlement(small.id, small.attemptId!);
+      await store.finalizeSettlement(small.id, { status: "failed", error: "boom", errorCode: "run_failed" });
+      expect((await store.getSubmission(small.id)).outcome).toEqual({ status: "failed", error: "boom", errorCode: "run_failed" });
+      const bare = await fx.settled();
+      expect(bare.outcome, "finalized without one").toBeUndefined();
     });
 
     test("PromotionToHeadMovesUpdatedAt", async ({ store, clock, fx }) => {

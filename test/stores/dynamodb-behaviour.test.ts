@@ -295,14 +295,14 @@ describe("hung requests", () => {
 describe("lost responses", () => {
   it("recognises its own claim, release, wait, resume, reserve and renew when the first response is lost", async () => {
     let lose = false;
-    const { dynamo, sends } = faultyClient(["UpdateItemCommand"], (n) => (lose && n === 1 ? "lose-response" : undefined));
+    const { dynamo, sends } = faultyClient(["UpdateItemCommand", "TransactWriteItemsCommand"], (n) => (lose && n === 1 ? "lose-response" : undefined));
     const t = await setup({ dynamo });
-    const step = async <T>(what: string, op: () => Promise<T>): Promise<T> => {
+    const step = async <T>(what: string, op: () => Promise<T>, command = "UpdateItemCommand"): Promise<T> => {
       sends.clear();
       lose = true;
       try {
         const out = await op();
-        expect(sends.get("UpdateItemCommand"), `${what}: sent twice (the SDK retried)`).toBe(2);
+        expect(sends.get(command), `${what}: sent twice (the SDK retried)`).toBe(2);
         return out;
       } finally {
         lose = false;
@@ -318,8 +318,11 @@ describe("lost responses", () => {
     const again = await step("resume claim", () => t.claim(sub));
     expect(again.pendingResume, "the recognised claim still reports pendingResume").toBe(true);
     expect(again.attemptCount).toBe(1);
-    await step("wait", () => t.store.waitSubmission({ submissionId: sub.id, attemptId: again.attemptId! }));
-    await step("resume", () => t.store.resumeSubmission(sub.id));
+    // Wait and resume also flag the session item: one transaction, retried under its token.
+    await step("wait", () => t.store.waitSubmission({ submissionId: sub.id, attemptId: again.attemptId! }), "TransactWriteItemsCommand");
+    expect(await t.store.sessionLive(sub.sessionKey)).toBe(false);
+    await step("resume", () => t.store.resumeSubmission(sub.id), "TransactWriteItemsCommand");
+    expect(await t.store.sessionLive(sub.sessionKey)).toBe(true);
     const third = await t.claim(sub);
     await step("reserve", () => t.store.reserveSettlement(sub.id, third.attemptId!, { requireDrainedInbox: true }));
     expect((await t.store.getSubmission(sub.id)).status).toBe("terminalizing");

@@ -6,7 +6,7 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { monotonicFactory } from "ulid";
-import type { AttachmentRef, ConversationRecord, RecordDraft } from "../../conversation/records.ts";
+import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../../conversation/records.ts";
 import { type Clock, systemClock } from "../../ports/clock.ts";
 import type { AppendOptions, Store } from "../../ports/store.ts";
 import type {
@@ -126,6 +126,9 @@ class DynamoStore implements Store {
   resumeSubmission(submissionId: string): Promise<void> {
     return this.#submissions.resumeSubmission(submissionId);
   }
+  sessionLive(key: SessionKey): Promise<boolean> {
+    return this.#submissions.sessionLive(key);
+  }
   listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
     return this.#submissions.listChildSubmissions(parentSubmissionId);
   }
@@ -138,8 +141,8 @@ class DynamoStore implements Store {
   reserveSettlement(submissionId: string, attemptId: string, options?: { requireDrainedInbox?: boolean }): Promise<void> {
     return this.#submissions.reserveSettlement(submissionId, attemptId, options);
   }
-  finalizeSettlement(submissionId: string): Promise<void> {
-    return this.#submissions.finalizeSettlement(submissionId);
+  finalizeSettlement(submissionId: string, outcome?: SettledPayload): Promise<void> {
+    return this.#submissions.finalizeSettlement(submissionId, outcome);
   }
 
   // ---- conversations ----

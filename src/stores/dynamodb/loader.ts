@@ -4,6 +4,7 @@
  * caller filters on the fresh state.
  */
 import { BatchGetItemCommand, GetItemCommand, QueryCommand } from "@aws-sdk/client-dynamodb";
+import type { SettledPayload } from "../../conversation/records.ts";
 import type { Submission } from "../../ports/submission.ts";
 import type { StoreContext } from "./context.ts";
 import { type Item, S, str } from "./item.ts";
@@ -44,15 +45,29 @@ export async function loadState(ctx: StoreContext, id: string): Promise<Item | u
 
 /** Many submissions by id (BatchGetItem, 100 keys a call, unprocessed keys re-asked). */
 export async function loadSubmissions(ctx: StoreContext, ids: readonly string[]): Promise<Map<string, LoadedSubmission>> {
-  const unique = [...new Set(ids)];
+  const found = await batchGet(ctx, [...new Set(ids)].flatMap((id) => [stateKey(id), inputKey(id)]), true);
+  const out = new Map<string, LoadedSubmission>();
+  for (const [id, entry] of found) if (entry.state && entry.input) out.set(id, { state: entry.state, input: entry.input });
+  return out;
+}
+
+/**
+ * The state items of many submissions, eventually consistent (half the read units of a strong
+ * read, and no input item): for picking candidates that a strong read then confirms.
+ */
+export async function peekStates(ctx: StoreContext, ids: readonly string[]): Promise<Item[]> {
+  const found = await batchGet(ctx, [...new Set(ids)].map(stateKey), false);
+  return [...found.values()].flatMap((entry) => (entry.state ? [entry.state] : []));
+}
+
+async function batchGet(ctx: StoreContext, keys: Item[], consistent: boolean): Promise<Map<string, Partial<LoadedSubmission>>> {
   const found = new Map<string, Partial<LoadedSubmission>>();
-  const keys = unique.flatMap((id) => [stateKey(id), inputKey(id)]);
   for (let start = 0; start < keys.length; start += 100) {
     let pending: Item[] | undefined = keys.slice(start, start + 100);
     for (let round = 0; pending && pending.length > 0; round++) {
       if (round > 0) await new Promise((r) => setTimeout(r, jitter(25, Math.min(round, 8), 2_000)));
       const res = await ctx.dynamo.send(
-        new BatchGetItemCommand({ RequestItems: { [ctx.table]: { Keys: pending, ConsistentRead: true } } }),
+        new BatchGetItemCommand({ RequestItems: { [ctx.table]: { Keys: pending, ConsistentRead: consistent } } }),
       );
       for (const item of res.Responses?.[ctx.table] ?? []) {
         const id = submissionIdOf(str(item, "pk")!);
@@ -64,12 +79,13 @@ export async function loadSubmissions(ctx: StoreContext, ids: readonly string[])
       pending = res.UnprocessedKeys?.[ctx.table]?.Keys as Item[] | undefined;
     }
   }
-  const out = new Map<string, LoadedSubmission>();
-  for (const [id, entry] of found) if (entry.state && entry.input) out.set(id, { state: entry.state, input: entry.input });
-  return out;
+  return found;
 }
 
 /** The `Submission` of loaded items (restoring a spilled input). */
 export async function toSubmission(ctx: StoreContext, loaded: LoadedSubmission): Promise<Submission> {
-  return submissionFromItems(loaded.state, await inputFromItem(ctx, loaded.input));
+  const sub = submissionFromItems(loaded.state, await inputFromItem(ctx, loaded.input));
+  const ref = str(loaded.state, "outcomeRef");
+  if (ref !== undefined) sub.outcome = JSON.parse(await ctx.blobs.getText(ref)) as SettledPayload;
+  return sub;
 }

@@ -97,7 +97,7 @@ export async function replay(ctx: StoreContext, existing: LoadedSubmission, sub:
  * runnable; a queued submission behind the head is settled together with its member item, so
  * the next head search skips it. Throws `RetryStep` when anything moved since the read.
  */
-export async function settleOnce(ctx: StoreContext, state: Item, lastError?: string): Promise<void> {
+export async function settleOnce(ctx: StoreContext, state: Item, lastError?: string, outcome?: Item): Promise<void> {
   const id = reqStr(state, "id");
   const seq = reqNum(state, "seq");
   const key = sessionKeyOf(state);
@@ -108,6 +108,7 @@ export async function settleOnce(ctx: StoreContext, state: Item, lastError?: str
     .set("byStatusSk", S(reqStr(state, "ord")))
     .remove("isHead");
   if (lastError !== undefined) e.set("lastError", S(lastError));
+  for (const [name, value] of Object.entries(outcome ?? {})) e.set(name, value);
   let condition = `${e.n("status")} = ${e.v(S(reqStr(state, "status")))}`;
   const items: TransactWriteItem[] = [];
 

@@ -4,6 +4,7 @@
  * transition and every lease renewal rewrites. This file maps them to and from `Submission`.
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import type { SettledPayload } from "../../conversation/records.ts";
 import type { DispatchMessage, NewSubmission, Submission, SubmissionStatus } from "../../ports/submission.ts";
 import { contentDigest } from "../../conversation/content-digest.ts";
 import type { StoreContext } from "./context.ts";
@@ -98,7 +99,19 @@ export function submissionFromItems(state: Item, input: DispatchMessage): Submis
   if (callId !== undefined) sub.parentCallId = callId;
   const waitUntil = num(state, "waitUntil");
   if (waitUntil !== undefined) sub.waitUntil = waitUntil;
+  const outcome = str(state, "outcome");
+  if (outcome !== undefined) sub.outcome = JSON.parse(outcome) as SettledPayload;
   return sub;
+}
+
+/** Outcome JSON up to this size stays on the state item (which then still reads as one unit). */
+const OUTCOME_INLINE_BYTES = 2_048;
+
+/** The state attribute keeping a settlement's outcome: its JSON, or the S3 digest of a larger one. */
+export async function outcomeAttribute(ctx: StoreContext, outcome: SettledPayload): Promise<Item> {
+  const json = JSON.stringify(outcome);
+  if (Buffer.byteLength(json) <= OUTCOME_INLINE_BYTES) return { outcome: S(json) };
+  return { outcomeRef: S(await ctx.blobs.putText(json)) };
 }
 
 /**

@@ -7,6 +7,7 @@
  * A re-claim also writes a takeover marker into the conversation's log (ADR 0009).
  */
 import { GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
+import type { SettledPayload } from "../../conversation/records.ts";
 import { ClaimLost, InboxNotDrained, SubmissionNotFound } from "../../errors.ts";
 import type { SubmissionStore } from "../../ports/store.ts";
 import type {
@@ -28,21 +29,25 @@ import { queryAll } from "./query.ts";
 import { Expr } from "./expression.ts";
 import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
 import { ATTEMPT_PREFIX, attemptSk, pad, submissionPk } from "./keys.ts";
-import { childIds, freshSubmissions, idsInBucket } from "./listing.ts";
+import { BucketPeeks, childIds, freshSubmissions } from "./listing.ts";
 import { loadState, loadSubmission, toSubmission } from "./loader.ts";
 import { RetryStep, rerunOnRace } from "./retry.ts";
-import { admitOnce, getSessionItem, replay, settleOnce } from "./session-head.ts";
+import { admitOnce, getSessionItem, replay, sessionItemKey, sessionKeyOf, settleOnce } from "./session-head.ts";
+import { failedCondition, isTransientCancellation } from "./errors.ts";
+import { transact, updateItem } from "./transact.ts";
 import { type UpdateOutcome, updateState } from "./state-update.ts";
-import { bucketOf, inputFromItem, inputKey, newInputItem, statusPk, submissionFromItems } from "./submission-item.ts";
+import { bucketOf, inputFromItem, inputKey, newInputItem, outcomeAttribute, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
 import { type StatusBucket, waitSortKey } from "./table.ts";
 
 export class DynamoSubmissions implements SubmissionStore {
   readonly #ctx: StoreContext;
   readonly #log: ConversationLog;
+  readonly #peeks: BucketPeeks;
 
   constructor(ctx: StoreContext, log: ConversationLog) {
     this.#ctx = ctx;
     this.#log = log;
+    this.#peeks = new BucketPeeks(ctx);
   }
 
   async admitSubmission(sub: NewSubmission): Promise<Submission> {
@@ -61,8 +66,7 @@ export class DynamoSubmissions implements SubmissionStore {
   }
 
   async listRunnable(): Promise<Submission[]> {
-    const ids = await idsInBucket(this.#ctx, "runnable");
-    return freshSubmissions(this.#ctx, ids, (s) => str(s, "status") === "queued" && bool(s, "isHead"));
+    return freshSubmissions(this.#ctx, this.#peeks.peek("runnable"), (s) => str(s, "status") === "queued" && bool(s, "isHead"));
   }
 
   async getSessionHead(key: SessionKey): Promise<Submission | undefined> {
@@ -74,8 +78,8 @@ export class DynamoSubmissions implements SubmissionStore {
 
   async listByStatus(status: SubmissionStatus): Promise<Submission[]> {
     const buckets: StatusBucket[] = status === "queued" ? ["runnable", "queued"] : [bucketOf(status, false)];
-    const ids = (await Promise.all(buckets.map((b) => idsInBucket(this.#ctx, b)))).flat();
-    return freshSubmissions(this.#ctx, ids, (s) => str(s, "status") === status);
+    const peeked = Promise.all(buckets.map((b) => this.#peeks.peek(b))).then((all) => all.flat());
+    return freshSubmissions(this.#ctx, peeked, (s) => str(s, "status") === status);
   }
 
   async claimSubmission(claim: SubmissionClaim): Promise<Submission> {
@@ -153,10 +157,9 @@ export class DynamoSubmissions implements SubmissionStore {
   }
 
   async listExpiredLeases(now: number): Promise<Submission[]> {
-    const ids = await idsInBucket(this.#ctx, "running");
     return freshSubmissions(
       this.#ctx,
-      ids,
+      this.#peeks.peek("running"),
       (s) => str(s, "status") === "running" && (num(s, "leaseExpiresAt") ?? Number.POSITIVE_INFINITY) <= now,
     );
   }
@@ -185,8 +188,10 @@ export class DynamoSubmissions implements SubmissionStore {
       .remove("attemptId", "ownerId", "leaseExpiresAt");
     if (wait.waitUntil !== undefined) e.set("waitUntil", N(wait.waitUntil));
     else e.remove("waitUntil");
-    const outcome = await updateState(this.#ctx, id, e, this.#fence(e, wait.attemptId));
-    this.#expect(outcome, id, () => notRunningUnder(id, wait.attemptId));
+    // The session item learns that its head waits (`sessionLive` reads nothing else).
+    await this.#withSession(id, e, this.#fence(e, wait.attemptId), new Expr().set("headWaiting", S(id)), () =>
+      notRunningUnder(id, wait.attemptId),
+    );
   }
 
   async resumeSubmission(submissionId: string): Promise<void> {
@@ -196,8 +201,33 @@ export class DynamoSubmissions implements SubmissionStore {
       .set("byStatusPk", statusPk("runnable", submissionId))
       .remove("waitUntil");
     e.setRaw(`${e.n("byStatusSk")} = ${e.n("ord")}`);
-    const outcome = await updateState(this.#ctx, submissionId, e, `${e.n("status")} = ${e.v(S("waiting"))}`);
-    this.#expect(outcome, submissionId, (s) => `submission ${submissionId} is ${str(s, "status")}, not waiting`);
+    await this.#withSession(submissionId, e, `${e.n("status")} = ${e.v(S("waiting"))}`, new Expr().remove("headWaiting"), (s) =>
+      `submission ${submissionId} is ${str(s, "status")}, not waiting`,
+    );
+  }
+
+  async sessionLive(key: SessionKey): Promise<boolean> {
+    const session = await getSessionItem(this.#ctx, key);
+    const headId = str(session, "headId");
+    return headId !== undefined && str(session, "headWaiting") !== headId;
+  }
+
+  /**
+   * One transaction: the state update `e` under `condition`, and `session` on its session's item
+   * (only heads wait or resume, so the head's flag is the session's). The SDK retries it under
+   * one request token, so a lost response is not applied twice.
+   */
+  async #withSession(id: string, e: Expr, condition: string, session: Expr, refusal: (current: Item) => string): Promise<void> {
+    const ctx = this.#ctx;
+    await rerunOnRace("waitOrResume", async () => {
+      const state = await loadState(ctx, id);
+      if (!state) throw new SubmissionNotFound(id);
+      const reasons = await transact(ctx, [updateItem(ctx, stateKey(id), e, condition), updateItem(ctx, sessionItemKey(sessionKeyOf(state)), session)]);
+      if (!reasons) return;
+      if (failedCondition(reasons, 0)) throw new ClaimLost(refusal((reasons[0]?.Item as Item | undefined) ?? state));
+      if (isTransientCancellation(reasons)) throw new RetryStep("wait/resume raced");
+      throw new Error(`update of ${id} refused (${reasons.map((r) => r.Code).join(",")})`);
+    });
   }
 
   async listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
@@ -206,8 +236,7 @@ export class DynamoSubmissions implements SubmissionStore {
   }
 
   async listExpiredWaits(now: number): Promise<Submission[]> {
-    const ids = await idsInBucket(this.#ctx, "waiting", pad(now));
-    return freshSubmissions(this.#ctx, ids, (s) => {
+    return freshSubmissions(this.#ctx, this.#peeks.peek("waiting", pad(now)), (s) => {
       const until = num(s, "waitUntil");
       return str(s, "status") === "waiting" && until !== undefined && until < now;
     });
@@ -260,15 +289,16 @@ export class DynamoSubmissions implements SubmissionStore {
     });
   }
 
-  async finalizeSettlement(submissionId: string): Promise<void> {
+  async finalizeSettlement(submissionId: string, outcome?: SettledPayload): Promise<void> {
     const ctx = this.#ctx;
+    const kept = outcome === undefined ? undefined : await outcomeAttribute(ctx, outcome);
     await rerunOnRace("finalizeSettlement", async () => {
       const state = await loadState(ctx, submissionId);
       if (!state) throw new SubmissionNotFound(submissionId);
       const status = str(state, "status");
       if (status === "settled") return;
       if (status !== "terminalizing") throw new ClaimLost(`submission ${submissionId} is ${status}, not terminalizing`);
-      await settleOnce(ctx, state);
+      await settleOnce(ctx, state, undefined, kept);
     });
   }
 

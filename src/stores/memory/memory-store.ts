@@ -1,6 +1,6 @@
 import { contentDigest } from "../../conversation/content-digest.ts";
 import { nextRecordIds } from "../../conversation/ids.ts";
-import type { AttachmentRef, ConversationRecord, RecordDraft } from "../../conversation/records.ts";
+import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../../conversation/records.ts";
 import {
   AttachmentNotFound,
   ClaimLost,
@@ -119,6 +119,11 @@ export class MemoryStore implements Store {
 
   async getSubmission(id: string): Promise<Submission> {
     return copy(this.#row(id));
+  }
+
+  async sessionLive(key: SessionKey): Promise<boolean> {
+    const head = this.#sessions.get(sessionId(key))?.[0];
+    return head !== undefined && head.sub.status !== "waiting";
   }
 
   async listRunnable(): Promise<Submission[]> {
@@ -241,12 +246,13 @@ export class MemoryStore implements Store {
     this.#transition(row, "terminalizing");
   }
 
-  async finalizeSettlement(submissionId: string): Promise<void> {
+  async finalizeSettlement(submissionId: string, outcome?: SettledPayload): Promise<void> {
     const row = this.#row(submissionId);
     if (row.sub.status === "settled") return;
     if (row.sub.status !== "terminalizing") {
       throw new ClaimLost(`finalize: submission ${submissionId} is ${row.sub.status}, not terminalizing`);
     }
+    if (outcome !== undefined) row.sub.outcome = frozenCopy(outcome);
     this.#transition(row, "settled");
   }
 

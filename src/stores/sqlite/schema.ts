@@ -90,11 +90,14 @@ CREATE INDEX records_settled ON records (conversation_id, json_extract(record, '
   WHERE kind = 'submission_settled';
 `;
 
+/** v3: the settlement's payload on the settled row (`finalizeSettlement`'s outcome), as JSON. */
+const V3 = `ALTER TABLE submissions ADD COLUMN outcome TEXT;`;
+
 /**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
  */
-const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [(db) => db.exec(V1), (db) => db.exec(V2)];
+const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [(db) => db.exec(V1), (db) => db.exec(V2), (db) => db.exec(V3)];
 
 /** The schema version this code writes (`PRAGMA user_version`). */
 export const SCHEMA_VERSION = MIGRATIONS.length;

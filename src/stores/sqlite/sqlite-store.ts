@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { contentDigest } from "../../conversation/content-digest.ts";
 import { nextRecordIds } from "../../conversation/ids.ts";
-import type { AttachmentRef, ConversationRecord, RecordDraft } from "../../conversation/records.ts";
+import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../../conversation/records.ts";
 import {
   AttachmentNotFound,
   ClaimLost,
@@ -169,6 +169,11 @@ export class SqliteStore implements Store {
     return row ? submissionFromRow(row) : undefined;
   }
 
+  async sessionLive(key: SessionKey): Promise<boolean> {
+    const row = this.#sql.headOfSession.get(sessionKeyColumn(key));
+    return row !== undefined && row.status !== "waiting";
+  }
+
   async listByStatus(status: SubmissionStatus): Promise<Submission[]> {
     return this.#sql.listByStatus.all(status).map(submissionFromRow);
   }
@@ -299,14 +304,14 @@ export class SqliteStore implements Store {
     });
   }
 
-  async finalizeSettlement(submissionId: string): Promise<void> {
+  async finalizeSettlement(submissionId: string, outcome?: SettledPayload): Promise<void> {
     this.#write(() => {
       const sub = this.#mustGetSubmission(submissionId);
       if (sub.status === "settled") return;
       if (sub.status !== "terminalizing") {
         throw new ClaimLost(`submission ${sub.id} is ${sub.status}, not terminalizing`);
       }
-      this.#settle({ ...sub, status: "settled", updatedAt: this.#clock.now() });
+      this.#settle({ ...sub, status: "settled", updatedAt: this.#clock.now(), ...(outcome === undefined ? {} : { outcome }) });
     });
   }
 

@@ -1,4 +1,5 @@
 import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
+import type { SettledPayload } from "../../conversation/records.ts";
 import type { DispatchMessage, SessionKey, Submission, SubmissionStatus } from "../../ports/submission.ts";
 
 type Row = Record<string, SQLOutputValue>;
@@ -25,6 +26,7 @@ export const SUBMISSION_SET_COLUMNS = [
   "pending_resume",
   "wait_until",
   "cancel_requested",
+  "outcome",
 ] as const;
 
 /** Parameters for the `UPDATE ... SET <SUBMISSION_SET_COLUMNS> WHERE id = ?` statement. */
@@ -40,6 +42,7 @@ export function submissionUpdateParams(sub: Submission): SQLInputValue[] {
     sub.pendingResume ? 1 : 0,
     sub.waitUntil ?? null,
     sub.cancelRequested ? 1 : 0,
+    sub.outcome === undefined ? null : JSON.stringify(sub.outcome),
     sub.id,
   ];
 }
@@ -78,6 +81,7 @@ export function submissionFromRow(row: Row): Submission {
   if (row.owner_id !== null) sub.ownerId = row.owner_id as string;
   if (row.lease_expires_at !== null) sub.leaseExpiresAt = row.lease_expires_at as number;
   if (row.last_error !== null) sub.lastError = row.last_error as string;
+  if (row.outcome !== null && row.outcome !== undefined) sub.outcome = JSON.parse(row.outcome as string) as SettledPayload;
   if (row.parent_submission_id !== null) sub.parentSubmissionId = row.parent_submission_id as string;
   if (row.parent_call_id !== null) sub.parentCallId = row.parent_call_id as string;
   if (row.wait_until !== null) sub.waitUntil = row.wait_until as number;
