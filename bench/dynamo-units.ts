@@ -134,6 +134,13 @@ export class UnitMeter {
             const unit = request.RequestItems?.[tableName]?.ConsistentRead ? 1 : 0.5;
             for (const item of items) op.readUnits += unit * Math.max(1, Math.ceil(itemBytes(item) / 4096));
           }
+        } else if (name === "QueryCommand") {
+          // A Query is billed on the total size of the items it read, per started 4 KB.
+          op.localReadUnits += reported;
+          const items = (result.output as { Items?: Record<string, AttributeValue>[] }).Items ?? [];
+          const bytes = items.reduce((sum, item) => sum + itemBytes(item), 0);
+          const unit = input.ConsistentRead ? 1 : 0.5;
+          op.readUnits += Math.max(reported, unit * Math.max(1, Math.ceil(bytes / 4096)));
         } else if (READS.has(name)) {
           op.localReadUnits += reported;
           op.readUnits += Math.max(reported, input.ConsistentRead ? 1 : 0.5);
