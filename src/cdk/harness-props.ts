@@ -1,0 +1,225 @@
+import type { Duration, RemovalPolicy } from "aws-cdk-lib";
+import type { FunctionUrlAuthType } from "aws-cdk-lib/aws-lambda";
+import type { RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { IBucket } from "aws-cdk-lib/aws-s3";
+import type { ITopic } from "aws-cdk-lib/aws-sns";
+import type { HarnessFunctionRole } from "../lambdas/env.ts";
+import type { HarnessApiGatewayOptions } from "./harness-api.ts";
+
+/** Log levels understood by Powertools for AWS Lambda. */
+export type HarnessLogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";
+
+/** Which Bedrock models the worker may invoke. */
+export interface HarnessBedrockOptions {
+  /**
+   * ARNs of foundation models and inference profiles the worker may invoke.
+   * @default every foundation model, and every inference profile of this account and region
+   */
+  readonly resources?: string[];
+}
+
+/** Properties of the {@link Harness} construct. */
+export interface HarnessProps {
+  /**
+   * Path of the module that exports `agents: Record<string, AgentDefinition>`. The worker and dlq
+   * handlers import it as `#harness-agents` (an esbuild alias), so the user's agents are compiled
+   * into their bundles; model provider SDKs behind a dynamic `import()` land in separate chunks,
+   * loaded on first use. Relative paths are resolved against the current directory.
+   */
+  readonly agentsEntry: string;
+
+  /**
+   * The names of the agents `agentsEntry` exports. The http and sweeper functions never run an
+   * agent, so they do not bundle the agents module: they receive these names as
+   * `HARNESS_AGENT_NAMES` (admission answers 404 `unknown_agent` for any other name).
+   * @default discovered at synth by importing `agentsEntry` in a child Node process (Node ≥ 22.18
+   *   strips TypeScript types); synth fails with a message asking for this prop if that fails
+   */
+  readonly agentNames?: readonly string[];
+
+  /**
+   * Ship source maps (without sources) beside each bundle and start Node with
+   * `--enable-source-maps`, so stack traces in the logs point into the TypeScript sources.
+   * @default true
+   */
+  readonly sourceMaps?: boolean;
+
+  /**
+   * Handler modules per function role (for tests and forks; a handler must do what the
+   * shipped one does).
+   * @default the handlers shipped with this package (`resolute-harness/dist/lambdas/<role>.js`)
+   */
+  readonly handlerEntries?: Partial<Record<HarnessFunctionRole, string>>;
+
+  /**
+   * What happens to the table, the bucket and the log groups when the stack is deleted or they
+   * are replaced. With `DESTROY`, a non-empty bucket still makes the deletion fail (no custom
+   * resource empties it).
+   *
+   * Cost: `RETAIN` keeps the data after the stack is gone, and keeps billing its storage
+   * (DynamoDB about $0.25 per GB-month, S3 $0.023, CloudWatch Logs $0.03, us-east-1 list prices)
+   * until you delete it by hand; `DESTROY` loses every conversation with the stack.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * DynamoDB deletion protection.
+   * @default true unless `removalPolicy` is `DESTROY`
+   */
+  readonly tableDeletionProtection?: boolean;
+  /**
+   * DynamoDB point-in-time recovery.
+   * @default true
+   */
+  readonly pointInTimeRecovery?: boolean;
+  /**
+   * Delete bucket objects this long after they were written. Spilled payloads and attachments are
+   * referenced by records for the conversation's lifetime, so set this only when conversations
+   * expire at least as early.
+   * @default objects never expire
+   */
+  readonly objectExpiration?: Duration;
+  /**
+   * Bucket receiving the harness bucket's server access logs.
+   * @default no access logs (CloudTrail data events are the audit path)
+   */
+  readonly accessLogsBucket?: IBucket;
+
+  /**
+   * Function timeout of the worker; a run longer than this continues in a new invocation.
+   * @default Duration.minutes(15)
+   */
+  readonly workerTimeout?: Duration;
+  /** @default 1024 */
+  readonly workerMemorySize?: number;
+  /**
+   * Reserved concurrency of the worker: at most this many runs at once, and that many always
+   * available to it whatever other functions of the account do.
+   *
+   * Cost: nothing per month, but the reserved capacity is taken from the account's pool (the
+   * deployment fails when the unreserved rest would drop below 10), and runs beyond it wait: the
+   * event source's throttled deliveries count as SQS receives (see `maxReceiveCount`). To only cap
+   * the worker, `workerMaxConcurrency` does it without throttles.
+   * @default no reservation
+   */
+  readonly workerReservedConcurrency?: number;
+  /**
+   * Upper bound of concurrent worker invocations the SQS event source starts (2–1000).
+   * @default no bound beyond the number of active sessions (FIFO message groups)
+   */
+  readonly workerMaxConcurrency?: number;
+  /**
+   * Default visibility timeout of the work queue. Must be at least the worker timeout (Lambda
+   * refuses the event source otherwise); the worker shortens its own message's visibility to
+   * about one lease on receipt.
+   * @default workerTimeout + 1 minute
+   */
+  readonly queueVisibilityTimeout?: Duration;
+  /**
+   * Receives after which SQS moves a doorbell to the dead-letter queue. Receive counts are not
+   * attempts (throttles, init crashes and stale doorbells count too), so keep this well above
+   * the attempt budget (default 10).
+   * @default 30
+   */
+  readonly maxReceiveCount?: number;
+  /**
+   * FIFO high-throughput mode (throughput and deduplication scoped per message group). Senders
+   * use fresh deduplication ids, so the narrower deduplication scope changes nothing else.
+   * @default true
+   */
+  readonly highThroughputFifo?: boolean;
+
+  /**
+   * How long the http function keeps one SSE response open before ending it itself (clients
+   * reconnect with Last-Event-ID). A client that disconnects does not stop the invocation, so
+   * this also bounds what an abandoned stream costs.
+   * @default Duration.minutes(5) (`STREAM_MAX_MS.serverless`)
+   */
+  readonly streamMaxDuration?: Duration;
+  /**
+   * Function timeout of the http function; must exceed `streamMaxDuration` by at least 10 s.
+   * @default streamMaxDuration + 1 minute
+   */
+  readonly httpTimeout?: Duration;
+  /** @default 512 */
+  readonly httpMemorySize?: number;
+  /**
+   * Authentication of the function URL. `NONE` is for an app that checks a bearer token or JWT
+   * itself (Hono middleware); the handler learns the mode from `HARNESS_URL_AUTH`.
+   * @default FunctionUrlAuthType.AWS_IAM
+   */
+  readonly urlAuthType?: FunctionUrlAuthType;
+  /**
+   * Origins of the web pages that may call the harness from a browser (`https://app.example.com`,
+   * exact origins, or `*`). They reach both the HTTP app (`HARNESS_CORS_ORIGINS`: a request
+   * carrying another `Origin` is refused with 403 before anything is stored) and the function URL's
+   * CORS configuration, which answers preflights itself (a browser cannot sign a preflight, so an
+   * `AWS_IAM` URL needs it). With `apiGateway`, the API answers the preflights.
+   *
+   * Cost: none; every origin listed can make its visitors' browsers run agents with whatever
+   * credentials those pages hold.
+   * @default no browser access: no CORS headers, and a browser request from another origin is refused
+   */
+  readonly corsOrigins?: readonly string[];
+  /**
+   * Put an API Gateway REST API (response streaming) in front of the http function, for its
+   * authorizers and throttling. The function URL is then not created, so the API is the only
+   * way in and clients keep one base URL.
+   * @default false
+   */
+  readonly apiGateway?: boolean | HarnessApiGatewayOptions;
+
+  /**
+   * Rate of the sweeper schedule (re-ring stale heads, reclaim expired leases, finalize,
+   * expire waits, settle past durability timeouts).
+   * @default Duration.minutes(1)
+   */
+  readonly sweeperRate?: Duration;
+  /** @default Duration.minutes(1) */
+  readonly sweeperTimeout?: Duration;
+  /** @default Duration.minutes(1) */
+  readonly dlqHandlerTimeout?: Duration;
+
+  /**
+   * Let the worker call Amazon Bedrock (`InvokeModel`, `InvokeModelWithResponseStream`).
+   * @default false
+   */
+  readonly bedrock?: boolean | HarnessBedrockOptions;
+
+  /**
+   * Create the alarms: dead-letter queue depth and arrivals, worker errors.
+   * @default true
+   */
+  readonly alarms?: boolean;
+  /**
+   * Also alarm on worker throttles.
+   * @default false
+   */
+  readonly workerThrottleAlarm?: boolean;
+  /**
+   * Topic notified when an alarm fires or recovers (subscribe e-mail, chat or paging to it).
+   *
+   * Cost: the alarms cost $0.10 each a month with or without a topic (three by default); SNS
+   * notifications cost next to nothing at alarm rates (e-mail: the first 1,000 a month free).
+   * @default no notification: the alarms only change state in the console
+   */
+  readonly alarmTopic?: ITopic;
+
+  /** @default "resolute-harness" */
+  readonly serviceName?: string;
+  /** @default "INFO" */
+  readonly logLevel?: HarnessLogLevel;
+  /**
+   * How long the functions' (and the API's) log groups keep their lines.
+   *
+   * Cost: ingestion ($0.50 per GB) is paid whatever the retention; storage ($0.03 per GB-month)
+   * grows with it. An idle deployment logs almost nothing (the sweeper logs only when it acts).
+   * @default RetentionDays.ONE_MONTH
+   */
+  readonly logRetention?: RetentionDays;
+  /**
+   * Extra environment variables for every function (non-secret settings, e.g. model ids).
+   * The harness's own variables (see `HARNESS_ENV`) win on a clash.
+   */
+  readonly environment?: Record<string, string>;
+}
