@@ -1,4 +1,5 @@
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../conversation/records.ts";
+import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "./child-outcome.ts";
 import type {
   Attempt,
   Conversation,
@@ -54,10 +55,23 @@ export interface SubmissionStore {
   listExpiredLeases(now: number): Promise<Submission[]>;
   /** running → queued. `ClaimLost` unless running under this attempt. */
   releaseSubmission(release: SubmissionRelease): Promise<void>;
-  /** running → waiting: lease cleared, `pendingResume` set, `waitUntil` stored. */
+  /** running → waiting: lease cleared, `pendingResume` set, `waitUntil` and `pendingCalls` stored. */
   waitSubmission(wait: SubmissionWait): Promise<void>;
-  /** waiting → queued; `pendingResume` survives, `waitUntil` cleared. `ClaimLost` unless waiting. */
+  /**
+   * waiting → queued; `pendingResume` survives, `waitUntil` and `pendingCalls` cleared.
+   * `ClaimLost` unless waiting.
+   */
   resumeSubmission(submissionId: string): Promise<void>;
+  /**
+   * The wake, guarded by the store itself: only while the parent is `waiting` and `callId` is
+   * one of its `pendingCalls`, appends `drafts` to the parent's conversation and removes the
+   * call from the pending calls, atomically; the delivery that removes the last one also
+   * requeues the parent (waiting → queued, like `resumeSubmission`) and says so, and its caller
+   * rings the parent's doorbell. A second delivery for the same call is refused (`not_pending`),
+   * however the two race; so is any delivery to a parent that is not waiting (`not_waiting`).
+   * Nothing decides "every child settled" from a listing. Unknown parent → `SubmissionNotFound`.
+   */
+  deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered>;
   /** Submissions whose parent is `parentSubmissionId`, admission order, any status. */
   listChildSubmissions(parentSubmissionId: string): Promise<Submission[]>;
   /** Waiting submissions with a `waitUntil` before `now`. */
@@ -205,9 +219,12 @@ export interface ReadStore
 export interface SweepStore
   extends Pick<SubmissionStore, "listByStatus" | "listExpiredLeases" | "listRunnable" | "listExpiredWaits"> {}
 
-/** Parents and children: park a parent waiting on its children, resume it, list its children. */
+/**
+ * Parents and children: park a parent waiting on its children, hand it a child's outcome (the
+ * guarded wake), resume it, list its children.
+ */
 export interface ParentChildStore
-  extends Pick<SubmissionStore, "waitSubmission" | "resumeSubmission" | "listChildSubmissions"> {}
+  extends Pick<SubmissionStore, "waitSubmission" | "resumeSubmission" | "listChildSubmissions" | "deliverChildOutcome"> {}
 
 /** Cancel: settle a queued or waiting submission at once, or flag a running one. */
 export interface CancelStore extends Pick<SubmissionStore, "cancelSubmission"> {}

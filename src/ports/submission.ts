@@ -63,6 +63,11 @@ export interface Submission {
   pendingResume: boolean;
   /** Epoch ms; unset = unbounded wait. */
   waitUntil?: number;
+  /**
+   * While waiting: the `task` call ids whose outcomes have not been delivered yet (its
+   * pending-children count is their number). Absent when not waiting on children.
+   */
+  pendingCalls?: string[];
   /** The owner should cancel at its next turn boundary. */
   cancelRequested: boolean;
   /**
@@ -138,6 +143,11 @@ export interface SubmissionWait {
   attemptId: string;
   /** Epoch ms; unset = unbounded. */
   waitUntil?: number;
+  /**
+   * The `task` call ids the submission waits for (`deliverChildOutcome` answers them one by one;
+   * the last requeues it). Empty or absent: nothing but `resumeSubmission` or a cancel ends the wait.
+   */
+  pendingCalls?: string[];
 }
 
 /** A conversation: one per session key. */

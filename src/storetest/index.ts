@@ -17,6 +17,7 @@ import type { ManualClock } from "../ports/clock.ts";
 import type { Store } from "../ports/store.ts";
 import { concurrencyCases } from "./concurrency-cases.ts";
 import { conversationCases } from "./conversation-cases.ts";
+import { childOutcomeCases } from "./child-outcome-cases.ts";
 import { caseRegistrar, type StoreConformanceOptions } from "./harness.ts";
 import { inboxCases } from "./inbox-cases.ts";
 import { submissionCases } from "./submission-cases.ts";
@@ -42,5 +43,6 @@ export function describeStoreConformance(
     conversationCases(test);
     inboxCases(test);
     concurrencyCases(test);
+    childOutcomeCases(test);
   });
 }

@@ -90,6 +90,21 @@ export interface AppendPlan {
   extraPerRecord?: number;
   /** Called with each committed batch's records (a later batch may still fail). */
   onChunk?: (records: ConversationRecord[]) => void;
+  /**
+   * Instead of a fence: the state item write that commits with the records, under its own
+   * condition (the wake of a waiting parent, `child-outcome.ts`); refused → {@link StateRefused}.
+   */
+  stateWrite?: { submissionId: string; update: Expr; condition: string };
+}
+
+/** An append's `stateWrite` failed its condition; `current` is the state item as it is now. */
+export class StateRefused extends Error {
+  readonly current: Item | undefined;
+  constructor(submissionId: string, current: Item | undefined) {
+    super(`the state of ${submissionId} moved`);
+    this.name = "StateRefused";
+    this.current = current;
+  }
 }
 
 /**
@@ -220,7 +235,8 @@ export class ConversationLog {
     }
     const closing = await this.#closingEpoch(plan.drafts);
     const epoch = maxEpoch(fenceEpoch, closing);
-    const perBatch = plan.fenceUpdate || plan.extraItems ? Math.floor((MAX_TX_ITEMS - 2) / (plan.extraPerRecord ?? 1)) : Infinity;
+    const transactional = plan.fenceUpdate || plan.extraItems || plan.stateWrite;
+    const perBatch = transactional ? Math.floor((MAX_TX_ITEMS - 2) / (plan.extraPerRecord ?? 1)) : Infinity;
     const out: ConversationRecord[] = [];
     let pinnedHead = plan.expectedHead;
     for (const { first, prepared } of await this.#pack(plan.drafts, perBatch)) {
@@ -233,7 +249,7 @@ export class ConversationLog {
         epoch,
         // Only the first batch: the append's own batches raise the log to the closing epoch.
         closing: first === 0 ? closing : undefined,
-        plan: plan.fenceUpdate || plan.extraItems ? plan : undefined,
+        plan: transactional ? plan : undefined,
         first,
       });
       out.push(...records);
@@ -314,16 +330,20 @@ export class ConversationLog {
   /** A drain's batch: one transaction with the fenced state update and the extra items. */
   async #putWithItems(w: BatchWrite, item: Item, records: ConversationRecord[]): Promise<"committed" | "raced"> {
     const plan = w.plan!;
-    const fence = w.fence!;
+    const write = plan.stateWrite;
+    const fence = w.fence ?? { submissionId: write?.submissionId ?? "", attemptId: "" };
     const e = plan.fenceUpdate ? plan.fenceUpdate(records, w.first) : new Expr();
-    const condition = `${e.n("status")} = ${e.v(S("running"))} AND ${e.n("attemptId")} = ${e.v(S(fence.attemptId))}`;
-    const items: TransactWriteItem[] = [putNewItem(this.#ctx, item), updateItem(this.#ctx, stateKey(fence.submissionId), e, condition)];
+    const stateUpdate = write
+      ? updateItem(this.#ctx, stateKey(write.submissionId), write.update, write.condition)
+      : updateItem(this.#ctx, stateKey(fence.submissionId), e, `${e.n("status")} = ${e.v(S("running"))} AND ${e.n("attemptId")} = ${e.v(S(fence.attemptId))}`);
+    const items: TransactWriteItem[] = [putNewItem(this.#ctx, item), stateUpdate];
     if (plan.extraItems) items.push(...plan.extraItems(records, w.first));
     // The SDK reuses the transaction's ClientRequestToken on its retries: a lost response is
     // answered with the first outcome, never applied twice.
     const reasons = await transact(this.#ctx, items);
     if (!reasons) return "committed";
     if (failedCondition(reasons, 0)) return "raced";
+    if (failedCondition(reasons, 1) && write) throw new StateRefused(write.submissionId, reasons[1]?.Item as Item | undefined);
     if (failedCondition(reasons, 1)) throw new ClaimLost(`submission ${fence.submissionId} is not running under attempt ${fence.attemptId}`);
     if (reasons.slice(2).some((r) => r.Code === "ConditionalCheckFailed")) throw new ExtrasRaced(w.conversationId);
     if (isTransientCancellation(reasons)) return "raced";

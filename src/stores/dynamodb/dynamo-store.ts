@@ -8,6 +8,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import { monotonicFactory } from "ulid";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../../conversation/records.ts";
 import { type Clock, systemClock } from "../../ports/clock.ts";
+import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../../ports/child-outcome.ts";
 import type { AppendOptions, Store } from "../../ports/store.ts";
 import type {
   Attempt,
@@ -24,6 +25,7 @@ import type {
   SubmissionWait,
 } from "../../ports/submission.ts";
 import { BlobStore } from "./blob-store.ts";
+import { deliverChildOutcome } from "./child-outcome.ts";
 import { createDynamoClient, createS3Client } from "./clients.ts";
 import type { StoreContext } from "./context.ts";
 import { ConversationLog } from "./conversation-log.ts";
@@ -62,6 +64,7 @@ class DynamoStore implements Store {
   readonly #submissions: DynamoSubmissions;
   readonly #log: ConversationLog;
   readonly #inbox: Inbox;
+  readonly #ctx: StoreContext;
 
   constructor(options: DynamoStoreOptions) {
     const dynamo = options.dynamo ?? createDynamoClient();
@@ -81,6 +84,7 @@ class DynamoStore implements Store {
       spillThresholdBytes: threshold,
       nextOrd: () => ord(clock.now()),
     };
+    this.#ctx = ctx;
     this.#log = new ConversationLog(ctx);
     this.#submissions = new DynamoSubmissions(ctx, this.#log);
     this.#inbox = new Inbox(ctx, this.#log);
@@ -128,6 +132,9 @@ class DynamoStore implements Store {
   }
   sessionLive(key: SessionKey): Promise<boolean> {
     return this.#submissions.sessionLive(key);
+  }
+  deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered> {
+    return deliverChildOutcome(this.#ctx, this.#log, delivery);
   }
   listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
     return this.#submissions.listChildSubmissions(parentSubmissionId);

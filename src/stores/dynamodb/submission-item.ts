@@ -99,6 +99,9 @@ export function submissionFromItems(state: Item, input: DispatchMessage): Submis
   if (callId !== undefined) sub.parentCallId = callId;
   const waitUntil = num(state, "waitUntil");
   if (waitUntil !== undefined) sub.waitUntil = waitUntil;
+  // Only a waiting row waits for calls (a cancel of a waiting parent leaves the set behind).
+  const pendingCalls = state.pendingCalls?.SS;
+  if (pendingCalls !== undefined && sub.status === "waiting") sub.pendingCalls = [...pendingCalls];
   const outcome = str(state, "outcome");
   if (outcome !== undefined) sub.outcome = JSON.parse(outcome) as SettledPayload;
   return sub;

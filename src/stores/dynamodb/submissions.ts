@@ -22,6 +22,7 @@ import type {
   SubmissionStatus,
   SubmissionWait,
 } from "../../ports/submission.ts";
+import { setPendingCalls } from "./child-outcome.ts";
 import type { StoreContext } from "./context.ts";
 import type { ConversationLog } from "./conversation-log.ts";
 import { claimEpoch, retiredEpoch } from "./log-epoch.ts";
@@ -39,7 +40,7 @@ import { type UpdateOutcome, updateState } from "./state-update.ts";
 import { bucketOf, inputFromItem, inputKey, newInputItem, outcomeAttribute, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
 import { type StatusBucket, waitSortKey } from "./table.ts";
 
-export class DynamoSubmissions implements SubmissionStore {
+export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOutcome"> {
   readonly #ctx: StoreContext;
   readonly #log: ConversationLog;
   readonly #peeks: BucketPeeks;
@@ -188,6 +189,7 @@ export class DynamoSubmissions implements SubmissionStore {
       .remove("attemptId", "ownerId", "leaseExpiresAt");
     if (wait.waitUntil !== undefined) e.set("waitUntil", N(wait.waitUntil));
     else e.remove("waitUntil");
+    setPendingCalls(e, wait.pendingCalls);
     // The session item learns that its head waits (`sessionLive` reads nothing else).
     await this.#withSession(id, e, this.#fence(e, wait.attemptId), new Expr().set("headWaiting", S(id)), () =>
       notRunningUnder(id, wait.attemptId),
@@ -199,7 +201,7 @@ export class DynamoSubmissions implements SubmissionStore {
       .set("status", S("queued"))
       .set("updatedAt", N(this.#ctx.clock.now()))
       .set("byStatusPk", statusPk("runnable", submissionId))
-      .remove("waitUntil");
+      .remove("waitUntil", "pendingCalls");
     e.setRaw(`${e.n("byStatusSk")} = ${e.n("ord")}`);
     await this.#withSession(submissionId, e, `${e.n("status")} = ${e.v(S("waiting"))}`, new Expr().remove("headWaiting"), (s) =>
       `submission ${submissionId} is ${str(s, "status")}, not waiting`,

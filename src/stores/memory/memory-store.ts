@@ -11,6 +11,7 @@ import {
   SubmissionNotFound,
 } from "../../errors.ts";
 import { type Clock, systemClock } from "../../ports/clock.ts";
+import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../../ports/child-outcome.ts";
 import type { AppendOptions, InboxDrain, Store } from "../../ports/store.ts";
 import {
   type Attempt,
@@ -195,6 +196,9 @@ export class MemoryStore implements Store {
     sub.pendingResume = true;
     if (wait.waitUntil !== undefined) sub.waitUntil = wait.waitUntil;
     else delete sub.waitUntil;
+    const pending = [...new Set(wait.pendingCalls ?? [])];
+    if (pending.length > 0) sub.pendingCalls = Object.freeze(pending) as string[];
+    else delete sub.pendingCalls;
     this.#transition(row, "waiting");
   }
 
@@ -204,7 +208,27 @@ export class MemoryStore implements Store {
       throw new ClaimLost(`resume: submission ${submissionId} is ${row.sub.status}, not waiting`);
     }
     delete row.sub.waitUntil;
+    delete row.sub.pendingCalls;
     this.#transition(row, "queued");
+  }
+
+  async deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered> {
+    const row = this.#row(delivery.parentSubmissionId);
+    const sub = row.sub;
+    if (sub.status !== "waiting") return { delivered: false, reason: "not_waiting" };
+    const pending = sub.pendingCalls ?? [];
+    if (!pending.includes(delivery.callId)) return { delivered: false, reason: "not_pending" };
+    // Checked and written in one synchronous step: no other delivery can interleave.
+    const records = this.#append(sub.conversationId, delivery.drafts, {});
+    const rest = pending.filter((c) => c !== delivery.callId);
+    if (rest.length > 0) {
+      sub.pendingCalls = Object.freeze(rest) as string[];
+      return { delivered: true, records, requeued: false };
+    }
+    delete sub.pendingCalls;
+    delete sub.waitUntil;
+    this.#transition(row, "queued");
+    return { delivered: true, records, requeued: true };
   }
 
   async listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
@@ -229,6 +253,7 @@ export class MemoryStore implements Store {
       case "waiting":
         sub.lastError = reason;
         delete sub.waitUntil;
+        delete sub.pendingCalls;
         this.#transition(row, "settled");
         return { wasRunning: false };
       default:

@@ -94,10 +94,21 @@ CREATE INDEX records_settled ON records (conversation_id, json_extract(record, '
 const V3 = `ALTER TABLE submissions ADD COLUMN outcome TEXT;`;
 
 /**
+ * v4: the `task` call ids a waiting parent still waits for (JSON array; NULL when not waiting on
+ * children). A child's delivery removes its call under the write lock; the last one requeues.
+ */
+const V4 = `ALTER TABLE submissions ADD COLUMN pending_calls TEXT;`;
+
+/**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
  */
-const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [(db) => db.exec(V1), (db) => db.exec(V2), (db) => db.exec(V3)];
+const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
+  (db) => db.exec(V1),
+  (db) => db.exec(V2),
+  (db) => db.exec(V3),
+  (db) => db.exec(V4),
+];
 
 /** The schema version this code writes (`PRAGMA user_version`). */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -14,6 +14,7 @@ import {
   SubmissionNotFound,
 } from "../../errors.ts";
 import { type Clock, systemClock } from "../../ports/clock.ts";
+import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../../ports/child-outcome.ts";
 import type { AppendOptions, InboxDrain, Store } from "../../ports/store.ts";
 import {
   type Attempt,
@@ -251,6 +252,9 @@ export class SqliteStore implements Store {
       };
       delete next.waitUntil;
       if (wait.waitUntil !== undefined) next.waitUntil = wait.waitUntil;
+      delete next.pendingCalls;
+      const pending = [...new Set(wait.pendingCalls ?? [])];
+      if (pending.length > 0) next.pendingCalls = pending;
       this.#put(next);
     });
   }
@@ -261,7 +265,29 @@ export class SqliteStore implements Store {
       if (sub.status !== "waiting") throw new ClaimLost(`submission ${sub.id} is ${sub.status}, not waiting`);
       const next: Submission = { ...sub, status: "queued", updatedAt: this.#clock.now() };
       delete next.waitUntil;
+      delete next.pendingCalls;
       this.#put(next);
+    });
+  }
+
+  async deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered> {
+    return this.#write(() => {
+      // Checked and written under one write lock: a second delivery of the call sees it gone.
+      const sub = this.#mustGetSubmission(delivery.parentSubmissionId);
+      if (sub.status !== "waiting") return { delivered: false, reason: "not_waiting" } as const;
+      const pending = sub.pendingCalls ?? [];
+      if (!pending.includes(delivery.callId)) return { delivered: false, reason: "not_pending" } as const;
+      const records = this.#insertRecords(sub.conversationId, this.#head(sub.conversationId), delivery.drafts);
+      const next: Submission = { ...sub, pendingCalls: pending.filter((c) => c !== delivery.callId) };
+      const requeued = next.pendingCalls!.length === 0;
+      if (requeued) {
+        next.status = "queued";
+        next.updatedAt = this.#clock.now();
+        delete next.waitUntil;
+        delete next.pendingCalls;
+      }
+      this.#put(next);
+      return { delivered: true, records, requeued };
     });
   }
 
@@ -279,7 +305,7 @@ export class SqliteStore implements Store {
       switch (sub.status) {
         case "queued":
         case "waiting":
-          this.#settle({ ...sub, status: "settled", lastError: reason, updatedAt: this.#clock.now() });
+          this.#settle({ ...sub, status: "settled", lastError: reason, updatedAt: this.#clock.now(), pendingCalls: undefined });
           return { wasRunning: false };
         case "running":
           this.#put({ ...sub, cancelRequested: true });

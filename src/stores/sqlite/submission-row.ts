@@ -27,6 +27,7 @@ export const SUBMISSION_SET_COLUMNS = [
   "wait_until",
   "cancel_requested",
   "outcome",
+  "pending_calls",
 ] as const;
 
 /** Parameters for the `UPDATE ... SET <SUBMISSION_SET_COLUMNS> WHERE id = ?` statement. */
@@ -43,6 +44,7 @@ export function submissionUpdateParams(sub: Submission): SQLInputValue[] {
     sub.waitUntil ?? null,
     sub.cancelRequested ? 1 : 0,
     sub.outcome === undefined ? null : JSON.stringify(sub.outcome),
+    sub.pendingCalls === undefined || sub.pendingCalls.length === 0 ? null : JSON.stringify(sub.pendingCalls),
     sub.id,
   ];
 }
@@ -85,6 +87,7 @@ export function submissionFromRow(row: Row): Submission {
   if (row.parent_submission_id !== null) sub.parentSubmissionId = row.parent_submission_id as string;
   if (row.parent_call_id !== null) sub.parentCallId = row.parent_call_id as string;
   if (row.wait_until !== null) sub.waitUntil = row.wait_until as number;
+  if (row.pending_calls !== null && row.pending_calls !== undefined) sub.pendingCalls = JSON.parse(row.pending_calls as string) as string[];
   return sub;
 }
 
