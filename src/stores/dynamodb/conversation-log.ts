@@ -1,7 +1,7 @@
 /**
- * Conversations and their record logs. The conversation of a session key lives on the session
- * item (`convId`, `convCreatedAt`). A log is a partition `CONV#<id>` holding a chain of batch
- * items, one per committed append (`log-batch.ts`).
+ * Writing a conversation's record log. A log is a partition `CONV#<id>` holding a chain of
+ * batch items, one per committed append (`log-batch.ts`); `log-reader.ts` reads it back and
+ * `conversations.ts` keeps which conversation a session key has.
  *
  * An append is one conditional PutItem of the batch that follows the tail: the key `L#<tail>`
  * can be taken once, so concurrent writers are ordered by DynamoDB and a loser re-reads the
@@ -27,19 +27,17 @@ import {
   PutItemCommand,
   QueryCommand,
   type TransactWriteItem,
-  UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
 import { isValid } from "ulid";
 import { nextRecordIds } from "../../conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../../conversation/records.ts";
-import { ClaimLost, ConversationNotFound } from "../../errors.ts";
+import { ClaimLost } from "../../errors.ts";
 import type { AppendOptions } from "../../ports/store.ts";
-import { type Conversation, type SessionKey, sessionKeyString } from "../../ports/submission.ts";
 import { BoundedMap } from "./bounded-map.ts";
 import type { StoreContext } from "./context.ts";
 import { conditionRefusal, DynamoStoreContended, failedCondition, isTransientCancellation } from "./errors.ts";
 import { Expr } from "./expression.ts";
-import { type Item, itemBytes, N, reqNum, reqStr, S, str } from "./item.ts";
+import { type Item, itemBytes, S, str } from "./item.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { conversationPk } from "./keys.ts";
 import { loadState } from "./loader.ts";
@@ -47,16 +45,13 @@ import {
   BATCH_KEY_END,
   BATCH_PREFIX,
   type BatchHeader,
-  batchEntries,
   batchHeader,
-  batchPrev,
-  batchSk,
   encodeBatch,
   recordFrom,
   type StoredRecord,
 } from "./log-batch.ts";
 import { claimEpoch, closingEpoch, maxEpoch } from "./log-epoch.ts";
-import { getSessionItem, sessionItemKey } from "./session-head.ts";
+import type { LogReader } from "./log-reader.ts";
 import { stateKey } from "./submission-item.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
 
@@ -155,51 +150,11 @@ export class ConversationLog {
   readonly #appending = new KeyedLock();
   /** The last batch of each conversation this process wrote or read (the put re-checks it). */
   readonly #tails = new BoundedMap<string, BatchHeader>(1_000);
-  /** Record ids known to end a batch: a read after one of them needs no look back. */
-  readonly #ends = new BoundedMap<string, true>(20_000);
+  readonly #reader: LogReader;
 
-  constructor(ctx: StoreContext) {
+  constructor(ctx: StoreContext, reader: LogReader) {
     this.#ctx = ctx;
-  }
-
-  async ensureConversation(candidate: Conversation): Promise<{ conversation: Conversation; created: boolean }> {
-    const ctx = this.#ctx;
-    const existing = conversationOf(await getSessionItem(ctx, candidate.key));
-    if (existing) return { conversation: existing, created: false };
-    const e = new Expr()
-      .set("convId", S(candidate.id))
-      .set("convCreatedAt", N(candidate.createdAt))
-      .set("agent", S(candidate.key.agent))
-      .set("instance", S(candidate.key.instance))
-      .set("session", S(candidate.key.session));
-    try {
-      await ctx.dynamo.send(
-        new UpdateItemCommand({
-          TableName: ctx.table,
-          Key: sessionItemKey(candidate.key),
-          UpdateExpression: e.update,
-          ConditionExpression: `attribute_not_exists(${e.n("convId")})`,
-          ...e.attributes,
-          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-        }),
-      );
-    } catch (error) {
-      const refusal = conditionRefusal(error);
-      const raced = conversationOf(refusal?.item);
-      if (!raced) throw error;
-      // Another admission created it first (or this call's own earlier try: same candidate).
-      return { conversation: raced, created: raced.id === candidate.id && raced.createdAt === candidate.createdAt };
-    }
-    return {
-      conversation: { id: candidate.id, key: { ...candidate.key }, createdAt: candidate.createdAt },
-      created: true,
-    };
-  }
-
-  async getConversation(key: SessionKey): Promise<Conversation> {
-    const conversation = conversationOf(await getSessionItem(this.#ctx, key));
-    if (!conversation) throw new ConversationNotFound(sessionKeyString(key));
-    return conversation;
+    this.#reader = reader;
   }
 
   appendRecords(conversationId: string, drafts: RecordDraft[], options: AppendOptions = {}): Promise<ConversationRecord[]> {
@@ -302,7 +257,7 @@ export class ConversationLog {
         continue;
       }
       this.#tails.set(w.conversationId, header);
-      if (records.length > 0) this.#ends.set(endKey(w.conversationId, end), true);
+      if (records.length > 0) this.#reader.noteBatchEnd(w.conversationId, end);
       return records;
     }
   }
@@ -401,78 +356,6 @@ export class ConversationLog {
     return known.fromCache && (await this.#tail(conversationId, false)).head === expected;
   }
 
-  async readRecords(conversationId: string, afterId = "", limit?: number): Promise<ConversationRecord[]> {
-    const max = limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, Math.floor(limit));
-    // Every batch key sorts below BATCH_KEY_END; an afterId above it (no id can be) would make
-    // the key range empty, which DynamoDB refuses as an invalid BETWEEN.
-    if (max === 0 || batchSk(afterId) > BATCH_KEY_END) return [];
-    const out: ConversationRecord[] = [];
-    const batches = this.#batchesFrom(conversationId, afterId === "" ? BATCH_PREFIX : batchSk(afterId), () => max - out.length);
-    try {
-      let next = await batches.next();
-      // The batches keyed from `L#<afterId>` on hold every record after afterId only when
-      // afterId ends a batch; otherwise the rest of its own batch comes first.
-      const boundary = afterId === "" || (!next.done && batchPrev(next.value) === afterId) || this.#ends.has(endKey(conversationId, afterId));
-      if (!boundary) {
-        const before = await this.#batchBefore(conversationId, afterId);
-        if (before) await this.#take(conversationId, before, afterId, out, max);
-      }
-      for (; !next.done && out.length < max; next = await batches.next()) await this.#take(conversationId, next.value, afterId, out, max);
-    } finally {
-      await batches.return(undefined);
-    }
-    return out;
-  }
-
-  /** Batch items from sort key `lo` on, strongly consistent, a page sized to what is still wanted. */
-  async *#batchesFrom(conversationId: string, lo: string, wanted: () => number): AsyncGenerator<Item, void, undefined> {
-    let start: Item | undefined;
-    do {
-      const want = wanted();
-      const res = await this.#ctx.dynamo.send(
-        new QueryCommand({
-          TableName: this.#ctx.table,
-          KeyConditionExpression: "pk = :pk AND sk BETWEEN :lo AND :hi",
-          ExpressionAttributeValues: { ":pk": S(conversationPk(conversationId)), ":lo": S(lo), ":hi": S(BATCH_KEY_END) },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-          // A batch holds one record or more (a marker none): a page of `want` batches
-          // usually covers a limited read; an unlimited one takes DynamoDB's 1 MB pages.
-          ...(Number.isFinite(want) ? { Limit: Math.max(1, Math.min(want, 25)) } : {}),
-        }),
-      );
-      for (const item of res.Items ?? []) yield item;
-      start = res.LastEvaluatedKey;
-    } while (start);
-  }
-
-  /** The batch before sort key `L#<afterId>`: the one holding afterId when it ends no batch. */
-  async #batchBefore(conversationId: string, afterId: string): Promise<Item | undefined> {
-    const res = await this.#ctx.dynamo.send(
-      new QueryCommand({
-        TableName: this.#ctx.table,
-        KeyConditionExpression: "pk = :pk AND sk BETWEEN :lo AND :hi",
-        ExpressionAttributeValues: { ":pk": S(conversationPk(conversationId)), ":lo": S(BATCH_PREFIX), ":hi": S(batchSk(afterId)) },
-        ScanIndexForward: false,
-        Limit: 1,
-        ConsistentRead: true,
-      }),
-    );
-    return res.Items?.[0];
-  }
-
-  /** Appends a batch's records after `afterId` to `out`, up to `max`, restoring spilled payloads. */
-  async #take(conversationId: string, item: Item, afterId: string, out: ConversationRecord[], max: number): Promise<void> {
-    const entries = batchEntries(item);
-    if (entries.length === 0) return;
-    this.#ends.set(endKey(conversationId, entries[entries.length - 1]!.rest.id), true);
-    const taken = entries.filter((e) => e.rest.id > afterId).slice(0, max - out.length);
-    const payloads = await Promise.all(
-      taken.map(async (e) => (e.payloadRef === undefined ? e.payload : JSON.parse(await this.#ctx.blobs.getText(e.payloadRef)))),
-    );
-    taken.forEach((e, i) => out.push({ ...e.rest, payload: payloads[i] } as ConversationRecord));
-  }
-
   /** Spills payloads over the threshold to S3 and packs the drafts into batches of one item each. */
   async #pack(drafts: RecordDraft[], perBatch: number): Promise<{ first: number; prepared: PreparedRecord[] }[]> {
     const ctx = this.#ctx;
@@ -505,11 +388,6 @@ export class ConversationLog {
   }
 }
 
-/** Key of the fact "record `id` ends a batch of `conversationId`". */
-function endKey(conversationId: string, id: string): string {
-  return `${conversationId} ${id}`;
-}
-
 /** A draft's JSON with its id first, as the record reads. */
 function withId(rest: string, id: string): string {
   return rest === "{}" ? `{"id":${JSON.stringify(id)}}` : `{"id":${JSON.stringify(id)},${rest.slice(1)}`;
@@ -522,15 +400,4 @@ function withId(rest: string, id: string): string {
 function mintIds(conversationId: string, head: string, count: number, now: number): string[] {
   if (head !== "" && !isValid(head)) throw new ClaimLost(`conversation ${conversationId} head is not ${head}`);
   return nextRecordIds(head, count, now);
-}
-
-/** The conversation a session item holds, or undefined. */
-function conversationOf(item: Item | undefined): Conversation | undefined {
-  const id = str(item, "convId");
-  if (!item || id === undefined) return undefined;
-  return {
-    id,
-    key: { agent: reqStr(item, "agent"), instance: reqStr(item, "instance"), session: reqStr(item, "session") },
-    createdAt: reqNum(item, "convCreatedAt"),
-  };
 }

@@ -29,7 +29,9 @@ import { deliverChildOutcome } from "./child-outcome.ts";
 import { createDynamoClient, createS3Client } from "./clients.ts";
 import type { StoreContext } from "./context.ts";
 import { ConversationLog } from "./conversation-log.ts";
+import { Conversations } from "./conversations.ts";
 import { Inbox } from "./inbox.ts";
+import { LogReader } from "./log-reader.ts";
 import { DynamoSubmissions } from "./submissions.ts";
 
 export interface DynamoStoreOptions {
@@ -62,7 +64,9 @@ class DynamoStore implements Store {
   readonly #owned: { destroy(): void }[] = [];
   readonly #blobs: BlobStore;
   readonly #submissions: DynamoSubmissions;
+  readonly #conversations: Conversations;
   readonly #log: ConversationLog;
+  readonly #reader: LogReader;
   readonly #inbox: Inbox;
   readonly #ctx: StoreContext;
 
@@ -85,7 +89,9 @@ class DynamoStore implements Store {
       nextOrd: () => ord(clock.now()),
     };
     this.#ctx = ctx;
-    this.#log = new ConversationLog(ctx);
+    this.#conversations = new Conversations(ctx);
+    this.#reader = new LogReader(ctx);
+    this.#log = new ConversationLog(ctx, this.#reader);
     this.#submissions = new DynamoSubmissions(ctx, this.#log);
     this.#inbox = new Inbox(ctx, this.#log);
   }
@@ -154,16 +160,16 @@ class DynamoStore implements Store {
 
   // ---- conversations ----
   ensureConversation(candidate: Conversation): Promise<{ conversation: Conversation; created: boolean }> {
-    return this.#log.ensureConversation(candidate);
+    return this.#conversations.ensureConversation(candidate);
   }
   getConversation(key: SessionKey): Promise<Conversation> {
-    return this.#log.getConversation(key);
+    return this.#conversations.getConversation(key);
   }
   appendRecords(conversationId: string, drafts: RecordDraft[], options?: AppendOptions): Promise<ConversationRecord[]> {
     return this.#log.appendRecords(conversationId, drafts, options);
   }
   readRecords(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]> {
-    return this.#log.readRecords(conversationId, afterId, limit);
+    return this.#reader.readRecords(conversationId, afterId, limit);
   }
 
   // ---- attachments ----

@@ -16,7 +16,6 @@ import type { AppendOptions, InboxDrain, Store } from "../../ports/store.ts";
 import {
   type Attempt,
   type Conversation,
-  type InboxKind,
   type InboxMessage,
   type LeaseRenewal,
   type NewSubmission,
