@@ -81,14 +81,14 @@ export async function benchReviewCosts(): Promise<void> {
     const address = { agent: "bench", instance: "long" };
     for (let i = 0; i < LONG_CONVERSATION_TURNS; i++) {
       await runtime.dispatch({ ...address, message: { kind: "user", body: `question ${i}` } });
-      while (fifo.length > 0) await runtime.deliver(fifo.shift()!);
+      while (fifo.length > 0) await runtime.handleDoorbell(fifo.shift()!);
     }
     reply = "Short answer.";
     const { submissionId } = await runtime.dispatch({ ...address, message: { kind: "user", body: "one more" } });
     const doorbell = fifo.shift()!;
-    const deliver = await reads(() => runtimeOn(open()).deliver(doorbell));
+    const deliver = await reads(() => runtimeOn(open()).handleDoorbell(doorbell));
     note(`a conversation of ${LONG_CONVERSATION_TURNS} turns, ~${Math.round((LONG_CONVERSATION_TURNS * REPLY.length) / 1000)} KB of 1 KB delta flushes:`);
-    figure("deliver() of one short submission (a new worker: claim, rebuild, run, settle)", deliver, "", TARGET.deliver);
+    figure("handleDoorbell() of one short submission (a new worker: claim, rebuild, run, settle)", deliver, "", TARGET.deliver);
     note("  (the rebuild reads the whole log: starting from a compaction or snapshot record is left to compaction)");
     figure("runtime.wait() of it from another process (settled)", await reads(() => runtimeOn(open()).wait(submissionId)), "", TARGET.wait);
 
@@ -123,7 +123,7 @@ export async function benchReviewCosts(): Promise<void> {
     let deliveries = 0;
     while (fifo.length > 0) {
       deliveries++;
-      await runtime.deliver(fifo.shift()!);
+      await runtime.handleDoorbell(fifo.shift()!);
       if (ids.length < 5 && (await store.getSubmission(ids.at(-1)!)).status === "settled") {
         await send();
         if (ids.length === 3) fifo.push({ ...fifo.at(-1)! });

@@ -1,7 +1,7 @@
 import { isHarnessError } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import { correlationOf } from "../ports/observer.ts";
-import type { DeliveryOutcome, Doorbell } from "../ports/queue.ts";
+import type { DoorbellOutcome, Doorbell } from "../ports/queue.ts";
 import type { Submission } from "../ports/submission.ts";
 import { runAttempt, type AttemptOptions } from "./attempt.ts";
 import type { AttemptContext } from "./engine-context.ts";
@@ -20,7 +20,7 @@ export async function handleDoorbell(
   ctx: AttemptContext,
   doorbell: Doorbell,
   options: AttemptOptions,
-): Promise<DeliveryOutcome> {
+): Promise<DoorbellOutcome> {
   let sub: Submission;
   try {
     sub = await ctx.store.getSubmission(doorbell.submissionId);

@@ -10,7 +10,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda"
 import type { MiddlewareHandler } from "hono";
 import { HARNESS_ENV } from "./env.ts";
 import { namesOnlyAgents } from "../engine/names-only-agents.ts";
-import type { DeliveryOutcome, Doorbell } from "../ports/queue.ts";
+import type { DoorbellOutcome, Doorbell } from "../ports/queue.ts";
 import { consumeSqsBatch, failureBackoffMs } from "../queues/sqs/batch-consumer.ts";
 import { changeMessageVisibility, SqsWorkQueue } from "../queues/sqs/sqs-queue.ts";
 import { createRuntime, type Runtime } from "../runtime/runtime.ts";
@@ -133,7 +133,7 @@ export async function invocation<T>(h: Harness, context: Context, work: () => Pr
  */
 export function sqsHandler(
   agents: HandlerAgents,
-  handle: (h: Harness, doorbell: Doorbell, context: Context, record: SQSRecord) => Promise<DeliveryOutcome>,
+  handle: (h: Harness, doorbell: Doorbell, context: Context, record: SQSRecord) => Promise<DoorbellOutcome>,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   return async (event, context) => {
     let h: Harness;
@@ -149,7 +149,7 @@ export function sqsHandler(
         queueUrlOf: h.queueUrlOf,
         leaseMs: h.settings.leaseMs,
         handle: (doorbell, record) => {
-          h.logger.appendKeys({ messageId: record.messageId, submissionId: doorbell.submissionId, sessionKey: doorbell.sessionKey });
+          h.logger.appendKeys({ messageId: record.messageId, submissionId: doorbell.submissionId, sessionKey: doorbell.group });
           return handle(h, doorbell, context, record);
         },
         onError: (err, record, phase) => {

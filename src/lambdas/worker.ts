@@ -8,7 +8,7 @@ import * as agentsModule from "#harness-agents";
 import { sqsHandler } from "./wiring.ts";
 
 export const handler = sqsHandler(agentsModule, (h, doorbell, context) =>
-  h.runtime.deliver(doorbell, {
+  h.runtime.handleDoorbell(doorbell, {
     shouldYield: () => context.getRemainingTimeInMillis() < h.settings.yieldMarginMs,
   }),
 );

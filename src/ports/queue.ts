@@ -7,22 +7,22 @@ import { sessionKeyString, type Submission } from "./submission.ts";
  */
 export interface Doorbell {
   submissionId: string;
-  /** `sessionKeyString(key)`: the FIFO group. */
-  sessionKey: string;
+  /** The FIFO group: its session key's string form (`sessionKeyString`), one run at a time. */
+  group: string;
 }
 
 /** The doorbell of a submission: its id, in its session's FIFO group. */
 export function doorbellOf(sub: Pick<Submission, "id" | "sessionKey">): Doorbell {
-  return { submissionId: sub.id, sessionKey: sessionKeyString(sub.sessionKey) };
+  return { submissionId: sub.id, group: sessionKeyString(sub.sessionKey) };
 }
 
 /** What the consumer decided about one delivery. */
-export type DeliveryOutcome =
+export type DoorbellOutcome =
   | { kind: "ack" }
   /** Deliver again after `delayMs` (a live lease elsewhere, a transient failure). */
   | { kind: "retry"; delayMs: number };
 
-export type DoorbellHandler = (doorbell: Doorbell) => Promise<DeliveryOutcome>;
+export type DoorbellHandler = (doorbell: Doorbell) => Promise<DoorbellOutcome>;
 
 /** The sending side, used by admission, settlement (ring the next head) and the sweeper. */
 export interface WorkQueue {

@@ -16,7 +16,7 @@ import { sweep, type SweepReport } from "../engine/sweep.ts";
 import { handleDoorbell } from "../engine/worker.ts";
 import { systemClock, type Clock } from "../ports/clock.ts";
 import type { HarnessEvent, Interceptor, Observer } from "../ports/observer.ts";
-import type { ConsumableQueue, DeliveryOutcome, Doorbell, WorkQueue } from "../ports/queue.ts";
+import type { ConsumableQueue, DoorbellOutcome, Doorbell, WorkQueue } from "../ports/queue.ts";
 import type { Store } from "../ports/store.ts";
 import type { Conversation, InboxKind, Submission } from "../ports/submission.ts";
 import { InProcessQueue } from "../queues/inprocess/inprocess-queue.ts";
@@ -105,7 +105,7 @@ export interface Runtime {
    * Handles one doorbell (what a queue consumer such as the worker Lambda calls): claim, run,
    * settle. `shouldYield` lets an invocation hand the run off before its time limit.
    */
-  deliver(doorbell: Doorbell, options?: { shouldYield?: () => boolean }): Promise<DeliveryOutcome>;
+  handleDoorbell(doorbell: Doorbell, options?: { shouldYield?: () => boolean }): Promise<DoorbellOutcome>;
   /**
    * Handles a doorbell the queue gave up on (the dead-letter consumer): settles
    * `attempt_budget_exhausted` only when the durable attempt budget is spent, else rings again.
@@ -199,7 +199,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       // This process runs attempts: load the session driver now, not inside the first one.
       await loadSessionDriver();
       queue.start(
-        (doorbell) => runtime.deliver(doorbell),
+        (doorbell) => runtime.handleDoorbell(doorbell),
         { concurrency: config.concurrency ?? RUNTIME_DEFAULTS.concurrency },
       );
       // Recover what a previous process left: its doorbells died with it.
@@ -302,7 +302,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       return store.sessionLive(sessionKeyOf(address, knows));
     },
     onAppend: (conversationId, listener) => notifier.subscribe(conversationId, listener),
-    async deliver(doorbell, options = {}) {
+    async handleDoorbell(doorbell, options = {}) {
       if (state === "closed") throw new RuntimeClosed();
       const work = handleDoorbell(ctx, doorbell, { signal: processAbort.signal, shouldYield: options.shouldYield });
       running.add(work);

@@ -25,7 +25,7 @@ function setup() {
   const dispatch = async () => {
     const { submissionId } = await runtime.dispatch({ agent: "assistant", instance: "w", message: { kind: "user", body: "hi" } });
     rings.length = 0;
-    return { submissionId, doorbell: { submissionId, sessionKey: sessionKeyString(key) } };
+    return { submissionId, doorbell: { submissionId, group: sessionKeyString(key) } };
   };
   /** Charges one attempt that fails (claim + release with an error), as a crashed worker would. */
   const failOnce = async (submissionId: string, error: string) => {
@@ -111,7 +111,7 @@ describe("dead-letter handling", () => {
 
   it("drops doorbells of unknown submissions", async () => {
     const t = setup();
-    expect(await t.runtime.handleDeadLetter({ submissionId: "nope", sessionKey: "assistant/w/default" })).toEqual({
+    expect(await t.runtime.handleDeadLetter({ submissionId: "nope", group: "assistant/w/default" })).toEqual({
       kind: "dropped",
       reason: "not_found",
     });

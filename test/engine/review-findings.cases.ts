@@ -75,14 +75,14 @@ export function describeReviewFindings(shape: string, open: (clock: ManualClock)
       const recoverer = runtime(clock, store, queue, definition, { leaseMs: 1_000, observers });
       const p = await recoverer.dispatch({ agent: "assistant", instance: "w", message: user("p") });
       const q = await recoverer.dispatch({ agent: "assistant", instance: "w", message: user("q") });
-      const stalled = worker.deliver({ submissionId: p.submissionId, sessionKey: SESSION });
+      const stalled = worker.handleDoorbell({ submissionId: p.submissionId, group: SESSION });
       await atReserve;
       await held!.reached;
 
       // Past the grace: the sweep finds no record, settles P indeterminate and rings Q, which runs.
       await clock.advance(1_001);
       expect((await recoverer.sweep()).reconciled).toBe(1);
-      expect(await recoverer.deliver({ submissionId: q.submissionId, sessionKey: SESSION })).toEqual({ kind: "ack" });
+      expect(await recoverer.handleDoorbell({ submissionId: q.submissionId, group: SESSION })).toEqual({ kind: "ack" });
       expect((await store.getSubmission(q.submissionId)).status).toBe("settled");
 
       held!.release();
@@ -112,7 +112,7 @@ export function describeReviewFindings(shape: string, open: (clock: ManualClock)
       const other = runtime(clock, data.store(), queue, definition);
       const { submissionId } = await other.dispatch({ agent: "assistant", instance: "w", message: user("hi") });
       w.hangWrites();
-      void worker.deliver({ submissionId, sessionKey: SESSION });
+      void worker.handleDoorbell({ submissionId, group: SESSION });
       // Three minutes pass; the heartbeat beats every 10 s, each beat's renewal done before the
       // clock moves on (the heartbeat is the only sleeper).
       for (let i = 0; i < 18; i++) {
@@ -121,7 +121,7 @@ export function describeReviewFindings(shape: string, open: (clock: ManualClock)
       }
       while (clock.pendingSleepers === 0 && !gaveUp) await realPause(2);
       expect((await other.sweep()).reclaimed, "the lease lapsed").toBe(1);
-      expect(await other.deliver({ submissionId, sessionKey: SESSION })).toEqual({ kind: "ack" });
+      expect(await other.handleDoorbell({ submissionId, group: SESSION })).toEqual({ kind: "ack" });
       expect(await other.wait(submissionId)).toEqual({ status: "succeeded" });
       await worker.close({ abandon: true });
       await other.close();
@@ -137,7 +137,7 @@ export function describeReviewFindings(shape: string, open: (clock: ManualClock)
       const a = await rt.dispatch({ agent: "assistant", instance: "w", message: user("a") });
       await rt.dispatch({ agent: "assistant", instance: "w", message: user("b") });
       await clock.advance(10_000); // a runs long; b waits behind it
-      await rt.deliver({ submissionId: a.submissionId, sessionKey: SESSION });
+      await rt.handleDoorbell({ submissionId: a.submissionId, group: SESSION });
       queue.rung.length = 0;
       await clock.advance(1_000);
       expect((await rt.sweep({ staleQueuedMs: 5_000 })).rerung, "b became the head 1 s ago").toBe(0);
@@ -161,7 +161,7 @@ export function describeReviewFindings(shape: string, open: (clock: ManualClock)
       let deliveries = 0;
       while (fifo.length > 0) {
         deliveries++;
-        expect(await rt.deliver(fifo.shift()!)).toEqual({ kind: "ack" });
+        expect(await rt.handleDoorbell(fifo.shift()!)).toEqual({ kind: "ack" });
         // The client sends its next message once the previous one has settled.
         if (ids.length < 5 && (await store.getSubmission(ids.at(-1)!)).status === "settled") {
           await send();
@@ -189,7 +189,7 @@ export function describeReviewFindings(shape: string, open: (clock: ManualClock)
       f.failNextWrite(); // the admission's append of conversation_created
       await expect(rt.dispatch(request)).rejects.toThrow();
       const { submissionId, conversationId } = await rt.dispatch(request);
-      await rt.deliver({ submissionId, sessionKey: SESSION });
+      await rt.handleDoorbell({ submissionId, group: SESSION });
       expect(await rt.wait(submissionId)).toMatchObject({ status: "failed", errorCode: "run_failed" });
       expect((await rt.records(conversationId)).map((r) => r.kind)).toEqual(["conversation_created", "submission_settled"]);
       await rt.close();

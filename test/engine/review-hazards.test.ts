@@ -37,8 +37,8 @@ describe("review: settlement exactly once under concurrent recovery", () => {
     await store.reserveSettlement(submissionId, claimed.attemptId!);
     await clock.advance(31_000); // past the settlement grace: the settler is presumed dead
 
-    const doorbell = { submissionId, sessionKey: sessionKeyString(claimed.sessionKey) };
-    await Promise.all([runtime.sweep(), runtime.deliver(doorbell)]);
+    const doorbell = { submissionId, group: sessionKeyString(claimed.sessionKey) };
+    await Promise.all([runtime.sweep(), runtime.handleDoorbell(doorbell)]);
 
     expect((await store.getSubmission(submissionId)).status).toBe("settled");
     expect(settledRecords(await allRecords(store, conversationId), submissionId)).toHaveLength(1);

@@ -481,7 +481,7 @@ describe("runtime: review follow-ups", () => {
       clock: h.clock,
       queue: { ring: async (d) => void rung.push(d.submissionId) },
     });
-    expect(await runtime3.deliver({ submissionId: first.submissionId, sessionKey: "assistant/w/default" })).toEqual({ kind: "ack" });
+    expect(await runtime3.handleDoorbell({ submissionId: first.submissionId, group: "assistant/w/default" })).toEqual({ kind: "ack" });
     expect(rung).toEqual([second.submissionId]);
   });
 

@@ -163,7 +163,7 @@ async function sendDoorbell(queueUrl: string, submissionId: string, sessionKey: 
   await sqs.send(
     new SendMessageCommand({
       QueueUrl: queueUrl,
-      MessageBody: encodeDoorbell({ submissionId, sessionKey }),
+      MessageBody: encodeDoorbell({ submissionId, group: sessionKey }),
       MessageGroupId: group,
       MessageDeduplicationId: randomUUID(),
     }),

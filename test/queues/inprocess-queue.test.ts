@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/ports/clock.ts";
-import type { DeliveryOutcome, Doorbell } from "../../src/ports/queue.ts";
+import type { DoorbellOutcome, Doorbell } from "../../src/ports/queue.ts";
 import { InProcessQueue } from "../../src/queues/inprocess/inprocess-queue.ts";
 
-const bell = (group: string, id: string): Doorbell => ({ sessionKey: group, submissionId: id });
+const bell = (group: string, id: string): Doorbell => ({ group, submissionId: id });
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe("InProcessQueue", () => {
@@ -50,7 +50,7 @@ describe("InProcessQueue", () => {
     const queue = new InProcessQueue({ clock });
     const seen: string[] = [];
     let calls = 0;
-    queue.start(async (d): Promise<DeliveryOutcome> => {
+    queue.start(async (d): Promise<DoorbellOutcome> => {
       calls++;
       seen.push(`${d.submissionId}@${clock.now()}`);
       if (calls === 1) return { kind: "retry", delayMs: 500 };

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { successfulIds, toSqsEvent } from "../../dev/local-cloud/sqs-event-source.ts";
-import type { DeliveryOutcome } from "../../src/ports/queue.ts";
+import type { DoorbellOutcome } from "../../src/ports/queue.ts";
 import { consumeSqsBatch, failureBackoffMs } from "../../src/queues/sqs/batch-consumer.ts";
 import { encodeDoorbell } from "../../src/queues/sqs/doorbell-body.ts";
 
@@ -49,14 +49,14 @@ async function eventWithVisibility(visibilitySeconds: number | undefined, ...bod
   return toSqsEvent(out.Messages!, queueArn, "us-east-1");
 }
 
-const doorbell = (id: string) => encodeDoorbell({ submissionId: id, sessionKey: "a/b/default" });
+const doorbell = (id: string) => encodeDoorbell({ submissionId: id, group: "a/b/default" });
 
 async function receiveWithin(seconds: number): Promise<string[]> {
   const out = await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: seconds }));
   return (out.Messages ?? []).map((m) => m.MessageId!);
 }
 
-const options = (handle: (id: string) => Promise<DeliveryOutcome>, errors: unknown[] = []) => ({
+const options = (handle: (id: string) => Promise<DoorbellOutcome>, errors: unknown[] = []) => ({
   client,
   queueUrlOf: async () => queueUrl,
   leaseMs: 1_000,

@@ -59,15 +59,15 @@ async function drain(): Promise<Message[]> {
 
 describe("SqsWorkQueue", () => {
   it("rings a doorbell whose body is the ids and whose group is the session key", async () => {
-    await queue.ring({ submissionId: "s-1", sessionKey: "assistant/demo/default" });
+    await queue.ring({ submissionId: "s-1", group: "assistant/demo/default" });
     const [m] = await drain();
-    expect(JSON.parse(m!.Body!)).toEqual({ submissionId: "s-1", sessionKey: "assistant/demo/default" });
+    expect(JSON.parse(m!.Body!)).toEqual({ submissionId: "s-1", group: "assistant/demo/default" });
     expect(m!.Attributes?.MessageGroupId).toBe("assistant/demo/default");
-    expect(decodeDoorbell(m!.Body!)).toEqual({ submissionId: "s-1", sessionKey: "assistant/demo/default" });
+    expect(decodeDoorbell(m!.Body!)).toEqual({ submissionId: "s-1", group: "assistant/demo/default" });
   });
 
   it("never lets the 5-minute deduplication window swallow a re-ring", async () => {
-    const doorbell = { submissionId: "s-2", sessionKey: "assistant/demo/dedup" };
+    const doorbell = { submissionId: "s-2", group: "assistant/demo/dedup" };
     await queue.ring(doorbell);
     await queue.ring(doorbell);
     await queue.ring(doorbell);
@@ -89,16 +89,16 @@ describe("SqsWorkQueue", () => {
     // Characters SQS rejects are hashed too.
     expect(messageGroupId("agent/ü/default")).toMatch(/^h#/);
 
-    await queue.ring({ submissionId: "s-3", sessionKey: longKey });
+    await queue.ring({ submissionId: "s-3", group: longKey });
     const [m] = await drain();
     expect(m!.Attributes?.MessageGroupId).toBe(group);
-    expect(decodeDoorbell(m!.Body!).sessionKey).toBe(longKey);
+    expect(decodeDoorbell(m!.Body!).group).toBe(longKey);
   });
 
   it("keeps per-session order and blocks a group while one of its doorbells is in flight", async () => {
-    await queue.ring({ submissionId: "a1", sessionKey: "x/a/default" });
-    await queue.ring({ submissionId: "a2", sessionKey: "x/a/default" });
-    await queue.ring({ submissionId: "b1", sessionKey: "x/b/default" });
+    await queue.ring({ submissionId: "a1", group: "x/a/default" });
+    await queue.ring({ submissionId: "a2", group: "x/a/default" });
+    await queue.ring({ submissionId: "b1", group: "x/b/default" });
     const first = await client.send(
       new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1 }),
     );
@@ -113,13 +113,13 @@ describe("SqsWorkQueue", () => {
   });
 
   it("ignores delayMs (FIFO queues have no per-message delay)", async () => {
-    await queue.ring({ submissionId: "s-4", sessionKey: "assistant/demo/delay" }, { delayMs: 60_000 });
+    await queue.ring({ submissionId: "s-4", group: "assistant/demo/delay" }, { delayMs: 60_000 });
     expect((await receive(1)).map((m) => decodeDoorbell(m.Body!).submissionId)).toEqual(["s-4"]);
     await drain();
   });
 
   it("changes a received message's visibility: 0 brings it back at once", async () => {
-    await queue.ring({ submissionId: "s-5", sessionKey: "assistant/demo/vis" });
+    await queue.ring({ submissionId: "s-5", group: "assistant/demo/vis" });
     const [m] = await receive(1, 30);
     expect(await receive(0)).toEqual([]);
     await queue.changeVisibility(m!.ReceiptHandle!, 0);
@@ -129,7 +129,7 @@ describe("SqsWorkQueue", () => {
   });
 
   it("a visibility heartbeat lowers the visibility to about one lease and keeps extending it", async () => {
-    await queue.ring({ submissionId: "s-6", sessionKey: "assistant/demo/heartbeat" });
+    await queue.ring({ submissionId: "s-6", group: "assistant/demo/heartbeat" });
     const [m] = await receive(1, 30);
     const errors: unknown[] = [];
     const heartbeat = startMessageHeartbeat({
@@ -168,5 +168,9 @@ describe("SqsWorkQueue", () => {
     expect(() => decodeDoorbell("nope")).toThrow(MalformedDoorbell);
     expect(() => decodeDoorbell("{}")).toThrow(MalformedDoorbell);
     expect(() => decodeDoorbell('{"submissionId":"x"}')).toThrow(MalformedDoorbell);
+  });
+
+  it("reads a body sent before the group field was renamed (a message in flight across an upgrade)", () => {
+    expect(decodeDoorbell('{"submissionId":"x","sessionKey":"a/b/default"}')).toEqual({ submissionId: "x", group: "a/b/default" });
   });
 });

@@ -58,14 +58,14 @@ export class InProcessQueue implements ConsumableQueue {
 
   #enqueue(doorbell: Doorbell): void {
     if (this.#closed) return;
-    const queue = this.#groups.get(doorbell.sessionKey);
+    const queue = this.#groups.get(doorbell.group);
     if (queue) {
       // A second ring for a submission already waiting adds nothing: the consumer re-reads state.
       if (!queue.some((d) => d.submissionId === doorbell.submissionId)) queue.push(doorbell);
     } else {
-      this.#groups.set(doorbell.sessionKey, [doorbell]);
+      this.#groups.set(doorbell.group, [doorbell]);
     }
-    this.#pump(doorbell.sessionKey);
+    this.#pump(doorbell.group);
   }
 
   #pump(group: string): void {

@@ -1,6 +1,6 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import type { DeliveryOutcome, Doorbell } from "../../ports/queue.ts";
+import type { DoorbellOutcome, Doorbell } from "../../ports/queue.ts";
 import { decodeDoorbell, MalformedDoorbell } from "./doorbell-body.ts";
 import { startMessageHeartbeat } from "./message-heartbeat.ts";
 import { changeMessageVisibility } from "./sqs-queue.ts";
@@ -15,7 +15,7 @@ export interface SqsBatchConsumerOptions {
   /** The engine's lease: the message's visibility heartbeat keeps it hidden about this long. */
   leaseMs: number;
   /** Handles one doorbell; `retry` makes its message come back after `delayMs`. */
-  handle(doorbell: Doorbell, record: SQSRecord): Promise<DeliveryOutcome>;
+  handle(doorbell: Doorbell, record: SQSRecord): Promise<DoorbellOutcome>;
   /** Visibility after a failure, from the message's receive count. Default {@link failureBackoffMs}. */
   failureDelayMs?(receiveCount: number): number;
   /** Reports a failure (it never propagates). */
@@ -86,7 +86,7 @@ async function consumeRecord(record: SQSRecord, options: SqsBatchConsumerOptions
     leaseMs: options.leaseMs,
     onError: (err) => report(err, "visibility"),
   });
-  let outcome: DeliveryOutcome;
+  let outcome: DoorbellOutcome;
   try {
     outcome = await options.handle(doorbell, record);
   } catch (err) {

@@ -10,7 +10,7 @@ export class MalformedDoorbell extends Error {
 
 /** The message body of a doorbell: its ids as JSON, nothing else (the store is the truth). */
 export function encodeDoorbell(doorbell: Doorbell): string {
-  return JSON.stringify({ submissionId: doorbell.submissionId, sessionKey: doorbell.sessionKey });
+  return JSON.stringify({ submissionId: doorbell.submissionId, group: doorbell.group });
 }
 
 /** Parses a doorbell body; throws {@link MalformedDoorbell} when it is not one. */
@@ -21,9 +21,11 @@ export function decodeDoorbell(body: string): Doorbell {
   } catch {
     throw new MalformedDoorbell("body is not JSON");
   }
-  const v = value as Partial<Doorbell> | null;
+  // `sessionKey`: the group's name in bodies sent before it was renamed (still in flight after an upgrade).
+  const v = value as (Partial<Doorbell> & { sessionKey?: unknown }) | null;
   if (v === null || typeof v !== "object") throw new MalformedDoorbell("body is not an object");
   if (typeof v.submissionId !== "string" || v.submissionId === "") throw new MalformedDoorbell("no submissionId");
-  if (typeof v.sessionKey !== "string" || v.sessionKey === "") throw new MalformedDoorbell("no sessionKey");
-  return { submissionId: v.submissionId, sessionKey: v.sessionKey };
+  const group = v.group ?? v.sessionKey;
+  if (typeof group !== "string" || group === "") throw new MalformedDoorbell("no group");
+  return { submissionId: v.submissionId, group };
 }

@@ -14,9 +14,9 @@ const HASHED_PREFIX = "h#";
  * accepts it as is, else `h#` + the SHA-256 hex of it (66 characters). Hashing keeps one group
  * per session, which is all the ordering needs; the doorbell body still carries the full key.
  */
-export function messageGroupId(sessionKey: string): string {
-  if (sessionKey.length > 0 && sessionKey.length <= MAX_GROUP_ID_LENGTH && GROUP_ID_CHARS.test(sessionKey)) {
-    return sessionKey;
+export function messageGroupId(group: string): string {
+  if (group.length > 0 && group.length <= MAX_GROUP_ID_LENGTH && GROUP_ID_CHARS.test(group)) {
+    return group;
   }
-  return HASHED_PREFIX + createHash("sha256").update(sessionKey, "utf8").digest("hex");
+  return HASHED_PREFIX + createHash("sha256").update(group, "utf8").digest("hex");
 }

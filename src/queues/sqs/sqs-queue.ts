@@ -42,7 +42,7 @@ export class SqsWorkQueue implements WorkQueue {
       new SendMessageCommand({
         QueueUrl: this.queueUrl,
         MessageBody: encodeDoorbell(doorbell),
-        MessageGroupId: messageGroupId(doorbell.sessionKey),
+        MessageGroupId: messageGroupId(doorbell.group),
         MessageDeduplicationId: randomUUID(),
       }),
     );
