@@ -13,8 +13,10 @@
  */
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CreateQueueCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { AgentTool, StreamFn } from "@earendil-works/pi-agent-core";
 import { startLocalCloud } from "../dev/local-cloud/local-cloud.ts";
+import { drainDeadLetters } from "../src/queues/sqs/dead-letter-drain.ts";
 import { createRuntime, type Runtime } from "../src/runtime/runtime.ts";
 import { keylessModel, streamBlocks } from "../src/session/block-stream.ts";
 import { RUNTIME_DEFAULTS } from "../src/runtime/defaults.ts";
@@ -70,7 +72,8 @@ export async function benchAws(): Promise<void> {
     await benchReviewCosts();
     await sseDelay();
     console.log("idle cost of a deployment nobody uses (per month, construct defaults):");
-    printIdleCost(sweep);
+    const idle = printIdleCost({ ...sweep, drainMs: await emptyDrainMs() });
+    figure("idle cost per month (list prices, construct defaults)", idle, "$", atMost(0.5, " $"), 2);
   } finally {
     await emulators.stop();
   }
@@ -110,6 +113,32 @@ const lookup: AgentTool<any> = {
   parameters: { type: "object", properties: { query: { type: "string" } } },
   execute: async () => ({ content: [{ type: "text", text: TOOL_RESULT }], details: {} }),
 };
+
+/** Median time of a dlq drain of an empty dead-letter queue on fauxqs (one short receive). */
+async function emptyDrainMs(): Promise<number> {
+  const sqs = new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS });
+  try {
+    const { QueueUrl } = await sqs.send(
+      new CreateQueueCommand({ QueueName: `bench-dlq-${process.pid}.fifo`, Attributes: { FifoQueue: "true" } }),
+    );
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      await drainDeadLetters({
+        client: sqs,
+        queueUrl: QueueUrl!,
+        visibilityTimeoutMs: 60_000,
+        handle: async () => {},
+        onError: () => {},
+        shouldStop: () => false,
+      });
+      times.push(performance.now() - t0);
+    }
+    return median(times);
+  } finally {
+    sqs.destroy();
+  }
+}
 
 async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: number; sweepMs: number }> {
   const table = `bench-${process.pid}`;

@@ -15,6 +15,8 @@ export interface IdleInputs {
   sweepCommands: number;
   /** Measured warm duration of one sweeper invocation, ms. */
   sweepMs: number;
+  /** Measured duration of one dlq drain of an empty dead-letter queue (one short receive), ms. */
+  drainMs: number;
 }
 
 interface Line {
@@ -27,23 +29,26 @@ interface Line {
 
 /** Prints the idle cost table; returns the monthly total without free tiers. */
 export function printIdleCost(inputs: IdleInputs): number {
-  // Lambda's SQS event source long-polls each queue; assumed 5 pollers × 20 s receives.
+  // Lambda's SQS event source long-polls its queue; assumed 5 pollers × 20 s receives. Only the
+  // work queue has one: the dlq function drains the dead-letter queue on the sweep schedule.
   const pollers = 5;
-  const queues = 2;
+  const queues = 1;
   const receives = queues * pollers * (60 / 20) * MINUTES_PER_MONTH;
   const sweeps = MINUTES_PER_MONTH; // rate(1 minute)
   const sweeperMemoryGb = 256 / 1024;
-  // Lambda bills at least 1 ms; assume the invocation overhead brings a warm sweep to ≥ 100 ms.
+  // Lambda bills at least 1 ms; assume the invocation overhead brings a warm run to ≥ 100 ms.
   const billedMs = Math.max(100, Math.ceil(inputs.sweepMs));
   const gbSeconds = sweeps * (billedMs / 1000) * sweeperMemoryGb;
+  const drainBilledMs = Math.max(100, Math.ceil(inputs.drainMs));
+  const drainGbSeconds = sweeps * (drainBilledMs / 1000) * sweeperMemoryGb;
   const sweepReads = sweeps * inputs.sweepReadUnits;
   // An idle sweep logs only Lambda's START/END/REPORT platform lines (~0.35 KB): its own line is
   // at debug level and it publishes no metrics when it finds nothing (src/lambdas/sweeper.ts).
-  const logGb = (sweeps * 0.35 * 1024) / 1024 ** 3;
+  const logGb = (2 * sweeps * 0.35 * 1024) / 1024 ** 3;
   const lines: Line[] = [
     {
       item: "SQS event-source polling",
-      usage: `${queues} FIFO queues × ${pollers} pollers × 3 empty 20 s receives/min = ${(receives / 1e6).toFixed(2)} M requests`,
+      usage: `${queues} FIFO queue (the work queue) × ${pollers} pollers × 3 empty 20 s receives/min = ${(receives / 1e6).toFixed(2)} M requests`,
       dollars: (receives / 1e6) * PRICES.sqsFifoMillion,
       withFreeTier: (Math.max(0, receives - 1e6) / 1e6) * PRICES.sqsFifoMillion,
     },
@@ -51,6 +56,13 @@ export function printIdleCost(inputs: IdleInputs): number {
       item: "sweeper invocations",
       usage: `${sweeps} runs (rate 1 min) × ${billedMs} ms billed (measured ${inputs.sweepMs.toFixed(0)} ms warm, local) × 256 MB arm64 = ${gbSeconds.toFixed(0)} GB-s`,
       dollars: gbSeconds * PRICES.lambdaArmGbSecond + (sweeps / 1e6) * PRICES.lambdaRequestMillion,
+      withFreeTier: 0,
+    },
+    {
+      item: "dead-letter drain",
+      usage: `${sweeps} dlq runs on the sweep schedule × ${drainBilledMs} ms billed (measured ${inputs.drainMs.toFixed(0)} ms, local) × 256 MB = ${drainGbSeconds.toFixed(0)} GB-s, + ${sweeps} short receives`,
+      dollars:
+        drainGbSeconds * PRICES.lambdaArmGbSecond + (sweeps / 1e6) * PRICES.lambdaRequestMillion + (sweeps / 1e6) * PRICES.sqsFifoMillion,
       withFreeTier: 0,
     },
     {
@@ -67,14 +79,14 @@ export function printIdleCost(inputs: IdleInputs): number {
     },
     {
       item: "sweeper logs",
-      usage: `~0.35 KB per run (platform lines only) = ${(logGb * 1024).toFixed(0)} MB ingested`,
+      usage: `~0.35 KB per run of the sweeper and of the drain (platform lines only) = ${(logGb * 1024).toFixed(0)} MB ingested`,
       dollars: logGb * PRICES.logIngestGb,
       withFreeTier: 0,
     },
     {
       item: "CloudWatch alarms",
-      usage: "3 standard alarms (DLQ arrivals, DLQ depth, worker errors)",
-      dollars: 3 * PRICES.alarmMonth,
+      usage: `none by default; with an alarmTopic 3 standard alarms (DLQ arrivals, DLQ age, worker errors) add $${(3 * PRICES.alarmMonth).toFixed(2)}`,
+      dollars: 0,
       withFreeTier: 0,
     },
     {

@@ -2,8 +2,8 @@
  * The serverless shape on one machine (`npm run dev:aws`, and the Lambda tests): creates the
  * table, bucket and queues (FIFO work queue + FIFO dead-letter queue with a redrive policy) on
  * the local emulators, serves the `http` handler module as a streaming function URL, and feeds
- * the `worker`, `dlq` and `sweeper` handler modules the way Lambda's SQS event sources and an
- * EventBridge schedule would. Every function runs in child processes with only its own
+ * the `worker`, `dlq` and `sweeper` handler modules the way Lambda's SQS event source (the
+ * worker's) and an EventBridge schedule (the sweeper and the dlq function's drain) would. Every function runs in child processes with only its own
  * environment, so the code under test is exactly what a deployment bundles. As the `Harness`
  * construct does, the http and sweeper functions get the agent names (`HARNESS_AGENT_NAMES`)
  * instead of the agents module.
@@ -65,7 +65,10 @@ export interface LocalCloudOptions {
   queueVisibilityTimeoutMs?: number;
   /** Receives before SQS dead-letters a doorbell; default 30 (as the construct). */
   maxReceiveCount?: number;
-  /** How often the sweeper runs; default 60 s; `false`: only when `sweep()` is called. */
+  /**
+   * How often the sweep schedule fires (the sweeper and the dlq drain); default 60 s; `false`:
+   * only when `sweep()` / `drainDeadLetters()` is called.
+   */
   sweeperRateMs?: number | false;
   /** Long-poll wait of the event sources, seconds. Default 1. */
   pollWaitSeconds?: number;
@@ -81,8 +84,8 @@ export interface LocalCloudOptions {
 
 /** One event an event source handed a function. */
 export interface Delivery {
-  /** `work` (the worker's queue) or `dlq`. */
-  queue: "work" | "dlq";
+  /** The worker's queue (the only one with an event source; the dlq function drains its queue on the schedule). */
+  queue: "work";
   function: string;
   messageId: string;
   receiveCount: number;
@@ -111,6 +114,8 @@ export interface LocalCloud {
   functionEnv(role: HarnessFunctionRole): Record<string, string>;
   /** Invokes the sweeper now with a scheduled event; resolves with its report. */
   sweep(): Promise<unknown>;
+  /** Invokes the dlq function now with a scheduled event (its drain); resolves with its report. */
+  drainDeadLetters(): Promise<unknown>;
   /**
    * Starts another, separately configured deployment of one function that no event source feeds
    * (e.g. an http function whose queue is unreachable); closed with the cloud.
@@ -181,6 +186,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const functionEnv = (role: HarnessFunctionRole): Record<string, string> => ({
     ...base,
     ...(role === "http" ? { [HARNESS_ENV.streamMaxMs]: String(streamMaxMs) } : {}),
+    ...(role === "dlq" ? { [HARNESS_ENV.deadLetterQueueUrl]: queues.deadLetterQueueUrl } : {}),
     ...(NAMES_ONLY_ROLES.includes(role) ? { [HARNESS_ENV.agentNames]: agentNames.join(AGENT_NAMES_SEPARATOR) } : {}),
     ...options.env,
     ...options.functionEnv?.[role],
@@ -227,15 +233,6 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     onError: (err, fn) => onError(err, fn.name),
     onDeliver: recordDelivery("work"),
   });
-  const deadLetterSource = new SqsEventSource({
-    client: sqs,
-    queueUrl: queues.deadLetterQueueUrl,
-    queueArn: queues.deadLetterQueueArn,
-    functions: [dlq],
-    waitSeconds: options.pollWaitSeconds,
-    onError: (err, fn) => onError(err, fn.name),
-    onDeliver: recordDelivery("dlq"),
-  });
 
   try {
     await Promise.all([http.start(), ...workers.map((w) => w.warm()), dlq.warm(), sweeper.warm()]);
@@ -245,19 +242,24 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     throw err;
   }
   workSource.start();
-  deadLetterSource.start();
 
   const region = process.env.AWS_REGION ?? "us-east-1";
   const sweep = () => sweeper.invoke(scheduledEvent(region, name));
+  const drainDeadLetters = () => dlq.invoke(scheduledEvent(region, name));
+  // The sweep schedule has two targets, as the construct's rule: the sweeper and the dlq drain.
+  const ticking = new Set<string>();
+  const tick = (target: string, run: () => Promise<unknown>) => {
+    if (ticking.has(target)) return; // an EventBridge tick would overlap; a skipped local tick is harmless
+    ticking.add(target);
+    run()
+      .catch((err) => onError(err, target))
+      .finally(() => ticking.delete(target));
+  };
   let sweepTimer: NodeJS.Timeout | undefined;
   if (options.sweeperRateMs !== false) {
-    let sweeping = false;
     sweepTimer = setInterval(() => {
-      if (sweeping) return; // an EventBridge tick would overlap; a skipped local tick is harmless
-      sweeping = true;
-      sweep()
-        .catch((err) => onError(err, "sweeper"))
-        .finally(() => (sweeping = false));
+      tick("sweeper", sweep);
+      tick("dlq", drainDeadLetters);
     }, options.sweeperRateMs ?? 60_000);
     sweepTimer.unref();
   }
@@ -289,10 +291,11 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     deliveries,
     functionEnv,
     sweep,
+    drainDeadLetters,
     extraFunction: extraFunction as LocalCloud["extraFunction"],
     async stop() {
       clearInterval(sweepTimer);
-      await Promise.all([workSource.stop(), deadLetterSource.stop()]);
+      await workSource.stop();
       await Promise.allSettled([...all, ...extras].map((f) => f.close()));
       sqs.destroy();
     },

@@ -170,8 +170,9 @@ export interface HarnessProps {
   readonly apiGateway?: boolean | HarnessApiGatewayOptions;
 
   /**
-   * Rate of the sweeper schedule (re-ring stale heads, reclaim expired leases, finalize,
-   * expire waits, settle past durability timeouts).
+   * Rate of the sweep schedule: the sweeper (re-ring stale heads, reclaim expired leases,
+   * finalize, expire waits, settle past durability timeouts) and the dlq function's drain of the
+   * dead-letter queue both run on it.
    * @default Duration.minutes(1)
    */
   readonly sweeperRate?: Duration;
@@ -187,8 +188,10 @@ export interface HarnessProps {
   readonly bedrock?: boolean | HarnessBedrockOptions;
 
   /**
-   * Create the alarms: dead-letter queue depth and arrivals, worker errors.
-   * @default true
+   * Create the alarms: dead-letter queue depth and arrivals, worker errors. They cost $0.10 each
+   * a month, notified or not, which would be most of an idle deployment's bill: so by default they
+   * exist only when `alarmTopic` can tell someone.
+   * @default true when `alarmTopic` is given, else false
    */
   readonly alarms?: boolean;
   /**
@@ -199,9 +202,10 @@ export interface HarnessProps {
   /**
    * Topic notified when an alarm fires or recovers (subscribe e-mail, chat or paging to it).
    *
-   * Cost: the alarms cost $0.10 each a month with or without a topic (three by default); SNS
-   * notifications cost next to nothing at alarm rates (e-mail: the first 1,000 a month free).
-   * @default no notification: the alarms only change state in the console
+   * Giving a topic turns the alarms on (see `alarms`). Cost: $0.10 per alarm a month (three, four
+   * with `workerThrottleAlarm`); SNS notifications cost next to nothing at alarm rates (e-mail:
+   * the first 1,000 a month free).
+   * @default no topic, and no alarms unless `alarms` is true
    */
   readonly alarmTopic?: ITopic;
 

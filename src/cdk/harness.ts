@@ -190,7 +190,9 @@ export class Harness extends Construct {
       entry: entry("dlq"),
       timeout: dlqTimeout,
       memorySize: 256,
-      environment: roleEnv("dlq"),
+      environment: { ...roleEnv("dlq"), [HARNESS_ENV.deadLetterQueueUrl]: this.deadLetterQueue.queueUrl },
+      // The next tick is the retry (as the sweeper's).
+      retryAttempts: 0,
     });
     const sweeper = new HarnessFunction(this, "Sweeper", {
       ...common,
@@ -217,15 +219,16 @@ export class Harness extends Construct {
         maxConcurrency: props.workerMaxConcurrency,
       }),
     );
-    dlq.function.addEventSource(
-      new SqsEventSource(this.deadLetterQueue, { batchSize: 1, reportBatchItemFailures: true }),
-    );
+    // No event source on the DLQ: its pollers would bill ~650,000 empty receives a month. The
+    // dlq function drains it on the sweep schedule instead (src/queues/sqs/dead-letter-drain.ts).
+    this.deadLetterQueue.grantConsumeMessages(dlq.role);
     if (props.bedrock) this.grantBedrock(worker.role, props.bedrock === true ? {} : props.bedrock);
 
     new Rule(this, "SweepSchedule", {
-      description: "Runs the harness sweeper",
+      description: "Runs the harness sweeper and drains the dead-letter queue",
       schedule: Schedule.rate(props.sweeperRate ?? Duration.minutes(1)),
-      targets: [new LambdaFunction(sweeper.function, { retryAttempts: 0 })],
+      // The next tick is the retry of either.
+      targets: [new LambdaFunction(sweeper.function, { retryAttempts: 0 }), new LambdaFunction(dlq.function, { retryAttempts: 0 })],
     });
 
     if (props.apiGateway) {
@@ -249,7 +252,7 @@ export class Harness extends Construct {
       this.url = this.functionUrl.url;
     }
 
-    if (props.alarms ?? true) this.createAlarms(props);
+    if (props.alarms ?? props.alarmTopic !== undefined) this.createAlarms(props);
 
     const apiOptions = typeof props.apiGateway === "object" ? props.apiGateway : {};
     acknowledgeHarnessFindings({
@@ -333,11 +336,11 @@ export class Harness extends Construct {
   }
 
   private createAlarms(props: HarnessProps): void {
-    const alarm = (id: string, description: string, metric: IMetric): Alarm => {
+    const alarm = (id: string, description: string, metric: IMetric, threshold = 0): Alarm => {
       const created = new Alarm(this, id, {
         alarmDescription: description,
         metric,
-        threshold: 0,
+        threshold,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 1,
         treatMissingData: TreatMissingData.NOT_BREACHING,
@@ -357,8 +360,9 @@ export class Harness extends Construct {
     );
     alarm(
       "DlqDepthAlarm",
-      "Doorbells are waiting in the dead-letter queue: the dlq function is failing or throttled.",
-      this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: "Maximum" }),
+      "A doorbell has waited in the dead-letter queue for over 10 minutes: the dlq function's scheduled drain is failing or not running.",
+      this.deadLetterQueue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: "Maximum" }),
+      600,
     );
     alarm(
       "WorkerErrorsAlarm",

@@ -10,6 +10,8 @@ export const HARNESS_ENV = {
   bucketName: "BUCKET_NAME",
   /** URL of the SQS FIFO work queue, the doorbell (every function). */
   queueUrl: "QUEUE_URL",
+  /** URL of the work queue's dead-letter queue, which the dlq function drains on the sweep schedule (dlq only). */
+  deadLetterQueueUrl: "DEAD_LETTER_QUEUE_URL",
   /**
    * Milliseconds after which the http function ends an SSE response by itself (http only). Always
    * well below the function timeout, so a stream ends cleanly and EventSource reconnects with

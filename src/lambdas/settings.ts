@@ -12,6 +12,8 @@ export interface LambdaSettings {
   tableName: string;
   bucketName: string;
   queueUrl: string;
+  /** The dead-letter queue's URL (`DEAD_LETTER_QUEUE_URL`); "" in functions that do not drain it. */
+  deadLetterQueueUrl: string;
   /** `HARNESS_LEASE_MS`, default 30 s: the engine lease; messages are held for about as long. */
   leaseMs: number;
   /**
@@ -66,6 +68,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettin
     tableName: required(HARNESS_ENV.tableName),
     bucketName: required(HARNESS_ENV.bucketName),
     queueUrl: required(HARNESS_ENV.queueUrl),
+    deadLetterQueueUrl: env[HARNESS_ENV.deadLetterQueueUrl] ?? "",
     leaseMs: ms("HARNESS_LEASE_MS", RUNTIME_DEFAULTS.leaseMs),
     yieldMarginMs: ms("HARNESS_YIELD_MARGIN_MS", 60_000 + DEFAULT_TURN_TIMEOUT_MS),
     streamMaxMs: ms(HARNESS_ENV.streamMaxMs, STREAM_MAX_MS.serverless),

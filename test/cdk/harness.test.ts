@@ -60,6 +60,7 @@ function statements(s: Synth, role: HarnessFunctionRole): Statement[] {
 const actionsOf = (st: Statement): string[] => (Array.isArray(st.Action) ? st.Action : [st.Action]);
 const resourcesOf = (st: Statement): unknown[] => (Array.isArray(st.Resource) ? st.Resource : [st.Resource]);
 const allActions = (s: Synth, role: HarnessFunctionRole): string[] => statements(s, role).flatMap(actionsOf);
+const envOf = (s: Synth, role: HarnessFunctionRole): Record<string, any> => functionResource(s, role).Properties.Environment.Variables;
 
 function nagViolations(stack: Stack): string[] {
   const report = new nag.AwsSolutionsChecks().validateScope(stack);
@@ -186,9 +187,10 @@ describe("Harness: functions", () => {
     ]);
   });
 
-  it("feeds the worker from the queue and the dlq function from the DLQ, one message at a time with partial failures", () => {
+  it("feeds the worker from the queue, one message at a time with partial failures; the DLQ has no event source", () => {
     const mappings = Object.values(s.template.findResources("AWS::Lambda::EventSourceMapping")).map((m) => m.Properties);
-    expect(mappings).toHaveLength(2);
+    // One mapping: a second one's pollers would bill ~650,000 empty receives a month on the DLQ.
+    expect(mappings).toHaveLength(1);
     const byFunction = (role: HarnessFunctionRole) =>
       mappings.find((m) => m.FunctionName.Ref === logicalId(s, s.harness.functions[role]));
     expect(byFunction("worker")).toMatchObject({
@@ -196,11 +198,17 @@ describe("Harness: functions", () => {
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       EventSourceArn: { "Fn::GetAtt": [logicalId(s, s.harness.queue), "Arn"] },
     });
-    expect(byFunction("dlq")).toMatchObject({
-      BatchSize: 1,
-      FunctionResponseTypes: ["ReportBatchItemFailures"],
-      EventSourceArn: { "Fn::GetAtt": [logicalId(s, s.harness.deadLetterQueue), "Arn"] },
+    expect(byFunction("dlq")).toBeUndefined();
+  });
+
+  it("drains the DLQ with the dlq function on the sweep schedule, told the DLQ's URL", () => {
+    s.template.hasResourceProperties("AWS::Events::Rule", {
+      ScheduleExpression: "rate(1 minute)",
+      Targets: Match.arrayWith([Match.objectLike({ Arn: { "Fn::GetAtt": [logicalId(s, s.harness.functions.dlq), "Arn"] } })]),
     });
+    expect(envOf(s, "dlq")[HARNESS_ENV.deadLetterQueueUrl]).toEqual({ Ref: logicalId(s, s.harness.deadLetterQueue) });
+    for (const role of ["http", "worker", "sweeper"] as const) expect(envOf(s, role)[HARNESS_ENV.deadLetterQueueUrl], role).toBeUndefined();
+    expect(allActions(s, "dlq")).toEqual(expect.arrayContaining(["sqs:ReceiveMessage", "sqs:DeleteMessage"]));
   });
 
   it("runs the worker up to 15 minutes by default, configurable, with optional reserved concurrency", () => {
@@ -215,7 +223,7 @@ describe("Harness: functions", () => {
   it("runs the sweeper on an EventBridge schedule, every minute by default", () => {
     s.template.hasResourceProperties("AWS::Events::Rule", {
       ScheduleExpression: "rate(1 minute)",
-      Targets: [Match.objectLike({ Arn: { "Fn::GetAtt": [logicalId(s, s.harness.functions.sweeper), "Arn"] } })],
+      Targets: Match.arrayWith([Match.objectLike({ Arn: { "Fn::GetAtt": [logicalId(s, s.harness.functions.sweeper), "Arn"] } })]),
     });
     synth({ sweeperRate: Duration.minutes(5) }).template.hasResourceProperties("AWS::Events::Rule", {
       ScheduleExpression: "rate(5 minutes)",
@@ -411,24 +419,28 @@ describe("Harness: least privilege", () => {
 });
 
 describe("Harness: alarms", () => {
-  it("alarms on DLQ arrivals, DLQ depth and worker errors", () => {
-    const s = synth();
+  it("creates no alarm by default: $0.10 a month each, and nobody to tell", () => {
+    synth().template.resourceCountIs("AWS::CloudWatch::Alarm", 0);
+  });
+
+  it("alarms on DLQ arrivals, a dead letter left undrained for 10 minutes, and worker errors", () => {
+    const s = synth({ alarms: true });
     const alarms = Object.values(s.template.findResources("AWS::CloudWatch::Alarm")).map((a) => a.Properties);
     expect(alarms.map((a) => a.MetricName).sort()).toEqual(
-      ["ApproximateNumberOfMessagesVisible", "Errors", "NumberOfMessagesReceived"].sort(),
+      ["ApproximateAgeOfOldestMessage", "Errors", "NumberOfMessagesReceived"].sort(),
     );
     for (const alarm of alarms) {
-      expect(alarm.Threshold).toBe(0);
+      expect(alarm.Threshold).toBe(alarm.MetricName === "ApproximateAgeOfOldestMessage" ? 600 : 0);
       expect(alarm.ComparisonOperator).toBe("GreaterThanThreshold");
       expect(alarm.AlarmActions).toBeUndefined();
     }
     const dlqName = { "Fn::GetAtt": [logicalId(s, s.harness.deadLetterQueue), "QueueName"] };
-    for (const metric of ["ApproximateNumberOfMessagesVisible", "NumberOfMessagesReceived"]) {
+    for (const metric of ["ApproximateAgeOfOldestMessage", "NumberOfMessagesReceived"]) {
       expect(alarms.find((a) => a.MetricName === metric)!.Dimensions).toEqual([{ Name: "QueueName", Value: dlqName }]);
     }
   });
 
-  it("notifies a topic and optionally watches throttles; can be turned off", () => {
+  it("are on when a topic is given, notify it, optionally watch throttles; can be turned off", () => {
     const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
     const stack = new Stack(app, "Topic");
     const topic = new Topic(stack, "Alarms");
@@ -533,8 +545,6 @@ describe("Harness: cdk-nag AwsSolutions", () => {
 });
 
 describe("Harness: agent names for the functions that run no agent", () => {
-  const envOf = (s: Synth, role: HarnessFunctionRole): Record<string, string> =>
-    functionResource(s, role).Properties.Environment.Variables;
 
   it("gives http and sweeper the names discovered from the agents module, worker and dlq none", () => {
     const s = synth();

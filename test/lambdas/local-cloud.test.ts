@@ -417,7 +417,15 @@ describe("local cloud: recovery of lost doorbells", () => {
     expect(await settledPayload(stranded!.conversationId, stranded!.id)).toMatchObject({ status: "succeeded" });
   });
 
-  it("the dead-letter function re-rings healthy work and settles only spent work", async () => {
+  /** Ticks of the schedule's dlq target until one drained a dead letter (a short poll may miss one). */
+  async function drainUntilEmpty() {
+    await waitFor("the dlq drain to handle the dead letter", async () => {
+      const report = (await cloud.drainDeadLetters()) as { handled: number };
+      return report.handled > 0 ? true : undefined;
+    });
+  }
+
+  it("the dead-letter function, on the schedule, re-rings healthy work and settles only spent work", async () => {
     dumpLogsOnFailure();
     const dead = await httpWithoutQueue();
 
@@ -427,6 +435,7 @@ describe("local cloud: recovery of lost doorbells", () => {
     const [healthy] = (await store.listRunnable()).filter((s) => s.sessionKey.instance === healthyInstance);
     expect(healthy).toMatchObject({ status: "queued", attemptCount: 0 });
     await sendDoorbell(cloud.deadLetterQueueUrl, healthy!.id, `fragile/${healthyInstance}/default`);
+    await drainUntilEmpty();
     await waitSettled(healthy!.id);
     expect(await settledPayload(healthy!.conversationId, healthy!.id)).toMatchObject({ status: "succeeded" });
     await waitFor("the rerung alarm metric", async () =>
@@ -447,6 +456,7 @@ describe("local cloud: recovery of lost doorbells", () => {
       await store.releaseSubmission({ submissionId: spent!.id, attemptId: claimed.attemptId!, lastError: error });
     }
     await sendDoorbell(cloud.deadLetterQueueUrl, spent!.id, `fragile/${spentInstance}/default`);
+    await drainUntilEmpty();
     const settled = await waitSettled(spent!.id);
     expect(settled.attemptCount).toBe(3);
     const payload = await settledPayload(spent!.conversationId, spent!.id);
