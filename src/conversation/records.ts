@@ -134,6 +134,12 @@ export interface SettledPayload {
   usage?: SettledUsage;
   /** Present when the model has prices. */
   cost?: SettledCost;
+  /**
+   * The submission's messages are left out of every later projection (its records stay in the
+   * log): set on a `context_overflow` settlement, so an input that cannot fit the context window
+   * does not make every later submission of the session overflow too.
+   */
+  excludedFromContext?: true;
 }
 
 export interface TaskSpawnedPayload {

@@ -11,6 +11,8 @@ import {
   type AgentSetup,
 } from "../session/agent-setup.ts";
 import { formatDuration } from "../session/duration.ts";
+import { submissionUsage } from "../session/submission-usage.ts";
+import { idFloor } from "../conversation/ids.ts";
 import { runInterceptors } from "../session/interceptors.ts";
 import type { DriveOutcome } from "../session/drive.ts";
 import { transientBackoffMs } from "./backoff.ts";
@@ -46,7 +48,8 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
   // A failure may come before any drive wrote to the log, which may then still be empty.
   const fail = async (errorCode: NonNullable<SettledPayload["errorCode"]>, error: string) => {
     await heartbeat.stop();
-    await settle(ctx, sub, log, { status: "failed", error, errorCode }, { mayOpenLog: true });
+    const payload: SettledPayload = { status: "failed", error, errorCode, ...(await usageOfEarlierAttempts(ctx, sub)) };
+    await settle(ctx, sub, log, payload, { mayOpenLog: true });
   };
 
   try {
@@ -121,12 +124,10 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
       }
       await heartbeat.stop();
       if (outcome.kind === "failed") {
-        await fail(outcome.errorCode, outcome.error);
+        await settle(ctx, sub, log, settledPayloadOf(outcome), { mayOpenLog: true });
         return;
       }
-      const payload: SettledPayload =
-        outcome.result !== undefined ? { status: "succeeded", result: outcome.result } : { status: "succeeded" };
-      const settled = await settle(ctx, sub, log, payload, { requireDrainedInbox: true });
+      const settled = await settle(ctx, sub, log, settledPayloadOf(outcome), { requireDrainedInbox: true });
       if (settled !== "inbox_not_drained") return;
       // A steer or follow-up arrived after the last turn: run again to deliver it.
       heartbeat.restart();
@@ -282,6 +283,38 @@ function startHeartbeat(ctx: AttemptContext, sub: Submission, attemptAbort: Abor
       run(stopper.signal);
     },
   };
+}
+
+/** The settled payload of a drive's settling outcome: status, result or error, usage and cost, the context marker. */
+export function settledPayloadOf(outcome: Extract<DriveOutcome, { kind: "completed" | "failed" }>): SettledPayload {
+  const payload: SettledPayload =
+    outcome.kind === "completed"
+      ? { status: "succeeded", ...(outcome.result !== undefined ? { result: outcome.result } : {}) }
+      : { status: "failed", error: outcome.error, errorCode: outcome.errorCode };
+  if (outcome.usage !== undefined) {
+    payload.usage = outcome.usage.usage;
+    if (outcome.usage.cost !== undefined) payload.cost = outcome.usage.cost;
+  }
+  if (outcome.kind === "failed" && outcome.excludedFromContext) payload.excludedFromContext = true;
+  return payload;
+}
+
+/**
+ * How far before its admission a submission's records may be minted (another process's clock):
+ * generous, since it only bounds the read of a settlement without a drive.
+ */
+const ADMISSION_SKEW_MS = 5 * 60_000;
+
+/**
+ * The usage of a submission settled without a drive this attempt (budget spent, timed out, setup
+ * refused): what its earlier attempts consumed, read from the log since its admission. Nothing
+ * to read for a first attempt.
+ */
+async function usageOfEarlierAttempts(ctx: AttemptContext, sub: Submission): Promise<Pick<SettledPayload, "usage" | "cost">> {
+  if (sub.attemptCount <= 1 && !sub.pendingResume) return {};
+  const since = await ctx.store.readRecords(sub.conversationId, idFloor(Math.max(0, sub.createdAt - ADMISSION_SKEW_MS)));
+  const { usage, cost } = submissionUsage(since, sub.id);
+  return cost === undefined ? { usage } : { usage, cost };
 }
 
 /** Rings the released submission's doorbell so a fresh claim picks it up. */

@@ -54,7 +54,16 @@ export type HarnessEvent =
   | { type: "tool_call_started"; correlation: Correlation; callId: string; toolName: string }
   | { type: "tool_call_updated"; correlation: Correlation; callId: string; toolName: string; result: unknown }
   | { type: "tool_call_ended"; correlation: Correlation; callId: string; toolName: string; isError: boolean }
-  | { type: "compaction"; correlation: Correlation; reason: "manual" | "overflow" }
+  | {
+      type: "compaction";
+      correlation: Correlation;
+      reason: "threshold" | "overflow" | "manual";
+      /** The first record kept verbatim. */
+      firstKeptEntryId: string;
+      /** Estimated tokens of the history the summary replaced, and of the history kept. */
+      summarizedTokens: number;
+      keptTokens: number;
+    }
   | { type: "recovery"; correlation: Correlation; decision: RecoveryDecision; detail: string };
 
 /** Synchronous, read-only, cheap. A throwing observer is logged and never affects a run. */

@@ -13,7 +13,11 @@ export function sessionKeyString(key: SessionKey): string {
   return `${key.agent}/${key.instance}/${key.session}`;
 }
 
-export type InboundKind = "user" | "signal";
+/**
+ * What a submission runs: a `user` message or a `signal` (both dispatched by clients), or a
+ * manual `compact` (admitted by `runtime.compact`, with an empty body: it only compacts).
+ */
+export type InboundKind = "user" | "signal" | "compact";
 
 export interface SignalMeta {
   type: string;

@@ -34,6 +34,19 @@ export interface AgentSetup {
   turnTimeoutMs?: number;
   /** Bound on one tool call (a timed-out call yields an error outcome); 0 or absent → default. */
   toolTimeoutMs?: number;
+  /** How the conversation is compacted when it outgrows the model's context window. */
+  compaction?: CompactionSetup;
+}
+
+/** Compaction knobs of an agent setup; every field is optional (0 or absent → default). */
+export interface CompactionSetup {
+  /** Tokens of the most recent history kept verbatim (default 20,000). */
+  keepRecentTokens?: number;
+  /** Room kept free for the reply: a context passing `contextWindow − reserveTokens` compacts first (default 16,384). */
+  reserveTokens?: number;
+  /** The summarizer's model (default: the agent's own); `streamFn` with it when it needs another provider. */
+  model?: Model<Api>;
+  streamFn?: StreamFn;
 }
 
 /** An agent definition returned an unusable setup. The message says what and where. */
@@ -92,6 +105,31 @@ export function validateAgentSetup(setup: unknown): asserts setup is AgentSetup 
     }
     if (knob === "maxAttempts" && !Number.isInteger(v)) throw new AgentSetupError("maxAttempts must be an integer");
   }
+  if (s.compaction !== undefined) validateCompaction(s.compaction, s.model as Record<string, unknown>);
+}
+
+function validateCompaction(compaction: unknown, agentModel: Record<string, unknown>): void {
+  if (compaction === null || typeof compaction !== "object") throw new AgentSetupError("compaction must be an object");
+  const c = compaction as Record<string, unknown>;
+  for (const knob of ["keepRecentTokens", "reserveTokens"] as const) {
+    const v = c[knob];
+    if (v === undefined) continue;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0) throw new AgentSetupError(`compaction.${knob} must be an integer >= 0`);
+  }
+  if (c.model !== undefined) {
+    const model = c.model as Record<string, unknown> | null;
+    if (model === null || typeof model !== "object") throw new AgentSetupError("compaction.model must be a model object");
+    for (const field of ["id", "api", "provider"] as const) {
+      if (typeof model[field] !== "string" || model[field] === "") {
+        throw new AgentSetupError(`compaction.model.${field} must be a non-empty string`);
+      }
+    }
+  }
+  if (c.streamFn !== undefined && typeof c.streamFn !== "function") throw new AgentSetupError("compaction.streamFn must be a function");
+  // The summarizer must fit inside the window it summarizes for.
+  const window = typeof agentModel.contextWindow === "number" ? agentModel.contextWindow : 0;
+  const reserve = typeof c.reserveTokens === "number" ? c.reserveTokens : 0;
+  if (window > 0 && reserve >= window) throw new AgentSetupError(`compaction.reserveTokens (${reserve}) must be below the model's contextWindow (${window})`);
 }
 
 /** The setup's budgets with defaults applied. */

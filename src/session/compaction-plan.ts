@@ -1,7 +1,7 @@
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import { estimateMessageTokens, estimateTextAndImageContentTokens, estimateTextTokens } from "@earendil-works/pi-ai/utils/estimate";
 import type { ConversationRecord } from "../conversation/records.ts";
-import { projectPath } from "./projection.ts";
+import { projectPath, withoutExcluded } from "./projection.ts";
 
 /** Tokens of the most recent history a compaction keeps verbatim. */
 export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
@@ -47,9 +47,12 @@ export interface PlanOptions {
  * message). The kept suffix is the shortest one starting at such a message that holds at least
  * `keepRecentTokens`; when the whole path is smaller, an automatic compaction has nothing to do
  * (undefined) and a manual one keeps only the last exchange. Undefined also when nothing lies
- * before the cut (one exchange, or everything already summarized). Pure.
+ * before the cut (one exchange, or everything already summarized). Messages of a submission
+ * settled `excludedFromContext` play no part. Pure.
  */
-export function planCompaction(path: readonly ConversationRecord[], options: PlanOptions): CompactionPlan | undefined {
+export function planCompaction(fullPath: readonly ConversationRecord[], options: PlanOptions): CompactionPlan | undefined {
+  // Messages left out of every projection are neither summarized nor kept.
+  const path = withoutExcluded(fullPath);
   const root = path[0];
   const previousSummary = root?.kind === "compaction" ? root.payload.summary : undefined;
   const first = previousSummary === undefined ? 0 : 1;

@@ -1,13 +1,21 @@
 import { isContextOverflow, isRetryableAssistantError, type AssistantMessage } from "@earendil-works/pi-ai";
 import { formatDuration } from "./duration.ts";
+import type { SubmissionUsage } from "./submission-usage.ts";
 
-/** How a drive ended. */
+/** How a drive ended. A settling outcome carries what the submission consumed so far (`usage`). */
 export type DriveOutcome =
-  | { kind: "completed"; result?: unknown }
+  | { kind: "completed"; result?: unknown; usage?: SubmissionUsage }
   /** Stopped where the next step is a model call (the log ends with tool results or an injected user message). */
   | { kind: "continuation" }
   | { kind: "transient"; error: string }
-  | { kind: "failed"; errorCode: "run_failed" | "result_schema_invalid" | "timeout_exceeded"; error: string }
+  | {
+      kind: "failed";
+      errorCode: "run_failed" | "result_schema_invalid" | "timeout_exceeded" | "context_overflow";
+      error: string;
+      usage?: SubmissionUsage;
+      /** Leave the submission's messages out of later projections (see `SettledPayload.excludedFromContext`). */
+      excludedFromContext?: true;
+    }
   | { kind: "interrupted" };
 
 /** True for an assistant message that ended in a provider error or was aborted. */
@@ -28,12 +36,15 @@ export function classifyLastAssistant(
   const text = message.errorMessage || `model turn ended with stop reason "${message.stopReason}"`;
   if (context.turnTimeout !== undefined) return { kind: "transient", error: context.turnTimeout };
   if (message.stopReason === "aborted") return { kind: "transient", error: text };
-  if (isContextOverflow(message, context.contextWindow)) {
-    // Compaction is not implemented yet: an overflow is terminal.
-    return { kind: "failed", errorCode: "run_failed", error: `context overflow (compaction not available): ${text}` };
-  }
+  // The drive compacts and retries; this is what settles when it cannot.
+  if (isContextOverflow(message, context.contextWindow)) return { kind: "failed", errorCode: "context_overflow", error: text };
   if (isRetryableAssistantError(message)) return { kind: "transient", error: text };
   return { kind: "failed", errorCode: "run_failed", error: text };
+}
+
+/** True for the outcome of a model turn that overflowed the context window. */
+export function isOverflow(outcome: DriveOutcome | undefined): outcome is Extract<DriveOutcome, { kind: "failed" }> {
+  return outcome?.kind === "failed" && outcome.errorCode === "context_overflow";
 }
 
 /** The durability deadline passed mid-run. */

@@ -1,8 +1,9 @@
-import { Agent, type AgentEvent, type AgentTurnContext, type AgentTurnDecision } from "@earendil-works/pi-agent-core";
+import { Agent, type AgentEvent, type AgentRequestUpdate, type AgentTurnContext, type AgentTurnDecision, type PrepareRequestContext } from "@earendil-works/pi-agent-core";
 import { contentText } from "@earendil-works/pi-ai";
-import type { AssistantMessage } from "@earendil-works/pi-ai";
+import type { AssistantMessage, Message } from "@earendil-works/pi-ai";
 import { newId } from "../conversation/ids.ts";
-import type { ConversationRecord, RecordBody } from "../conversation/records.ts";
+import type { CompactionPayload, ConversationRecord, RecordBody } from "../conversation/records.ts";
+import { activeLeafPath, reduce } from "../conversation/reducer.ts";
 import { errorText, isHarnessError, StoreFailure } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { LogWriter } from "../ports/log-writer.ts";
@@ -11,13 +12,24 @@ import type { DispatchMessage, InboxKind } from "../ports/submission.ts";
 import { agentEventEffects } from "./agent-events.ts";
 import { agentBudgets, type AgentBudgets, type AgentSetup } from "./agent-setup.ts";
 import { Bounds } from "./bounds.ts";
+import type { CompactionReason } from "./compaction-plan.ts";
+import {
+  compactionFailure,
+  compactionPayload,
+  compactionSettings,
+  MAX_OVERFLOW_COMPACTIONS,
+  passesThreshold,
+  planFor,
+  type CompactionSettings,
+} from "./compaction.ts";
 import { DeltaBatcher, type DeltaBatch, type FlushPolicy } from "./delta-batcher.ts";
-import { classifyLastAssistant, isFailedStop, operationError, timeoutOutcome, type DriveOutcome } from "./drive-outcome.ts";
+import { classifyLastAssistant, isFailedStop, isOverflow, operationError, timeoutOutcome, type DriveOutcome } from "./drive-outcome.ts";
 import { runInterceptors } from "./interceptors.ts";
 import { modelTurnStreamFn } from "./model-turn.ts";
 import { projectPath } from "./projection.ts";
 import { rebuild } from "./rebuild.ts";
 import { checkStructuredResult, correctiveMessage, DEFAULT_RESULT_RETRIES, resultInvalidError } from "./structured-result.ts";
+import { submissionUsage } from "./submission-usage.ts";
 import { boundedTool } from "./tool-call.ts";
 
 export type { DriveOutcome } from "./drive-outcome.ts";
@@ -53,6 +65,14 @@ export interface DriveContext {
  * follow-up messages from the inbox at turn boundaries, validates a requested structured result,
  * and classifies how the run ended. Never throws for run outcomes.
  *
+ * Compaction: before every model call a context past `contextWindow − reserveTokens` is compacted
+ * first (reason `threshold`); a turn that overflows the window is compacted and retried (reason
+ * `overflow`, at most {@link MAX_OVERFLOW_COMPACTIONS} per attempt), and an overflow that
+ * compaction cannot cure settles `context_overflow` with the submission left out of later
+ * projections. A `compact` submission only compacts (reason `manual`). The drive keeps the log it
+ * read plus everything it appended, so a compaction re-reduces it locally and replaces the agent's
+ * transcript without reading the log again. A settling outcome carries the submission's usage.
+ *
  * The parts live beside it: `rebuild` (the starting point), `agent-events` (pi events → records
  * and observer events), `bounds` (turn and tool timeouts, abort), `model-turn` and `tool-call`
  * (the interceptor boundaries), `drive-outcome` (classification).
@@ -78,12 +98,18 @@ class SubmissionDrive {
   #lastAssistant: AssistantMessage | undefined;
   /** Set when the current operation's model turn timed out (classified transient). */
   #turnTimeout: string | undefined;
+  /** The log as this attempt knows it: what it read, then everything it appended, in order. */
+  #records: ConversationRecord[] = [];
+  readonly #compaction: CompactionSettings;
+  /** Overflow compactions made by this attempt. */
+  #overflowCompactions = 0;
 
   constructor(ctx: DriveContext) {
     this.#ctx = ctx;
     this.#budgets = agentBudgets(ctx.setup);
     this.#batcher = new DeltaBatcher(ctx.flushPolicy, ctx.clock);
     this.#bounds = new Bounds(ctx.clock, this.#budgets);
+    this.#compaction = compactionSettings(ctx.setup);
   }
 
   async run(): Promise<DriveOutcome> {
@@ -95,12 +121,12 @@ class SubmissionDrive {
     };
     signal.addEventListener("abort", onAbort, { once: true });
     try {
-      return await this.#runLoop();
+      return this.#withUsage(await this.#runLoop());
     } catch (err) {
-      if (this.#halt) return this.#halt;
+      if (this.#halt) return this.#withUsage(this.#halt);
       if (signal.aborted || isHarnessError(err, "claim_lost")) return { kind: "interrupted" };
       if (isHarnessError(err, "store_failure")) return { kind: "transient", error: err.message };
-      return { kind: "failed", errorCode: "run_failed", error: errorText(err) };
+      return this.#withUsage({ kind: "failed", errorCode: "run_failed", error: errorText(err) });
     } finally {
       signal.removeEventListener("abort", onAbort);
       this.#bounds.dispose();
@@ -121,7 +147,8 @@ class SubmissionDrive {
   async #runLoop(): Promise<DriveOutcome> {
     const { log, setup, input } = this.#ctx;
     const { submissionId, conversationId } = log.correlation;
-    const start = rebuild(await log.read(), submissionId, input);
+    this.#records = await log.read();
+    const start = rebuild(this.#records, submissionId, input);
     if (this.#halt) return this.#halt;
     this.#turn = start.turns;
     let corrections = start.corrections;
@@ -136,6 +163,7 @@ class SubmissionDrive {
         detail: `synthesized ${start.dangling.length} error tool_outcome record(s) for interrupted tool call(s): ${start.dangling.map((d) => d.callId).join(", ")}`,
       });
     }
+    if (input.kind === "compact") return this.#manualCompaction();
 
     const turnContext = {
       clock: this.#ctx.clock,
@@ -158,6 +186,7 @@ class SubmissionDrive {
         stopModel: () => this.#agent?.abort(),
       }),
       finishTurn: (turn) => this.#finishTurn(turn),
+      prepareRequest: (request) => this.#beforeRequest(request),
       steeringMode: "all",
       followUpMode: "all",
       sessionId: conversationId,
@@ -176,6 +205,12 @@ class SubmissionDrive {
         if (this.#ctx.clock.now() > this.#ctx.deadline) return timeoutOutcome(this.#budgets.submissionTimeoutMs);
         const outcome = await this.#operate(operation, () => agent.continue());
         operation = "prompt";
+        if (isOverflow(outcome) && this.#halt === undefined) {
+          // Compact and retry the turn (its input is in the log: `continue()` picks it up).
+          const final = await this.#recoverOverflow(outcome);
+          if (final) return final;
+          continue;
+        }
         runModel = false;
         if (outcome) return outcome;
       }
@@ -221,6 +256,100 @@ class SubmissionDrive {
       classifyLastAssistant(this.#lastAssistant, { turnTimeout: this.#turnTimeout, contextWindow: this.#ctx.setup.model.contextWindow });
     this.#ctx.observe({ type: "operation_ended", correlation, operation, error: operationError(outcome) });
     return outcome;
+  }
+
+  // ---- compaction ---------------------------------------------------------------------------
+
+  /** Before every model call: a context past the threshold is compacted first. */
+  async #beforeRequest(request: PrepareRequestContext): Promise<AgentRequestUpdate | undefined> {
+    if (this.#halt) return undefined;
+    const messages = request.context.messages as Message[];
+    if (!passesThreshold(messages, this.#ctx.setup.model.contextWindow, this.#compaction.reserveTokens)) return undefined;
+    const compacted = await this.#compact("threshold");
+    if (this.#halt) {
+      this.#abortRun();
+      return undefined;
+    }
+    return compacted ? { context: { ...request.context, messages: compacted.messages } } : undefined;
+  }
+
+  /** After a turn overflowed: compact and retry, or the outcome to settle with. */
+  async #recoverOverflow(overflow: Extract<DriveOutcome, { kind: "failed" }>): Promise<DriveOutcome | undefined> {
+    // The submission's own messages are what no longer fits: leave them out of later
+    // projections, so the session's next submission does not overflow on them too.
+    const settle = (error: string): DriveOutcome => ({ kind: "failed", errorCode: "context_overflow", error, excludedFromContext: true });
+    if (this.#overflowCompactions >= MAX_OVERFLOW_COMPACTIONS) {
+      return settle(`context overflow persisted after ${MAX_OVERFLOW_COMPACTIONS} compactions: ${overflow.error}`);
+    }
+    this.#overflowCompactions++;
+    this.#ctx.observe({
+      type: "recovery",
+      correlation: this.#correlation(false),
+      decision: "overflow_compact_retry",
+      detail: `context overflow, compacting and retrying the turn: ${overflow.error}`,
+    });
+    const compacted = await this.#compact("overflow");
+    if (this.#halt) return this.#halt;
+    if (compacted === undefined) return settle(`context overflow with nothing left to compact: ${overflow.error}`);
+    return undefined;
+  }
+
+  /** A `compact` submission: one manual compaction (once per submission, whatever the attempts). */
+  async #manualCompaction(): Promise<DriveOutcome> {
+    const { submissionId } = this.#ctx.log.correlation;
+    let done = this.#records.find((r) => r.kind === "compaction" && r.submissionId === submissionId)?.payload as CompactionPayload | undefined;
+    if (done === undefined) {
+      done = (await this.#compact("manual"))?.payload;
+      if (this.#halt) return this.#halt;
+    }
+    return { kind: "completed", result: done === undefined ? { compacted: false } : { compacted: true, firstKeptEntryId: done.firstKeptEntryId } };
+  }
+
+  /**
+   * One compaction as the session operation `compact`: plan over the local log's active path,
+   * summarize, append the `compaction` record, re-reduce and replace the agent's transcript.
+   * Undefined when there was nothing to compact, or it failed (then `#halt` says how).
+   */
+  async #compact(reason: CompactionReason): Promise<{ messages: Message[]; payload: CompactionPayload } | undefined> {
+    const plan = planFor(activeLeafPath(reduce(this.#records)), this.#compaction);
+    if (plan === undefined) return undefined;
+    const correlation = this.#correlation(false);
+    this.#ctx.observe({ type: "operation_started", correlation, operation: "compact" });
+    let payload: CompactionPayload | undefined;
+    try {
+      const ran = await runInterceptors(this.#ctx.interceptors, { kind: "operation", correlation, operation: "compact" }, async () => {
+        const summarized = await compactionPayload(plan, reason, this.#compaction, this.#ctx.signal);
+        await this.#append([{ kind: "compaction", payload: summarized }], false);
+        payload = summarized;
+      });
+      if (!ran) this.#stop({ kind: "failed", errorCode: "run_failed", error: "compact operation aborted by an interceptor" });
+    } catch (err) {
+      if (isHarnessError(err, "claim_lost") || isHarnessError(err, "store_failure")) this.#onStoreError(err);
+      else this.#stop(compactionFailure(err));
+    }
+    if (payload === undefined || this.#halt) {
+      this.#ctx.observe({ type: "operation_ended", correlation, operation: "compact", error: operationError(this.#halt) });
+      return undefined;
+    }
+    const { systemPrompt, tools } = this.#ctx.setup;
+    const messages = projectPath(activeLeafPath(reduce(this.#records)), { systemPrompt, tools }).messages;
+    if (this.#agent) this.#agent.state.messages = messages;
+    this.#ctx.observe({
+      type: "compaction",
+      correlation,
+      reason,
+      firstKeptEntryId: plan.firstKeptEntryId,
+      summarizedTokens: plan.summarizedTokens,
+      keptTokens: plan.keptTokens,
+    });
+    this.#ctx.observe({ type: "operation_ended", correlation, operation: "compact", error: "" });
+    return { messages, payload };
+  }
+
+  /** A settling outcome with what the submission consumed, every attempt and compaction included. */
+  #withUsage(outcome: DriveOutcome): DriveOutcome {
+    if (outcome.kind !== "completed" && outcome.kind !== "failed") return outcome;
+    return { ...outcome, usage: submissionUsage(this.#records, this.#ctx.log.correlation.submissionId) };
   }
 
   /** Records the first stop reason; an interruption overrides any other. */
@@ -323,16 +452,20 @@ class SubmissionDrive {
     );
   }
 
-  /** Appends `records` through the log writer, stamped with the current turn when `inTurn`. */
-  #append(records: readonly RecordBody[], inTurn = true): Promise<ConversationRecord[]> {
+  /** Appends `records` through the log writer, stamped with the current turn when `inTurn`; the local log follows. */
+  async #append(records: readonly RecordBody[], inTurn = true): Promise<ConversationRecord[]> {
     const turnId = inTurn ? this.#turnId : undefined;
-    return this.#ctx.log.append(records.map((r) => this.#ctx.log.draft(r.kind, r.payload, turnId)));
+    const appended = await this.#ctx.log.append(records.map((r) => this.#ctx.log.draft(r.kind, r.payload, turnId)));
+    this.#records.push(...appended);
+    return appended;
   }
 
   /** Delivers the inbox's messages of `kinds` (recorded by the store); failures become halts. */
   async #drain(kinds: InboxKind[]): Promise<ConversationRecord[]> {
     try {
-      return await this.#ctx.log.drain(kinds);
+      const drained = await this.#ctx.log.drain(kinds);
+      this.#records.push(...drained);
+      return drained;
     } catch (err) {
       this.#onStoreError(err);
       return [];

@@ -69,6 +69,8 @@ export function project(records: readonly ConversationRecord[], options: Project
  *   no projected assistant message made the call (see {@link Projection.skippedOutcomeIds}).
  * - `compaction` → a user message holding the summary in a `<summary>` tag, in its place.
  * - Every other kind (lifecycle, deltas, settlement, task spawns, tool-call records) → nothing.
+ * - The messages of a submission settled with `excludedFromContext` (an overflow compaction
+ *   could not cure) are left out; its compactions stay (they summarize earlier history).
  * - Consecutive user messages (a failed turn's input and the next one, steers and follow-ups
  *   delivered together, signals, a summary and the input after it) become one user message
  *   whose content is their blocks in order: the model sees strictly alternating turns, which
@@ -78,7 +80,8 @@ export function project(records: readonly ConversationRecord[], options: Project
  * {@link Projection.unansweredCallIds}. Pure; the records are not mutated and the messages
  * share no objects with them.
  */
-export function projectPath(path: readonly ConversationRecord[], options: ProjectionOptions = {}): Projection {
+export function projectPath(fullPath: readonly ConversationRecord[], options: ProjectionOptions = {}): Projection {
+  const path = withoutExcluded(fullPath);
   const outcomes = new Map<string, ConversationRecordOf<"tool_outcome">>();
   const signatures = new Map<string, string>();
   for (const record of path) {
@@ -133,6 +136,23 @@ export function projectPath(path: readonly ConversationRecord[], options: Projec
     .filter((r) => r.kind === "tool_outcome" && !usedOutcomes.has(r.id))
     .map((r) => r.id);
   return { messages: mergeUserRuns(messages), unansweredCallIds, skippedOutcomeIds };
+}
+
+/**
+ * The path without the messages of submissions settled with `excludedFromContext` (their
+ * `submission_settled` record on the path says so). Compactions stay. Returns `path` itself when
+ * nothing is excluded.
+ */
+export function withoutExcluded(path: readonly ConversationRecord[]): readonly ConversationRecord[] {
+  let excluded: Set<string> | undefined;
+  for (const record of path) {
+    if (record.kind === "submission_settled" && record.payload.excludedFromContext === true && record.submissionId !== undefined) {
+      (excluded ??= new Set()).add(record.submissionId);
+    }
+  }
+  if (excluded === undefined) return path;
+  const left = excluded;
+  return path.filter((r) => r.kind === "compaction" || r.submissionId === undefined || !left.has(r.submissionId));
 }
 
 /**

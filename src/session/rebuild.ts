@@ -10,7 +10,7 @@ export interface Rebuilt {
   /**
    * What must be appended before the agent runs, in order: an error outcome for each tool call
    * whose result was never recorded (right after its call), then this submission's input when
-   * it is not in the log yet (it is recorded once per submission).
+   * it is not in the log yet (it is recorded once per submission; a `compact` has none).
    */
   missing: RecordBody[];
   /** The tool calls `missing` answers. */
@@ -35,7 +35,8 @@ export function rebuild(records: readonly ConversationRecord[], submissionId: st
     else if (r.kind === "user_message" && r.payload.origin === "correction") corrections++;
     else if (r.kind === "assistant_message_started") turns++;
   }
-  if (!hasInput) missing.push(inputRecord(input));
+  // A manual compaction has no input record: it only compacts.
+  if (!hasInput && input.kind !== "compact") missing.push(inputRecord(input));
   return { path, missing, dangling, corrections, turns };
 }
 

@@ -222,7 +222,7 @@ describe("client: dispatchAndWait and waitForSettled", () => {
       expect(spy.calls[0]!.status).toBe(202);
       impatient.gate.release();
       const settled = await waiting;
-      expect(settled).toEqual({ submissionId: `d-${i}`, conversationId: expect.any(String), status: "succeeded" });
+      expect(settled).toEqual({ submissionId: `d-${i}`, conversationId: expect.any(String), status: "succeeded", usage: expect.any(Object) });
       const last = (await impatient.runtime.records(settled.conversationId)).at(-1)!;
       expect(last).toMatchObject({ kind: "submission_settled", submissionId: `d-${i}`, payload: { status: "succeeded" } });
     } finally {
@@ -240,7 +240,7 @@ describe("client: dispatchAndWait and waitForSettled", () => {
     await h.gate.entered();
     h.gate.release();
     const settled = await waiting;
-    expect(settled).toEqual({ ...second, status: "succeeded" });
+    expect(settled).toEqual({ ...second, status: "succeeded", usage: expect.any(Object) });
     expect(seen.filter((r) => r.kind === "submission_settled").map((r) => r.submissionId)).toEqual([
       first.submissionId,
       second.submissionId,

@@ -122,7 +122,7 @@ export function describeReviewFindings(shape: string, open: (clock: ManualClock)
       while (clock.pendingSleepers === 0 && !gaveUp) await realPause(2);
       expect((await other.sweep()).reclaimed, "the lease lapsed").toBe(1);
       expect(await other.handleDoorbell({ submissionId, group: SESSION })).toEqual({ kind: "ack" });
-      expect(await other.wait(submissionId)).toEqual({ status: "succeeded" });
+      expect(await other.wait(submissionId)).toMatchObject({ status: "succeeded" });
       await worker.close({ abandon: true });
       await other.close();
       await data.dispose();

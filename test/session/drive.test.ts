@@ -21,7 +21,7 @@ describe("drive: a multi-turn tool conversation", () => {
       { now: () => h.clock.now() },
     );
     const outcome = await h.drive({ model: s.model, streamFn: s.streamFn, systemPrompt: "Be terse.", tools: [clockTool(h.clock)] });
-    expect(outcome).toEqual({ kind: "completed" });
+    expect(outcome).toMatchObject({ kind: "completed" });
 
     const records = await h.records();
     expect(records.map(summary)).toEqual([
@@ -80,7 +80,7 @@ describe("drive: a multi-turn tool conversation", () => {
     await h.admit({ kind: "signal", body: "deploy finished", signal: { type: "ci", sender: { source: "ci" }, tag: "t1" } });
     await h.claim();
     const s = scriptedModel([[{ text: "ok" }]]);
-    expect(await h.drive({ model: s.model, streamFn: s.streamFn })).toEqual({ kind: "completed" });
+    expect(await h.drive({ model: s.model, streamFn: s.streamFn })).toMatchObject({ kind: "completed" });
     const [input] = await h.records();
     expect(input).toMatchObject({ kind: "signal", payload: { type: "ci", body: "deploy finished", sender: { source: "ci" }, tag: "t1" } });
     expect(s.calls[0]!.messages.at(-1)).toMatchObject({ role: "user" });
@@ -94,9 +94,9 @@ describe("drive: the log is the truth", () => {
     await h.claim();
     const s = scriptedModel([[{ text: "hello" }]]);
     const setup = { model: s.model, streamFn: s.streamFn };
-    expect(await h.drive(setup)).toEqual({ kind: "completed" });
+    expect(await h.drive(setup)).toMatchObject({ kind: "completed" });
     const before = await h.records();
-    expect(await h.drive(setup)).toEqual({ kind: "completed" });
+    expect(await h.drive(setup)).toMatchObject({ kind: "completed" });
     expect(await h.records()).toEqual(before);
     expect(s.calls).toHaveLength(1);
     expect(before.filter((r) => r.kind === "user_message")).toHaveLength(1);
@@ -139,7 +139,7 @@ describe("drive: the log is the truth", () => {
     await h.release({ lastError: "lease expired" });
     await h.claim();
     const second = scriptedModel([[{ text: "The job was interrupted." }]]);
-    expect(await h.drive({ model: second.model, streamFn: second.streamFn, tools: [job] })).toEqual({ kind: "completed" });
+    expect(await h.drive({ model: second.model, streamFn: second.streamFn, tools: [job] })).toMatchObject({ kind: "completed" });
     const records = await h.records();
     expect(records.slice(5).map(summary)).toEqual([
       `tool_outcome: call-1 error ${JSON.stringify([{ type: "text", text: DANGLING_TOOL_CALL_MESSAGE }])}`,
@@ -179,7 +179,7 @@ describe("drive: the log is the truth", () => {
     await ref.admit({ kind: "user", body: "time?" });
     await ref.claim();
     const refModel = scriptedModel(script(), { now: () => ref.clock.now() });
-    expect(await ref.drive({ model: refModel.model, streamFn: refModel.streamFn, tools: [clockTool(ref.clock)] })).toEqual({
+    expect(await ref.drive({ model: refModel.model, streamFn: refModel.streamFn, tools: [clockTool(ref.clock)] })).toMatchObject({
       kind: "completed",
     });
 
@@ -195,7 +195,7 @@ describe("drive: the log is the truth", () => {
     await h.release({ continuation: true });
     const resumed = await h.claim();
     expect(resumed.pendingResume).toBe(true);
-    expect(await h.drive(setup)).toEqual({ kind: "completed" });
+    expect(await h.drive(setup)).toMatchObject({ kind: "completed" });
     const records = await h.records();
     expect(records.map(comparable)).toEqual((await ref.records()).map(comparable));
     expect(new Set(records.map((r) => r.attemptId))).toEqual(new Set(["att-1", "att-2"]));
@@ -214,7 +214,7 @@ describe("drive: delta batching", () => {
     const s = scriptedModel([
       [{ text: "abcdefghijklmnopqrst" }, { emit: () => h.clock.set(h.clock.now() + 300) }, { thinking: "xy" }, { text: "zz" }],
     ]);
-    expect(await h.drive({ model: s.model, streamFn: s.streamFn }, { flushPolicy: { bytes: 8, intervalMs: 200 } })).toEqual({
+    expect(await h.drive({ model: s.model, streamFn: s.streamFn }, { flushPolicy: { bytes: 8, intervalMs: 200 } })).toMatchObject({
       kind: "completed",
     });
     const records = await h.records();

@@ -290,6 +290,25 @@ describe("project", () => {
     expect(JSON.stringify(messages)).not.toContain("old answer");
   });
 
+  it("leaves out the messages of a submission settled excludedFromContext, not its compactions", () => {
+    const of = (r: ConversationRecord, submissionId: string) => ({ ...r, submissionId }) as ConversationRecord;
+    const log = [
+      of(user("a", "first"), "s1"),
+      of(completed("b", assistant([{ type: "text", text: "one" }])), "s1"),
+      of(rec("c", "submission_settled", { status: "succeeded" }), "s1"),
+      of(user("d", "HUGE input"), "s2"),
+      of(completed("e", assistant([], "error")), "s2"),
+      of(rec("f", "submission_settled", { status: "failed", errorCode: "context_overflow", error: "x", excludedFromContext: true }), "s2"),
+      of(user("g", "next"), "s3"),
+    ];
+    const messages = project(log);
+    expect(roles(messages)).toBe("user,assistant,user");
+    expect(JSON.stringify(messages)).not.toContain("HUGE");
+    // Without the marker the failed input stays (folded with the next one).
+    const unmarked = log.map((r) => (r.id === "f" ? of(rec("f", "submission_settled", { status: "failed", errorCode: "run_failed", error: "x" }), "s2") : r));
+    expect(JSON.stringify(project(unmarked))).toContain("HUGE");
+  });
+
   it("leaves out outcomes whose call a compaction cut off", () => {
     const log = [
       user("a", "go"),

@@ -79,7 +79,7 @@ describe("POST /agents/:name/:id", () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ status: "succeeded" });
-    expect(Object.keys(body).sort()).toEqual(["conversationId", "status", "submissionId"]);
+    expect(Object.keys(body).sort()).toEqual(["conversationId", "status", "submissionId", "usage"]);
   });
 
   it("?wait=true answers 200 even when the submission failed", async () => {
