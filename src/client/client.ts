@@ -92,6 +92,14 @@ export interface HarnessClient {
    */
   followUp(agent: string, instance: string, body: string, options?: InjectOptions): Promise<void>;
   /**
+   * Admits a manual compaction of the session (a submission of its own, in the session's order);
+   * resolves once it is durable. It settles `succeeded` with `result: {compacted, firstKeptEntryId?}`.
+   * @throws {HarnessHttpError} 404 `conversation_not_found` when the session has no conversation
+   */
+  compact(agent: string, instance: string, options?: InjectOptions): Promise<DispatchIds>;
+  /** {@link compact} and resolves with its settled outcome (following the stream after a 202, as {@link dispatchAndWait}). */
+  compactAndWait(agent: string, instance: string, options?: InjectOptions): Promise<SettledResult>;
+  /**
    * The session's records, in order and each once: the replay after `after`, then the live tail.
    * When the server ends a stream (its time limit) or the connection drops, it reconnects from
    * the last record id read (Last-Event-ID semantics, sent as `?lastEventId=`) and misses nothing; it finishes when the session is idle (or parked on
@@ -256,25 +264,37 @@ export function createClient(options: ClientOptions): HarnessClient {
     }
   }
 
-  return {
-    async dispatch(agent, instance, message, opts = {}) {
-      const res = await send("POST", agentUrl(agent, instance), { body: dispatchBody(message, opts), signal: opts.signal });
-      if (!res.ok) throw await HarnessHttpError.fromResponse(res);
-      return idsOf(res.status, await readJson(res));
-    },
+  /** POSTs an admission (a dispatch or a compaction) and answers its ids. */
+  async function admitted(url: string, body: Record<string, unknown>, signal: AbortSignal | undefined): Promise<DispatchIds> {
+    const res = await send("POST", url, { body, signal });
+    if (!res.ok) throw await HarnessHttpError.fromResponse(res);
+    return idsOf(res.status, await readJson(res));
+  }
 
-    async dispatchAndWait(agent, instance, message, opts = {}) {
-      const res = await send("POST", agentUrl(agent, instance, "?wait=true"), {
-        body: dispatchBody(message, opts),
-        signal: opts.signal,
-      });
-      if (!res.ok) throw await HarnessHttpError.fromResponse(res);
-      const body = await readJson(res);
-      const ids = idsOf(res.status, body);
-      if (res.status === 200) return body as unknown as SettledResult;
-      // 202: the server stopped waiting; the outcome arrives on the stream.
-      return waitForSettled(agent, instance, ids.submissionId, { session: opts.session, signal: opts.signal });
-    },
+  /** POSTs an admission with `?wait=true` and resolves with the outcome (from the stream after a 202). */
+  async function admittedAndSettled(
+    agent: string,
+    instance: string,
+    suffix: string,
+    body: Record<string, unknown>,
+    opts: { session?: string; signal?: AbortSignal },
+  ): Promise<SettledResult> {
+    const res = await send("POST", agentUrl(agent, instance, `${suffix}?wait=true`), { body, signal: opts.signal });
+    if (!res.ok) throw await HarnessHttpError.fromResponse(res);
+    const answer = await readJson(res);
+    const ids = idsOf(res.status, answer);
+    if (res.status === 200) return answer as unknown as SettledResult;
+    // 202: the server stopped waiting; the outcome arrives on the stream.
+    return waitForSettled(agent, instance, ids.submissionId, { session: opts.session, signal: opts.signal });
+  }
+
+  const compactBody = (opts: InjectOptions): Record<string, unknown> => (opts.session === undefined ? {} : { session: opts.session });
+
+  return {
+    dispatch: (agent, instance, message, opts = {}) => admitted(agentUrl(agent, instance), dispatchBody(message, opts), opts.signal),
+    dispatchAndWait: (agent, instance, message, opts = {}) => admittedAndSettled(agent, instance, "", dispatchBody(message, opts), opts),
+    compact: (agent, instance, opts = {}) => admitted(agentUrl(agent, instance, "/compact"), compactBody(opts), opts.signal),
+    compactAndWait: (agent, instance, opts = {}) => admittedAndSettled(agent, instance, "/compact", compactBody(opts), opts),
 
     steer: (agent, instance, body, opts = {}) => inject("steer", agent, instance, body, opts),
     followUp: (agent, instance, body, opts = {}) => inject("followup", agent, instance, body, opts),

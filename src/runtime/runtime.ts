@@ -2,6 +2,7 @@ import { RuntimeClosed } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
 import { admit, type DispatchResult } from "../engine/admission.ts";
+import { admitCompaction } from "../engine/compaction-admission.ts";
 import { handleDeadLetter, type DeadLetterOutcome } from "../engine/dead-letter.ts";
 import type { AgentDefinition } from "../engine/agent-definition.ts";
 import {
@@ -82,6 +83,13 @@ export interface Runtime {
   close(options?: { abandon?: boolean }): Promise<void>;
   /** Admission; resolves once the submission is durable. */
   dispatch(request: DispatchRequest): Promise<DispatchResult>;
+  /**
+   * Admits a manual compaction of a session: a submission of its own in the session's order, run
+   * by a worker like any other (it settles `succeeded` with `result: {compacted, firstKeptEntryId?}`).
+   * With more than one exchange it always compacts something. `ConversationNotFound` for a
+   * session without a conversation; nothing is stored for a refused request.
+   */
+  compact(address: SessionAddress): Promise<DispatchResult>;
   /** Resolves with the settled payload; survives restarts (falls back to polling the store). */
   wait(submissionId: string, options?: { signal?: AbortSignal }): Promise<SettledPayload>;
   /** Injects a user message at the live run's next turn boundary; `NoRunInFlight` otherwise. */
@@ -247,6 +255,11 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     async dispatch(request) {
       if (state === "closed") throw new RuntimeClosed();
       return admit(ctx, checkDispatch(request, knows));
+    },
+
+    async compact(address) {
+      if (state === "closed") throw new RuntimeClosed();
+      return admitCompaction(ctx, sessionKeyOf(address, knows));
     },
 
     async wait(submissionId, options = {}) {

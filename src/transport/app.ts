@@ -6,7 +6,7 @@ import type { Runtime } from "../runtime/runtime.ts";
 import { errorResponse, toErrorResponse } from "./http-errors.ts";
 import { firstPage, tailRecords } from "./record-stream.ts";
 import { corsMiddleware, originGuard, type CorsOptions } from "./origin-guard.ts";
-import { parseDispatchBody, parseInjectBody, readJsonObject } from "./request-body.ts";
+import { parseCompactBody, parseDispatchBody, parseInjectBody, parseJsonObject, readJsonObject } from "./request-body.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
 export interface AppOptions {
@@ -75,6 +75,8 @@ export const APP_DEFAULTS = {
  * - `GET /agents/:name/:id[?session=]` streams the conversation's records as SSE (replay after
  *   Last-Event-ID, then live tail; 204 when there is nothing to send on an idle session)
  * - `POST /agents/:name/:id/steer` and `/followup` inject a message into the in-flight run
+ * - `POST /agents/:name/:id/compact` admits a manual compaction of the session (202
+ *   `{submissionId, conversationId}`; `?wait=true` → 200 with the outcome; 404 without a conversation)
  * - `GET /healthz` answers `ok`
  *
  * Every error is JSON `{error, code}`. The app only decodes requests: ids, names and messages are
@@ -130,6 +132,17 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
       dispatchId: body.dispatchId,
       message: body.message,
     });
+    return admittedResponse(c, admitted);
+  });
+
+  app.post("/agents/:name/:id/compact", async (c) => {
+    const text = await c.req.text();
+    const body = parseCompactBody(text.trim() === "" ? {} : parseJsonObject(text));
+    return admittedResponse(c, await runtime.compact({ ...pathIds(c), session: body.session }));
+  });
+
+  /** 202 with the ids; with `?wait=true`, 200 with the settled outcome (or 202 once `maxWaitMs` passed). */
+  async function admittedResponse(c: Context, admitted: { submissionId: string; conversationId: string }): Promise<Response> {
     const ids = { submissionId: admitted.submissionId, conversationId: admitted.conversationId };
     if (!isTrue(c.req.query("wait"))) return c.json(ids, 202);
 
@@ -147,7 +160,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
       throw err;
     }
     return c.json({ ...ids, ...settled }, 200);
-  });
+  }
 
   /** The steer and follow-up handlers: the same request, for one or the other runtime call. */
   const inboxHandler = (accept: Runtime["steer"]) => async (c: Context) => {

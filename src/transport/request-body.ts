@@ -23,7 +23,11 @@ type Json = Record<string, unknown>;
  * form-urlencoded). Only a JSON object is a valid body.
  */
 export async function readJsonObject(c: Context): Promise<Json> {
-  const text = await c.req.text();
+  return parseJsonObject(await c.req.text());
+}
+
+/** Decodes a request body that must be a JSON object (`RequestError` 400 otherwise). */
+export function parseJsonObject(text: string): Json {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -58,6 +62,12 @@ export function parseDispatchBody(json: Json): DispatchBody {
   const dispatchId = optionalString(json, "dispatchId");
   if (dispatchId !== undefined) out.dispatchId = dispatchId;
   return out;
+}
+
+/** Shapes a compaction body: an optional session (an empty body is `{}`). */
+export function parseCompactBody(json: Json): { session?: string } {
+  const session = optionalString(json, "session");
+  return session === undefined ? {} : { session };
 }
 
 /** Shapes a steer / follow-up body: a `body` string and an optional session. */

@@ -260,6 +260,23 @@ describe("client: dispatchAndWait and waitForSettled", () => {
   });
 });
 
+describe("client: compact", () => {
+  it("compact admits a manual compaction; compactAndWait resolves with its outcome; 404 without a conversation", async () => {
+    const instance = `compact-${Date.now()}`;
+    for (const body of ["one", "two"]) await client.dispatchAndWait("assistant", instance, user(body));
+    const ids = await client.compact("assistant", instance);
+    const settled = await client.waitForSettled("assistant", instance, ids.submissionId);
+    expect(settled).toMatchObject({ ...ids, status: "succeeded", result: { compacted: true } });
+    await client.dispatchAndWait("assistant", instance, user("three"));
+    expect(await client.compactAndWait("assistant", instance, { session: "default" })).toMatchObject({ status: "succeeded", result: { compacted: true } });
+    const kinds = (await collect(client.stream("assistant", instance))).filter((r) => r.kind === "compaction");
+    expect(kinds).toHaveLength(2);
+    const missing = await client.compact("assistant", `${instance}-none`).catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(HarnessHttpError);
+    expect(missing).toMatchObject({ status: 404, code: "conversation_not_found" });
+  });
+});
+
 describe("client: steer, follow-up and errors", () => {
   it("steers and follows up a run in flight", async () => {
     const i = fresh();

@@ -33,6 +33,45 @@ async function expectError(res: Response, status: number, code: string, message?
   return body;
 }
 
+describe("POST /agents/:name/:id/compact", () => {
+  it("admits a manual compaction in the session's order; ?wait=true answers its outcome; the record is on the log", async () => {
+    const instance = fresh();
+    for (const body of ["one", "two", "three"]) {
+      expect((await post(`/agents/assistant/${instance}?wait=true`, { kind: "user", body })).status).toBe(200);
+    }
+    // No body at all is an empty request.
+    const queued = await fetch(`${h.url}/agents/assistant/${instance}/compact`, { method: "POST" });
+    expect(queued.status).toBe(202);
+    const ids = (await queued.json()) as { submissionId: string; conversationId: string };
+    expect(Object.keys(ids).sort()).toEqual(["conversationId", "submissionId"]);
+    const first = await h.runtime.wait(ids.submissionId);
+    expect(first).toMatchObject({ status: "succeeded", result: { compacted: true, firstKeptEntryId: expect.any(String) } });
+
+    expect((await post(`/agents/assistant/${instance}?wait=true`, { kind: "user", body: "four" })).status).toBe(200);
+    const waited = await post(`/agents/assistant/${instance}/compact?wait=true`, {});
+    expect(waited.status).toBe(200);
+    const outcome = (await waited.json()) as Record<string, unknown>;
+    expect(outcome).toMatchObject({ status: "succeeded", result: { compacted: true }, usage: { output: expect.any(Number) } });
+
+    const compactions = (await h.runtime.records(ids.conversationId)).filter((r) => r.kind === "compaction");
+    expect(compactions.map((r) => r.kind === "compaction" && r.payload.reason)).toEqual(["manual", "manual"]);
+    const [one, two] = compactions.map((r) => (r.kind === "compaction" ? r.payload.summary : ""));
+    expect(two!.startsWith(one!)).toBe(true);
+    expect(two).toContain("[user] three");
+  });
+
+  it("answers succeeded with compacted false when there is one exchange; 404 without a conversation; 400 for a bad body", async () => {
+    const instance = fresh();
+    await post(`/agents/assistant/${instance}?wait=true`, { kind: "user", body: "only" });
+    const res = await post(`/agents/assistant/${instance}/compact?wait=true`, { session: "default" });
+    expect(await res.json()).toMatchObject({ status: "succeeded", result: { compacted: false } });
+    await expectError(await post(`/agents/assistant/${fresh()}/compact`, {}), 404, "conversation_not_found");
+    await expectError(await post(`/agents/nobody/${instance}/compact`, {}), 404, "unknown_agent");
+    await expectError(await post(`/agents/assistant/${instance}/compact`, { session: 5 }), 400, "invalid_request", /session must be a string/);
+    await expectError(await post(`/agents/assistant/${instance}/compact`, "[1]"), 400, "invalid_request");
+  });
+});
+
 describe("GET /healthz", () => {
   it("answers 200 ok", async () => {
     const res = await fetch(`${h.url}/healthz`);
