@@ -88,6 +88,15 @@ describe("npm start: the README walkthrough", () => {
     expect(steer.status).toBe(409);
     expect(await steer.json()).toMatchObject({ code: "no_run_in_flight" });
 
+    // Compaction with curl: two exchanges, so the first becomes a summary.
+    const compacted = await post(ex, "/agents/assistant/demo/compact?wait=true", {});
+    expect(compacted.status).toBe(200);
+    expect(await compacted.json()).toMatchObject({ status: "succeeded", result: { compacted: true }, usage: expect.any(Object) });
+    const after = recordsOf(parseSse(await (await fetch(`${ex.url}/agents/assistant/demo`)).text()));
+    const compaction = after.find((r) => r.kind === "compaction") as ConversationRecordOf<"compaction">;
+    expect(compaction.payload).toMatchObject({ reason: "manual", firstKeptEntryId: records.find((r) => r.kind === "user_message" && r.submissionId === second.submissionId)!.id });
+    expect(compaction.payload.summary).toContain("[user] what time is it?");
+
     const health = await fetch(`${ex.url}/healthz`);
     expect(await health.text()).toBe("ok");
     expect(ex.output()).toMatch(/admitted assistant\/demo\/default/);

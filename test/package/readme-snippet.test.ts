@@ -105,7 +105,7 @@ registerHooks({
       if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`the snippet did not come up:\n${out}`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    expect(out).toContain("{ status: 'succeeded' }");
+    expect(out).toMatch(/\{\s+status: 'succeeded',\s+usage: \{ input: 0, output: \d+/);
     expect(out).toMatch(/admitted assistant\/w1\/default sub=/);
     expect(out).toMatch(/settled assistant\/w1\/default sub=\S+ succeeded/);
     expect(existsSync(join(dir, "harness-data", "harness.db"))).toBe(true);
