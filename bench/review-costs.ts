@@ -74,6 +74,12 @@ export async function benchReviewCosts(): Promise<void> {
     await op();
     return meter.snapshot().total.readUnits;
   };
+  const units = async (op: () => Promise<unknown>) => {
+    meter.reset();
+    await op();
+    const { readUnits, writeUnits } = meter.snapshot().total;
+    return { readUnits, writeUnits };
+  };
   const runtime = runtimeOn(open());
   try {
     console.log("the review's cost findings (issue 14), DynamoDB read units (DynamoDB Local, as billed):");
@@ -91,6 +97,19 @@ export async function benchReviewCosts(): Promise<void> {
     figure("handleDoorbell() of one short submission (a new worker: claim, rebuild, run, settle)", deliver, "", TARGET.deliver);
     note("  (the rebuild reads the whole log: starting from a compaction or snapshot record is left to compaction)");
     figure("runtime.wait() of it from another process (settled)", await reads(() => runtimeOn(open()).wait(submissionId)), "", TARGET.wait);
+
+    // A manual compaction of that conversation (issue 9): admitted by one process, run by a new
+    // worker (claim, rebuild, summarize with the keyless model, append the record, settle).
+    const admitted = await units(() => runtime.compact(address));
+    const compacted = await units(() => runtimeOn(open()).handleDoorbell(fifo.shift()!));
+    figure("a manual compaction of it: admission (runtime.compact), read units", admitted.readUnits, "");
+    figure("a manual compaction of it: admission, write units", admitted.writeUnits, "");
+    figure("a manual compaction of it: the worker's claim, rebuild, summary, record and settlement, read units", compacted.readUnits, "");
+    figure("a manual compaction of it: the worker, write units", compacted.writeUnits, "");
+    await runtime.dispatch({ ...address, message: { kind: "user", body: "after the compaction" } });
+    const afterCompaction = await reads(() => runtimeOn(open()).handleDoorbell(fifo.shift()!));
+    figure("handleDoorbell() of one short submission after the compaction", afterCompaction, "", TARGET.deliver);
+    note("  (the rebuild still reads the whole log; reading from the latest compaction is issue 14 #3)");
 
     // A caught-up SSE poll while the head (queued behind nothing, not yet run) holds a 90 KB input.
     const live = { agent: "bench", instance: "sse" };

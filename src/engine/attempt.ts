@@ -11,14 +11,13 @@ import {
   type AgentSetup,
 } from "../session/agent-setup.ts";
 import { formatDuration } from "../session/duration.ts";
-import { submissionUsage } from "../session/submission-usage.ts";
-import { idFloor } from "../conversation/ids.ts";
 import { runInterceptors } from "../session/interceptors.ts";
 import type { DriveOutcome } from "../session/drive.ts";
 import { transientBackoffMs } from "./backoff.ts";
 import { ABORT_ABANDON, ABORT_LEASE_LOST, ABORT_SHUTDOWN, type AttemptContext } from "./engine-context.ts";
 import { AttemptLogWriter } from "./log-writer.ts";
 import { settle } from "./settlement.ts";
+import { usageOfEarlierAttempts } from "./earlier-usage.ts";
 
 export interface AttemptOptions {
   /** Aborted on process shutdown (reason `shutdown`) or crash simulation (reason `abandon`). */
@@ -297,24 +296,6 @@ export function settledPayloadOf(outcome: Extract<DriveOutcome, { kind: "complet
   }
   if (outcome.kind === "failed" && outcome.excludedFromContext) payload.excludedFromContext = true;
   return payload;
-}
-
-/**
- * How far before its admission a submission's records may be minted (another process's clock):
- * generous, since it only bounds the read of a settlement without a drive.
- */
-const ADMISSION_SKEW_MS = 5 * 60_000;
-
-/**
- * The usage of a submission settled without a drive this attempt (budget spent, timed out, setup
- * refused): what its earlier attempts consumed, read from the log since its admission. Nothing
- * to read for a first attempt.
- */
-async function usageOfEarlierAttempts(ctx: AttemptContext, sub: Submission): Promise<Pick<SettledPayload, "usage" | "cost">> {
-  if (sub.attemptCount <= 1 && !sub.pendingResume) return {};
-  const since = await ctx.store.readRecords(sub.conversationId, idFloor(Math.max(0, sub.createdAt - ADMISSION_SKEW_MS)));
-  const { usage, cost } = submissionUsage(since, sub.id);
-  return cost === undefined ? { usage } : { usage, cost };
 }
 
 /** Rings the released submission's doorbell so a fresh claim picks it up. */

@@ -5,6 +5,7 @@ import { agentBudgets, validateAgentSetup } from "../session/agent-setup.ts";
 import { attemptBudgetExhausted } from "./attempt.ts";
 import type { AttemptContext } from "./engine-context.ts";
 import { AttemptLogWriter } from "./log-writer.ts";
+import { usageOfEarlierAttempts } from "./earlier-usage.ts";
 import { reconcileTerminalizing, settle } from "./settlement.ts";
 import { claimFreshAttempt, reclaimExpired } from "./worker.ts";
 
@@ -82,6 +83,7 @@ export async function handleDeadLetter(ctx: AttemptContext, doorbell: Doorbell):
     status: "failed",
     errorCode: "attempt_budget_exhausted",
     error: attemptBudgetExhausted(claimed, maxAttempts),
+    ...(await usageOfEarlierAttempts(ctx, claimed)),
   }, { mayOpenLog: true });
   return { kind: "exhausted", attemptCount: claimed.attemptCount, maxAttempts };
 }

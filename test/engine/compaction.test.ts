@@ -4,6 +4,7 @@ import type { ConversationRecord, ConversationRecordOf } from "../../src/convers
 import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
 import type { HarnessEvent } from "../../src/ports/observer.ts";
 import type { AgentSetup } from "../../src/session/agent-setup.ts";
+import { clockTool } from "../../src/session/clock-tool.ts";
 import { localModel } from "../../src/session/local-model.ts";
 import { scriptedModel, type ScriptStep } from "../../src/session/scripted-model.ts";
 import { allRecords, startHarness, type TestHarness } from "../support/harness.ts";
@@ -147,3 +148,22 @@ describe("compaction in the drive (embedded)", () => {
     await h.runtime.close();
   });
 });
+
+describe("usage on every settlement", () => {
+  it("counts every attempt's tokens, a failed one's included, also when the budget is spent before a drive", async () => {
+    // Attempt 1 completes a tool-call turn (billed), then its next turn fails transiently; so does
+    // attempt 2; the third claim finds the budget spent and settles without a drive.
+    const scripted = scriptedModel([[{ text: "let me look" }, { toolCall: { id: "c1", name: "clock", arguments: {} } }], [{ error: "503 service unavailable" }], [{ error: "503 service unavailable" }]]);
+    const definition: AgentDefinition = { initialize: () => ({ model: scripted.model, streamFn: scripted.streamFn, tools: [clockTool()], maxAttempts: 2 }) };
+    const h = await startHarness({ agents: { assistant: definition } });
+    const { submissionId } = await h.runtime.dispatch({ ...ADDRESS, message: { kind: "user", body: "time?" } });
+    const waiting = h.runtime.wait(submissionId);
+    for (let i = 0; i < 10; i++) await h.clock.advance(5_000);
+    const payload = await waiting;
+    expect(payload).toMatchObject({ status: "failed", errorCode: "attempt_budget_exhausted" });
+    // Attempt 1's completed tool-call turn was billed (the scripted model counts one output token per delta).
+    expect(payload.usage!.output).toBeGreaterThan(0);
+    await h.runtime.close();
+  });
+});
+

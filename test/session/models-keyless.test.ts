@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/ports/clock.ts";
 import { agentBudgets, AgentSetupError, validateAgentSetup } from "../../src/session/agent-setup.ts";
 import { clockTool } from "../../src/session/clock-tool.ts";
+import { compactionSettings } from "../../src/session/compaction.ts";
 import { localModel } from "../../src/session/local-model.ts";
 import { scriptedModel } from "../../src/session/scripted-model.ts";
 
@@ -113,5 +114,19 @@ describe("validateAgentSetup", () => {
     expect(() => validateAgentSetup({ model, streamFn, tools: [clockTool(), clockTool()] })).toThrow('duplicate tool name "clock"');
     expect(() => validateAgentSetup({ model, streamFn, maxAttempts: -1 })).toThrow("maxAttempts must be a finite number >= 0");
     expect(() => validateAgentSetup({ model, streamFn, thinkingLevel: "huge" })).toThrow(/thinkingLevel must be one of/);
+  });
+  it("checks the compaction knobs and applies their defaults", () => {
+    validateAgentSetup({ model, streamFn, compaction: { keepRecentTokens: 8_000, reserveTokens: 20_000, model, streamFn } });
+    expect(() => validateAgentSetup({ model, streamFn, compaction: 5 })).toThrow("compaction must be an object");
+    expect(() => validateAgentSetup({ model, streamFn, compaction: { keepRecentTokens: -1 } })).toThrow("compaction.keepRecentTokens must be an integer >= 0");
+    expect(() => validateAgentSetup({ model, streamFn, compaction: { reserveTokens: 1.5 } })).toThrow("compaction.reserveTokens must be an integer >= 0");
+    expect(() => validateAgentSetup({ model, streamFn, compaction: { reserveTokens: 200_000 } })).toThrow(/reserveTokens \(200000\) must be below the model's contextWindow \(200000\)/);
+    expect(() => validateAgentSetup({ model, streamFn, compaction: { model: { id: "x" } } })).toThrow("compaction.model.api must be a non-empty string");
+    expect(() => validateAgentSetup({ model, streamFn, compaction: { streamFn: "no" } })).toThrow("compaction.streamFn must be a function");
+    const summarizer = localModel();
+    expect(compactionSettings({ model, streamFn })).toEqual({ keepRecentTokens: 20_000, reserveTokens: 16_384, model, streamFn });
+    expect(compactionSettings({ model, streamFn, compaction: { model: summarizer.model, streamFn: summarizer.streamFn } }).streamFn).toBe(summarizer.streamFn);
+    // A small window keeps a quarter of itself free by default.
+    expect(compactionSettings({ model: { ...model, contextWindow: 8_000 }, streamFn }).reserveTokens).toBe(2_000);
   });
 });
