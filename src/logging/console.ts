@@ -17,7 +17,8 @@ function lineWriter(options: ConsoleLogOptions): (message: string) => void {
 
 /**
  * An observer that logs one line per lifecycle event worth a human's attention: admission,
- * claim (with the attempt number), finished tool call, recovery and settlement (with its error).
+ * claim (with the attempt number), finished tool call, recovery, compaction and settlement (with its
+ * error and the tokens it consumed).
  * What `npm start` prints; pass it in `observers` to see the same from a library.
  */
 export function consoleObserver(options: ConsoleLogOptions = {}): Observer {
@@ -38,11 +39,15 @@ export function consoleObserver(options: ConsoleLogOptions = {}): Observer {
       case "recovery":
         log(`recovery ${where} ${event.decision}: ${event.detail}`);
         break;
+      case "compaction":
+        log(`compacted ${where} ${event.reason}: ~${event.summarizedTokens} tokens summarized, ~${event.keptTokens} kept`);
+        break;
       case "submission_settled":
         log(
           `settled ${where} ${event.payload.status}` +
             (event.payload.errorCode ? ` ${event.payload.errorCode}` : "") +
-            (event.payload.error ? `: ${event.payload.error}` : ""),
+            (event.payload.error ? `: ${event.payload.error}` : "") +
+            (event.payload.usage ? ` (${event.payload.usage.totalTokens} tokens${event.payload.cost ? `, $${event.payload.cost.total.toFixed(4)}` : ""})` : ""),
         );
         break;
     }

@@ -96,6 +96,7 @@ describe("npm start: the README walkthrough", () => {
     const compaction = after.find((r) => r.kind === "compaction") as ConversationRecordOf<"compaction">;
     expect(compaction.payload).toMatchObject({ reason: "manual", firstKeptEntryId: records.find((r) => r.kind === "user_message" && r.submissionId === second.submissionId)!.id });
     expect(compaction.payload.summary).toContain("[user] what time is it?");
+    expect(ex.output()).toMatch(/compacted assistant\/demo\/default sub=\S+ manual: ~\d+ tokens summarized, ~\d+ kept/);
 
     const health = await fetch(`${ex.url}/healthz`);
     expect(await health.text()).toBe("ok");

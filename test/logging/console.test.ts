@@ -33,7 +33,7 @@ describe("console logging from the library", () => {
     expect(observed[1]).toContain(where);
     expect(observed[1]).toMatch(/\(#1\)$/);
     expect(observed[2]).toMatch(/tool finished assistant\/w1\/default sub=\S+ clock$/);
-    expect(observed[3]).toMatch(/settled assistant\/w1\/default sub=\S+ succeeded$/);
+    expect(observed[3]).toMatch(/settled assistant\/w1\/default sub=\S+ succeeded \(\d+ tokens\)$/);
     const timed = lines.filter((l) => l.startsWith("debug "));
     expect(timed.map((l) => l.split(" ")[1])).toEqual(expect.arrayContaining(["attempt", "operation:prompt", "turn", "tool:clock"]));
     for (const line of timed) expect(line).toMatch(/ \d+\.\dms ok$/);
