@@ -7,6 +7,7 @@
  */
 import { register } from "node:module";
 import { pathToFileURL } from "node:url";
+import { installFaultsFromEnv } from "../faults/process-faults.ts";
 import { installAwsLambdaGlobal, lambdaContext, serveFunctionUrl } from "./awslambda-local.ts";
 import type { ChildSpec, HostMessage, ChildMessage } from "./function-protocol.ts";
 
@@ -17,6 +18,9 @@ process.on("disconnect", () => process.exit(0));
 
 register(`./agents-alias-hook${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url, { data: { target: pathToFileURL(spec.agentsModule).href } });
 installAwsLambdaGlobal();
+// The fault seam (tests): HARNESS_FAULTS in the function's environment crashes or pauses it at a
+// named phase; installed before the handler module builds its runtime.
+installFaultsFromEnv();
 
 let handler: (...args: unknown[]) => unknown;
 try {

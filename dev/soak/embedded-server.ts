@@ -1,6 +1,7 @@
 /** The `npm start` server as a child process the soak can `kill -9` and start again. */
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
+import { FAULTS_ENV } from "../faults/process-faults.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 /** Output kept for diagnostics (the tail of the server's log). */
@@ -10,6 +11,8 @@ export interface EmbeddedServerOptions {
   port: number;
   dataDir: string;
   leaseMs: number;
+  /** Extra environment, e.g. `HARNESS_FAULTS` (the fault seam's preload is loaded when it is set). */
+  env?: Record<string, string>;
 }
 
 export class EmbeddedServer {
@@ -33,7 +36,9 @@ export class EmbeddedServer {
 
   /** Starts the basic example on the fixed port and resolves once it listens. */
   async start(): Promise<void> {
-    const proc = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", join(ROOT, "examples", "basic", "main.ts")], {
+    const env = this.#options.env ?? {};
+    const preload = env[FAULTS_ENV] ? ["--import", join(ROOT, "dev", "faults", "preload.ts")] : [];
+    const proc = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", ...preload, join(ROOT, "examples", "basic", "main.ts")], {
       cwd: ROOT,
       env: {
         ...process.env,
@@ -42,6 +47,7 @@ export class EmbeddedServer {
         LEASE_MS: String(this.#options.leaseMs),
         MODEL: "",
         LOG_LEVEL: "info",
+        ...env,
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -63,6 +69,14 @@ export class EmbeddedServer {
     });
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("server did not listen within 30 s")), 30_000).unref());
     await Promise.race([listening, timeout]);
+  }
+
+  /** Resolves when the current process exits (e.g. killed by a fault), with its signal. */
+  exited(): Promise<NodeJS.Signals | number | null> {
+    const proc = this.#proc;
+    if (!proc) return Promise.resolve(null);
+    if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(proc.signalCode ?? proc.exitCode);
+    return new Promise((resolve) => proc.once("exit", (code, signal) => resolve(signal ?? code)));
   }
 
   /** `kill -9`: no shutdown hook runs, in-flight work is left as a crash leaves it. */

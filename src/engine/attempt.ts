@@ -177,6 +177,7 @@ async function driveIntercepted(
         signal,
         shouldYield: shouldYield ?? (() => false),
         deadline: sub.createdAt + agentBudgets(setup).submissionTimeoutMs,
+        faults: ctx.faults && ((phase) => ctx.faults!(phase, sub.id)),
       });
     });
   } catch (err) {

@@ -3,10 +3,11 @@ import type { Clock } from "../ports/clock.ts";
 import type { HarnessEvent, Interceptor } from "../ports/observer.ts";
 import type { WorkQueue } from "../ports/queue.ts";
 import type { ClaimStore, LogStore, Store } from "../ports/store.ts";
+import type { FaultHook, FaultPhase } from "../ports/faults.ts";
 import type { AgentDefinition } from "./agent-definition.ts";
 
-/** Points between engine phases where a test may inject a fault (e.g. simulate a crash). */
-export type EnginePhase = "admitted" | "claimed" | "attempt_started" | "reserved" | "settled_recorded";
+/** Points where a test may inject a fault (e.g. simulate a crash): the fault seam's phases. */
+export type EnginePhase = FaultPhase;
 
 /** Why an attempt's signal was aborted. */
 export const ABORT_SHUTDOWN = "shutdown";
@@ -34,8 +35,8 @@ export interface EngineContext<S = Store> {
   interceptors: readonly Interceptor[];
   /** Called after every settlement this engine performs (wakes in-process waiters). */
   onSettled: (submissionId: string, payload: SettledPayload) => void;
-  /** Fault-injection seam for crash tests; resolves to continue. */
-  faults?: (phase: EnginePhase, submissionId: string) => void | Promise<void>;
+  /** The fault seam (`ports/faults.ts`) for crash tests; resolves to continue. */
+  faults?: FaultHook;
   /** A `terminalizing` row older than this is treated as crashed mid-settlement. */
   settlementGraceMs: number;
 }

@@ -122,5 +122,10 @@ async function finish(
     payload,
   });
   ctx.onSettled(sub.id, payload);
-  await ringSessionHead(ctx, sub.sessionKey);
+  await ctx.faults?.("finalized", sub.id);
+  const head = await ctx.store.getSessionHead(sub.sessionKey);
+  if (head?.status !== "queued") return;
+  await ctx.faults?.("next_head_ringing", sub.id);
+  await ctx.queue.ring(doorbellOf(head));
+  await ctx.faults?.("next_head_rung", sub.id);
 }

@@ -20,6 +20,7 @@ import type { HarnessEvent, Interceptor, Observer } from "../ports/observer.ts";
 import type { ConsumableQueue, DoorbellOutcome, Doorbell, WorkQueue } from "../ports/queue.ts";
 import type { Store } from "../ports/store.ts";
 import type { Conversation, InboxKind, Submission } from "../ports/submission.ts";
+import { processFaults } from "../ports/faults.ts";
 import { InProcessQueue } from "../queues/inprocess/inprocess-queue.ts";
 import { AppendNotifier } from "./append-notifier.ts";
 import { RUNTIME_DEFAULTS } from "./defaults.ts";
@@ -63,7 +64,10 @@ export interface RuntimeConfig {
   concurrency?: number;
   /** Where observer failures are reported. Default: console.error. */
   onObserverError?: (err: unknown, event: HarnessEvent) => void;
-  /** Fault-injection seam for crash tests. */
+  /**
+   * The fault seam for crash tests (`ports/faults.ts`): called at every named phase, which waits
+   * for what it returns. Default: the process's hook if a test installed one, else none.
+   */
   faults?: (phase: EnginePhase, submissionId: string) => void | Promise<void>;
 }
 
@@ -185,7 +189,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       waiters.delete(submissionId);
       for (const resolve of set) resolve(payload);
     },
-    faults: config.faults,
+    faults: config.faults ?? processFaults(),
     settlementGraceMs: config.leaseMs ?? RUNTIME_DEFAULTS.leaseMs,
   };
   const sweepIntervalMs = config.sweepIntervalMs ?? RUNTIME_DEFAULTS.sweepIntervalMs;

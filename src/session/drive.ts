@@ -6,6 +6,7 @@ import type { CompactionPayload, ConversationRecord, RecordBody } from "../conve
 import { activeLeafPath, reduce } from "../conversation/reducer.ts";
 import { errorText, isHarnessError, StoreFailure } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
+import type { FaultPhase } from "../ports/faults.ts";
 import type { LogWriter } from "../ports/log-writer.ts";
 import type { Correlation, HarnessEvent, Interceptor, Operation } from "../ports/observer.ts";
 import type { DispatchMessage, InboxKind } from "../ports/submission.ts";
@@ -55,6 +56,8 @@ export interface DriveContext {
   shouldYield: () => boolean;
   /** Epoch ms: the durability deadline (createdAt + budget). */
   deadline: number;
+  /** The fault seam (`ports/faults.ts`), bound to the submission; tests only. */
+  faults?: (phase: FaultPhase) => void | Promise<void>;
 }
 
 /**
@@ -103,6 +106,8 @@ class SubmissionDrive {
   readonly #compaction: CompactionSettings;
   /** Overflow compactions made by this attempt. */
   #overflowCompactions = 0;
+  /** The `mid_stream` fault point was passed (once per attempt). */
+  #midStreamPassed = false;
 
   constructor(ctx: DriveContext) {
     this.#ctx = ctx;
@@ -171,6 +176,7 @@ class SubmissionDrive {
       interceptors: this.#ctx.interceptors,
       correlation: () => this.#correlation(),
       fail: (error: string) => this.#stop({ kind: "failed", errorCode: "run_failed", error }),
+      faults: this.#ctx.faults,
     };
     const agent = new Agent({
       initialState: {
@@ -423,6 +429,11 @@ class SubmissionDrive {
     if (effects.delta) {
       const batches = this.#batcher.push(effects.delta.kind, effects.delta.text);
       if (batches.length > 0) written = this.#write(batches.map((b) => this.#deltaRecord(b)), false);
+      if (written && this.#ctx.faults && !this.#midStreamPassed) {
+        this.#midStreamPassed = true;
+        const faults = this.#ctx.faults;
+        written = written.then(() => faults("mid_stream"));
+      }
     }
     if (effects.records) written = this.#write(effects.records);
     const after = effects.observeAfter;

@@ -1,5 +1,6 @@
 import type { AgentTool, AgentToolResult } from "@earendil-works/pi-agent-core";
 import { errorText } from "../errors.ts";
+import type { FaultPhase } from "../ports/faults.ts";
 import type { Correlation, Interceptor } from "../ports/observer.ts";
 import { errorResult, type Bounds, type ToolCall } from "./bounds.ts";
 import { runInterceptors } from "./interceptors.ts";
@@ -12,6 +13,8 @@ export interface ToolCallContext {
   correlation: () => Correlation;
   /** The run must fail with `error` (an interceptor aborted or threw). */
   fail: (error: string) => void;
+  /** The fault seam, bound to the submission (tests only). */
+  faults?: (phase: FaultPhase) => void | Promise<void>;
 }
 
 /**
@@ -20,6 +23,17 @@ export interface ToolCallContext {
  * an interceptor's abort or throw fails the run.
  */
 export function boundedTool(tool: AgentTool<any>, ctx: ToolCallContext): AgentTool<any> {
+  const faults = ctx.faults;
+  if (faults) {
+    return {
+      ...tool,
+      execute: async (id, params, signal, onUpdate) => {
+        const result = await runTool(ctx, { tool, id, params, signal, onUpdate });
+        await faults("tool_ran");
+        return result;
+      },
+    };
+  }
   return { ...tool, execute: (id, params, signal, onUpdate) => runTool(ctx, { tool, id, params, signal, onUpdate }) };
 }
 

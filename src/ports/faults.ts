@@ -1,0 +1,56 @@
+/**
+ * The fault seam: named points in the life of a submission where a test may crash or pause the
+ * process (crash tests, the crash matrix, the soak). Test-only and free when off: each point is
+ * one `await ctx.faults?.(phase, submissionId)` (no hook: one branch), and nothing installs a
+ * hook but a test, or a dev tool's preload (`dev/faults/`, `HARNESS_FAULTS`).
+ *
+ * Adding a phase is a one-liner at the point (`await ctx.faults?.("my_phase", sub.id)`) plus its
+ * name in {@link FAULT_PHASES}.
+ */
+export const FAULT_PHASES = [
+  /** The submission is durable; its doorbell not yet rung (admission). */
+  "admitted",
+  /** The claim's compare-and-set won; no attempt marker yet. */
+  "claimed",
+  /** The attempt marker is durable; the drive has not started. */
+  "attempt_started",
+  /** A text delta of the attempt is durable; the reply goes on (once per attempt). */
+  "mid_stream",
+  /** A tool call ran; its `tool_outcome` is not yet appended. */
+  "tool_ran",
+  /** The settlement is reserved (`terminalizing`); no `submission_settled` record yet. */
+  "reserved",
+  /** The `submission_settled` record is durable; the row is not finalized. */
+  "settled_recorded",
+  /** The row is `settled`; the session's next head is not yet rung. */
+  "finalized",
+  /** The session's next head is queued and about to be rung (the settled submission's id). */
+  "next_head_ringing",
+  /** The session's next head was rung (the settled submission's id). */
+  "next_head_rung",
+] as const;
+
+/** A named point where a test may inject a fault. */
+export type FaultPhase = (typeof FAULT_PHASES)[number];
+
+/**
+ * Called at every fault point of a runtime that has one; the point waits for what it returns
+ * (a never-settling promise hangs the process there, as a crash would leave it).
+ */
+export type FaultHook = (phase: FaultPhase, submissionId: string) => void | Promise<void>;
+
+let processHook: FaultHook | undefined;
+
+/**
+ * Test-only: the hook that every runtime created afterwards in this process uses unless its
+ * config names its own (`RuntimeConfig.faults`). `undefined` removes it. A dev tool installs it
+ * before the code under test builds its runtime (see `dev/faults/process-faults.ts`).
+ */
+export function installProcessFaults(hook: FaultHook | undefined): void {
+  processHook = hook;
+}
+
+/** The process's fault hook, if a test installed one. */
+export function processFaults(): FaultHook | undefined {
+  return processHook;
+}
