@@ -19,6 +19,7 @@ export type * from "./ports/observer.ts";
 export type { AgentDefinition, InitializeContext } from "./engine/agent-definition.ts";
 export type { DeadLetterOutcome } from "./engine/dead-letter.ts";
 export type { EnginePhase } from "./engine/engine-context.ts";
+export type { FaultHook, FaultPhase } from "./ports/faults.ts";
 export type { SweepReport } from "./engine/sweep.ts";
 export { namesOnlyAgents } from "./engine/names-only-agents.ts";
 export type { DispatchResult } from "./engine/admission.ts";
