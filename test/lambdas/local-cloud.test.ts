@@ -26,7 +26,7 @@ import { encodeDoorbell } from "../../src/queues/sqs/doorbell-body.ts";
 import { messageGroupId } from "../../src/queues/sqs/message-group.ts";
 import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
 import { followSse, type SseFollower } from "./support/sse-follower.ts";
-import { startThrottleProxy, type ThrottleProxy } from "./support/throttle-proxy.ts";
+import { startThrottleProxy, type ThrottleProxy } from "../../dev/local-cloud/throttle-proxy.ts";
 
 const LEASE_MS = 2_000;
 const WORKER_TIMEOUT_MS = 6_000;

@@ -1,0 +1,185 @@
+/**
+ * What both soaks do to a harness over HTTP (`soak.ts`: the embedded server; `cloud-soak.ts`: the
+ * local cloud): N sessions × M submissions of mixed work, with live readers, and the read-back of
+ * every log at the end. Crashes are the caller's business; this side only retries what a crash
+ * cut off, as a client would (same dispatch id).
+ */
+import { createServer } from "node:net";
+import { createClient } from "../../src/client/client.ts";
+import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { SessionEvidence } from "./invariants.ts";
+
+/** What one submission asks of the keyless model: a short reply, a tool call, or a slow reply to steer. */
+const MESSAGES = [
+  (n: string) => `hello ${n}`,
+  (n: string) => `what time is it? ${n}`,
+  (n: string) => `slow ${n}`,
+] as const;
+
+export interface SessionsOptions {
+  url: string;
+  /** Instance ids are `<run>-<session index>`. */
+  run: string;
+  sessions: number;
+  submissionsPerSession: number;
+  random: () => number;
+  /** Epoch ms after which posting gives up (throws). */
+  deadline: number;
+  /** Called with each acknowledged submission (e.g. to ring a duplicate doorbell). */
+  onAdmitted?: (submissionId: string, instance: string) => Promise<void>;
+}
+
+export interface SessionsReport {
+  sessions: SessionEvidence[];
+  steers: number;
+  followUps: number;
+  /** Milliseconds from first POST to the settled outcome, per awaited submission. */
+  settleMs: number[];
+}
+
+/** Runs the sessions to their end (every submission acknowledged, the last of each awaited). */
+export async function driveSessions(o: SessionsOptions): Promise<SessionsReport> {
+  const client = createClient({ baseUrl: o.url });
+  const report: SessionsReport = { sessions: [], steers: 0, followUps: 0, settleMs: [] };
+  const { random } = o;
+
+  /** POSTs until the harness answers below 500 (it may be down for a moment); refusals are returned. */
+  async function post(path: string, body: unknown): Promise<Response> {
+    for (;;) {
+      if (Date.now() > o.deadline) throw new Error(`soak deadline passed while posting to ${path}`);
+      try {
+        const res = await fetch(`${o.url}${path}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+        if (res.status < 500) return res;
+        await res.body?.cancel();
+      } catch {
+        // down (killed): try again shortly
+      }
+      await sleep(100);
+    }
+  }
+
+  /** A live reader: tails the stream, reconnecting from the last id it saw when the server dies. */
+  function follow(instance: string, into: ConversationRecord[][]) {
+    const seen: ConversationRecord[] = [];
+    into.push(seen);
+    const stop = new AbortController();
+    const done = (async () => {
+      while (!stop.signal.aborted) {
+        try {
+          for await (const record of client.stream("assistant", instance, { after: seen.at(-1)?.id ?? "", signal: stop.signal })) seen.push(record);
+          await sleep(200, stop.signal); // idle: look again
+        } catch {
+          if (stop.signal.aborted) return;
+          await sleep(200); // down, or not created yet
+        }
+      }
+    })();
+    return {
+      stop: async () => {
+        stop.abort();
+        await done.catch(() => {});
+      },
+    };
+  }
+
+  const workers = Array.from({ length: o.sessions }, async (_, s) => {
+    const instance = `${o.run}-${s}`;
+    const path = `/agents/assistant/${instance}`;
+    const acknowledged: string[] = [];
+    const live: ConversationRecord[][] = [];
+    report.sessions.push({ key: `assistant/${instance}/default`, acknowledged, log: [], live });
+    // Half the sessions have a live reader for the whole run.
+    const reader = s % 2 === 0 ? follow(instance, live) : undefined;
+    for (let m = 0; m < o.submissionsPerSession; m++) {
+      const dispatchId = `${instance}-${m}`;
+      const body = { kind: "user", body: MESSAGES[Math.floor(random() * MESSAGES.length)]!(`#${m}`), dispatchId };
+      const t0 = performance.now();
+      const res = await post(path, body);
+      if (res.status !== 202) throw new Error(`${dispatchId}: admission answered ${res.status} ${await res.text()}`);
+      const { submissionId } = (await res.json()) as { submissionId: string };
+      acknowledged.push(submissionId);
+      await o.onAdmitted?.(submissionId, instance);
+      if (body.body.startsWith("slow") && random() < 0.6) {
+        // Steer or follow up the slow reply while it runs (409 when it already finished: fine).
+        await sleep(random() * 400);
+        const route = random() < 0.5 ? "steer" : "followup";
+        const injected = await post(`${path}/${route}`, { body: `and keep it short (${m})` });
+        if (injected.status === 200) route === "steer" ? report.steers++ : report.followUps++;
+        else await injected.body?.cancel();
+      }
+      // Most submissions are awaited; some are left queued behind the next one (head-of-line).
+      if (random() < 0.7 || m === o.submissionsPerSession - 1) {
+        for (;;) {
+          const waited = await post(`${path}?wait=true`, body);
+          await waited.body?.cancel();
+          if (waited.status === 200) break;
+        }
+        report.settleMs.push(performance.now() - t0);
+      }
+    }
+    await reader?.stop();
+  });
+  await Promise.all(workers);
+  return report;
+}
+
+/** Reads every session's whole log back over HTTP into its evidence; counts records and outcomes. */
+export async function readBack(url: string, sessions: SessionEvidence[]): Promise<{ records: number; outcomes: Record<string, number> }> {
+  const client = createClient({ baseUrl: url });
+  let records = 0;
+  const outcomes: Record<string, number> = {};
+  for (const session of sessions) {
+    const instance = session.key.split("/")[1]!;
+    const all: ConversationRecord[] = [];
+    for await (const record of client.stream("assistant", instance, {})) all.push(record);
+    session.log = all;
+    records += all.length;
+    for (const r of all) {
+      if (r.kind !== "submission_settled") continue;
+      const outcome = r.payload.status === "succeeded" ? "succeeded" : (r.payload.errorCode ?? "failed");
+      outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+    }
+  }
+  return { records, outcomes };
+}
+
+/** p50 / p99 / max of `ms`, rounded. */
+export function percentiles(ms: number[]): { p50: number; p99: number; max: number } {
+  const sorted = [...ms].sort((a, b) => a - b);
+  const pct = (p: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0);
+  return { p50: pct(0.5), p99: pct(0.99), max: Math.round(sorted.at(-1) ?? 0) };
+}
+
+export async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}
+
+/** A small seeded PRNG, so a soak's message mix and fault timing can be replayed. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
