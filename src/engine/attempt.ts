@@ -11,6 +11,7 @@ import {
   type AgentSetup,
 } from "../session/agent-setup.ts";
 import { formatDuration } from "../session/duration.ts";
+import { backpressureDelayMs } from "../session/provider-backpressure.ts";
 import { runInterceptors } from "../session/interceptors.ts";
 import type { DriveOutcome } from "../session/drive.ts";
 import { transientBackoffMs } from "./backoff.ts";
@@ -26,11 +27,22 @@ export interface AttemptOptions {
   shouldYield?: () => boolean;
 }
 
+/** How an attempt left its submission, for the doorbell that started it. */
+export interface AttemptEnd {
+  /**
+   * Released under provider backpressure: no attempt may start before this epoch ms. The
+   * doorbell comes back then (the queue's delay: an SQS message's visibility, an in-process
+   * timer) instead of a new ring, so a long wait holds no invocation and no process.
+   */
+  notBefore?: number;
+}
+
 /**
  * Runs one claimed attempt to its end: budgets, heartbeat, the drive, and the outcome switch
- * (settle, release for a fresh attempt, continue in a new invocation, or abandon).
+ * (settle, release for a fresh attempt, release until the provider takes requests again,
+ * continue in a new invocation, or abandon).
  */
-export async function runAttempt(ctx: AttemptContext, sub: Submission, options: AttemptOptions): Promise<void> {
+export async function runAttempt(ctx: AttemptContext, sub: Submission, options: AttemptOptions): Promise<AttemptEnd> {
   const attemptId = sub.attemptId!;
   const attemptAbort = new AbortController();
   const onProcessAbort = () => attemptAbort.abort(options.signal.reason);
@@ -65,7 +77,7 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
       validateAgentSetup(setup);
     } catch (err) {
       await fail("run_failed", errorText(err));
-      return;
+      return {};
     }
 
     // Budgets are recomputed from durable state on every claim (a restart keeps the remainder).
@@ -74,32 +86,57 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
     const now = ctx.clock.now();
     if (sub.attemptCount > maxAttempts) {
       await fail("attempt_budget_exhausted", attemptBudgetExhausted(sub, maxAttempts));
-      return;
+      return {};
     }
     if (now > sub.createdAt + timeoutMs) {
       await fail(
         "timeout_exceeded",
-        `durability timeout exceeded: admitted ${formatDuration(now - sub.createdAt)} ago (budget ${formatDuration(timeoutMs)})`,
+        `durability timeout exceeded: admitted ${formatDuration(now - sub.createdAt)} ago (budget ${formatDuration(timeoutMs)})` +
+          (sub.lastError ? `; last error: ${sub.lastError}` : ""),
       );
-      return;
+      return {};
     }
 
     for (;;) {
       const outcome = await driveIntercepted(ctx, sub, log, setup, attemptAbort.signal, options.shouldYield);
       const reason = attemptAbort.signal.aborted ? String(attemptAbort.signal.reason) : undefined;
-      if (reason === ABORT_LEASE_LOST || reason === ABORT_ABANDON) return; // someone else owns it now, or we "crashed"
+      if (reason === ABORT_LEASE_LOST || reason === ABORT_ABANDON) return {}; // someone else owns it now, or we "crashed"
       if (outcome.kind === "interrupted" || reason === ABORT_SHUTDOWN) {
         await heartbeat.stop();
         // Not shutting down (an append refused while the lease still held): nothing else would
         // ring the released head but the sweep.
         if ((await releaseQuietly(ctx, sub, attemptId, {})) && reason !== ABORT_SHUTDOWN) await ring(ctx, sub);
-        return;
+        return {};
       }
       if (outcome.kind === "continuation") {
         await heartbeat.stop();
         ctx.observe({ type: "recovery", correlation, decision: "continuation", detail: "handing the run to a new invocation" });
         if (await releaseQuietly(ctx, sub, attemptId, { continuation: true })) await ring(ctx, sub);
-        return;
+        return {};
+      }
+      if (outcome.kind === "backpressure") {
+        await heartbeat.stop();
+        // Not a failure: the time budget bounds the waiting, the attempt budget is not charged
+        // (the next claim is free, like a continuation's).
+        const at = ctx.clock.now();
+        const deadline = sub.createdAt + timeoutMs;
+        const asked = backpressureDelayMs(outcome, at - sub.createdAt);
+        if (outcome.retryAfterMs !== undefined && at + asked > deadline) {
+          await fail(
+            "timeout_exceeded",
+            `durability timeout exceeded: the provider asked to wait ${formatDuration(asked)}, past the budget of ${formatDuration(timeoutMs)}; last error: ${outcome.error}`,
+          );
+          return {};
+        }
+        const notBefore = Math.min(at + asked, deadline);
+        ctx.observe({
+          type: "recovery",
+          correlation,
+          decision: "provider_backpressure",
+          detail: `${outcome.reason.replace("_", " ")}: next attempt in ${notBefore - at}ms, no attempt charged: ${outcome.error}`,
+        });
+        const released = await releaseQuietly(ctx, sub, attemptId, { lastError: outcome.error, continuation: true, notBefore });
+        return released ? { notBefore } : {};
       }
       if (outcome.kind === "transient") {
         await heartbeat.stop();
@@ -117,17 +154,17 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
         } catch {
           // shutting down: release at once
         }
-        if (attemptAbort.signal.reason === ABORT_ABANDON) return;
+        if (attemptAbort.signal.reason === ABORT_ABANDON) return {};
         if (await releaseQuietly(ctx, sub, attemptId, { lastError: outcome.error })) await ring(ctx, sub);
-        return;
+        return {};
       }
       await heartbeat.stop();
       if (outcome.kind === "failed") {
         await settle(ctx, sub, log, settledPayloadOf(outcome), { mayOpenLog: true });
-        return;
+        return {};
       }
       const settled = await settle(ctx, sub, log, settledPayloadOf(outcome), { requireDrainedInbox: true });
-      if (settled !== "inbox_not_drained") return;
+      if (settled !== "inbox_not_drained") return {};
       // A steer or follow-up arrived after the last turn: run again to deliver it.
       heartbeat.restart();
     }
@@ -137,6 +174,7 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
     ctx.observe({ type: "recovery", correlation, decision: "transient_backoff", detail: `attempt aborted: ${errorText(err)}` });
     await heartbeat.stop();
     if (await releaseQuietly(ctx, sub, attemptId, { lastError: errorText(err) })) await ring(ctx, sub);
+    return {};
   } finally {
     options.signal.removeEventListener("abort", onProcessAbort);
     await heartbeat.stop();
@@ -309,7 +347,7 @@ async function releaseQuietly(
   ctx: AttemptContext,
   sub: Submission,
   attemptId: string,
-  extra: { lastError?: string; continuation?: boolean },
+  extra: { lastError?: string; continuation?: boolean; notBefore?: number },
 ): Promise<boolean> {
   try {
     await ctx.store.releaseSubmission({ submissionId: sub.id, attemptId, ...extra });

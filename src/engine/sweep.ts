@@ -46,6 +46,8 @@ export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, opt
 
   for (const sub of runnable) {
     if (now - sub.updatedAt < options.staleQueuedMs) continue;
+    // Waiting out provider backpressure: its doorbell comes back at `notBefore` by itself.
+    if (sub.notBefore !== undefined && sub.notBefore > now) continue;
     await ctx.queue.ring(doorbellOf(sub));
     report.rerung++;
   }

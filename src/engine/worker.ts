@@ -45,6 +45,10 @@ export async function handleDoorbell(
     await reconcileTerminalizing(ctx, sub);
     return { kind: "ack" };
   }
+  if (sub.status === "queued" && sub.notBefore !== undefined && sub.notBefore > ctx.clock.now()) {
+    // Released under provider backpressure: not before the time the provider asked for.
+    return { kind: "retry", delayMs: sub.notBefore - ctx.clock.now() };
+  }
   if (sub.status === "running") {
     const remaining = (sub.leaseExpiresAt ?? 0) - ctx.clock.now();
     if (remaining > 0) return { kind: "retry", delayMs: remaining + LEASE_SLACK_MS };
@@ -76,7 +80,8 @@ export async function handleDoorbell(
   ctx.observe({ type: "attempt_started", correlation });
   await ctx.faults?.("attempt_started", claimed.id);
 
-  await runAttempt(ctx, claimed, options);
+  const end = await runAttempt(ctx, claimed, options);
+  if (end.notBefore !== undefined) return { kind: "retry", delayMs: Math.max(1, end.notBefore - ctx.clock.now()) };
   return { kind: "ack" };
 }
 

@@ -34,6 +34,7 @@ export type Operation = "prompt" | "compact" | "resume";
 export type RecoveryDecision =
   | "overflow_compact_retry"
   | "transient_backoff"
+  | "provider_backpressure"
   | "dangling_tool_call_reconciled"
   | "continuation"
   | "lease_reclaimed";

@@ -75,6 +75,11 @@ export interface Submission {
   /** The owner should cancel at its next turn boundary. */
   cancelRequested: boolean;
   /**
+   * Epoch ms before which no attempt may start: set by a release under provider backpressure
+   * (a 429 with `Retry-After`, say); unset = at once.
+   */
+  notBefore?: number;
+  /**
    * The payload of its `submission_settled` record, once finalized with it: a waiter reads the
    * outcome from the row instead of looking for the record in the log.
    */
@@ -140,6 +145,8 @@ export interface SubmissionRelease {
    * not charge an attempt.
    */
   continuation?: boolean;
+  /** Stored as the submission's `notBefore` (absent clears it). */
+  notBefore?: number;
 }
 
 export interface SubmissionWait {

@@ -1,6 +1,7 @@
 import { isContextOverflow, isRetryableAssistantError, type AssistantMessage } from "@earendil-works/pi-ai";
 import { formatDuration } from "./duration.ts";
 import type { SubmissionUsage } from "./submission-usage.ts";
+import { backpressureOf, type Backpressure, type ProviderExchange } from "./provider-backpressure.ts";
 
 /** How a drive ended. A settling outcome carries what the submission consumed so far (`usage`). */
 export type DriveOutcome =
@@ -8,6 +9,8 @@ export type DriveOutcome =
   /** Stopped where the next step is a model call (the log ends with tool results or an injected user message). */
   | { kind: "continuation" }
   | { kind: "transient"; error: string }
+  /** The provider refused for now or was unreachable: wait, then go on without charging an attempt. */
+  | ({ kind: "backpressure" } & Backpressure)
   | {
       kind: "failed";
       errorCode: "run_failed" | "result_schema_invalid" | "timeout_exceeded" | "context_overflow";
@@ -25,12 +28,14 @@ export function isFailedStop(message: AssistantMessage): boolean {
 
 /**
  * How an operation ended, from its last assistant message (pi resolves `continue()` on provider
- * errors, so the message says it): `undefined` when the model stopped normally; transient for a
- * timed-out turn (`turnTimeout`), an abort or a retryable provider error; failed otherwise.
+ * errors, so the message says it): `undefined` when the model stopped normally; backpressure
+ * when the provider refused for now or could not be reached (`exchange`: what the turn's HTTP
+ * exchange showed); transient for a timed-out turn (`turnTimeout`), an abort or a retryable
+ * provider error; failed otherwise.
  */
 export function classifyLastAssistant(
   message: AssistantMessage | undefined,
-  context: { turnTimeout?: string; contextWindow?: number },
+  context: { turnTimeout?: string; contextWindow?: number; exchange?: ProviderExchange },
 ): DriveOutcome | undefined {
   if (message === undefined || !isFailedStop(message)) return undefined;
   const text = message.errorMessage || `model turn ended with stop reason "${message.stopReason}"`;
@@ -38,6 +43,8 @@ export function classifyLastAssistant(
   if (message.stopReason === "aborted") return { kind: "transient", error: text };
   // The drive compacts and retries; this is what settles when it cannot.
   if (isContextOverflow(message, context.contextWindow)) return { kind: "failed", errorCode: "context_overflow", error: text };
+  const backpressure = backpressureOf(message, context.exchange);
+  if (backpressure !== undefined) return { kind: "backpressure", ...backpressure };
   if (isRetryableAssistantError(message)) return { kind: "transient", error: text };
   return { kind: "failed", errorCode: "run_failed", error: text };
 }

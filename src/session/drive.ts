@@ -28,6 +28,7 @@ import { classifyLastAssistant, isFailedStop, isOverflow, operationError, timeou
 import { runInterceptors } from "./interceptors.ts";
 import { modelTurnStreamFn } from "./model-turn.ts";
 import { projectPath } from "./projection.ts";
+import { ProviderWatch } from "./provider-backpressure.ts";
 import { rebuild } from "./rebuild.ts";
 import { checkStructuredResult, correctiveMessage, DEFAULT_RESULT_RETRIES, resultInvalidError } from "./structured-result.ts";
 import { submissionUsage } from "./submission-usage.ts";
@@ -89,6 +90,7 @@ class SubmissionDrive {
   readonly #budgets: AgentBudgets;
   readonly #batcher: DeltaBatcher;
   readonly #bounds: Bounds;
+  readonly #watch: ProviderWatch;
   /** The pi agent (built from the setup and the log). */
   #agent: Agent | undefined;
   /** The first reason the run must stop (interrupted always wins). */
@@ -115,6 +117,7 @@ class SubmissionDrive {
     this.#batcher = new DeltaBatcher(ctx.flushPolicy, ctx.clock);
     this.#bounds = new Bounds(ctx.clock, this.#budgets);
     this.#compaction = compactionSettings(ctx.setup);
+    this.#watch = new ProviderWatch(ctx.clock);
   }
 
   async run(): Promise<DriveOutcome> {
@@ -188,6 +191,7 @@ class SubmissionDrive {
       streamFn: modelTurnStreamFn({
         ...turnContext,
         streamFn: setup.streamFn,
+        watch: this.#watch,
         onTimeout: (error) => (this.#turnTimeout = error),
         stopModel: () => this.#agent?.abort(),
       }),
@@ -259,7 +263,11 @@ class SubmissionDrive {
     }
     const outcome =
       this.#halt ??
-      classifyLastAssistant(this.#lastAssistant, { turnTimeout: this.#turnTimeout, contextWindow: this.#ctx.setup.model.contextWindow });
+      classifyLastAssistant(this.#lastAssistant, {
+        turnTimeout: this.#turnTimeout,
+        contextWindow: this.#ctx.setup.model.contextWindow,
+        exchange: this.#watch.last,
+      });
     this.#ctx.observe({ type: "operation_ended", correlation, operation, error: operationError(outcome) });
     return outcome;
   }

@@ -6,6 +6,7 @@ import type { Correlation, Interceptor } from "../ports/observer.ts";
 import { endStream, failedStream } from "./block-stream.ts";
 import type { Bounds } from "./bounds.ts";
 import { runInterceptors } from "./interceptors.ts";
+import type { ProviderWatch } from "./provider-backpressure.ts";
 import { withStrictTurns } from "./strict-turns.ts";
 
 /** What a model turn needs from its drive. */
@@ -14,6 +15,8 @@ export interface ModelTurnContext {
   streamFn: StreamFn;
   clock: Clock;
   bounds: Bounds;
+  /** Sees each turn's HTTP exchange (status, `Retry-After`, a refused connection). */
+  watch: ProviderWatch;
   interceptors: readonly Interceptor[];
   /** The current turn's correlation. */
   correlation: () => Correlation;
@@ -67,7 +70,7 @@ async function openTurn(
   if (options?.signal?.aborted) return failedStream(model, clock.now(), "aborted", "Request was aborted");
   let stream: AssistantMessageEventStream;
   try {
-    stream = await ctx.streamFn(model, context, withStrictTurns(options));
+    stream = await ctx.streamFn(model, context, withStrictTurns(ctx.watch.watch(options)));
   } catch (err) {
     // The StreamFn contract says "never throw"; a throw is a provider error.
     return failedStream(model, clock.now(), "error", errorText(err));

@@ -396,6 +396,22 @@ export function submissionCases(test: Register): void {
       expect(failed.attemptCount, "a failure release afterwards charges again").toBe(2);
       expect(failed.pendingResume).toBe(false);
     });
+
+    test("BackpressureReleaseStoresNotBefore", async ({ store, fx, clock }) => {
+      const sub = await fx.running();
+      const notBefore = clock.now() + 40_000;
+      await store.releaseSubmission({ submissionId: sub.id, attemptId: sub.attemptId!, lastError: "429 rate limited", continuation: true, notBefore });
+      const stored = await store.getSubmission(sub.id);
+      expect(stored.status).toBe("queued");
+      expect(stored.notBefore, "the release stores notBefore").toBe(notBefore);
+      expect(stored.pendingResume, "backpressure charges no attempt").toBe(true);
+      expect((await store.listRunnable()).map((s) => s.notBefore), "listings carry it").toEqual([notBefore]);
+
+      const next = await fx.claim(sub);
+      expect(next.attemptCount).toBe(1);
+      await store.releaseSubmission({ submissionId: sub.id, attemptId: next.attemptId!, lastError: "500" });
+      expect((await store.getSubmission(sub.id)).notBefore, "a release without notBefore clears it").toBeUndefined();
+    });
   });
 
   describe("settlement", () => {

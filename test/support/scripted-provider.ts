@@ -30,6 +30,8 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
   /** The parsed JSON body (`messages`, `tools`, `stream`, …). */
   body: any;
+  /** Epoch ms when the request arrived. */
+  at: number;
 }
 
 /** A piece of a streamed reply, in order. */
@@ -84,6 +86,13 @@ export interface ScriptedProvider {
    * `api` (the model's `baseUrl` points at this server; the API key is a dummy).
    */
   model(api: ProviderApi, overrides?: Partial<Model<Api>>): { model: Model<Api>; streamFn: StreamFn };
+  /**
+   * Takes the server off the network (stops listening, cuts open connections): requests now fail
+   * with a refused connection, as against a model server still loading its weights.
+   */
+  down(): Promise<void>;
+  /** Listens again on the same port. */
+  up(): Promise<void>;
   /** Stops the server and cuts open connections. */
   close(): Promise<void>;
 }
@@ -122,7 +131,7 @@ export async function startScriptedProvider(options: ScriptedProviderOptions = {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString("utf8");
-    const request: RecordedRequest = { api, path, headers: req.headers, body: JSON.parse(raw) };
+    const request: RecordedRequest = { api, path, headers: req.headers, body: JSON.parse(raw), at: Date.now() };
     const index = requests.push(request) - 1;
     const step = steps.shift();
     const reply: ProviderReply =
@@ -179,45 +188,72 @@ export async function startScriptedProvider(options: ScriptedProviderOptions = {
 
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  let listening = true;
 
   return {
     url,
     requests,
     script: (...more) => void steps.push(...more),
     remaining: () => steps.length,
-    model(api, overrides = {}) {
-      const model: Model<Api> = {
-        id: `scripted-${api}`,
-        name: `scripted ${api}`,
-        api,
-        provider: PROVIDER_ID,
-        // The OpenAI SDK appends `/chat/completions`, the Anthropic SDK `/v1/messages`.
-        baseUrl: api === "openai-completions" ? `${url}/v1` : url,
-        reasoning: false,
-        input: ["text"],
-        cost: { input: 3, output: 15, cacheRead: 0, cacheWrite: 0 },
-        contextWindow: 200_000,
-        maxTokens: 8_000,
-        ...overrides,
-      };
-      const models = createModels();
-      models.setProvider(
-        createProvider({
-          id: PROVIDER_ID,
-          auth: { apiKey: { name: "scripted key", resolve: async () => ({ auth: { apiKey: "scripted-key" } }) } },
-          models: [model],
-          api: { "openai-completions": openAICompletionsApi(), "anthropic-messages": anthropicMessagesApi() },
-        }),
-      );
-      const streamFn: StreamFn = (m, context, streamOptions) => models.streamSimple(m, context, streamOptions);
-      return { model, streamFn };
+    model: (api, overrides = {}) => scriptedProviderModel(url, api, overrides),
+    async down() {
+      if (!listening) return;
+      listening = false;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+      // Clients' pools learn of the closed keep-alive connections (else their next request on one
+      // fails as "other side closed", not as a refused connection).
+      await new Promise((r) => setTimeout(r, 100));
+    },
+    async up() {
+      if (listening) return;
+      server.listen(port, "127.0.0.1");
+      await once(server, "listening");
+      listening = true;
     },
     async close() {
+      if (!listening) return;
+      listening = false;
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * A pi model served by a scripted provider at `url`, with a stream function going through
+ * pi-ai's own provider code for `api` (also for processes that did not start the server, such as
+ * the local cloud's functions).
+ */
+export function scriptedProviderModel(url: string, api: ProviderApi, overrides: Partial<Model<Api>> = {}): { model: Model<Api>; streamFn: StreamFn } {
+  const model: Model<Api> = {
+    id: `scripted-${api}`,
+    name: `scripted ${api}`,
+    api,
+    provider: PROVIDER_ID,
+    // The OpenAI SDK appends `/chat/completions`, the Anthropic SDK `/v1/messages`.
+    baseUrl: api === "openai-completions" ? `${url}/v1` : url,
+    reasoning: false,
+    input: ["text"],
+    cost: { input: 3, output: 15, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 200_000,
+    maxTokens: 8_000,
+    ...overrides,
+  };
+  const models = createModels();
+  models.setProvider(
+    createProvider({
+      id: PROVIDER_ID,
+      auth: { apiKey: { name: "scripted key", resolve: async () => ({ auth: { apiKey: "scripted-key" } }) } },
+      models: [model],
+      api: { "openai-completions": openAICompletionsApi(), "anthropic-messages": anthropicMessagesApi() },
+    }),
+  );
+  const streamFn: StreamFn = (m, context, streamOptions) => models.streamSimple(m, context, streamOptions);
+  return { model, streamFn };
 }
 
 function split(text: string, size: number): string[] {

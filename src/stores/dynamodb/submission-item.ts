@@ -102,6 +102,8 @@ export function submissionFromItems(state: Item, input: DispatchMessage): Submis
   // Only a waiting row waits for calls (a cancel of a waiting parent leaves the set behind).
   const pendingCalls = state.pendingCalls?.SS;
   if (pendingCalls !== undefined && sub.status === "waiting") sub.pendingCalls = [...pendingCalls];
+  const notBefore = num(state, "notBefore");
+  if (notBefore !== undefined) sub.notBefore = notBefore;
   const outcome = str(state, "outcome");
   if (outcome !== undefined) sub.outcome = JSON.parse(outcome) as SettledPayload;
   return sub;

@@ -174,6 +174,8 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
       .remove("attemptId", "ownerId", "leaseExpiresAt");
     if (release.lastError) e.set("lastError", S(release.lastError));
     if (release.continuation) e.set("charge", N(0));
+    if (release.notBefore !== undefined) e.set("notBefore", N(release.notBefore));
+    else e.remove("notBefore");
     const outcome = await updateState(this.#ctx, id, e, this.#fence(e, release.attemptId));
     this.#expect(outcome, id, () => notRunningUnder(id, release.attemptId));
   }

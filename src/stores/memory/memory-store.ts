@@ -184,6 +184,8 @@ export class MemoryStore implements Store {
     const sub = row.sub;
     if (release.lastError) sub.lastError = release.lastError;
     if (release.continuation) sub.pendingResume = true;
+    if (release.notBefore !== undefined) sub.notBefore = release.notBefore;
+    else delete sub.notBefore;
     clearLease(sub);
     this.#transition(row, "queued");
   }

@@ -99,6 +99,9 @@ const V3 = `ALTER TABLE submissions ADD COLUMN outcome TEXT;`;
  */
 const V4 = `ALTER TABLE submissions ADD COLUMN pending_calls TEXT;`;
 
+/** v5: the time before which no attempt may start (a release under provider backpressure). */
+const V5 = `ALTER TABLE submissions ADD COLUMN not_before INTEGER;`;
+
 /**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
@@ -108,6 +111,7 @@ const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
   (db) => db.exec(V2),
   (db) => db.exec(V3),
   (db) => db.exec(V4),
+  (db) => db.exec(V5),
 ];
 
 /** The schema version this code writes (`PRAGMA user_version`). */

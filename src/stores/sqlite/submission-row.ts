@@ -28,6 +28,7 @@ export const SUBMISSION_SET_COLUMNS = [
   "cancel_requested",
   "outcome",
   "pending_calls",
+  "not_before",
 ] as const;
 
 /** Parameters for the `UPDATE ... SET <SUBMISSION_SET_COLUMNS> WHERE id = ?` statement. */
@@ -45,6 +46,7 @@ export function submissionUpdateParams(sub: Submission): SQLInputValue[] {
     sub.cancelRequested ? 1 : 0,
     sub.outcome === undefined ? null : JSON.stringify(sub.outcome),
     sub.pendingCalls === undefined || sub.pendingCalls.length === 0 ? null : JSON.stringify(sub.pendingCalls),
+    sub.notBefore ?? null,
     sub.id,
   ];
 }
@@ -88,6 +90,7 @@ export function submissionFromRow(row: Row): Submission {
   if (row.parent_call_id !== null) sub.parentCallId = row.parent_call_id as string;
   if (row.wait_until !== null) sub.waitUntil = row.wait_until as number;
   if (row.pending_calls !== null && row.pending_calls !== undefined) sub.pendingCalls = JSON.parse(row.pending_calls as string) as string[];
+  if (row.not_before !== null && row.not_before !== undefined) sub.notBefore = row.not_before as number;
   return sub;
 }
 

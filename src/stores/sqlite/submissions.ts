@@ -134,6 +134,8 @@ export class SqliteSubmissions {
         pendingResume: sub.pendingResume || release.continuation === true,
       };
       if (release.lastError) next.lastError = release.lastError;
+      if (release.notBefore !== undefined) next.notBefore = release.notBefore;
+      else delete next.notBefore;
       this.#db.put(next);
     });
   }
