@@ -42,7 +42,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("provider backpressure on the local cloud", () => {
   it("a 429 with Retry-After: the worker releases and returns, the message's visibility brings the retry, no attempt charged", async () => {
-    onTestFailed(() => process.stderr.write(`--- local cloud output ---\n${logs.slice(-100).join("\n")}\n`));
+    onTestFailed(() => {
+      process.stderr.write(`--- local cloud output ---\n${logs.slice(-100).join("\n")}\n`);
+    });
     provider.script({ status: 429, headers: { "retry-after": "3" } }, [{ text: "Rate limit passed." }]);
     const instance = `bp-${randomUUID().slice(0, 8)}`;
     const res = await fetch(`${cloud.url}/agents/remote/${instance}`, {
