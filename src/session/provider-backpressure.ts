@@ -70,7 +70,8 @@ export class ProviderWatch {
 /**
  * Backpressure, if the failed turn ended on it: from the observed exchange when there is one (a
  * stream that started and then broke is not backpressure, whatever its text says), else from the
- * error message (Bedrock's throttling and unavailability, a connection refused).
+ * error message of a request that streamed nothing (Bedrock's throttling and unavailability, a
+ * connection refused).
  */
 export function backpressureOf(message: AssistantMessage, exchange: ProviderExchange | undefined): Backpressure | undefined {
   if (message.stopReason !== "error") return undefined;
@@ -81,9 +82,14 @@ export function backpressureOf(message: AssistantMessage, exchange: ProviderExch
     if (reason === undefined) return undefined;
     return exchange.retryAfterMs === undefined ? { reason, error } : { reason, error, retryAfterMs: exchange.retryAfterMs };
   }
-  if (/throttl|too many requests|rate.?limit/i.test(error)) return { reason: "rate_limited", error };
-  if (/service ?unavailable|overloaded/i.test(error)) return { reason: "unavailable", error };
-  if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH/.test(error)) return { reason: "unreachable", error };
+  // Without an exchange only a request refused outright counts (nothing streamed), and only in
+  // words a provider path is known to use: pi-ai's Bedrock prefixes, a system error code.
+  if (message.content.length > 0) return undefined;
+  if (message.api === "bedrock-converse-stream") {
+    if (error.startsWith("Throttling error")) return { reason: "rate_limited", error };
+    if (error.startsWith("Service unavailable")) return { reason: "unavailable", error };
+  }
+  if (/\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)\b/.test(error)) return { reason: "unreachable", error };
   return undefined;
 }
 

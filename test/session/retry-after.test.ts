@@ -52,8 +52,12 @@ describe("backpressureOf", () => {
   });
 
   it("without an exchange (Bedrock's SDK takes no fetch), reads the error text", () => {
-    expect(backpressureOf(failed("Throttling error: Too many requests, please wait before trying again."), undefined)).toMatchObject({ reason: "rate_limited" });
-    expect(backpressureOf(failed("Service unavailable: try again"), undefined)).toMatchObject({ reason: "unavailable" });
+    const bedrock = (text: string): AssistantMessage => ({ ...failed(text), api: "bedrock-converse-stream" });
+    expect(backpressureOf(bedrock("Throttling error: Too many requests, please wait before trying again."), undefined)).toMatchObject({ reason: "rate_limited" });
+    expect(backpressureOf(bedrock("Service unavailable: try again"), undefined)).toMatchObject({ reason: "unavailable" });
+    // Other paths' texts are not guessed at; a message that streamed something is no refusal.
+    expect(backpressureOf(failed("503 service unavailable"), undefined)).toBeUndefined();
+    expect(backpressureOf({ ...bedrock("Throttling error"), content: [{ type: "text", text: "par" }] }, undefined)).toBeUndefined();
     expect(backpressureOf(failed("connect ECONNREFUSED 127.0.0.1:1"), undefined)).toMatchObject({ reason: "unreachable" });
     expect(backpressureOf(failed("401 authentication_error"), undefined)).toBeUndefined();
     expect(backpressureOf({ ...failed("x"), stopReason: "aborted" }, { status: 429 })).toBeUndefined();
