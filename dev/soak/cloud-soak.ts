@@ -30,6 +30,8 @@ export interface CloudSoakOptions {
   throttleEvery: number;
   /** Share of admitted submissions that get a duplicate doorbell. */
   duplicateRate: number;
+  /** Share of submissions followed by a manual compaction. */
+  compactionRate: number;
   maxSeconds: number;
   leaseMs: number;
   workers: number;
@@ -43,6 +45,7 @@ export const DEFAULT_CLOUD_SOAK: CloudSoakOptions = {
   killEveryMs: 6_000,
   throttleEvery: 25,
   duplicateRate: 0.3,
+  compactionRate: 0.15,
   maxSeconds: 180,
   leaseMs: 2_000,
   workers: 2,
@@ -111,6 +114,7 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
         submissionsPerSession: options.submissionsPerSession,
         random,
         deadline,
+        compactionRate: options.compactionRate,
         onAdmitted: async (submissionId, instance) => {
           if (random() >= options.duplicateRate) return;
           // A duplicate as SQS's at-least-once delivery or a re-ring would make it.
@@ -150,6 +154,7 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
       submissions: sessions.reduce((n, s) => n + s.acknowledged.length, 0),
       crashes,
       steersDelivered: driven.steers,
+      compactions: driven.compactions,
       followUpsDelivered: driven.followUps,
       records,
       outcomes,

@@ -8,6 +8,8 @@ export interface SoakReport {
   crashes: number;
   steersDelivered: number;
   followUpsDelivered: number;
+  /** Manual compactions admitted (each a submission of its own). */
+  compactions: number;
   records: number;
   /** Settlements by outcome: `succeeded`, or the failed error code. */
   outcomes: Record<string, number>;
@@ -40,6 +42,7 @@ export function formatReport(report: SoakReport, extra: Record<string, string> =
     `crashes (kill -9):        ${report.crashes}`,
     ...Object.entries(extra).map(([k, v]) => `${`${k}:`.padEnd(26)}${v}`),
     `steers / follow-ups:      ${report.steersDelivered} / ${report.followUpsDelivered} delivered`,
+    `manual compactions:       ${report.compactions}`,
     `records read back:        ${report.records}`,
     `attempts charged:         ${report.attempts.total} (max ${report.attempts.max} for one submission)`,
     `POST → settled (ms):      (awaited ones) p50 ${report.settleMs.p50}, p99 ${report.settleMs.p99}, max ${report.settleMs.max}`,

@@ -25,6 +25,8 @@ export interface SessionsOptions {
   random: () => number;
   /** Epoch ms after which posting gives up (throws). */
   deadline: number;
+  /** Share of submissions followed by a manual compaction of the session. */
+  compactionRate: number;
   /** Called with each acknowledged submission (e.g. to ring a duplicate doorbell). */
   onAdmitted?: (submissionId: string, instance: string) => Promise<void>;
 }
@@ -33,6 +35,8 @@ export interface SessionsReport {
   sessions: SessionEvidence[];
   steers: number;
   followUps: number;
+  /** Manual compactions admitted. */
+  compactions: number;
   /** Milliseconds from first POST to the settled outcome, per awaited submission. */
   settleMs: number[];
 }
@@ -40,7 +44,7 @@ export interface SessionsReport {
 /** Runs the sessions to their end (every submission acknowledged, the last of each awaited). */
 export async function driveSessions(o: SessionsOptions): Promise<SessionsReport> {
   const client = createClient({ baseUrl: o.url });
-  const report: SessionsReport = { sessions: [], steers: 0, followUps: 0, settleMs: [] };
+  const report: SessionsReport = { sessions: [], steers: 0, followUps: 0, compactions: 0, settleMs: [] };
   const { random } = o;
 
   /** POSTs until the harness answers below 500 (it may be down for a moment); refusals are returned. */
@@ -87,7 +91,8 @@ export async function driveSessions(o: SessionsOptions): Promise<SessionsReport>
     const path = `/agents/assistant/${instance}`;
     const acknowledged: string[] = [];
     const live: ConversationRecord[][] = [];
-    report.sessions.push({ key: `assistant/${instance}/default`, acknowledged, log: [], live });
+    const evidence: SessionEvidence = { key: `assistant/${instance}/default`, acknowledged, log: [], live, unconfirmed: 0 };
+    report.sessions.push(evidence);
     // Half the sessions have a live reader for the whole run.
     const reader = s % 2 === 0 ? follow(instance, live) : undefined;
     for (let m = 0; m < o.submissionsPerSession; m++) {
@@ -106,6 +111,22 @@ export async function driveSessions(o: SessionsOptions): Promise<SessionsReport>
         const injected = await post(`${path}/${route}`, { body: `and keep it short (${m})` });
         if (injected.status === 200) route === "steer" ? report.steers++ : report.followUps++;
         else await injected.body?.cancel();
+      }
+      if (m > 0 && random() < o.compactionRate) {
+        // A manual compaction, a submission of its own in the session's order. It has no dispatch
+        // id: a POST cut by a crash is not retried (it may have been admitted anyway).
+        try {
+          const res = await fetch(`${o.url}${path}/compact`, { method: "POST", body: "{}" });
+          if (res.status === 202) {
+            acknowledged.push(((await res.json()) as { submissionId: string }).submissionId);
+            report.compactions++;
+          } else {
+            if (res.status >= 500) evidence.unconfirmed!++;
+            await res.body?.cancel();
+          }
+        } catch {
+          evidence.unconfirmed!++;
+        }
       }
       // Most submissions are awaited; some are left queued behind the next one (head-of-line).
       if (random() < 0.7 || m === o.submissionsPerSession - 1) {

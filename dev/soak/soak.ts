@@ -30,6 +30,8 @@ export interface SoakOptions {
   /** Hard bound on the whole run. */
   maxSeconds: number;
   leaseMs: number;
+  /** Share of submissions followed by a manual compaction. */
+  compactionRate: number;
   /** Deterministic choice of messages and crash timing. */
   seed: number;
   log?: (line: string) => void;
@@ -41,6 +43,7 @@ export const DEFAULT_SOAK: SoakOptions = {
   killEveryMs: 4_000,
   maxSeconds: 180,
   leaseMs: 1_000,
+  compactionRate: 0.15,
   seed: 1,
 };
 
@@ -82,6 +85,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       submissionsPerSession: options.submissionsPerSession,
       random,
       deadline,
+      compactionRate: options.compactionRate,
     });
   } finally {
     crashing = false;
@@ -106,6 +110,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     submissions: sessions.reduce((n, s) => n + s.acknowledged.length, 0),
     crashes,
     steersDelivered: driven.steers,
+    compactions: driven.compactions,
     followUpsDelivered: driven.followUps,
     records,
     outcomes,
