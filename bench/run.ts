@@ -5,11 +5,13 @@
 import { benchAws } from "./aws.ts";
 import { benchHttp } from "./http.ts";
 import { benchOverhead } from "./overhead.ts";
+import { benchTurnCost } from "./turn-cost.ts";
 
 const benches: Record<string, () => Promise<void>> = {
   overhead: () => benchOverhead(),
   http: () => benchHttp(),
   aws: () => benchAws(),
+  cost: () => benchTurnCost(),
 };
 
 const selected = process.argv.slice(2);
