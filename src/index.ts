@@ -14,6 +14,7 @@ export { systemClock, ManualClock } from "./ports/clock.ts";
 export type * from "./ports/submission.ts";
 export { sessionKeyString } from "./ports/submission.ts";
 export type * from "./ports/store.ts";
+export type * from "./ports/child-outcome.ts";
 export type * from "./ports/queue.ts";
 export type * from "./ports/observer.ts";
 export type { AgentDefinition, InitializeContext } from "./engine/agent-definition.ts";
