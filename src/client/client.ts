@@ -1,5 +1,6 @@
 import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
-import type { DispatchMessage } from "../ports/submission.ts";
+import type { DispatchMessage, SubmissionStatus } from "../ports/submission.ts";
+import type { SubmissionDetail, SubmissionPage } from "../runtime/submission-view.ts";
 import { HarnessHttpError } from "./http-error.ts";
 import { sigv4Signer, type SigV4Options } from "./sigv4.ts";
 import { SseParser, type SseEvent } from "./sse-parser.ts";
@@ -61,6 +62,19 @@ export interface StreamOptions {
   signal?: AbortSignal;
 }
 
+/** Options of {@link HarnessClient.listSubmissions}. */
+export interface ListSubmissionsOptions {
+  /** The session of the instance (default `"default"`). */
+  session?: string;
+  /** Only submissions in this status. */
+  status?: SubmissionStatus;
+  /** Page size (server default 20, at most 100). */
+  limit?: number;
+  /** The previous page's `next`. */
+  after?: string;
+  signal?: AbortSignal;
+}
+
 /** Options of {@link HarnessClient.waitForSettled}. */
 export interface WaitOptions extends StreamOptions {
   /** Called with every record read on the way, the settled one included. */
@@ -115,6 +129,17 @@ export interface HarnessClient {
    * takes: pass a `signal` to bound it.
    */
   waitForSettled(agent: string, instance: string, submissionId: string, options?: WaitOptions): Promise<SettledResult>;
+  /**
+   * One page of a session's submissions, newest first (the operator's view): status, attempts,
+   * times, the outcome with its usage. Pass the page's `next` as `after` for the older page.
+   * @throws {HarnessHttpError} 400 `invalid_request` (bad status, limit or cursor)
+   */
+  listSubmissions(agent: string, instance: string, options?: ListSubmissionsOptions): Promise<SubmissionPage>;
+  /**
+   * One submission of the instance with its input, outcome and attempts.
+   * @throws {HarnessHttpError} 404 `submission_not_found`
+   */
+  getSubmission(agent: string, instance: string, submissionId: string, options?: { signal?: AbortSignal }): Promise<SubmissionDetail>;
 }
 
 /** Until the server sends its `retry:` hint. */
@@ -300,6 +325,28 @@ export function createClient(options: ClientOptions): HarnessClient {
     followUp: (agent, instance, body, opts = {}) => inject("followup", agent, instance, body, opts),
     stream,
     waitForSettled,
+
+    async listSubmissions(agent, instance, opts = {}) {
+      const query = new URLSearchParams();
+      if (opts.session !== undefined) query.set("session", opts.session);
+      if (opts.status !== undefined) query.set("status", opts.status);
+      if (opts.limit !== undefined) query.set("limit", String(opts.limit));
+      if (opts.after !== undefined) query.set("after", opts.after);
+      const qs = query.toString();
+      const res = await send("GET", agentUrl(agent, instance, `/submissions${qs === "" ? "" : `?${qs}`}`), { signal: opts.signal });
+      if (!res.ok) throw await HarnessHttpError.fromResponse(res);
+      const page = await readJson(res);
+      if (!Array.isArray(page.submissions)) throw new HarnessHttpError(res.status, "unexpected_response", "response lacks submissions");
+      return page as unknown as SubmissionPage;
+    },
+
+    async getSubmission(agent, instance, submissionId, opts = {}) {
+      const res = await send("GET", agentUrl(agent, instance, `/submissions/${encodeURIComponent(submissionId)}`), {
+        signal: opts.signal,
+      });
+      if (!res.ok) throw await HarnessHttpError.fromResponse(res);
+      return (await readJson(res)) as unknown as SubmissionDetail;
+    },
   };
 }
 

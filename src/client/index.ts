@@ -11,6 +11,7 @@ export {
   type DispatchOptions,
   type HarnessClient,
   type InjectOptions,
+  type ListSubmissionsOptions,
   type SettledResult,
   type StreamOptions,
   type WaitOptions,
@@ -34,5 +35,6 @@ export type {
   SettledErrorCode,
   SettledStatus,
 } from "../conversation/records.ts";
-export type { DispatchMessage, SignalMeta } from "../ports/submission.ts";
+export type { DispatchMessage, SignalMeta, SubmissionStatus } from "../ports/submission.ts";
+export type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionSummary } from "../runtime/submission-view.ts";
 export type { ErrorBody } from "../transport/http-errors.ts";

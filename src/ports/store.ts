@@ -8,6 +8,7 @@ import type {
   LeaseRenewal,
   NewSubmission,
   SessionKey,
+  SessionSubmissionQuery,
   Submission,
   SubmissionClaim,
   SubmissionRelease,
@@ -37,6 +38,13 @@ export interface SubmissionStore {
    * to its log. Read as cheaply as the store can (an SSE stream asks on every idle poll).
    */
   sessionLive(key: SessionKey): Promise<boolean>;
+  /**
+   * The session's submissions newest first (reverse admission order): at most `query.limit`,
+   * only those admitted before `query.before` when given (the paging cursor), only those in
+   * `query.status` when given. Reads the session's own key range or index, never other
+   * sessions. `SubmissionNotFound` when `before` is not a submission of this session.
+   */
+  listSessionSubmissions(key: SessionKey, query: SessionSubmissionQuery): Promise<Submission[]>;
   /** Every submission in `status`, admission order. */
   listByStatus(status: SubmissionStatus): Promise<Submission[]>;
   /**
@@ -209,10 +217,13 @@ export interface ClaimStore
     | "getSessionHead"
   > {}
 
-/** Reading and tailing: the replay and live tail, the session's liveness, a settled outcome. */
+/**
+ * Reading and tailing: the replay and live tail, the session's liveness, a settled outcome, and
+ * the operator's view of a session's submissions.
+ */
 export interface ReadStore
   extends Pick<ConversationStore, "getConversation" | "readRecords">,
-    Pick<SubmissionStore, "getSubmission" | "getSessionHead" | "sessionLive" | "listAttempts">,
+    Pick<SubmissionStore, "getSubmission" | "getSessionHead" | "sessionLive" | "listAttempts" | "listSessionSubmissions">,
     Pick<AttachmentStore, "getAttachment"> {}
 
 /** The sweep's listings: what a crash, a lost doorbell or an expired wait left behind. */

@@ -86,6 +86,16 @@ export interface Submission {
   outcome?: SettledPayload;
 }
 
+/** What `SubmissionStore.listSessionSubmissions` lists: one page of a session's submissions. */
+export interface SessionSubmissionQuery {
+  /** At most this many (a positive integer). */
+  limit: number;
+  /** Only submissions admitted before this one (a submission id of the session): the next page. */
+  before?: string;
+  /** Only submissions in this status. */
+  status?: SubmissionStatus;
+}
+
 /**
  * A run is in flight from its claim to its settlement: running, waiting, or queued again after
  * a claim (a retry or continuation), terminalizing excluded. Only then does `enqueueInbox`

@@ -5,7 +5,7 @@
  * caller as the runtime's typed errors.
  */
 import { InvalidDispatch, InvalidRequest, UnknownAgent } from "../errors.ts";
-import type { DispatchMessage, SessionKey } from "../ports/submission.ts";
+import type { DispatchMessage, SessionKey, SubmissionStatus } from "../ports/submission.ts";
 
 /** The session of a request that names none. */
 export const DEFAULT_SESSION = "default";
@@ -141,4 +141,67 @@ function checkId(what: string, value: unknown, rule: RegExp): void {
   if (typeof value !== "string" || !rule.test(value)) {
     throw new InvalidRequest(`invalid ${what} ${JSON.stringify(value)}: must match ${rule.source}`);
   }
+}
+
+/** Statuses a submission listing may filter on. */
+const SUBMISSION_STATUSES: readonly SubmissionStatus[] = ["queued", "running", "waiting", "terminalizing", "settled"];
+
+/** Page size of a submission listing: default and ceiling. */
+export const SUBMISSION_PAGE = { defaultLimit: 20, maxLimit: 100 } as const;
+
+/** What the operator's listing asks for: one page of a session's submissions, newest first. */
+export interface SubmissionListRequest extends SessionAddress {
+  /** Only submissions in this status. */
+  status?: string;
+  /** Page size, 1 to {@link SUBMISSION_PAGE}`.maxLimit` (default `defaultLimit`). */
+  limit?: number;
+  /** The previous page's `next`: a submission id of this session. */
+  after?: string;
+}
+
+/** One submission of one agent instance (any of its sessions). */
+export interface SubmissionAddress {
+  agent: string;
+  instance: string;
+  submissionId: string;
+}
+
+/** A listing request that passed every rule. */
+export interface CheckedSubmissionList {
+  key: SessionKey;
+  limit: number;
+  status?: SubmissionStatus;
+  after?: string;
+}
+
+/** Checks a listing: its address, status, limit and cursor (`InvalidRequest` naming the field). */
+export function checkSubmissionList(request: SubmissionListRequest, knows: KnowsAgent): CheckedSubmissionList {
+  const key = sessionKeyOf(request, knows);
+  const checked: CheckedSubmissionList = { key, limit: SUBMISSION_PAGE.defaultLimit };
+  if (request.status !== undefined && request.status !== "") {
+    if (!(SUBMISSION_STATUSES as readonly unknown[]).includes(request.status)) {
+      throw new InvalidRequest(`invalid status ${JSON.stringify(request.status)}: expected one of ${SUBMISSION_STATUSES.join(", ")}`);
+    }
+    checked.status = request.status as SubmissionStatus;
+  }
+  if (request.limit !== undefined) {
+    const limit = request.limit;
+    if (!Number.isInteger(limit) || limit < 1 || limit > SUBMISSION_PAGE.maxLimit) {
+      throw new InvalidRequest(`invalid limit ${JSON.stringify(limit)}: expected an integer from 1 to ${SUBMISSION_PAGE.maxLimit}`);
+    }
+    checked.limit = limit;
+  }
+  if (request.after !== undefined && request.after !== "") {
+    checkId("cursor (after)", request.after, ID_RULES.dispatchId);
+    checked.after = request.after;
+  }
+  return checked;
+}
+
+/** Checks a submission address: agent, instance and submission id. */
+export function checkSubmissionAddress(request: SubmissionAddress, knows: KnowsAgent): SubmissionAddress {
+  if (request === null || typeof request !== "object") throw new InvalidRequest("request is required");
+  const key = sessionKeyOf({ agent: request.agent, instance: request.instance }, knows);
+  checkId("submission id", request.submissionId, ID_RULES.dispatchId);
+  return { agent: key.agent, instance: key.instance, submissionId: request.submissionId };
 }

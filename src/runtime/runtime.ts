@@ -29,11 +29,21 @@ import {
   checkDispatch,
   checkInject,
   checkRecordOffset,
+  checkSubmissionAddress,
+  checkSubmissionList,
   sessionKeyOf,
   type DispatchRequest,
   type SessionAddress,
   type SteerRequest,
+  type SubmissionAddress,
+  type SubmissionListRequest,
 } from "./requests.ts";
+import {
+  listSubmissionPage,
+  submissionDetail,
+  type SubmissionDetail,
+  type SubmissionPage,
+} from "./submission-view.ts";
 
 /** Configuration of an embedded runtime. Only `agents` and `store` are required. */
 export interface RuntimeConfig {
@@ -111,6 +121,16 @@ export interface Runtime {
    * that is when an SSE stream ends (DESIGN §3.1). One store read.
    */
   sessionLive(address: SessionAddress): Promise<boolean>;
+  /**
+   * One page of a session's submissions, newest first (the operator's view); `next` is the
+   * `after` of the following page. A bad status, limit or cursor is `InvalidRequest`.
+   */
+  listSubmissions(request: SubmissionListRequest): Promise<SubmissionPage>;
+  /**
+   * One submission of an agent instance, with its attempts: `SubmissionNotFound` when the
+   * instance has none by that id.
+   */
+  submission(request: SubmissionAddress): Promise<SubmissionDetail>;
   /** Wakes `listener` after each append to the conversation in this process. */
   onAppend(conversationId: string, listener: () => void): () => void;
   /**
@@ -318,6 +338,8 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     async sessionLive(address) {
       return store.sessionLive(sessionKeyOf(address, knows));
     },
+    listSubmissions: async (request) => listSubmissionPage(store, checkSubmissionList(request, knows)),
+    submission: async (request) => submissionDetail(store, checkSubmissionAddress(request, knows)),
     onAppend: (conversationId, listener) => notifier.subscribe(conversationId, listener),
     async handleDoorbell(doorbell, options = {}) {
       if (state === "closed") throw new RuntimeClosed();

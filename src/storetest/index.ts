@@ -20,6 +20,7 @@ import { conversationCases } from "./conversation-cases.ts";
 import { childOutcomeCases } from "./child-outcome-cases.ts";
 import { caseRegistrar, type StoreConformanceOptions } from "./harness.ts";
 import { inboxCases } from "./inbox-cases.ts";
+import { listingCases } from "./listing-cases.ts";
 import { submissionCases } from "./submission-cases.ts";
 
 export type { CaseContext, Fixtures, StoreConformanceOptions, StoreFactory } from "./harness.ts";
@@ -42,6 +43,7 @@ export function describeStoreConformance(
     submissionCases(test);
     conversationCases(test);
     inboxCases(test);
+    listingCases(test);
     concurrencyCases(test);
     childOutcomeCases(test);
   });

@@ -7,6 +7,7 @@ import { errorResponse, toErrorResponse } from "./http-errors.ts";
 import { firstPage, tailRecords } from "./record-stream.ts";
 import { corsMiddleware, originGuard, type CorsOptions } from "./origin-guard.ts";
 import { parseCompactBody, parseDispatchBody, parseInjectBody, parseJsonObject, readJsonObject } from "./request-body.ts";
+import { mountSubmissionRoutes } from "./submission-routes.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
 export interface AppOptions {
@@ -77,6 +78,8 @@ export const APP_DEFAULTS = {
  * - `POST /agents/:name/:id/steer` and `/followup` inject a message into the in-flight run
  * - `POST /agents/:name/:id/compact` admits a manual compaction of the session (202
  *   `{submissionId, conversationId}`; `?wait=true` → 200 with the outcome; 404 without a conversation)
+ * - `GET /agents/:name/:id/submissions[/:submissionId]` list a session's submissions (the
+ *   operator's view, `submission-routes.ts`)
  * - `GET /healthz` answers `ok`
  *
  * Every error is JSON `{error, code}`. The app only decodes requests: ids, names and messages are
@@ -172,6 +175,8 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   const followUpHandler = inboxHandler((request) => runtime.followUp(request));
   app.post("/agents/:name/:id/steer", steerHandler);
   app.post("/agents/:name/:id/followup", followUpHandler);
+
+  mountSubmissionRoutes(app, runtime);
 
   app.get("/agents/:name/:id", async (c) => {
     const conversation = await runtime.conversation({ ...pathIds(c), session: c.req.query("session") });

@@ -18,6 +18,7 @@ import type {
   LeaseRenewal,
   NewSubmission,
   SessionKey,
+  SessionSubmissionQuery,
   Submission,
   SubmissionClaim,
   SubmissionRelease,
@@ -111,6 +112,9 @@ class DynamoStore implements Store {
   }
   listByStatus(status: SubmissionStatus): Promise<Submission[]> {
     return this.#submissions.listByStatus(status);
+  }
+  listSessionSubmissions(key: SessionKey, query: SessionSubmissionQuery): Promise<Submission[]> {
+    return this.#submissions.listSessionSubmissions(key, query);
   }
   claimSubmission(claim: SubmissionClaim): Promise<Submission> {
     return this.#submissions.claimSubmission(claim);

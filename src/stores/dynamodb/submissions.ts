@@ -16,6 +16,7 @@ import type {
   LeaseRenewal,
   NewSubmission,
   SessionKey,
+  SessionSubmissionQuery,
   Submission,
   SubmissionClaim,
   SubmissionRelease,
@@ -33,6 +34,7 @@ import { ATTEMPT_PREFIX, attemptSk, pad, submissionPk } from "./keys.ts";
 import { BucketPeeks, childIds, freshSubmissions } from "./listing.ts";
 import { loadState, loadSubmission, toSubmission } from "./loader.ts";
 import { RetryStep, rerunOnRace } from "./retry.ts";
+import { listSessionSubmissions } from "./session-listing.ts";
 import { admitOnce, getSessionItem, replay, sessionItemKey, sessionKeyOf, settleOnce } from "./session-head.ts";
 import { failedCondition, isTransientCancellation } from "./errors.ts";
 import { transact, updateItem } from "./transact.ts";
@@ -75,6 +77,10 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
     if (headId === undefined) return undefined;
     const loaded = await loadSubmission(this.#ctx, headId);
     return loaded ? toSubmission(this.#ctx, loaded) : undefined;
+  }
+
+  listSessionSubmissions(key: SessionKey, query: SessionSubmissionQuery): Promise<Submission[]> {
+    return listSessionSubmissions(this.#ctx, key, query);
   }
 
   async listByStatus(status: SubmissionStatus): Promise<Submission[]> {

@@ -20,6 +20,7 @@ import {
   type LeaseRenewal,
   type NewSubmission,
   type SessionKey,
+  type SessionSubmissionQuery,
   type Submission,
   type SubmissionClaim,
   type SubmissionRelease,
@@ -75,6 +76,8 @@ export class MemoryStore implements Store {
   readonly #rows = new Map<string, Row>();
   /** Per session (see {@link sessionId}), its unsettled submissions in admission order: [0] is the head. */
   readonly #sessions = new Map<string, Row[]>();
+  /** Per session, every submission in admission order (the operator's listing). */
+  readonly #history = new Map<string, Row[]>();
   readonly #byStatus = new Map<SubmissionStatus, Set<Row>>(STATUSES.map((s) => [s, new Set<Row>()]));
   readonly #children = new Map<string, Row[]>();
   readonly #attempts = new Map<string, Attempt[]>();
@@ -113,6 +116,7 @@ export class MemoryStore implements Store {
     this.#rows.set(sub.id, row);
     this.#byStatus.get("queued")!.add(row);
     pushTo(this.#sessions, row.session, row);
+    pushTo(this.#history, row.session, row);
     if (sub.parentSubmissionId !== undefined) pushTo(this.#children, sub.parentSubmissionId, row);
     return copy(row);
   }
@@ -124,6 +128,21 @@ export class MemoryStore implements Store {
   async sessionLive(key: SessionKey): Promise<boolean> {
     const head = this.#sessions.get(sessionId(key))?.[0];
     return head !== undefined && head.sub.status !== "waiting";
+  }
+
+  async listSessionSubmissions(key: SessionKey, query: SessionSubmissionQuery): Promise<Submission[]> {
+    const rows = this.#history.get(sessionId(key)) ?? [];
+    let end = rows.length;
+    if (query.before !== undefined) {
+      end = rows.findIndex((row) => row.sub.id === query.before);
+      if (end < 0) throw new SubmissionNotFound(query.before);
+    }
+    const page: Submission[] = [];
+    for (let i = end - 1; i >= 0 && page.length < query.limit; i--) {
+      const row = rows[i]!;
+      if (query.status === undefined || row.sub.status === query.status) page.push(copy(row));
+    }
+    return page;
   }
 
   async listRunnable(): Promise<Submission[]> {

@@ -103,6 +103,12 @@ const V4 = `ALTER TABLE submissions ADD COLUMN pending_calls TEXT;`;
 const V5 = `ALTER TABLE submissions ADD COLUMN not_before INTEGER;`;
 
 /**
+ * v5: a session's submissions in admission order, settled ones included (the operator's listing,
+ * `listSessionSubmissions`, pages through it newest first).
+ */
+const V5 = `CREATE INDEX sub_session ON submissions (session_key, seq);`;
+
+/**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
  */

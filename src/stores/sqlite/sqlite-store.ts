@@ -12,6 +12,7 @@ import type {
   LeaseRenewal,
   NewSubmission,
   SessionKey,
+  SessionSubmissionQuery,
   Submission,
   SubmissionClaim,
   SubmissionRelease,
@@ -129,6 +130,9 @@ export class SqliteStore implements Store {
   }
   listByStatus(status: SubmissionStatus): Promise<Submission[]> {
     return this.#submissions.listByStatus(status);
+  }
+  listSessionSubmissions(key: SessionKey, query: SessionSubmissionQuery): Promise<Submission[]> {
+    return this.#submissions.listSessionSubmissions(key, query);
   }
   claimSubmission(claim: SubmissionClaim): Promise<Submission> {
     return this.#submissions.claimSubmission(claim);

@@ -39,6 +39,11 @@ export const SQL = {
     WHERE status = 'running' AND lease_expires_at <= ? ORDER BY seq`,
   listExpiredWaits: `SELECT * FROM submissions INDEXED BY sub_wait
     WHERE status = 'waiting' AND wait_until IS NOT NULL AND wait_until < ? ORDER BY seq`,
+  /** One page of a session's submissions, newest first, before `seq` ?2 (uses `sub_session`). */
+  listSessionSubmissions: `SELECT * FROM submissions INDEXED BY sub_session
+    WHERE session_key = ?1 AND seq < ?2 AND (?3 IS NULL OR status = ?3) ORDER BY seq DESC LIMIT ?4`,
+  /** The admission position of a submission of this session (the listing's cursor). */
+  sessionSubmissionSeq: "SELECT seq FROM submissions WHERE id = ? AND session_key = ?",
   listChildren: "SELECT * FROM submissions WHERE parent_submission_id = ? ORDER BY seq",
 
   insertAttempt: `INSERT INTO attempts (id, submission_id, owner_id, started_at) VALUES (?, ?, ?, ?)

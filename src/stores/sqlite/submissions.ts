@@ -3,12 +3,13 @@
  * two-phase settlement. Each compare-and-set is one `BEGIN IMMEDIATE` transaction.
  */
 import type { SettledPayload } from "../../conversation/records.ts";
-import { ClaimLost, DispatchConflict, InboxNotDrained } from "../../errors.ts";
+import { ClaimLost, DispatchConflict, InboxNotDrained, SubmissionNotFound } from "../../errors.ts";
 import {
   type Attempt,
   type LeaseRenewal,
   type NewSubmission,
   type SessionKey,
+  type SessionSubmissionQuery,
   type Submission,
   type SubmissionClaim,
   type SubmissionRelease,
@@ -70,6 +71,17 @@ export class SqliteSubmissions {
   async sessionLive(key: SessionKey): Promise<boolean> {
     const row = this.#db.sql.headOfSession.get(sessionKeyColumn(key));
     return row !== undefined && row.status !== "waiting";
+  }
+
+  async listSessionSubmissions(key: SessionKey, query: SessionSubmissionQuery): Promise<Submission[]> {
+    const session = sessionKeyColumn(key);
+    let before = Number.MAX_SAFE_INTEGER;
+    if (query.before !== undefined) {
+      const row = this.#db.sql.sessionSubmissionSeq.get(query.before, session);
+      if (!row) throw new SubmissionNotFound(query.before);
+      before = row.seq as number;
+    }
+    return this.#db.sql.listSessionSubmissions.all(session, before, query.status ?? null, query.limit).map(submissionFromRow);
   }
 
   async listByStatus(status: SubmissionStatus): Promise<Submission[]> {
