@@ -3,8 +3,9 @@ import { Command, CommanderError } from "commander";
 import { createClient, type HarnessClient } from "../client/client.ts";
 import { HarnessHttpError } from "../client/http-error.ts";
 import type { ConversationRecord } from "../conversation/records.ts";
-import type { DispatchMessage } from "../ports/submission.ts";
+import type { DispatchMessage, SubmissionStatus } from "../ports/submission.ts";
 import { RecordRenderer, type TerminalOutput } from "./record-renderer.ts";
+import { formatSubmissionDetail, formatSubmissionPage } from "./submission-table.ts";
 
 /** What the `harness` command's exit status means; scripts branch on it. */
 export const EXIT = {
@@ -59,7 +60,7 @@ export function parseTarget(target: string): { agent: string; instance: string }
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   let status: number = EXIT.ok;
   const program = new Command("harness")
-    .description("Talk to a resolute-harness server: send messages, tail conversations live, steer runs.")
+    .description("Talk to a resolute-harness server: send messages, tail conversations live, steer runs, list submissions.")
     .option("--url <url>", "the harness's base URL (env: HARNESS_URL)", io.env.HARNESS_URL || DEFAULT_URL)
     .option("--token <token>", "bearer token for the server's auth check (env: HARNESS_TOKEN)")
     .option("--sigv4", "sign requests with AWS SigV4 (an AWS_IAM function URL); credentials from the AWS default chain")
@@ -163,6 +164,36 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         print(`delivered to the run in flight (${name})`, { delivered: name });
       });
   }
+
+  program
+    .command("ls")
+    .description("list a session's submissions, newest first (status, attempts, outcome, tokens); with an id: that one and its attempts")
+    .argument("<target>", "agent/instance")
+    .argument("[submissionId]", "show this submission in full")
+    .option("-s, --session <session>", "the session of the instance", "default")
+    .option("--status <status>", "only submissions in this status (queued, running, waiting, terminalizing, settled)")
+    .option("-n, --limit <n>", "page size (1-100)", "20")
+    .option("--after <submissionId>", "the page after this submission (the previous page's last id)")
+    .action(async (target: string, submissionId: string | undefined, opts: { session: string; status?: string; limit: string; after?: string }) => {
+      const { agent, instance } = parseTarget(target);
+      const c = client();
+      if (submissionId !== undefined) {
+        const detail = await c.getSubmission(agent, instance, submissionId, { signal: io.signal });
+        print(formatSubmissionDetail(detail), detail);
+        return;
+      }
+      if (!/^[0-9]+$/.test(opts.limit)) {
+        throw new CommanderError(EXIT.usage, "harness.limit", `error: --limit expects a number, got ${JSON.stringify(opts.limit)}`);
+      }
+      const page = await c.listSubmissions(agent, instance, {
+        session: opts.session,
+        status: opts.status as SubmissionStatus | undefined,
+        limit: Number(opts.limit),
+        after: opts.after,
+        signal: io.signal,
+      });
+      print(formatSubmissionPage(page), page);
+    });
 
   try {
     await program.parseAsync([...argv], { from: "user" });

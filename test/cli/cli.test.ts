@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,27 +11,7 @@ import { localModel } from "../../src/session/local-model.ts";
 import { createMemoryStore } from "../../src/stores/memory/index.ts";
 import { sigv4Verifier } from "../support/sigv4-verifier.ts";
 import { Gate, gatedLocalModel } from "../transport/support.ts";
-
-/** The `harness` command as a user runs it: a separate process against a running server. */
-
-const MAIN = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function harness(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--disable-warning=ExperimentalWarning", MAIN, ...args],
-      { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 30_000 },
-      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr }),
-    );
-  });
-}
+import { harness } from "./support.ts";
 
 let runtime: Runtime;
 let server: ServerHandle;

@@ -1,0 +1,69 @@
+import type { SubmissionDetail, SubmissionPage, SubmissionSummary } from "../runtime/submission-view.ts";
+
+/**
+ * The operator's view for a person (`harness ls`): one line per submission, newest first, with
+ * its status, attempts, when it was admitted and how long it took, its outcome and its tokens.
+ */
+export function formatSubmissionPage(page: SubmissionPage): string {
+  if (page.submissions.length === 0) return "no submissions";
+  const rows = page.submissions.map((s) => [
+    s.id,
+    s.status + (s.cancelRequested ? " (cancelling)" : ""),
+    String(s.attemptCount),
+    isoTime(s.createdAt),
+    s.settledAt === undefined ? "-" : duration(s.settledAt - s.createdAt),
+    outcomeText(s),
+    tokens(s),
+  ]);
+  const table = [["ID", "STATUS", "ATTEMPTS", "CREATED", "TOOK", "OUTCOME", "TOKENS"], ...rows];
+  const widths = table[0]!.map((_, col) => Math.max(...table.map((row) => row[col]!.length)));
+  const lines = table.map((row) => row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]!))).join("  ").trimEnd());
+  if (page.next !== undefined) lines.push(`more: --after ${page.next}`);
+  return lines.join("\n");
+}
+
+/** One submission with its input and attempts (`harness ls <target> <submissionId>`). */
+export function formatSubmissionDetail(s: SubmissionDetail): string {
+  const lines = [
+    `submission  ${s.id}`,
+    `session     ${s.session} (conversation ${s.conversationId})`,
+    `status      ${s.status}${s.cancelRequested ? " (cancel requested)" : ""}`,
+    `message     [${s.input.kind}${s.input.signal ? ` ${s.input.signal.type}` : ""}] ${oneLine(s.input.body, 200)}`,
+    `created     ${isoTime(s.createdAt)}`,
+  ];
+  if (s.settledAt !== undefined) lines.push(`settled     ${isoTime(s.settledAt)} (took ${duration(s.settledAt - s.createdAt)})`);
+  lines.push(`outcome     ${outcomeText(s)}`);
+  if (s.lastError) lines.push(`last error  ${oneLine(s.lastError, 200)}`);
+  if (s.outcome?.usage) lines.push(`tokens      ${tokens(s)} (in ${s.outcome.usage.input}, out ${s.outcome.usage.output})`);
+  if (s.outcome?.cost) lines.push(`cost        $${s.outcome.cost.total.toFixed(6)}`);
+  if (s.outcome?.result !== undefined) lines.push(`result      ${oneLine(JSON.stringify(s.outcome.result), 200)}`);
+  lines.push(`attempts    ${s.attemptCount}`);
+  for (const a of s.attempts) lines.push(`  ${a.id}  started ${isoTime(a.startedAt)}  by ${a.ownerId}`);
+  return lines.join("\n");
+}
+
+function outcomeText(s: SubmissionSummary): string {
+  const o = s.outcome;
+  if (!o) return "-";
+  if (o.status === "succeeded") return "succeeded";
+  return `failed${o.errorCode ? ` [${o.errorCode}]` : ""}${o.error ? ` ${oneLine(o.error, 60)}` : ""}`;
+}
+
+function tokens(s: SubmissionSummary): string {
+  return s.outcome?.usage ? String(s.outcome.usage.totalTokens) : "-";
+}
+
+function isoTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+function duration(ms: number): string {
+  if (ms < 1_000) return `${ms}ms`;
+  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)}s`;
+  return `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1_000)).padStart(2, "0")}s`;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
