@@ -31,7 +31,17 @@ export {
   type DispatchRequest,
   type SessionAddress,
   type SteerRequest,
+  SUBMISSION_PAGE,
+  type SubmissionAddress,
+  type SubmissionListRequest,
 } from "./runtime/requests.ts";
+export type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionSummary } from "./runtime/submission-view.ts";
+export {
+  SCHEDULED_TICK,
+  scheduleDispatchId,
+  scheduledDispatch,
+  type ScheduledFiring,
+} from "./runtime/scheduled-dispatch.ts";
 export { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "./runtime/defaults.ts";
 export { createRuntime, type Runtime, type RuntimeConfig } from "./runtime/runtime.ts";
 export { InProcessQueue } from "./queues/inprocess/inprocess-queue.ts";

@@ -3,11 +3,11 @@
  * reads the clock tool, then writes a one-line report naming the window and the time it ran.
  */
 import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import { SCHEDULED_TICK } from "../../src/runtime/scheduled-dispatch.ts";
 import { CLOCK_TOOL_NAME, clockTool } from "../../src/session/clock-tool.ts";
 import { keylessExampleModel, resultText, type KeylessTurn, type StreamBlock } from "../shared/keyless-model.ts";
 
 export const REPORTER = "reporter";
-export const SCHEDULED_TICK = "scheduled_tick";
 
 export const agents: Record<string, AgentDefinition> = {
   [REPORTER]: {

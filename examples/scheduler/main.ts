@@ -6,8 +6,9 @@
  */
 import { exampleFail, exampleSettings, log } from "../shared/settings.ts";
 import { startExample } from "../shared/start-example.ts";
-import { agents, REPORTER, SCHEDULED_TICK } from "./agents.ts";
-import { scheduleDispatchId, startTicker } from "./window-ticker.ts";
+import { scheduledDispatch } from "../../src/runtime/scheduled-dispatch.ts";
+import { agents, REPORTER } from "./agents.ts";
+import { startTicker } from "./window-ticker.ts";
 
 const SCHEDULE = "standup";
 const INSTANCE = "daily";
@@ -26,18 +27,17 @@ const { runtime } = await startExample({
 const stop = startTicker({
   everyMs: tickSeconds * 1000,
   fire: async (start) => {
-    const dispatchId = scheduleDispatchId(SCHEDULE, start);
     const window = new Date(start).toISOString();
-    const admitted = await runtime.dispatch({
+    // The same dispatch the construct's EventBridge schedules make (src/runtime/scheduled-dispatch.ts).
+    const request = scheduledDispatch({
+      schedule: SCHEDULE,
       agent: REPORTER,
       instance: INSTANCE,
-      dispatchId,
-      message: {
-        kind: "signal",
-        body: `The ${SCHEDULE} window starting ${window} is open: write the report.`,
-        signal: { type: SCHEDULED_TICK, sender: { source: "scheduler", schedule: SCHEDULE }, tag: dispatchId },
-      },
+      body: `The ${SCHEDULE} window starting ${window} is open: write the report.`,
+      scheduledTime: start,
     });
+    const dispatchId = request.dispatchId!;
+    const admitted = await runtime.dispatch(request);
     log(
       admitted.replayed
         ? `window ${window} was already fired (another replica or an earlier run): ${dispatchId}`

@@ -5,14 +5,6 @@ export function windowStart(now: number, everyMs: number): number {
   return Math.floor(now / everyMs) * everyMs;
 }
 
-/**
- * `schedule:<name>:<window start, ISO>`: the same for every process that fires the same window,
- * so admission's idempotency turns N replicas and restarts into one submission per window.
- */
-export function scheduleDispatchId(schedule: string, start: number): string {
-  return `schedule:${schedule}:${new Date(start).toISOString()}`;
-}
-
 export interface TickerOptions {
   /** Window length in ms (the windows are aligned to the epoch: 30 s → :00 and :30). */
   everyMs: number;

@@ -5,6 +5,7 @@ import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { ITopic } from "aws-cdk-lib/aws-sns";
 import type { HarnessFunctionRole } from "../lambdas/env.ts";
 import type { HarnessApiGatewayOptions } from "./harness-api.ts";
+import type { HarnessSchedule } from "./harness-schedules.ts";
 
 /** Log levels understood by Powertools for AWS Lambda. */
 export type HarnessLogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";
@@ -178,6 +179,19 @@ export interface HarnessProps {
   readonly sweeperRate?: Duration;
   /** @default Duration.minutes(1) */
   readonly sweeperTimeout?: Duration;
+
+  /**
+   * EventBridge Scheduler schedules that dispatch a `scheduled_tick` signal to an agent instance
+   * at each firing, with the dispatch id `schedule:<name>:<scheduled time>` (retries and
+   * duplicate deliveries of one firing replay one submission). With any, the construct adds a
+   * small `schedule` function (names only, no agents bundled) and the role Scheduler invokes it
+   * with.
+   *
+   * Cost: Scheduler bills $1.00 per million invocations after 14 million free a month; each
+   * firing is one short Lambda invocation plus the run it admits.
+   * @default no schedules
+   */
+  readonly schedules?: readonly HarnessSchedule[];
   /** @default Duration.minutes(1) */
   readonly dlqHandlerTimeout?: Duration;
 

@@ -21,12 +21,13 @@ import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from "aws-cdk-lib/aws-s3";
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { AuthorizationType } from "aws-cdk-lib/aws-apigateway";
-import { Construct } from "constructs";
+import { Construct, type IConstruct } from "constructs";
 import { STREAM_MAX_MS } from "../runtime/defaults.ts";
 import { checkAgentNames, discoverAgentNames } from "./agent-names.ts";
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../lambdas/env.ts";
 import { HarnessApi } from "./harness-api.ts";
 import { HarnessFunction } from "./harness-function.ts";
+import { HarnessSchedules } from "./harness-schedules.ts";
 import { acknowledgeHarnessFindings } from "./nag-suppressions.ts";
 import { HARNESS_TABLE_SCHEMA } from "./table-schema.ts";
 
@@ -73,6 +74,10 @@ export class Harness extends Construct {
   readonly alarms: Alarm[] = [];
   /** The base URL clients use: the API's when `apiGateway` is on, else the function URL. */
   readonly url: string;
+  /** The function that admits scheduled firings, when `schedules` are given. */
+  readonly scheduleFunction?: CdkFunction;
+  /** The EventBridge Scheduler schedules, when `schedules` are given. */
+  readonly schedules?: HarnessSchedules;
 
   constructor(scope: Construct, id: string, props: HarnessProps) {
     super(scope, id);
@@ -224,12 +229,36 @@ export class Harness extends Construct {
     this.deadLetterQueue.grantConsumeMessages(dlq.role);
     if (props.bedrock) this.grantBedrock(worker.role, props.bedrock === true ? {} : props.bedrock);
 
+    const nagRoles: IConstruct[] = [];
+    const nagFunctions: IConstruct[] = [];
     new Rule(this, "SweepSchedule", {
       description: "Runs the harness sweeper and drains the dead-letter queue",
       schedule: Schedule.rate(props.sweeperRate ?? Duration.minutes(1)),
       // The next tick is the retry of either.
       targets: [new LambdaFunction(sweeper.function, { retryAttempts: 0 }), new LambdaFunction(dlq.function, { retryAttempts: 0 })],
     });
+
+    if (props.schedules && props.schedules.length > 0) {
+      const schedule = new HarnessFunction(this, "Schedule", {
+        ...common,
+        entry: join(HANDLERS_DIR, `schedule${OWN_EXTENSION}`),
+        timeout: Duration.seconds(30),
+        memorySize: 256,
+        // Names only, as the http function: it admits, never runs an agent.
+        environment: { ...baseEnv, [HARNESS_ENV.agentNames]: this.agentNames.join(AGENT_NAMES_SEPARATOR) },
+      });
+      this.grantTableData(schedule.role);
+      this.grantObjects(schedule.role);
+      this.queue.grantSendMessages(schedule.role);
+      this.scheduleFunction = schedule.function;
+      this.schedules = new HarnessSchedules(this, "Schedules", {
+        schedules: props.schedules,
+        target: schedule.function,
+        agentNames: this.agentNames,
+      });
+      nagRoles.push(schedule.role);
+      nagFunctions.push(schedule.function);
+    }
 
     if (props.apiGateway) {
       this.api = new HarnessApi(this, "Api", {
@@ -258,8 +287,8 @@ export class Harness extends Construct {
     acknowledgeHarnessFindings({
       bucket: this.bucket,
       bucketAccessLogs: props.accessLogsBucket !== undefined,
-      functions: Object.values(this.functions),
-      roles: [http, worker, dlq, sweeper].map((fn) => fn.role),
+      functions: [...Object.values(this.functions), ...nagFunctions],
+      roles: [...[http, worker, dlq, sweeper].map((fn) => fn.role), ...nagRoles],
       bedrockDefaultGrantRole:
         props.bedrock && (props.bedrock === true || props.bedrock.resources === undefined) ? worker.role : undefined,
       api: this.api && {
