@@ -1,0 +1,371 @@
+// The chat page: a plain ES module on the harness's own routes (fetch + EventSource, no build).
+// State is the session's records; everything on screen is drawn from them by viewOf().
+
+const AGENT = "chat";
+const params = new URLSearchParams(location.search);
+const instance = params.get("instance") || "demo";
+const base = `/agents/${encodeURIComponent(AGENT)}/${encodeURIComponent(instance)}`;
+const sessionsKey = `harness-chat:${instance}:sessions`;
+const SESSION_RULE = /^[A-Za-z0-9._:~-]{1,128}$/;
+const RECORD_KINDS = [
+  "conversation_created",
+  "user_message",
+  "signal",
+  "assistant_message_started",
+  "assistant_text_delta",
+  "assistant_thinking_delta",
+  "assistant_tool_call",
+  "tool_outcome",
+  "assistant_message_completed",
+  "compaction",
+  "submission_settled",
+  "task_spawned",
+];
+
+const $ = (id) => document.getElementById(id);
+
+/** The page's state: the current session, its records (the log, in order) and its stream. */
+const state = {
+  session: "default",
+  records: [],
+  lastId: "",
+  source: null,
+  /** Submissions this tab dispatched whose settlement it has not seen yet. */
+  awaiting: new Set(),
+  /** The newest submissions listing (for Cancel). */
+  submissions: [],
+  reopenDelay: 250,
+  drawScheduled: false,
+};
+
+// ---- rendering: records → view items → DOM ------------------------------------------------
+
+/**
+ * The view of a conversation: one item per user message, assistant message, tool call (with its
+ * outcome), compaction and settlement. The only place records are interpreted, so a rule about
+ * which records to show (e.g. leaving out an abandoned attempt's message) belongs here.
+ */
+export function viewOf(records) {
+  const items = [];
+  const messages = new Map();
+  const tools = new Map();
+  const messageFor = (r) => {
+    const key = `${r.attemptId ?? ""}:${r.turnId ?? ""}`;
+    let item = messages.get(key);
+    if (!item) {
+      item = { kind: "assistant", text: "", done: false, submissionId: r.submissionId };
+      messages.set(key, item);
+      items.push(item);
+    }
+    return item;
+  };
+  for (const r of records) {
+    switch (r.kind) {
+      case "user_message":
+        items.push({ kind: "user", text: r.payload.body, origin: r.payload.origin });
+        break;
+      case "signal":
+        items.push({ kind: "user", text: r.payload.body, origin: `signal ${r.payload.type}` });
+        break;
+      case "assistant_message_started":
+        messageFor(r);
+        break;
+      case "assistant_text_delta":
+        messageFor(r).text += r.payload.text;
+        break;
+      case "assistant_message_completed":
+        messageFor(r).done = true;
+        break;
+      case "assistant_tool_call": {
+        const item = { kind: "tool", name: r.payload.toolName, args: r.payload.args, outcome: undefined, isError: false };
+        tools.set(r.payload.callId, item);
+        items.push(item);
+        break;
+      }
+      case "tool_outcome": {
+        const item = tools.get(r.payload.callId);
+        if (!item) break;
+        item.outcome = (r.payload.content ?? []).map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
+        item.isError = r.payload.isError === true;
+        break;
+      }
+      case "compaction":
+        items.push({ kind: "note", text: `conversation compacted (${r.payload.reason ?? "threshold"}): ${r.payload.summary}` });
+        break;
+      case "task_spawned":
+        items.push({ kind: "note", text: `subagent ${r.payload.agent} started: ${r.payload.prompt}` });
+        break;
+      case "submission_settled":
+        items.push({ kind: "settled", status: r.payload.status, errorCode: r.payload.errorCode, error: r.payload.error, usage: r.payload.usage });
+        break;
+    }
+  }
+  // A message that ended without text (only tool calls) shows nothing.
+  return items.filter((item) => item.kind !== "assistant" || item.text !== "" || !item.done);
+}
+
+function draw() {
+  state.drawScheduled = false;
+  const box = $("conversation");
+  const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+  box.replaceChildren(...viewOf(state.records).map(element));
+  if (atBottom) box.scrollTop = box.scrollHeight;
+}
+
+function scheduleDraw() {
+  if (state.drawScheduled) return;
+  state.drawScheduled = true;
+  requestAnimationFrame(draw);
+}
+
+function element(item) {
+  const el = document.createElement("div");
+  el.className = "item";
+  el.dataset.kind = item.kind;
+  switch (item.kind) {
+    case "user":
+      if (item.origin) el.append(span("origin", item.origin));
+      el.append(item.text);
+      break;
+    case "assistant":
+      el.dataset.done = String(item.done);
+      el.textContent = item.text;
+      break;
+    case "tool":
+      el.dataset.error = String(item.isError);
+      el.dataset.state = item.outcome === undefined ? "running" : "done";
+      el.textContent = `⚙ ${item.name}(${JSON.stringify(item.args ?? {})})${item.outcome === undefined ? " …" : `\n→ ${item.outcome}`}`;
+      break;
+    case "note":
+      el.textContent = item.text;
+      break;
+    case "settled":
+      el.dataset.status = item.status;
+      el.textContent = `— ${item.status}${item.errorCode ? ` [${item.errorCode}]` : ""}${item.error ? ` ${item.error}` : ""}${
+        item.usage ? ` · ${item.usage.totalTokens} tokens` : ""
+      }`;
+      break;
+  }
+  return el;
+}
+
+function span(className, text) {
+  const s = document.createElement("span");
+  s.className = className;
+  s.textContent = text;
+  return s;
+}
+
+// ---- the stream ----------------------------------------------------------------------------
+
+/**
+ * Follows the session's log from the last record seen. The server ends a stream once the
+ * session is idle and caught up; the EventSource then reconnects by itself (Last-Event-ID) and
+ * gets 204, which closes it for good: an idle tab does not poll. Sending reopens it.
+ */
+function openStream() {
+  if (state.source) return;
+  const query = new URLSearchParams({ session: state.session });
+  if (state.lastId) query.set("lastEventId", state.lastId);
+  const source = new EventSource(`${base}?${query}`);
+  state.source = source;
+  setStreamState("connecting");
+  source.onopen = () => setStreamState("open");
+  for (const kind of RECORD_KINDS) source.addEventListener(kind, (e) => onRecord(JSON.parse(e.data)));
+  source.onerror = () => {
+    if (source.readyState !== EventSource.CLOSED) return setStreamState("reconnecting");
+    // 204 (idle and caught up), 404 (no conversation yet) or a failure: closed for good.
+    if (state.source === source) state.source = null;
+    setStreamState("closed");
+    // Sent while the stream was closing: follow it until it settles.
+    if (state.awaiting.size > 0) {
+      setTimeout(openStream, state.reopenDelay);
+      state.reopenDelay = Math.min(state.reopenDelay * 2, 5_000);
+    }
+  };
+}
+
+function closeStream() {
+  state.source?.close();
+  state.source = null;
+  setStreamState("closed");
+}
+
+function setStreamState(text) {
+  document.body.dataset.stream = text;
+  $("stream-state").textContent = `stream ${text}`;
+}
+
+function onRecord(record) {
+  if (record.session !== state.session) return;
+  if (state.lastId && record.id <= state.lastId) return;
+  state.records.push(record);
+  state.lastId = record.id;
+  state.reopenDelay = 250;
+  if (record.kind === "submission_settled") {
+    state.awaiting.delete(record.submissionId);
+    void refreshSubmissions();
+  }
+  scheduleDraw();
+}
+
+// ---- requests ------------------------------------------------------------------------------
+
+async function call(method, path, body) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  const json = text === "" ? {} : JSON.parse(text);
+  if (!res.ok) throw new Error(`${json.code ?? res.status}: ${json.error ?? text}`);
+  return json;
+}
+
+async function act(what) {
+  showError("");
+  try {
+    await what();
+  } catch (err) {
+    showError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+function showError(text) {
+  $("error").textContent = text;
+}
+
+async function send() {
+  const body = $("message").value.trim();
+  if (body === "") return;
+  const { submissionId } = await call("POST", "", { kind: "user", body, session: state.session });
+  $("message").value = "";
+  state.awaiting.add(submissionId);
+  openStream();
+  await refreshSubmissions();
+}
+
+async function steer() {
+  const body = $("message").value.trim();
+  if (body === "") throw new Error("type the steer message first");
+  await call("POST", "/steer", { body, session: state.session });
+  $("message").value = "";
+}
+
+/** The run to cancel: the newest unsettled submission of the session. */
+async function cancel() {
+  await refreshSubmissions();
+  const target = state.submissions.find((s) => s.status !== "settled");
+  if (!target) throw new Error("nothing to cancel: no submission in flight");
+  await call("POST", `/submissions/${encodeURIComponent(target.id)}/cancel`, { reason: "cancelled from the chat page" });
+  state.awaiting.add(target.id);
+  openStream();
+  await refreshSubmissions();
+}
+
+async function compact() {
+  const { submissionId } = await call("POST", "/compact", { session: state.session });
+  if (submissionId) state.awaiting.add(submissionId);
+  openStream();
+  await refreshSubmissions();
+}
+
+async function refreshSubmissions() {
+  const session = state.session;
+  const page = await call("GET", `/submissions?${new URLSearchParams({ session, limit: "20" })}`);
+  if (session !== state.session) return;
+  state.submissions = page.submissions;
+  $("submissions").tBodies[0].replaceChildren(
+    ...page.submissions.map((s) => {
+      const row = document.createElement("tr");
+      row.dataset.id = s.id;
+      row.dataset.status = s.status;
+      const outcome = s.outcome ? `${s.outcome.status}${s.outcome.errorCode ? ` [${s.outcome.errorCode}]` : ""}` : "";
+      const tokens = s.outcome?.usage ? String(s.outcome.usage.totalTokens) : "";
+      for (const text of [s.id.slice(-8), s.status + (s.cancelRequested ? " (cancelling)" : ""), String(s.attemptCount), outcome, tokens]) {
+        const cell = document.createElement("td");
+        cell.textContent = text;
+        row.append(cell);
+      }
+      row.title = `${s.id} · created ${new Date(s.createdAt).toLocaleString()}`;
+      return row;
+    }),
+  );
+}
+
+// ---- sessions ------------------------------------------------------------------------------
+
+function knownSessions() {
+  try {
+    const list = JSON.parse(localStorage.getItem(sessionsKey) ?? "[]");
+    return Array.isArray(list) ? list.filter((s) => typeof s === "string" && SESSION_RULE.test(s)) : [];
+  } catch {
+    return [];
+  }
+}
+
+function remember(session) {
+  const list = knownSessions();
+  if (!list.includes(session)) localStorage.setItem(sessionsKey, JSON.stringify([...list, session]));
+}
+
+function drawSessions() {
+  const select = $("session");
+  select.replaceChildren(
+    ...["default", ...knownSessions().filter((s) => s !== "default")].map((s) => {
+      const option = document.createElement("option");
+      option.value = option.textContent = s;
+      option.selected = s === state.session;
+      return option;
+    }),
+  );
+}
+
+/** Shows `session` from its first record: closes the old stream, replays the whole log. */
+function switchTo(session) {
+  closeStream();
+  state.session = session;
+  state.records = [];
+  state.lastId = "";
+  state.awaiting.clear();
+  state.submissions = [];
+  remember(session);
+  history.replaceState(null, "", `${location.pathname}${location.search}#session=${encodeURIComponent(session)}`);
+  drawSessions();
+  draw();
+  openStream();
+  void act(refreshSubmissions);
+}
+
+function sessionFromHash() {
+  const session = new URLSearchParams(location.hash.slice(1)).get("session");
+  return session && SESSION_RULE.test(session) ? session : "default";
+}
+
+// ---- wiring --------------------------------------------------------------------------------
+
+$("agent").textContent = AGENT;
+$("instance").textContent = instance;
+$("composer").addEventListener("submit", (e) => {
+  e.preventDefault();
+  void act(send);
+});
+$("message").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey) {
+    e.preventDefault();
+    void act(send);
+  }
+});
+$("steer").addEventListener("click", () => void act(steer));
+$("cancel").addEventListener("click", () => void act(cancel));
+$("compact").addEventListener("click", () => void act(compact));
+$("session").addEventListener("change", (e) => switchTo(e.target.value));
+$("new-session-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const name = $("new-session").value.trim();
+  if (!SESSION_RULE.test(name)) return showError("a session name is 1-128 of A-Z a-z 0-9 . _ : ~ -");
+  $("new-session").value = "";
+  switchTo(name);
+});
+switchTo(sessionFromHash());

@@ -1,0 +1,192 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SubmissionPage } from "../../src/runtime/submission-view.ts";
+import { freePort, killExamples, startExampleProcess, type ExampleProcess } from "./support.ts";
+
+/**
+ * `npm run example -- chat` as a process, driven through its page in headless Chromium (Debian's
+ * `chromium`, which `.ci/run` installs): send and watch the text stream, steer a run during its
+ * slow tool, reload, switch sessions, an idle tab that stops reconnecting, and a page of another
+ * origin refused unless CORS_ORIGINS allows it. Screenshots go to a scratch directory.
+ */
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].find(
+  (p): p is string => p !== undefined && p !== "" && existsSync(p),
+);
+if (!CHROMIUM && process.env.CI) throw new Error("Chromium not found: CI must install it (.ci/run installs Debian's chromium)");
+if (!CHROMIUM) console.warn("examples/chat browser tests SKIPPED: no Chromium (apt-get install chromium, or set CHROMIUM_PATH)");
+
+const RESEARCH_MS = 4_000;
+
+let dataDir: string;
+let shots: string;
+let ex: ExampleProcess;
+let browser: Browser;
+let foreign: Server;
+let foreignPort: number;
+
+/** A page of another origin whose script calls the chat app (`/probe?target=…`). */
+function startForeignSite(): Promise<void> {
+  foreign = createServer((req, res) => {
+    res.writeHead(200, { "content-type": "text/html" });
+    res.end(`<!doctype html><title>foreign</title><script type="module">
+      const target = new URLSearchParams(location.search).get("target");
+      const outcome = async (init) => {
+        try { const r = await fetch(target, init); return String(r.status); } catch (e) { return "refused"; }
+      };
+      window.probe = async (body) => ({
+        json: await outcome({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "user", body }) }),
+        simple: await outcome({ method: "POST", headers: { "content-type": "text/plain" }, body: JSON.stringify({ kind: "user", body: body + " (simple)" }) }),
+      });
+    </script>`);
+  });
+  return new Promise((resolve) => foreign.listen(foreignPort, "127.0.0.1", resolve));
+}
+
+beforeAll(async () => {
+  if (!CHROMIUM) return;
+  dataDir = mkdtempSync(join(tmpdir(), "harness-chat-"));
+  shots = mkdtempSync(join(tmpdir(), "harness-chat-shots-"));
+  foreignPort = await freePort();
+  await startForeignSite();
+  ex = await startExampleProcess(["run", "example", "--", "chat"], {
+    DATA_DIR: dataDir,
+    RESEARCH_MS: String(RESEARCH_MS),
+    CORS_ORIGINS: `http://127.0.0.1:${foreignPort}`,
+  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  console.log(`examples/chat screenshots: ${shots}`);
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await killExamples();
+  await new Promise((resolve) => (foreign ? foreign.close(resolve) : resolve(undefined)));
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function openChat(instance: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  page.setDefaultTimeout(20_000);
+  const errors: string[] = [];
+  page.on("pageerror", (err: Error) => errors.push(err.message));
+  await page.goto(`${ex.url}/?instance=${instance}`);
+  await expect.poll(() => page.locator("#instance").textContent()).toBe(instance);
+  expect(errors).toEqual([]);
+  return page;
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  await page.fill("#message", text);
+  await page.click("#send");
+}
+
+const settledItems = (page: Page) => page.locator('.item[data-kind="settled"]');
+const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+
+async function listing(instance: string, session = "default"): Promise<SubmissionPage> {
+  const res = await fetch(`${ex.url}/agents/chat/${instance}/submissions?session=${session}`);
+  return (await res.json()) as SubmissionPage;
+}
+
+describe.skipIf(!CHROMIUM)("examples/chat in headless Chromium", () => {
+  it("streams a reply as it is written, steers a run during its slow tool, and lists the submissions", async () => {
+    const page = await openChat("browser-1");
+    await send(page, "tell me a story about lighthouses and the sea at night");
+    // The reply streams: seen unfinished (the cursor) before it is complete.
+    const reply = page.locator('.item[data-kind="assistant"]').first();
+    await expect.poll(() => reply.getAttribute("data-done")).toBe("false");
+    const partial = (await reply.textContent()) ?? "";
+    expect("Noted: tell me a story about lighthouses and the sea at night".startsWith(partial)).toBe(true);
+    await expect.poll(() => settledItems(page).count()).toBe(1);
+    expect(await reply.textContent()).toBe("Noted: tell me a story about lighthouses and the sea at night");
+    expect(partial.length).toBeLessThan("Noted: tell me a story about lighthouses and the sea at night".length);
+
+    // Steer while the research tool runs: the run answers the steer instead of summarizing.
+    await send(page, "research the history of tea");
+    const tool = page.locator('.item[data-kind="tool"]');
+    await expect.poll(() => tool.getAttribute("data-state")).toBe("running");
+    await shot(page, "1-research-running");
+    await page.fill("#message", "skip it, focus on coffee prices");
+    await page.click("#steer");
+    await expect.poll(() => settledItems(page).count(), { timeout: RESEARCH_MS + 15_000 }).toBe(2);
+    expect(await page.locator("#error").textContent()).toBe("");
+    const texts = await page.locator(".item").allTextContents();
+    expect(texts).toContain("steerskip it, focus on coffee prices");
+    expect(texts.at(-2)).toBe("Noted: skip it, focus on coffee prices");
+    expect(texts.some((t: string) => t.startsWith("Here is what I found"))).toBe(false);
+    expect(await tool.getAttribute("data-state")).toBe("done");
+    expect(await tool.textContent()).toContain("1. the history of tea is older than it looks");
+
+    // The submissions panel: both settled, newest first.
+    await expect.poll(() => page.locator("#submissions tbody tr").count()).toBe(2);
+    expect(await page.locator("#submissions tbody tr").evaluateAll((rows: { getAttribute(name: string): string | null }[]) => rows.map((r) => r.getAttribute("data-status")))).toEqual([
+      "settled",
+      "settled",
+    ]);
+    await shot(page, "2-steered");
+    await page.close();
+  });
+
+  it("restores the conversation on reload, switches sessions with a full replay, and an idle tab stops reconnecting", async () => {
+    const page = await openChat("browser-2");
+    await send(page, "first words");
+    await expect.poll(() => settledItems(page).count()).toBe(1);
+    const before = await page.locator(".item").allTextContents();
+
+    await page.reload();
+    await expect.poll(() => page.locator(".item").allTextContents()).toEqual(before);
+
+    // Another session: empty, its own conversation.
+    await page.fill("#new-session", "side");
+    await page.click('#new-session-form button[type="submit"]');
+    await expect.poll(() => page.evaluate("location.hash")).toBe("#session=side");
+    await expect.poll(() => page.locator(".item").count()).toBe(0);
+    await send(page, "hello side");
+    await expect.poll(() => settledItems(page).count()).toBe(1);
+    expect(await page.locator('.item[data-kind="assistant"]').textContent()).toBe("Noted: hello side");
+    expect((await listing("browser-2", "side")).submissions).toHaveLength(1);
+
+    // Back to default: the whole log replayed; and a reload keeps the chosen session.
+    await page.selectOption("#session", "default");
+    await expect.poll(() => page.locator(".item").allTextContents()).toEqual(before);
+    await page.selectOption("#session", "side");
+    await page.reload();
+    await expect.poll(() => page.locator('.item[data-kind="assistant"]').allTextContents()).toEqual(["Noted: hello side"]);
+    expect(await page.locator("#session").inputValue()).toBe("side");
+
+    // Idle and caught up: the stream answered 204 and the tab stopped asking.
+    await expect.poll(() => page.evaluate("document.body.dataset.stream")).toBe("closed");
+    const streamRequests: string[] = [];
+    page.on("request", (req: { url(): string }) => {
+      if (new URL(req.url()).pathname === "/agents/chat/browser-2") streamRequests.push(req.url());
+    });
+    await page.waitForTimeout(3_000);
+    expect(streamRequests).toEqual([]);
+    await shot(page, "3-side-session");
+    await page.close();
+  });
+
+  it("refuses a page of another origin unless CORS_ORIGINS allows it, storing nothing for it", async () => {
+    const target = `${ex.url}/agents/chat/browser-3`;
+    const allowedPage = await browser.newPage();
+    await allowedPage.goto(`http://127.0.0.1:${foreignPort}/?target=${encodeURIComponent(target)}`);
+    const allowed = await allowedPage.evaluate('probe("from an allowed origin")');
+    expect(allowed).toEqual({ json: "202", simple: "202" });
+
+    // Same site, another origin (localhost ≠ 127.0.0.1): the preflight is refused and so is the
+    // request a browser sends without one; the harness runs and stores nothing for either.
+    const otherPage = await browser.newPage();
+    await otherPage.goto(`http://localhost:${foreignPort}/?target=${encodeURIComponent(target)}`);
+    const refused = await otherPage.evaluate('probe("from another origin")');
+    expect(refused).toEqual({ json: "refused", simple: "refused" });
+    const stored = await listing("browser-3");
+    expect(stored.submissions).toHaveLength(2);
+    await allowedPage.close();
+    await otherPage.close();
+  });
+});
