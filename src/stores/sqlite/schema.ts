@@ -103,10 +103,10 @@ const V4 = `ALTER TABLE submissions ADD COLUMN pending_calls TEXT;`;
 const V5 = `ALTER TABLE submissions ADD COLUMN not_before INTEGER;`;
 
 /**
- * v5: a session's submissions in admission order, settled ones included (the operator's listing,
+ * v6: a session's submissions in admission order, settled ones included (the operator's listing,
  * `listSessionSubmissions`, pages through it newest first).
  */
-const V5 = `CREATE INDEX sub_session ON submissions (session_key, seq);`;
+const V6 = `CREATE INDEX sub_session ON submissions (session_key, seq);`;
 
 /**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
@@ -118,6 +118,7 @@ const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
   (db) => db.exec(V3),
   (db) => db.exec(V4),
   (db) => db.exec(V5),
+  (db) => db.exec(V6),
 ];
 
 /** The schema version this code writes (`PRAGMA user_version`). */
