@@ -21,6 +21,8 @@ if (!CHROMIUM && process.env.CI) throw new Error("Chromium not found: CI must in
 if (!CHROMIUM) console.warn("examples/chat browser tests SKIPPED: no Chromium (apt-get install chromium, or set CHROMIUM_PATH)");
 
 const RESEARCH_MS = 4_000;
+/** How long a page may take to show what is asserted (the machine may be loaded; vitest's default is 1 s). */
+const POLL = { timeout: 20_000 };
 
 let dataDir: string;
 let shots: string;
@@ -75,7 +77,7 @@ async function openChat(instance: string): Promise<Page> {
   const errors: string[] = [];
   page.on("pageerror", (err: Error) => errors.push(err.message));
   await page.goto(`${ex.url}/?instance=${instance}`);
-  await expect.poll(() => page.locator("#instance").textContent()).toBe(instance);
+  await expect.poll(() => page.locator("#instance").textContent(), POLL).toBe(instance);
   expect(errors).toEqual([]);
   return page;
 }
@@ -99,17 +101,17 @@ describe.skipIf(!CHROMIUM)("examples/chat in headless Chromium", () => {
     await send(page, "tell me a story about lighthouses and the sea at night");
     // The reply streams: seen unfinished (the cursor) before it is complete.
     const reply = page.locator('.item[data-kind="assistant"]').first();
-    await expect.poll(() => reply.getAttribute("data-done")).toBe("false");
+    await expect.poll(() => reply.getAttribute("data-done"), POLL).toBe("false");
     const partial = (await reply.textContent()) ?? "";
     expect("Noted: tell me a story about lighthouses and the sea at night".startsWith(partial)).toBe(true);
-    await expect.poll(() => settledItems(page).count()).toBe(1);
+    await expect.poll(() => settledItems(page).count(), POLL).toBe(1);
     expect(await reply.textContent()).toBe("Noted: tell me a story about lighthouses and the sea at night");
     expect(partial.length).toBeLessThan("Noted: tell me a story about lighthouses and the sea at night".length);
 
     // Steer while the research tool runs: the run answers the steer instead of summarizing.
     await send(page, "research the history of tea");
     const tool = page.locator('.item[data-kind="tool"]');
-    await expect.poll(() => tool.getAttribute("data-state")).toBe("running");
+    await expect.poll(() => tool.getAttribute("data-state"), POLL).toBe("running");
     await shot(page, "1-research-running");
     await page.fill("#message", "skip it, focus on coffee prices");
     await page.click("#steer");
@@ -123,7 +125,7 @@ describe.skipIf(!CHROMIUM)("examples/chat in headless Chromium", () => {
     expect(await tool.textContent()).toContain("1. the history of tea is older than it looks");
 
     // The submissions panel: both settled, newest first.
-    await expect.poll(() => page.locator("#submissions tbody tr").count()).toBe(2);
+    await expect.poll(() => page.locator("#submissions tbody tr").count(), POLL).toBe(2);
     expect(await page.locator("#submissions tbody tr").evaluateAll((rows: { getAttribute(name: string): string | null }[]) => rows.map((r) => r.getAttribute("data-status")))).toEqual([
       "settled",
       "settled",
@@ -135,32 +137,32 @@ describe.skipIf(!CHROMIUM)("examples/chat in headless Chromium", () => {
   it("restores the conversation on reload, switches sessions with a full replay, and an idle tab stops reconnecting", async () => {
     const page = await openChat("browser-2");
     await send(page, "first words");
-    await expect.poll(() => settledItems(page).count()).toBe(1);
+    await expect.poll(() => settledItems(page).count(), POLL).toBe(1);
     const before = await page.locator(".item").allTextContents();
 
     await page.reload();
-    await expect.poll(() => page.locator(".item").allTextContents()).toEqual(before);
+    await expect.poll(() => page.locator(".item").allTextContents(), POLL).toEqual(before);
 
     // Another session: empty, its own conversation.
     await page.fill("#new-session", "side");
     await page.click('#new-session-form button[type="submit"]');
-    await expect.poll(() => page.evaluate("location.hash")).toBe("#session=side");
-    await expect.poll(() => page.locator(".item").count()).toBe(0);
+    await expect.poll(() => page.evaluate("location.hash"), POLL).toBe("#session=side");
+    await expect.poll(() => page.locator(".item").count(), POLL).toBe(0);
     await send(page, "hello side");
-    await expect.poll(() => settledItems(page).count()).toBe(1);
+    await expect.poll(() => settledItems(page).count(), POLL).toBe(1);
     expect(await page.locator('.item[data-kind="assistant"]').textContent()).toBe("Noted: hello side");
     expect((await listing("browser-2", "side")).submissions).toHaveLength(1);
 
     // Back to default: the whole log replayed; and a reload keeps the chosen session.
     await page.selectOption("#session", "default");
-    await expect.poll(() => page.locator(".item").allTextContents()).toEqual(before);
+    await expect.poll(() => page.locator(".item").allTextContents(), POLL).toEqual(before);
     await page.selectOption("#session", "side");
     await page.reload();
-    await expect.poll(() => page.locator('.item[data-kind="assistant"]').allTextContents()).toEqual(["Noted: hello side"]);
+    await expect.poll(() => page.locator('.item[data-kind="assistant"]').allTextContents(), POLL).toEqual(["Noted: hello side"]);
     expect(await page.locator("#session").inputValue()).toBe("side");
 
     // Idle and caught up: the stream answered 204 and the tab stopped asking.
-    await expect.poll(() => page.evaluate("document.body.dataset.stream")).toBe("closed");
+    await expect.poll(() => page.evaluate("document.body.dataset.stream"), POLL).toBe("closed");
     const streamRequests: string[] = [];
     page.on("request", (req: { url(): string }) => {
       if (new URL(req.url()).pathname === "/agents/chat/browser-2") streamRequests.push(req.url());
