@@ -122,7 +122,10 @@ export async function benchReviewCosts(): Promise<void> {
 
     // One sweep of a table with 20 healthy running submissions of 90 KB inputs (and nothing else).
     const store = open();
-    for (const queued of await store.listRunnable()) await store.cancelSubmission(queued.id, "bench: out of the way");
+    for (const queued of await store.listRunnable()) {
+      await store.cancelSubmission(queued.id, { errorCode: "cancelled", error: "cancelled: bench: out of the way" });
+      await store.finalizeSettlement(queued.id);
+    }
     for (let i = 0; i < RUNNING; i++) {
       const key = { agent: "bench", instance: `busy-${i}`, session: "default" };
       const { submissionId: id } = await runtime.dispatch({ ...key, message: { kind: "user", body: BIG_INPUT } });

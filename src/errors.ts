@@ -19,6 +19,7 @@ export type HarnessErrorCode =
   | "invalid_request"
   | "runtime_closed"
   | "session_busy"
+  | "already_settled"
   | "store_failure";
 
 /** Base class: an error with a machine-readable `code`. */
@@ -130,6 +131,13 @@ export class RuntimeClosed extends HarnessError {
 export class SessionBusy extends HarnessError {
   constructor(session: string) {
     super("session_busy", `session is busy: ${session}`);
+  }
+}
+
+/** A cancel of a submission that has settled (or is settling) with another outcome than a cancel. */
+export class AlreadySettled extends HarnessError {
+  constructor(submissionId: string, status: string) {
+    super("already_settled", `submission ${submissionId} already settled (${status}): nothing to cancel`);
   }
 }
 

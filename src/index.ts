@@ -24,11 +24,14 @@ export type { FaultHook, FaultPhase } from "./ports/faults.ts";
 export type { SweepReport } from "./engine/sweep.ts";
 export { namesOnlyAgents } from "./engine/names-only-agents.ts";
 export type { DispatchResult } from "./engine/admission.ts";
+export { DEFAULT_CANCEL_REASON, type CancelResult } from "./engine/cancel.ts";
 export {
   ID_RULES,
   MAX_BODY_BYTES,
+  MAX_CANCEL_REASON_BYTES,
   DEFAULT_SESSION,
   type DispatchRequest,
+  type InstanceAddress,
   type SessionAddress,
   type SteerRequest,
   SUBMISSION_PAGE,

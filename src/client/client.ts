@@ -52,6 +52,20 @@ export interface InjectOptions {
   signal?: AbortSignal;
 }
 
+/** Options of {@link HarnessClient.cancel}. */
+export interface CancelOptions {
+  /** Why (default "cancelled by request"); the settlement's error is `cancelled: <reason>`. */
+  reason?: string;
+  signal?: AbortSignal;
+}
+
+/** What a cancel answers: settled (`cancelled`, with the outcome) or stopping (`cancelling`). */
+export interface CancelAnswer {
+  submissionId: string;
+  status: "cancelled" | "cancelling";
+  outcome?: SettledPayload;
+}
+
 /** Options of {@link HarnessClient.stream}. */
 export interface StreamOptions {
   /** The session of the instance (default `"default"`). */
@@ -113,6 +127,13 @@ export interface HarnessClient {
   compact(agent: string, instance: string, options?: InjectOptions): Promise<DispatchIds>;
   /** {@link compact} and resolves with its settled outcome (following the stream after a 202, as {@link dispatchAndWait}). */
   compactAndWait(agent: string, instance: string, options?: InjectOptions): Promise<SettledResult>;
+  /**
+   * Cancels a submission of the instance: a queued or waiting one settles `failed`/`cancelled`
+   * at once (`cancelled`, with the outcome); a running one stops at its next safe point
+   * (`cancelling`; follow it with {@link waitForSettled}). Again for a cancelled one: `cancelled`.
+   * @throws {HarnessHttpError} 404 `submission_not_found`, 409 `already_settled` (settled otherwise)
+   */
+  cancel(agent: string, instance: string, submissionId: string, options?: CancelOptions): Promise<CancelAnswer>;
   /**
    * The session's records, in order and each once: the replay after `after`, then the live tail.
    * When the server ends a stream (its time limit) or the connection drops, it reconnects from
@@ -323,6 +344,17 @@ export function createClient(options: ClientOptions): HarnessClient {
 
     steer: (agent, instance, body, opts = {}) => inject("steer", agent, instance, body, opts),
     followUp: (agent, instance, body, opts = {}) => inject("followup", agent, instance, body, opts),
+    async cancel(agent, instance, submissionId, opts = {}) {
+      const body = opts.reason === undefined ? {} : { reason: opts.reason };
+      const url = agentUrl(agent, instance, `/submissions/${encodeURIComponent(submissionId)}/cancel`);
+      const res = await send("POST", url, { body, signal: opts.signal });
+      if (!res.ok) throw await HarnessHttpError.fromResponse(res);
+      const answer = await readJson(res);
+      if (typeof answer.submissionId !== "string" || (answer.status !== "cancelled" && answer.status !== "cancelling")) {
+        throw new HarnessHttpError(res.status, "unexpected_response", "response lacks submissionId/status");
+      }
+      return answer as unknown as CancelAnswer;
+    },
     stream,
     waitForSettled,
 

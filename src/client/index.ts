@@ -5,6 +5,8 @@
  */
 export {
   createClient,
+  type CancelAnswer,
+  type CancelOptions,
   type ClientHeaders,
   type ClientOptions,
   type DispatchIds,

@@ -2,7 +2,7 @@ import { errorText, isHarnessError } from "../errors.ts";
 import type { SettledPayload } from "../conversation/records.ts";
 import { correlationOf } from "../ports/observer.ts";
 import { doorbellOf } from "../ports/queue.ts";
-import type { Submission } from "../ports/submission.ts";
+import type { Cancellation, Submission } from "../ports/submission.ts";
 import {
   agentBudgets,
   DEFAULT_TOOL_TIMEOUT_MS,
@@ -52,7 +52,13 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
   // while the attempt's store calls come back: one that hangs (a response that never arrives)
   // must not hold the session for good, so after a bound without any the lease is let lapse.
   const progress = new StoreProgress(ctx, DEFAULT_TURN_TIMEOUT_MS, DEFAULT_TOOL_TIMEOUT_MS);
-  const heartbeat = startHeartbeat(ctx, sub, attemptAbort, progress);
+  // A cancel, learnt from a lease renewal: the drive stops at its next safe point and the
+  // attempt settles with the cancellation (its reason is the signal's reason).
+  const cancelAbort = new AbortController();
+  const heartbeat = startHeartbeat(ctx, sub, attemptAbort, progress, (cancellation) => {
+    if (!cancelAbort.signal.aborted) cancelAbort.abort(cancellation);
+  });
+  ctx.heartbeats?.set(sub.id, heartbeat.beatNow);
   // The attempt's one writer of the log: the drive and the settlement append through it.
   const log = new AttemptLogWriter(progress.track(ctx.store), ctx.clock, sub, attemptId);
   const correlation = log.correlation;
@@ -64,6 +70,11 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
   };
 
   try {
+    // Cancelled while no attempt ran it (the owner died, or it was handed back): settle now.
+    if (sub.cancellation) {
+      await fail(sub.cancellation.errorCode, sub.cancellation.error);
+      return {};
+    }
     const definition = ctx.definitions.get(sub.sessionKey.agent);
     let setup: AgentSetup;
     try {
@@ -98,7 +109,7 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
     }
 
     for (;;) {
-      const outcome = await driveIntercepted(ctx, sub, log, setup, attemptAbort.signal, options.shouldYield);
+      const outcome = await driveIntercepted(ctx, sub, log, setup, attemptAbort.signal, cancelAbort.signal, options.shouldYield);
       const reason = attemptAbort.signal.aborted ? String(attemptAbort.signal.reason) : undefined;
       if (reason === ABORT_LEASE_LOST || reason === ABORT_ABANDON) return {}; // someone else owns it now, or we "crashed"
       if (outcome.kind === "interrupted" || reason === ABORT_SHUTDOWN) {
@@ -150,11 +161,16 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
         // Back off here, then hand the row back: SQS FIFO cannot delay a single message, and the
         // backoff (≤ 5 s) is far inside the lease.
         try {
-          await ctx.clock.sleep(delayMs, attemptAbort.signal);
+          await ctx.clock.sleep(delayMs, AbortSignal.any([attemptAbort.signal, cancelAbort.signal]));
         } catch {
-          // shutting down: release at once
+          // shutting down (release at once) or cancelled
         }
         if (attemptAbort.signal.reason === ABORT_ABANDON) return {};
+        const cancelled = cancelAbort.signal.reason as Cancellation | undefined;
+        if (cancelled && !attemptAbort.signal.aborted) {
+          await fail(cancelled.errorCode, cancelled.error);
+          return {};
+        }
         if (await releaseQuietly(ctx, sub, attemptId, { lastError: outcome.error })) await ring(ctx, sub);
         return {};
       }
@@ -177,6 +193,7 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
     return {};
   } finally {
     options.signal.removeEventListener("abort", onProcessAbort);
+    if (ctx.heartbeats?.get(sub.id) === heartbeat.beatNow) ctx.heartbeats.delete(sub.id);
     await heartbeat.stop();
   }
 }
@@ -197,6 +214,7 @@ async function driveIntercepted(
   log: AttemptLogWriter,
   setup: AgentSetup,
   signal: AbortSignal,
+  cancel: AbortSignal,
   shouldYield: (() => boolean) | undefined,
 ): Promise<DriveOutcome> {
   let outcome: DriveOutcome | undefined;
@@ -213,6 +231,7 @@ async function driveIntercepted(
         observe: ctx.observe,
         interceptors: [...ctx.interceptors],
         signal,
+        cancel,
         shouldYield: shouldYield ?? (() => false),
         deadline: sub.createdAt + agentBudgets(setup).submissionTimeoutMs,
         faults: ctx.faults && ((phase) => ctx.faults!(phase, sub.id)),
@@ -271,19 +290,30 @@ class StoreProgress {
 }
 
 /**
- * Renews the lease every third of its duration; a lost lease aborts the attempt. Stops renewing
- * once the attempt's store calls have stalled (the lease then lapses and the sweep reclaims it).
+ * Renews the lease every third of its duration; a lost lease aborts the attempt, and a renewal
+ * that answers `cancelRequested` calls `onCancel` (the owner's one way to learn of a cancel: no
+ * extra read, no poll loop). Stops renewing once the attempt's store calls have stalled (the
+ * lease then lapses and the sweep reclaims it). `beatNow` renews at once (a cancel made in this
+ * process).
  */
-function startHeartbeat(ctx: AttemptContext, sub: Submission, attemptAbort: AbortController, progress: StoreProgress) {
+function startHeartbeat(
+  ctx: AttemptContext,
+  sub: Submission,
+  attemptAbort: AbortController,
+  progress: StoreProgress,
+  onCancel: (cancellation: Cancellation) => void,
+) {
   let stopper = new AbortController();
+  let wake = new AbortController();
   let loop: Promise<void> = Promise.resolve();
   const run = (stop: AbortSignal) => {
     loop = (async () => {
       for (;;) {
         try {
-          await ctx.clock.sleep(ctx.leaseMs / 3, AbortSignal.any([stop, attemptAbort.signal]));
+          await ctx.clock.sleep(ctx.leaseMs / 3, AbortSignal.any([stop, attemptAbort.signal, wake.signal]));
         } catch {
-          return;
+          if (stop.aborted || attemptAbort.signal.aborted) return;
+          wake = new AbortController();
         }
         if (progress.stalled) {
           ctx.observe({
@@ -295,11 +325,12 @@ function startHeartbeat(ctx: AttemptContext, sub: Submission, attemptAbort: Abor
           return;
         }
         try {
-          await ctx.store.renewLease({
+          const renewed = await ctx.store.renewLease({
             submissionId: sub.id,
             attemptId: sub.attemptId!,
             leaseExpiresAt: ctx.clock.now() + ctx.leaseMs,
           });
+          if (renewed.cancelRequested) onCancel(renewed.cancellation ?? { errorCode: "cancelled", error: "cancelled: cancelled by request" });
         } catch (err) {
           if (isHarnessError(err, "claim_lost")) {
             attemptAbort.abort(ABORT_LEASE_LOST);
@@ -320,6 +351,7 @@ function startHeartbeat(ctx: AttemptContext, sub: Submission, attemptAbort: Abor
       stopper = new AbortController();
       run(stopper.signal);
     },
+    beatNow: () => wake.abort(),
   };
 }
 

@@ -39,6 +39,11 @@ export interface EngineContext<S = Store> {
   faults?: FaultHook;
   /** A `terminalizing` row older than this is treated as crashed mid-settlement. */
   settlementGraceMs: number;
+  /**
+   * The lease heartbeats of the attempts running in this process, by submission id: a cancel
+   * made here has the attempt renew at once (and so learn of it) instead of at its next beat.
+   */
+  heartbeats?: Map<string, () => void>;
 }
 
 /** What running an attempt needs: its claim and lease, and its conversation's log. */

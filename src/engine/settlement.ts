@@ -29,7 +29,9 @@ export async function settle(
 ): Promise<SettleResult> {
   const attemptId = log.correlation.attemptId!;
   try {
-    await ctx.store.reserveSettlement(sub.id, attemptId, { requireDrainedInbox: options.requireDrainedInbox });
+    // The outcome rides on the reservation: should this settler die before its record lands, a
+    // recoverer writes this outcome, not "unknown" (a finished run is never reported failed).
+    await ctx.store.reserveSettlement(sub.id, attemptId, { requireDrainedInbox: options.requireDrainedInbox, outcome: payload });
   } catch (err) {
     if (isHarnessError(err, "claim_lost")) return "lost";
     if (isHarnessError(err, "inbox_not_drained")) return "inbox_not_drained";
@@ -47,7 +49,7 @@ export async function settle(
     throw err;
   }
   await ctx.faults?.("settled_recorded", sub.id);
-  await finish(ctx, sub, attemptId, payload);
+  await finish(ctx, sub, attemptId, payload, { reserved: true });
   return "settled";
 }
 
@@ -58,27 +60,42 @@ export async function settle(
 const RESERVE_SKEW_MS = 1_000;
 
 /**
- * Finishes a row left `terminalizing` by a crash: an existing settled record wins; otherwise
- * the outcome is unknown and says so. Reads the log from the reservation on, not from the start.
+ * Finishes a row left `terminalizing` by a crash: an existing settled record wins; otherwise the
+ * outcome stored with the reservation is written, and only a reservation made without one (a row
+ * from before outcomes were stored) settles as unknown. Reads the log from the reservation on,
+ * not from the start. A submission cancelled behind its session's head waits for its turn (its
+ * record follows its predecessors'): false then, and nothing is written.
  */
-export async function reconcileTerminalizing(ctx: AttemptContext, sub: Submission): Promise<void> {
+export async function reconcileTerminalizing(ctx: AttemptContext, sub: Submission): Promise<boolean> {
+  if (sub.attemptId === undefined && (await ctx.store.getSessionHead(sub.sessionKey))?.id !== sub.id) return false;
   const since = await ctx.store.readRecords(sub.conversationId, idFloor(sub.updatedAt - RESERVE_SKEW_MS));
-  let payload = settledPayloadIn(since, sub.id);
-  if (!payload) {
-    const unknown: SettledPayload = { status: "failed", error: SETTLEMENT_INDETERMINATE_MESSAGE, errorCode: "settlement_indeterminate" };
-    try {
-      await new AttemptLogWriter(ctx.store, ctx.clock, sub, sub.attemptId).appendSettled(unknown, { mayOpenLog: true });
-      payload = unknown;
-    } catch (err) {
-      // The store refuses a second settlement record: another recoverer wrote one meanwhile (or
-      // the settler's lies before the window read). Recoverers may race (the sweeper, a
-      // redelivered doorbell, the DLQ); the loser honours the winner's record.
-      if (!isHarnessError(err, "claim_lost")) throw err;
-      payload = settledPayloadIn(await ctx.store.readRecords(sub.conversationId), sub.id);
-      if (!payload) throw err;
-    }
+  const recorded = settledPayloadIn(since, sub.id);
+  if (recorded) await finish(ctx, sub, sub.attemptId, recorded, { reserved: sub.outcome !== undefined });
+  else await completeReservation(ctx, sub, sub.outcome ?? INDETERMINATE);
+  return true;
+}
+
+const INDETERMINATE: SettledPayload = { status: "failed", error: SETTLEMENT_INDETERMINATE_MESSAGE, errorCode: "settlement_indeterminate" };
+
+/**
+ * The second phase for a reservation whose settler is not the attempt: appends `payload` as the
+ * submission's settlement record (opening an empty log) and finalizes. Used by a canceller of a
+ * queued or waiting submission and by recoverers. Recoverers may race (the sweeper, a redelivered
+ * doorbell, the DLQ, a canceller): the store refuses a second settlement record and the loser
+ * honours the winner's. Answers the outcome settled.
+ */
+export async function completeReservation(ctx: AttemptContext, sub: Submission, payload: SettledPayload): Promise<SettledPayload> {
+  let written = payload;
+  try {
+    await new AttemptLogWriter(ctx.store, ctx.clock, sub, sub.attemptId).appendSettled(payload, { mayOpenLog: true });
+  } catch (err) {
+    if (!isHarnessError(err, "claim_lost")) throw err;
+    const found = settledPayloadIn(await ctx.store.readRecords(sub.conversationId), sub.id);
+    if (!found) throw err;
+    written = found;
   }
-  await finish(ctx, sub, sub.attemptId, payload);
+  await finish(ctx, sub, sub.attemptId, written, { reserved: sub.outcome !== undefined });
+  return written;
 }
 
 /** The payload of the submission's `submission_settled` record, if it has one. */
@@ -109,13 +126,30 @@ export async function ringSessionHead(ctx: EngineContext<ClaimStore>, key: Sessi
   }
 }
 
+/**
+ * After a settlement: rings the session's next head, or, when that head was cancelled behind its
+ * predecessor (terminalizing, no attempt), writes its settlement now that its turn has come.
+ */
+async function handOn(ctx: AttemptContext, settled: Submission): Promise<void> {
+  const head = await ctx.store.getSessionHead(settled.sessionKey);
+  if (head?.status === "queued") {
+    await ctx.faults?.("next_head_ringing", settled.id);
+    await ctx.queue.ring(doorbellOf(head));
+    await ctx.faults?.("next_head_rung", settled.id);
+  } else if (head?.status === "terminalizing" && head.attemptId === undefined && head.outcome) {
+    await completeReservation(ctx, head, head.outcome);
+  }
+}
+
+/** Finalizes (keeping the reservation's outcome when it stored one), tells, and hands on. */
 async function finish(
   ctx: AttemptContext,
   sub: Submission,
   attemptId: string | undefined,
   payload: SettledPayload,
+  options: { reserved: boolean },
 ): Promise<void> {
-  await ctx.store.finalizeSettlement(sub.id, payload);
+  await ctx.store.finalizeSettlement(sub.id, options.reserved ? undefined : payload);
   ctx.observe({
     type: "submission_settled",
     correlation: correlationOf(sub, attemptId),
@@ -123,9 +157,5 @@ async function finish(
   });
   ctx.onSettled(sub.id, payload);
   await ctx.faults?.("finalized", sub.id);
-  const head = await ctx.store.getSessionHead(sub.sessionKey);
-  if (head?.status !== "queued") return;
-  await ctx.faults?.("next_head_ringing", sub.id);
-  await ctx.queue.ring(doorbellOf(head));
-  await ctx.faults?.("next_head_rung", sub.id);
+  await handOn(ctx, sub);
 }

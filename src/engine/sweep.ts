@@ -33,8 +33,7 @@ export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, opt
   ]);
   for (const sub of terminalizing) {
     if (now - sub.updatedAt < ctx.settlementGraceMs) continue; // a live settlement, mid-flight
-    await reconcileTerminalizing(ctx, sub);
-    report.reconciled++;
+    if (await reconcileTerminalizing(ctx, sub)) report.reconciled++;
   }
 
   for (const sub of expired) {

@@ -2,10 +2,12 @@ import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } f
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "./child-outcome.ts";
 import type {
   Attempt,
+  Cancellation,
   Conversation,
   InboxKind,
   InboxMessage,
   LeaseRenewal,
+  LeaseRenewed,
   NewSubmission,
   SessionKey,
   SessionSubmissionQuery,
@@ -57,8 +59,11 @@ export interface SubmissionStore {
   startAttempt(attempt: Attempt): Promise<void>;
   /** Markers in start order. */
   listAttempts(submissionId: string): Promise<Attempt[]>;
-  /** `ClaimLost` unless running under this attempt. */
-  renewLease(renewal: LeaseRenewal): Promise<void>;
+  /**
+   * `ClaimLost` unless running under this attempt. Answers whether a cancel was requested, from
+   * the row the renewal writes (no separate read): the owner's way to learn of a cancel.
+   */
+  renewLease(renewal: LeaseRenewal): Promise<LeaseRenewed>;
   /** Running submissions whose lease expired at or before `now`. */
   listExpiredLeases(now: number): Promise<Submission[]>;
   /** running → queued. `ClaimLost` unless running under this attempt. */
@@ -85,24 +90,30 @@ export interface SubmissionStore {
   /** Waiting submissions with a `waitUntil` before `now`. */
   listExpiredWaits(now: number): Promise<Submission[]>;
   /**
-   * queued/waiting → settled with `lastError = reason` (`wasRunning: false`); running →
-   * `cancelRequested` (`wasRunning: true`); terminalizing/settled → `ClaimLost`.
+   * queued/waiting → terminalizing with `cancelledOutcome(cancellation)` as the reservation's
+   * outcome (`wasRunning: false`; the canceller then appends the settlement record and
+   * finalizes, or a recoverer does); running → `cancelRequested` and `cancellation` set, status
+   * unchanged (`wasRunning: true`; a repeated cancel keeps the first cancellation);
+   * terminalizing/settled → `ClaimLost`, nothing stored. Every case sets `cancelRequested`.
    */
-  cancelSubmission(submissionId: string, reason: string): Promise<{ wasRunning: boolean }>;
+  cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }>;
   /**
-   * running → terminalizing (phase 1 of settlement). `ClaimLost` unless running under this
-   * attempt. With `requireDrainedInbox`, `InboxNotDrained` while the submission has
-   * undelivered inbox messages (a steer must not vanish behind a settlement).
+   * running → terminalizing (phase 1 of settlement), storing `outcome` (the settlement record's
+   * payload to be) on the row, so a recoverer finishing a crashed settlement writes the real one.
+   * `ClaimLost` unless running under this attempt. With `requireDrainedInbox`, `InboxNotDrained`
+   * while the submission has undelivered inbox messages (a steer must not vanish behind a
+   * settlement).
    */
   reserveSettlement(
     submissionId: string,
     attemptId: string,
-    options?: { requireDrainedInbox?: boolean },
+    options?: { requireDrainedInbox?: boolean; outcome?: SettledPayload },
   ): Promise<void>;
   /**
    * terminalizing → settled (phase 2), keeping `outcome` (the settlement record's payload) on the
-   * row. Idempotent when already settled (the first outcome stays). Like a cancel of a head, it
-   * promotes the session's next unsettled submission to head, which sets its `updatedAt`.
+   * row, or without one the outcome stored with the reservation. Idempotent when already settled
+   * (the first outcome stays). Like a settlement of a head, it promotes the session's next
+   * unsettled submission to head, which sets its `updatedAt`.
    */
   finalizeSettlement(submissionId: string, outcome?: SettledPayload): Promise<void>;
 }
@@ -237,7 +248,7 @@ export interface SweepStore
 export interface ParentChildStore
   extends Pick<SubmissionStore, "waitSubmission" | "resumeSubmission" | "listChildSubmissions" | "deliverChildOutcome"> {}
 
-/** Cancel: settle a queued or waiting submission at once, or flag a running one. */
+/** Cancel: reserve the settlement of a queued or waiting submission at once, or flag a running one. */
 export interface CancelStore extends Pick<SubmissionStore, "cancelSubmission"> {}
 
 /** Content-addressed uploads (the attachment route of a later issue). */

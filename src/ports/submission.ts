@@ -1,4 +1,4 @@
-import type { AttachmentRef, SettledPayload } from "../conversation/records.ts";
+import type { AttachmentRef, SettledErrorCode, SettledPayload } from "../conversation/records.ts";
 
 /** Addresses one session: a named conversation inside one agent instance. */
 export interface SessionKey {
@@ -72,18 +72,39 @@ export interface Submission {
    * pending-children count is their number). Absent when not waiting on children.
    */
   pendingCalls?: string[];
-  /** The owner should cancel at its next turn boundary. */
+  /** The owner should cancel at its next safe point (it learns it from its lease renewal). */
   cancelRequested: boolean;
+  /** Set with `cancelRequested`: the settlement the cancel asked for (the first cancel's). */
+  cancellation?: Cancellation;
   /**
    * Epoch ms before which no attempt may start: set by a release under provider backpressure
    * (a 429 with `Retry-After`, say); unset = at once.
    */
   notBefore?: number;
   /**
-   * The payload of its `submission_settled` record, once finalized with it: a waiter reads the
-   * outcome from the row instead of looking for the record in the log.
+   * The payload of its `submission_settled` record, stored with the settlement's reservation (a
+   * `terminalizing` row that has one is finished with it by a recoverer) and kept by the
+   * finalize: a waiter reads the outcome from the row instead of looking for the record in the log.
    */
   outcome?: SettledPayload;
+}
+
+/** Why a submission is cancelled: the error code and message it settles `failed` with. */
+export interface Cancellation {
+  errorCode: Extract<SettledErrorCode, "cancelled" | "cancelled_by_parent">;
+  /** E.g. `cancelled: cancelled by request`. */
+  error: string;
+}
+
+/** The outcome a cancellation settles with. */
+export function cancelledOutcome(cancellation: Cancellation): SettledPayload {
+  return { status: "failed", error: cancellation.error, errorCode: cancellation.errorCode };
+}
+
+/** What a lease renewal learns from the row it updates (no extra read). */
+export interface LeaseRenewed {
+  cancelRequested: boolean;
+  cancellation?: Cancellation;
 }
 
 /** What `SubmissionStore.listSessionSubmissions` lists: one page of a session's submissions. */

@@ -101,6 +101,24 @@ export function checkInject(request: SteerRequest, knows: KnowsAgent): { key: Se
   return { key, body: request.body };
 }
 
+/** Longest cancel reason in bytes (UTF-8): it becomes the settlement's error. */
+export const MAX_CANCEL_REASON_BYTES = 1024;
+
+/** The agent instance a cancel is addressed within (the HTTP route's path). */
+export interface InstanceAddress {
+  agent: string;
+  instance: string;
+}
+
+/** Checks a cancel: the submission id (a dispatch id or ULID), the reason, and the address it names. */
+export function checkCancel(submissionId: string, reason: string | undefined, within: InstanceAddress | undefined, knows: KnowsAgent): void {
+  if (within !== undefined) sessionKeyOf(within, knows);
+  checkId("submission id", submissionId, ID_RULES.dispatchId);
+  if (reason === undefined) return;
+  if (typeof reason !== "string") throw new InvalidRequest("reason must be a string");
+  if (Buffer.byteLength(reason, "utf8") > MAX_CANCEL_REASON_BYTES) throw new InvalidRequest(`reason exceeds ${MAX_CANCEL_REASON_BYTES} bytes`);
+}
+
 /** Checks a stream offset: "" (the whole log) or a record id. */
 export function checkRecordOffset(afterId: string | undefined): string {
   if (afterId === undefined || afterId === "") return "";

@@ -1,4 +1,4 @@
-import { RuntimeClosed } from "../errors.ts";
+import { RuntimeClosed, SubmissionNotFound } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
 import { admit, type DispatchResult } from "../engine/admission.ts";
@@ -13,6 +13,7 @@ import {
 } from "../engine/engine-context.ts";
 import { loadSessionDriver } from "../engine/attempt.ts";
 import { findSettledPayload } from "../engine/settlement.ts";
+import { cancellationFor, cancelSubmission, type CancelResult } from "../engine/cancel.ts";
 import { sweep, type SweepReport } from "../engine/sweep.ts";
 import { handleDoorbell } from "../engine/worker.ts";
 import { systemClock, type Clock } from "../ports/clock.ts";
@@ -26,6 +27,7 @@ import { AppendNotifier } from "./append-notifier.ts";
 import { RUNTIME_DEFAULTS } from "./defaults.ts";
 import {
   checkAgentNames,
+  checkCancel,
   checkDispatch,
   checkInject,
   checkRecordOffset,
@@ -33,6 +35,7 @@ import {
   checkSubmissionList,
   sessionKeyOf,
   type DispatchRequest,
+  type InstanceAddress,
   type SessionAddress,
   type SteerRequest,
   type SubmissionAddress,
@@ -110,6 +113,15 @@ export interface Runtime {
   steer(request: SteerRequest): Promise<void>;
   /** Delivers a user message when the live run would otherwise stop, in the same submission. */
   followUp(request: SteerRequest): Promise<void>;
+  /**
+   * Cancels a submission: a queued or waiting one settles `failed` with code `cancelled` and error
+   * `cancelled: <reason>` (default "cancelled by request") at once; a running one stops at its
+   * next safe point (its model stream aborted, what it wrote kept) and settles the same way
+   * (`cancelling`). Idempotent: an already cancelled one answers `cancelled` again. Unknown id
+   * (or, with `within`, one of another agent instance) → `SubmissionNotFound`; settled otherwise →
+   * `AlreadySettled`. The session's next submission then runs.
+   */
+  cancel(submissionId: string, reason?: string, within?: InstanceAddress): Promise<CancelResult>;
   /** The log strictly after `afterId` (a record id, or "" for all) — the same replay SSE serves. */
   records(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]>;
   /** The conversation of a session (`ConversationNotFound` when none). */
@@ -211,6 +223,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     },
     faults: config.faults ?? processFaults(),
     settlementGraceMs: config.leaseMs ?? RUNTIME_DEFAULTS.leaseMs,
+    heartbeats: new Map(),
   };
   const sweepIntervalMs = config.sweepIntervalMs ?? RUNTIME_DEFAULTS.sweepIntervalMs;
   const knows = (name: string) => ctx.definitions.has(name);
@@ -331,6 +344,15 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       });
     },
 
+    async cancel(submissionId, reason, within) {
+      if (state === "closed") throw new RuntimeClosed();
+      checkCancel(submissionId, reason, within, knows);
+      const sub = await store.getSubmission(submissionId);
+      if (within && (sub.sessionKey.agent !== within.agent || sub.sessionKey.instance !== within.instance)) {
+        throw new SubmissionNotFound(submissionId);
+      }
+      return cancelSubmission(ctx, sub, cancellationFor(reason));
+    },
     steer: (request) => acceptInboxMessage("steer", request),
     followUp: (request) => acceptInboxMessage("followUp", request),
     records: async (conversationId, afterId, limit) => store.readRecords(conversationId, checkRecordOffset(afterId), limit),

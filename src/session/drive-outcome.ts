@@ -13,7 +13,7 @@ export type DriveOutcome =
   | ({ kind: "backpressure" } & Backpressure)
   | {
       kind: "failed";
-      errorCode: "run_failed" | "result_schema_invalid" | "timeout_exceeded" | "context_overflow";
+      errorCode: "run_failed" | "result_schema_invalid" | "timeout_exceeded" | "context_overflow" | "cancelled" | "cancelled_by_parent";
       error: string;
       usage?: SubmissionUsage;
       /** Leave the submission's messages out of later projections (see `SettledPayload.excludedFromContext`). */

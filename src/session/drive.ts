@@ -9,7 +9,7 @@ import type { Clock } from "../ports/clock.ts";
 import type { FaultPhase } from "../ports/faults.ts";
 import type { LogWriter } from "../ports/log-writer.ts";
 import type { Correlation, HarnessEvent, Interceptor, Operation } from "../ports/observer.ts";
-import type { DispatchMessage, InboxKind } from "../ports/submission.ts";
+import type { Cancellation, DispatchMessage, InboxKind } from "../ports/submission.ts";
 import { agentEventEffects } from "./agent-events.ts";
 import { agentBudgets, type AgentBudgets, type AgentSetup } from "./agent-setup.ts";
 import { Bounds } from "./bounds.ts";
@@ -53,6 +53,12 @@ export interface DriveContext {
   interceptors: Interceptor[];
   /** Aborted on shutdown or lease loss: stop promptly and return `interrupted`. */
   signal: AbortSignal;
+  /**
+   * Aborted with a `Cancellation` as its reason when the submission is cancelled: stop at the
+   * next safe point like a failed halt (the model stream is aborted, the in-flight turn is still
+   * recorded) and return `failed` with the cancellation.
+   */
+  cancel?: AbortSignal;
   /** True → stop at the next point where the next step is a model call, and hand off. */
   shouldYield: () => boolean;
   /** Epoch ms: the durability deadline (createdAt + budget). */
@@ -128,6 +134,14 @@ class SubmissionDrive {
       this.#abortRun();
     };
     signal.addEventListener("abort", onAbort, { once: true });
+    const cancel = this.#ctx.cancel;
+    const onCancel = () => {
+      const { errorCode, error } = cancel!.reason as Cancellation;
+      this.#stop({ kind: "failed", errorCode, error });
+      this.#abortRun();
+    };
+    if (cancel?.aborted) onCancel();
+    else cancel?.addEventListener("abort", onCancel, { once: true });
     try {
       return this.#withUsage(await this.#runLoop());
     } catch (err) {
@@ -137,6 +151,7 @@ class SubmissionDrive {
       return this.#withUsage({ kind: "failed", errorCode: "run_failed", error: errorText(err) });
     } finally {
       signal.removeEventListener("abort", onAbort);
+      cancel?.removeEventListener("abort", onCancel);
       this.#bounds.dispose();
     }
   }
@@ -251,6 +266,7 @@ class SubmissionDrive {
 
   /** One session operation (a `continue()` of the agent) inside its interceptor boundary. */
   async #operate(operation: Operation, start: () => Promise<void>): Promise<DriveOutcome | undefined> {
+    if (this.#halt) return this.#halt; // stopped while the last step was being recorded
     const correlation = this.#correlation(false);
     this.#ctx.observe({ type: "operation_started", correlation, operation });
     this.#lastAssistant = undefined;

@@ -8,7 +8,7 @@ import { describe, expect } from "vitest";
 import type { ConversationRecord, RecordDraft } from "../conversation/records.ts";
 import type { ChildOutcomeDelivered } from "../ports/child-outcome.ts";
 import type { Submission } from "../ports/submission.ts";
-import { type CaseBody, type Fixtures, expectCode, ids } from "./harness.ts";
+import { type CaseBody, type Fixtures, cancellation, expectCode, ids } from "./harness.ts";
 
 type Register = (name: string, body: CaseBody) => void;
 
@@ -45,7 +45,7 @@ export function childOutcomeCases(test: Register): void {
       expect((await store.getSubmission(parent.id)).pendingCalls, "resume clears the pending calls").toBeUndefined();
 
       const cancelled = await parentWaitingOn(fx, ["call-c"]);
-      await store.cancelSubmission(cancelled.id, "parent wait expired");
+      await store.cancelSubmission(cancelled.id, cancellation("parent wait expired"));
       expect((await store.getSubmission(cancelled.id)).pendingCalls, "a cancelled wait keeps no pending calls").toBeUndefined();
 
       const bare = await fx.waiting();
@@ -172,7 +172,7 @@ export function childOutcomeCases(test: Register): void {
 
     test("ChildOutcomeAfterParentSettled", async ({ store, fx }) => {
       const parent = await parentWaitingOn(fx, ["call-a"]);
-      await store.cancelSubmission(parent.id, "cancelled");
+      await fx.cancelled(parent, "cancelled");
       expect(
         await store.deliverChildOutcome({ parentSubmissionId: parent.id, callId: "call-a", drafts: [outcomeDraft(fx, parent, "call-a")] }),
         "a settled parent takes no outcome",

@@ -8,7 +8,7 @@ import type { ConversationRecord, RecordDraft } from "../conversation/records.ts
 import type { HarnessErrorCode } from "../errors.ts";
 import { ManualClock } from "../ports/clock.ts";
 import type { Store } from "../ports/store.ts";
-import type { DispatchMessage, SessionKey, Submission } from "../ports/submission.ts";
+import type { Cancellation, DispatchMessage, SessionKey, Submission } from "../ports/submission.ts";
 
 /** Builds a fresh, empty store whose time is `clock`. */
 export type StoreFactory = (clock: ManualClock) => Promise<Store>;
@@ -141,6 +141,16 @@ export class Fixtures {
     return this.store.getSubmission(sub.id);
   }
 
+  /**
+   * Cancels a queued or waiting `sub` and finishes its settlement (the canceller's finalize;
+   * the engine also appends the settlement record in between).
+   */
+  async cancelled(sub: { id: string }, reason = "bye"): Promise<Submission> {
+    await this.store.cancelSubmission(sub.id, cancellation(reason));
+    await this.store.finalizeSettlement(sub.id);
+    return this.store.getSubmission(sub.id);
+  }
+
   /** A record draft for `conversationId` (a text delta unless told otherwise). */
   draft(conversationId: string, text: string, extra: Partial<RecordDraft> = {}): RecordDraft {
     return {
@@ -163,6 +173,11 @@ export class Fixtures {
     const all = await this.log(conversationId);
     return all.length === 0 ? "" : all[all.length - 1]!.id;
   }
+}
+
+/** A cancellation by request with `reason`. */
+export function cancellation(reason: string): Cancellation {
+  return { errorCode: "cancelled", error: `cancelled: ${reason}` };
 }
 
 /**

@@ -25,6 +25,7 @@ import { submissionCases } from "./submission-cases.ts";
 
 export type { CaseContext, Fixtures, StoreConformanceOptions, StoreFactory } from "./harness.ts";
 export { textOfBytes } from "./conversation-cases.ts";
+export { cancellation } from "./harness.ts";
 
 /**
  * Registers the whole conformance suite as vitest `describe`/`it` cases under `name`.

@@ -5,8 +5,8 @@
  */
 import { describe, expect } from "vitest";
 import { newId } from "../conversation/ids.ts";
-import type { DispatchMessage, Submission } from "../ports/submission.ts";
-import { type CaseBody, expectCode, ids, LEASE_MS, sortedIds, tryMutate } from "./harness.ts";
+import { cancelledOutcome, type DispatchMessage, type Submission } from "../ports/submission.ts";
+import { type CaseBody, cancellation, expectCode, ids, LEASE_MS, sortedIds, tryMutate } from "./harness.ts";
 
 type Register = (name: string, body: CaseBody) => void;
 
@@ -194,7 +194,7 @@ export function submissionCases(test: Register): void {
       expect(await head(), "the head in any status: terminalizing").toBe(a1.id);
       await store.finalizeSettlement(a1.id);
       expect(await head(), "a settled head hands over to the next").toBe(a2.id);
-      await store.cancelSubmission(a2.id, "bye");
+      await fx.cancelled(a2);
       expect(await store.getSessionHead(key), "every submission settled: no head").toBeUndefined();
       expect((await store.getSessionHead(sibling.sessionKey))?.id, "sessions are separate").toBe(sibling.id);
     });
@@ -216,7 +216,9 @@ export function submissionCases(test: Register): void {
       const second = await fx.claim(a1);
       await store.waitSubmission({ submissionId: a1.id, attemptId: second.attemptId! });
       expect(await live()).toBe(false);
-      await store.cancelSubmission(a1.id, "stop waiting");
+      await store.cancelSubmission(a1.id, cancellation("stop waiting"));
+      expect(await live(), "a cancelled head, settling").toBe(true);
+      await store.finalizeSettlement(a1.id);
       expect(await live(), "the next head, queued").toBe(true);
       const third = await fx.claim(a2);
       await store.reserveSettlement(a2.id, third.attemptId!);
@@ -280,7 +282,7 @@ export function submissionCases(test: Register): void {
       await store.waitSubmission({ submissionId: a1.id, attemptId: claimed.attemptId! });
       await expectCode(fx.claim(a2), "claim_lost", "claiming a queued submission behind a waiting head");
 
-      await store.cancelSubmission(a1.id, "done");
+      await fx.cancelled(a1, "done");
       const a2claimed = await fx.claim(a2);
       expect(a2claimed.status, "once the head settles, the next one is claimable").toBe("running");
       stored = await store.getSubmission(a2.id);
@@ -542,31 +544,67 @@ export function submissionCases(test: Register): void {
   describe("cancel", () => {
     test("CancelSubmissionTransitions", async ({ store, fx }) => {
       const queued = await fx.admit(fx.key());
-      expect(await store.cancelSubmission(queued.id, "user cancelled")).toEqual({ wasRunning: false });
+      const asked = cancellation("user cancelled");
+      expect(await store.cancelSubmission(queued.id, asked)).toEqual({ wasRunning: false });
       let stored = await store.getSubmission(queued.id);
-      expect(stored.status, "queued → settled").toBe("settled");
-      expect(stored.lastError, "cancel stores the reason").toBe("user cancelled");
+      expect(stored.status, "queued → terminalizing (the cancel reserves the settlement)").toBe("terminalizing");
+      expect(stored.outcome, "the reservation's outcome: failed with the cancellation").toEqual({
+        status: "failed",
+        error: "cancelled: user cancelled",
+        errorCode: "cancelled",
+      });
+      expect(stored.cancelRequested).toBe(true);
+      expect(stored.cancellation).toEqual(asked);
       expect(ids(await store.listRunnable()), "a cancelled submission is not runnable").not.toContain(queued.id);
+      expect(ids(await store.listByStatus("terminalizing")), "a recoverer finds it").toContain(queued.id);
+      await store.finalizeSettlement(queued.id);
+      stored = await store.getSubmission(queued.id);
+      expect(stored.status).toBe("settled");
+      expect(stored.outcome, "the finalize keeps the reserved outcome").toEqual(cancelledOutcome(asked));
 
       const waiting = await fx.waiting();
-      expect(await store.cancelSubmission(waiting.id, "parent settled")).toEqual({ wasRunning: false });
+      const byParent = { errorCode: "cancelled_by_parent" as const, error: "cancelled: parent settled" };
+      expect(await store.cancelSubmission(waiting.id, byParent)).toEqual({ wasRunning: false });
       stored = await store.getSubmission(waiting.id);
-      expect(stored.status, "waiting → settled").toBe("settled");
-      expect(stored.lastError).toBe("parent settled");
+      expect(stored.status, "waiting → terminalizing").toBe("terminalizing");
+      expect(stored.waitUntil).toBeUndefined();
+      expect(stored.outcome).toEqual(cancelledOutcome(byParent));
+      expect(await store.listExpiredWaits(Number.MAX_SAFE_INTEGER), "no longer waiting").toEqual([]);
 
       const running = await fx.running();
-      expect(await store.cancelSubmission(running.id, "stop")).toEqual({ wasRunning: true });
+      expect(await store.cancelSubmission(running.id, cancellation("stop"))).toEqual({ wasRunning: true });
       stored = await store.getSubmission(running.id);
       expect(stored.status, "a running submission keeps running").toBe("running");
       expect(stored.cancelRequested, "running → cancelRequested").toBe(true);
+      expect(stored.cancellation).toEqual(cancellation("stop"));
+      expect(stored.outcome, "nothing reserved yet").toBeUndefined();
       expect(stored.attemptId, "the owner keeps its attempt").toBe(running.attemptId);
+      expect(await store.cancelSubmission(running.id, cancellation("again"))).toEqual({ wasRunning: true });
+      expect((await store.getSubmission(running.id)).cancellation, "a repeated cancel keeps the first").toEqual(cancellation("stop"));
 
       const terminalizing = await fx.running();
       await store.reserveSettlement(terminalizing.id, terminalizing.attemptId!);
-      await expectCode(store.cancelSubmission(terminalizing.id, "late"), "claim_lost", "cancelling a terminalizing submission");
+      await expectCode(store.cancelSubmission(terminalizing.id, cancellation("late")), "claim_lost", "cancelling a terminalizing submission");
+      expect((await store.getSubmission(terminalizing.id)).cancelRequested, "a refused cancel stores nothing").toBe(false);
       const settled = await fx.settled();
-      await expectCode(store.cancelSubmission(settled.id, "late"), "claim_lost", "cancelling a settled submission");
-      expect((await store.getSubmission(settled.id)).lastError, "a refused cancel stores nothing").toBeUndefined();
+      await expectCode(store.cancelSubmission(settled.id, cancellation("late")), "claim_lost", "cancelling a settled submission");
+      const after = await store.getSubmission(settled.id);
+      expect(after.cancelRequested, "a refused cancel stores nothing").toBe(false);
+      expect(after.cancellation).toBeUndefined();
+      await expectCode(store.cancelSubmission("no-such-submission", cancellation("x")), "submission_not_found", "an unknown id");
+    });
+
+    test("RenewLeaseAnswersCancelRequested", async ({ store, clock, fx }) => {
+      const sub = await fx.running();
+      const renew = () => store.renewLease({ submissionId: sub.id, attemptId: sub.attemptId!, leaseExpiresAt: clock.now() + LEASE_MS });
+      expect(await renew(), "no cancel yet").toEqual({ cancelRequested: false });
+      await store.cancelSubmission(sub.id, cancellation("enough"));
+      expect(await renew(), "the renewal tells the owner").toEqual({ cancelRequested: true, cancellation: cancellation("enough") });
+      // Handed back (the owner died): the next claim sees it too.
+      await store.releaseSubmission({ submissionId: sub.id, attemptId: sub.attemptId! });
+      const again = await fx.claim(sub);
+      expect(again.cancelRequested, "a cancel survives a release").toBe(true);
+      expect(again.cancellation).toEqual(cancellation("enough"));
     });
 
     test("CancelFreesOrSkipsInSessionOrder", async ({ store, fx }) => {
@@ -574,11 +612,38 @@ export function submissionCases(test: Register): void {
       const a1 = await fx.admit(key);
       const a2 = await fx.admit(key);
       const a3 = await fx.admit(key);
-      await store.cancelSubmission(a2.id, "skip me");
+      await store.cancelSubmission(a2.id, cancellation("skip me"));
       expect(ids(await store.listRunnable()), "cancelling one behind the head leaves the head runnable").toEqual([a1.id]);
-      await store.cancelSubmission(a1.id, "and me");
-      expect(ids(await store.listRunnable()), "a cancelled head frees the session for the next unsettled one").toEqual([a3.id]);
+      expect((await fx.claim(a1)).status).toBe("running");
+      const a1Row = await store.getSubmission(a1.id);
+      await store.reserveSettlement(a1.id, a1Row.attemptId!, { outcome: { status: "succeeded" } });
+      await store.finalizeSettlement(a1.id);
+      const head = await store.getSessionHead(key);
+      expect(head?.id, "the cancelled one keeps its place in line").toBe(a2.id);
+      expect(head?.status, "promoted as it is: settling").toBe("terminalizing");
+      expect(await store.listRunnable(), "nothing runs past a settling head").toEqual([]);
+      await store.finalizeSettlement(a2.id);
+      expect(ids(await store.listRunnable()), "its settlement frees the session for the next one").toEqual([a3.id]);
       expect((await fx.claim(a3)).status).toBe("running");
+
+      const other = fx.key();
+      const b1 = await fx.admit(other);
+      const b2 = await fx.admit(other);
+      await fx.cancelled(b1, "head");
+      expect(ids(await store.listRunnable()).filter((id) => id === b2.id), "a cancelled head frees the session").toEqual([b2.id]);
+    });
+
+    test("ReservationKeepsTheOutcome", async ({ store, fx }) => {
+      // A recoverer finishing a crashed settlement writes the outcome the settler had.
+      const sub = await fx.running();
+      const outcome = { status: "succeeded" as const, result: { text: "y".repeat(5_000) }, usage: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 3 } };
+      await store.reserveSettlement(sub.id, sub.attemptId!, { outcome });
+      const reserved = await store.getSubmission(sub.id);
+      expect(reserved.status).toBe("terminalizing");
+      expect(reserved.outcome, "the reservation stores the outcome").toEqual(outcome);
+      expect((await store.listByStatus("terminalizing")).find((s) => s.id === sub.id)?.outcome, "listed with it").toEqual(outcome);
+      await store.finalizeSettlement(sub.id);
+      expect((await store.getSubmission(sub.id)).outcome, "a finalize without one keeps it").toEqual(outcome);
     });
 
     test("FinalizeKeepsTheOutcome", async ({ store, fx }) => {
@@ -615,12 +680,12 @@ export function submissionCases(test: Register): void {
       expect((await store.getSubmission(a2.id)).updatedAt, "promoted by a settlement").toBe(clock.now());
       expect(admitted).toBeLessThan(clock.now());
       clock.set(clock.now() + 60_000);
-      await store.cancelSubmission(a2.id, "skip");
+      await fx.cancelled(a2, "skip");
       expect((await store.getSubmission(a3.id)).updatedAt, "promoted by a cancel of the head").toBe(clock.now());
       const behind = await fx.admit(key);
       const before = (await store.getSubmission(behind.id)).updatedAt;
       clock.set(clock.now() + 1_000);
-      await store.cancelSubmission(a3.id, "skip too");
+      await fx.cancelled(a3, "skip too");
       expect((await store.getSubmission(behind.id)).updatedAt).toBe(clock.now());
       expect(before).toBeLessThan(clock.now());
     });
@@ -649,7 +714,7 @@ export function submissionCases(test: Register): void {
 
       const other = await fx.admit(fx.key());
       await clock.advance(1_000);
-      await store.cancelSubmission(other.id, "bye");
+      await store.cancelSubmission(other.id, cancellation("bye"));
       expect((await store.getSubmission(other.id)).updatedAt, "updatedAt after cancel").toBe(clock.now());
     });
 

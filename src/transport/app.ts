@@ -6,7 +6,7 @@ import type { Runtime } from "../runtime/runtime.ts";
 import { errorResponse, toErrorResponse } from "./http-errors.ts";
 import { firstPage, tailRecords } from "./record-stream.ts";
 import { corsMiddleware, originGuard, type CorsOptions } from "./origin-guard.ts";
-import { parseCompactBody, parseDispatchBody, parseInjectBody, parseJsonObject, readJsonObject } from "./request-body.ts";
+import { parseCancelBody, parseCompactBody, parseDispatchBody, parseInjectBody, parseJsonObject, readJsonObject } from "./request-body.ts";
 import { mountSubmissionRoutes } from "./submission-routes.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
@@ -80,6 +80,10 @@ export const APP_DEFAULTS = {
  *   `{submissionId, conversationId}`; `?wait=true` → 200 with the outcome; 404 without a conversation)
  * - `GET /agents/:name/:id/submissions[/:submissionId]` list a session's submissions (the
  *   operator's view, `submission-routes.ts`)
+ * - `POST /agents/:name/:id/submissions/:submissionId/cancel` (`{reason?}`) cancels a submission:
+ *   200 `{submissionId, status: "cancelled", outcome}` once settled (again for an already
+ *   cancelled one), 202 `{submissionId, status: "cancelling"}` while a running one stops; 404
+ *   unknown, 409 `already_settled`
  * - `GET /healthz` answers `ok`
  *
  * Every error is JSON `{error, code}`. The app only decodes requests: ids, names and messages are
@@ -177,6 +181,13 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   app.post("/agents/:name/:id/followup", followUpHandler);
 
   mountSubmissionRoutes(app, runtime);
+
+  app.post("/agents/:name/:id/submissions/:submissionId/cancel", async (c) => {
+    const text = await c.req.text();
+    const { reason } = parseCancelBody(text.trim() === "" ? {} : parseJsonObject(text));
+    const result = await runtime.cancel(c.req.param("submissionId") ?? "", reason, pathIds(c));
+    return c.json(result, result.status === "cancelling" ? 202 : 200);
+  });
 
   app.get("/agents/:name/:id", async (c) => {
     const conversation = await runtime.conversation({ ...pathIds(c), session: c.req.query("session") });

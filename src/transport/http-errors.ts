@@ -42,6 +42,7 @@ const STATUS_BY_CODE: Partial<Record<HarnessErrorCode, ContentfulStatusCode>> = 
   dispatch_conflict: 409,
   no_run_in_flight: 409,
   session_busy: 409,
+  already_settled: 409,
   runtime_closed: 503,
 };
 

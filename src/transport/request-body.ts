@@ -41,6 +41,17 @@ export function parseJsonObject(text: string): Json {
   return value as Json;
 }
 
+/** What `POST …/submissions/:submissionId/cancel` may carry (the body may also be empty). */
+export interface CancelBody {
+  reason?: string;
+}
+
+/** Shapes a cancel body: an optional `reason` string. */
+export function parseCancelBody(json: Json): CancelBody {
+  const reason = optionalString(json, "reason");
+  return reason === undefined ? {} : { reason };
+}
+
 /**
  * Shapes a dispatch body into a message. Field types are checked here so a wrong type is a 400
  * naming the field; the message rules (kinds, body, signal type, retries, size) stay with

@@ -296,6 +296,28 @@ describe("client: steer, follow-up and errors", () => {
     ]);
   });
 
+  it("cancels a running submission mid-stream; the stream ends with its cancelled settlement", async () => {
+    const i = fresh();
+    h.gate.close();
+    const ids = await client.dispatch("assistant", i, user("[hold] stop me"));
+    await h.gate.entered();
+    const seen: ConversationRecord[] = [];
+    const reading = collect(client.stream("assistant", i), (r) => seen.push(r));
+    await until(() => seen.some((r) => r.kind === "user_message"));
+    expect(await client.cancel("assistant", i, ids.submissionId, { reason: "user pressed stop" })).toEqual({
+      submissionId: ids.submissionId,
+      status: "cancelling",
+    });
+    const got = await reading;
+    const outcome = { status: "failed", error: "cancelled: user pressed stop", errorCode: "cancelled" };
+    expect(got.at(-1)).toMatchObject({ kind: "submission_settled", submissionId: ids.submissionId, payload: outcome });
+    expect(await client.cancel("assistant", i, ids.submissionId)).toEqual({ submissionId: ids.submissionId, status: "cancelled", outcome });
+    h.gate.release();
+    const err = await client.cancel("assistant", i, "nope").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HarnessHttpError);
+    expect(err).toMatchObject({ status: 404, code: "submission_not_found" });
+  });
+
   it("steer with nothing running → HarnessHttpError 409 no_run_in_flight", async () => {
     const i = fresh();
     await client.dispatchAndWait("assistant", i, user("done already"));

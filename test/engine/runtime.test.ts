@@ -3,6 +3,7 @@ import type { ConversationRecord } from "../../src/conversation/records.ts";
 import { isHarnessError } from "../../src/errors.ts";
 import type { EnginePhase } from "../../src/engine/engine-context.ts";
 import type { HarnessEvent } from "../../src/ports/observer.ts";
+import type { DispatchMessage } from "../../src/ports/submission.ts";
 import { allRecords, hangForever, scriptedAgent, settleTicks, startHarness } from "../support/harness.ts";
 
 const user = (body: string) => ({ kind: "user" as const, body });
@@ -117,7 +118,11 @@ describe("runtime: dispatch → drive → settle", () => {
 });
 
 describe("runtime: crash recovery (a runtime dropped between engine phases)", () => {
-  async function crashAt(phase: EnginePhase, steps = [[{ text: "done" }]] as Parameters<typeof scriptedAgent>[0]) {
+  async function crashAt(
+    phase: EnginePhase,
+    steps = [[{ text: "done" }]] as Parameters<typeof scriptedAgent>[0],
+    message: Partial<DispatchMessage> = {},
+  ) {
     const { definition } = scriptedAgent(steps);
     let crashed = false;
     const h = await startHarness({
@@ -130,7 +135,7 @@ describe("runtime: crash recovery (a runtime dropped between engine phases)", ()
       },
     });
     const { submissionId, conversationId } = await Promise.race([
-      h.runtime.dispatch({ agent: "assistant", instance: "w", dispatchId: "crash-1", message: user("go") }),
+      h.runtime.dispatch({ agent: "assistant", instance: "w", dispatchId: "crash-1", message: { ...user("go"), ...message } }),
       // A crash right after admission never answers the client; the ids are the dispatch's.
       settleTicks(50).then(async () => {
         const sub = await h.store.getSubmission("crash-1");
@@ -195,17 +200,35 @@ describe("runtime: crash recovery (a runtime dropped between engine phases)", ()
     expect((await h.store.getSubmission(submissionId)).attemptCount).toBe(2);
   });
 
-  it("post-reserve, no record: settles settlement_indeterminate exactly once", async () => {
-    const { h, submissionId, conversationId } = await crashAt("reserved");
-    expect((await h.store.getSubmission(submissionId)).status).toBe("terminalizing");
+  it("post-reserve, no record: the outcome stored with the reservation settles it, exactly once", async () => {
+    const { h, submissionId, conversationId } = await crashAt("reserved", [[{ text: '{"answer":42}' }]], { resultSchema: { type: "object" } });
+    const reserved = await h.store.getSubmission(submissionId);
+    expect(reserved.status).toBe("terminalizing");
+    expect(reserved.outcome, "the reservation carries the run's outcome").toEqual({ status: "succeeded", result: { answer: 42 } });
     const payload = await recover(h, submissionId);
+    // A finished run is never reported as failed.
+    expect(payload).toEqual({ status: "succeeded", result: { answer: 42 } });
+    const settled = settledRecords(await allRecords(h.store, conversationId), submissionId);
+    expect(settled.map((r) => r.payload)).toEqual([{ status: "succeeded", result: { answer: 42 } }]);
+    expect((await h.store.getSubmission(submissionId)).attemptCount).toBe(1);
+  });
+
+  it("post-reserve of a row reserved without an outcome (an older row): settlement_indeterminate exactly once", async () => {
+    const { definition } = scriptedAgent([[{ text: "unused" }]]);
+    const h = await startHarness({ agents: { assistant: definition } });
+    await h.runtime.close();
+    // Reserved by an older version of the engine: no outcome on the row.
+    const { conversation } = await h.store.ensureConversation({ id: "conv-old", key: { agent: "assistant", instance: "w", session: "default" }, createdAt: h.clock.now() });
+    await h.store.admitSubmission({ id: "old-1", conversationId: conversation.id, sessionKey: conversation.key, input: user("go"), createdAt: h.clock.now() });
+    await h.store.claimSubmission({ submissionId: "old-1", attemptId: "a-old", ownerId: "gone", leaseExpiresAt: h.clock.now() + 30_000 });
+    await h.store.reserveSettlement("old-1", "a-old");
+    const payload = await recover(h, "old-1");
     expect(payload).toEqual({
       status: "failed",
       error: "process crashed during settlement; run outcome unknown",
       errorCode: "settlement_indeterminate",
     });
-    expect(settledRecords(await allRecords(h.store, conversationId), submissionId)).toHaveLength(1);
-    expect((await h.store.getSubmission(submissionId)).attemptCount).toBe(1);
+    expect(settledRecords(await allRecords(h.store, conversation.id), "old-1")).toHaveLength(1);
   });
 
   it("post-record, before finalize: the recorded outcome wins", async () => {

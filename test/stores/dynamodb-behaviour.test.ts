@@ -19,7 +19,7 @@ import type { ConversationRecord, RecordDraft } from "../../src/conversation/rec
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { Store } from "../../src/ports/store.ts";
 import type { SessionKey, Submission } from "../../src/ports/submission.ts";
-import { textOfBytes } from "../../src/storetest/index.ts";
+import { cancellation, textOfBytes } from "../../src/storetest/index.ts";
 import { createDynamoClient, createDynamoStore, createS3Client, HARNESS_TABLE } from "../../src/stores/dynamodb/index.ts";
 import { DYNAMO_REQUEST_TIMEOUT_MS } from "../../src/stores/dynamodb/clients.ts";
 import { itemBytes } from "../../src/stores/dynamodb/item.ts";
@@ -438,10 +438,12 @@ describe("the fence against a writer that passed its check just before losing th
     const stale = createDynamoStore({ tableName: t.tableName, bucketName: BUCKET, dynamo: gated.dynamo, s3: clients.s3, clock: t.clock });
     const late = stale.appendRecords(conv, [t.draft(conv, "late")], { fence: { submissionId: a.id, attemptId: a.attemptId! } });
     await gated.paused;
-    // The sweeper hands the expired lease back, the user cancels the queued submission (settled
-    // with no settlement record), and the next one is claimed for the first time and reads the log.
+    // The sweeper hands the expired lease back, the user cancels the queued submission (its
+    // settlement finalized here without a record), and the next one is claimed for the first
+    // time and reads the log.
     await t.store.releaseSubmission({ submissionId: a.id, attemptId: a.attemptId! });
-    expect(await t.store.cancelSubmission(a.id, "cancelled")).toEqual({ wasRunning: false });
+    expect(await t.store.cancelSubmission(a.id, cancellation("cancelled"))).toEqual({ wasRunning: false });
+    await t.store.finalizeSettlement(a.id);
     const next = await t.claim(b);
     const head = (await t.store.readRecords(conv, "")).at(-1)?.id ?? "";
     gated.open();
@@ -558,7 +560,7 @@ describe("across store instances (separate Lambdas)", () => {
       expect((await t.store.getSessionHead(k))?.id, `round ${round}: the new admission is the head`).toBe(next.id);
       expect((await t.store.listRunnable()).map((s) => s.id)).toContain(next.id);
       expect((await t.claim(next, other)).status).toBe("running");
-      await other.cancelSubmission(next.id, "done");
+      await other.cancelSubmission(next.id, cancellation("done"));
     }
     await t.dispose();
   });
@@ -572,7 +574,18 @@ describe("across store instances (separate Lambdas)", () => {
     const head = await t.claim(subs[0]!);
     await t.store.reserveSettlement(head.id, head.attemptId!);
     // Settle the head while another instance cancels the ones right behind it.
-    await Promise.all([t.store.finalizeSettlement(head.id), other.cancelSubmission(subs[1]!.id, "x"), other.cancelSubmission(subs[2]!.id, "y")]);
+    await Promise.all([
+      t.store.finalizeSettlement(head.id),
+      other.cancelSubmission(subs[1]!.id, cancellation("x")),
+      other.cancelSubmission(subs[2]!.id, cancellation("y")),
+    ]);
+    // Cancelled ones keep their place in line, settling; each one's finalize hands on.
+    for (const cancelled of [subs[1]!, subs[2]!]) {
+      const promoted = await t.store.getSessionHead(k);
+      expect(promoted?.id).toBe(cancelled.id);
+      expect(promoted?.status).toBe("terminalizing");
+      await t.store.finalizeSettlement(cancelled.id);
+    }
     expect((await t.store.getSessionHead(k))?.id).toBe(subs[3]!.id);
     expect((await t.store.listRunnable()).map((s) => s.id)).toEqual([subs[3]!.id]);
     await expect(t.claim(subs[4]!)).rejects.toMatchObject({ code: "claim_lost" });

@@ -270,6 +270,45 @@ describe("POST …/steer and …/followup", () => {
   });
 });
 
+describe("POST …/submissions/:submissionId/cancel", () => {
+  it("stops a running submission (202 cancelling), settles a queued one at once (200 cancelled), is idempotent, 404 unknown, 409 settled otherwise", async () => {
+    const i = fresh();
+    h.gate.close();
+    const running = (await (await post(`/agents/assistant/${i}`, { kind: "user", body: "[hold] long" })).json()) as { submissionId: string; conversationId: string };
+    await h.gate.entered();
+    const queued = (await (await post(`/agents/assistant/${i}`, { kind: "user", body: "behind" })).json()) as { submissionId: string };
+    const cancel = (id: string, body?: unknown) => fetch(`${h.url}/agents/assistant/${i}/submissions/${id}/cancel`, { method: "POST", ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+
+    const behind = await cancel(queued.submissionId, { reason: "not needed" });
+    expect(behind.status).toBe(200);
+    const outcome = { status: "failed", error: "cancelled: not needed", errorCode: "cancelled" };
+    expect(await behind.json()).toEqual({ submissionId: queued.submissionId, status: "cancelled", outcome });
+    // No body at all is a cancel with the default reason.
+    const stopping = await cancel(running.submissionId);
+    expect(stopping.status).toBe(202);
+    expect(await stopping.json()).toEqual({ submissionId: running.submissionId, status: "cancelling" });
+    expect(await h.runtime.wait(running.submissionId)).toEqual({ status: "failed", error: "cancelled: cancelled by request", errorCode: "cancelled" });
+    expect(await h.runtime.wait(queued.submissionId)).toEqual(outcome);
+
+    const again = await cancel(queued.submissionId, { reason: "twice" });
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as { outcome: unknown }).outcome, "the first reason stays").toEqual(outcome);
+    // (The cancelled turn's "[hold]" input is still in the transcript the next run sends.)
+    h.gate.release();
+    const next = await post(`/agents/assistant/${i}?wait=true`, { kind: "user", body: "then this" });
+    const done = (await next.json()) as { submissionId: string; status: string };
+    expect(done.status, "the session's next submission runs").toBe("succeeded");
+    await expectError(await cancel(done.submissionId), 409, "already_settled");
+    await expectError(await cancel("no-such-submission"), 404, "submission_not_found");
+    await expectError(await fetch(`${h.url}/agents/assistant/other-${i}/submissions/${done.submissionId}/cancel`, { method: "POST" }), 404, "submission_not_found");
+    await expectError(await fetch(`${h.url}/agents/nobody/${i}/submissions/${done.submissionId}/cancel`, { method: "POST" }), 404, "unknown_agent");
+    await expectError(await cancel(done.submissionId, { reason: 7 }), 400, "invalid_request", /reason must be a string/);
+    await expectError(await cancel(done.submissionId, "[1]"), 400, "invalid_request");
+    const records = await h.runtime.records(running.conversationId);
+    expect(records.filter((r) => r.kind === "submission_settled").map((r) => r.submissionId)).toEqual([running.submissionId, queued.submissionId, done.submissionId]);
+  });
+});
+
 describe("errors", () => {
   it("unknown routes are 404 JSON", async () => {
     const res = await fetch(`${h.url}/nowhere`);

@@ -12,10 +12,12 @@ import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../../ports/ch
 import type { AppendOptions, Store } from "../../ports/store.ts";
 import type {
   Attempt,
+  Cancellation,
   Conversation,
   InboxKind,
   InboxMessage,
   LeaseRenewal,
+  LeaseRenewed,
   NewSubmission,
   SessionKey,
   SessionSubmissionQuery,
@@ -125,7 +127,7 @@ class DynamoStore implements Store {
   listAttempts(submissionId: string): Promise<Attempt[]> {
     return this.#submissions.listAttempts(submissionId);
   }
-  renewLease(renewal: LeaseRenewal): Promise<void> {
+  renewLease(renewal: LeaseRenewal): Promise<LeaseRenewed> {
     return this.#submissions.renewLease(renewal);
   }
   listExpiredLeases(now: number): Promise<Submission[]> {
@@ -152,10 +154,14 @@ class DynamoStore implements Store {
   listExpiredWaits(now: number): Promise<Submission[]> {
     return this.#submissions.listExpiredWaits(now);
   }
-  cancelSubmission(submissionId: string, reason: string): Promise<{ wasRunning: boolean }> {
-    return this.#submissions.cancelSubmission(submissionId, reason);
+  cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
+    return this.#submissions.cancelSubmission(submissionId, cancellation);
   }
-  reserveSettlement(submissionId: string, attemptId: string, options?: { requireDrainedInbox?: boolean }): Promise<void> {
+  reserveSettlement(
+    submissionId: string,
+    attemptId: string,
+    options?: { requireDrainedInbox?: boolean; outcome?: SettledPayload },
+  ): Promise<void> {
     return this.#submissions.reserveSettlement(submissionId, attemptId, options);
   }
   finalizeSettlement(submissionId: string, outcome?: SettledPayload): Promise<void> {

@@ -21,7 +21,7 @@ export function sessionPk(key: SessionKey): string {
   return `SES#${encodeURIComponent(key.agent)}/${encodeURIComponent(key.instance)}/${encodeURIComponent(key.session)}`;
 }
 
-/** A session's member item: admission sequence number → submission id (+ `settled` when cancelled behind the head). */
+/** A session's member item: admission sequence number → submission id (+ `cancelled` when cancelled behind the head, `settled` once settled there). */
 export function memberSk(seq: number): string {
   return `Q#${pad(seq, SEQ_WIDTH)}`;
 }

@@ -134,17 +134,30 @@ export async function settleOnce(ctx: StoreContext, state: Item, lastError?: str
     items.push(updateItem(ctx, sessionItemKey(key), s, sessionCondition));
 
     if (next) {
-      // Promotion is a transition: the sweeper measures a queued head's staleness from it.
-      const x = new Expr()
-        .set("isHead", BOOL(true))
-        .set("byStatusPk", statusPk("runnable", next.id))
-        .set("updatedAt", N(ctx.clock.now()));
-      const nextCondition = `${x.n("status")} = ${x.v(S("queued"))} AND attribute_not_exists(${x.n("isHead")})`;
+      // Promotion is a transition: the sweeper measures a queued head's staleness from it. A
+      // submission cancelled behind the head is promoted as it is (terminalizing, its bucket kept).
+      const x = new Expr().set("isHead", BOOL(true)).set("updatedAt", N(ctx.clock.now()));
+      if (!next.cancelled) x.set("byStatusPk", statusPk("runnable", next.id));
+      const nextCondition = `${x.n("status")} = ${x.v(S(next.cancelled ? "terminalizing" : "queued"))} AND attribute_not_exists(${x.n("isHead")})`;
       items.push(updateItem(ctx, stateKey(next.id), x, nextCondition));
     }
   }
   const reasons = await transact(ctx, items);
   if (reasons) throw new RetryStep(`settling ${id} raced (${reasons.map((r) => r.Code).join(",")})`);
+}
+
+/**
+ * A queued submission behind its session's head → the update `e` (to terminalizing, under
+ * `condition`), its member marked `cancelled` in the same transaction, so the head search knows
+ * how to promote it. Throws `RetryStep` when anything moved since the read (it became the head).
+ */
+export async function cancelBehindHead(ctx: StoreContext, state: Item, e: Expr, condition: string): Promise<void> {
+  const member = new Expr().set("cancelled", BOOL(true));
+  const reasons = await transact(ctx, [
+    updateItem(ctx, stateKey(reqStr(state, "id")), e, `${condition} AND attribute_not_exists(${e.n("isHead")})`),
+    updateItem(ctx, { pk: S(sessionPk(sessionKeyOf(state))), sk: S(memberSk(reqNum(state, "seq"))) }, member, "attribute_exists(pk)"),
+  ]);
+  if (reasons) throw new RetryStep(`cancelling ${reqStr(state, "id")} raced (${reasons.map((r) => r.Code).join(",")})`);
 }
 
 /** The first member after `seq` (up to `admitted`) not settled behind the head, or undefined. */
@@ -153,7 +166,7 @@ async function nextUnsettled(
   key: SessionKey,
   seq: number,
   admitted: number,
-): Promise<{ seq: number; id: string } | undefined> {
+): Promise<{ seq: number; id: string; cancelled: boolean } | undefined> {
   if (seq + 1 > admitted) return undefined;
   const members = queryItems(ctx, {
     KeyConditionExpression: "pk = :pk AND sk BETWEEN :lo AND :hi",
@@ -165,7 +178,9 @@ async function nextUnsettled(
     ConsistentRead: true,
   });
   for await (const member of members) {
-    if (!bool(member, "settled")) return { seq: reqNum(member, "seq"), id: reqStr(member, "submissionId") };
+    if (!bool(member, "settled")) {
+      return { seq: reqNum(member, "seq"), id: reqStr(member, "submissionId"), cancelled: bool(member, "cancelled") };
+    }
   }
   return undefined;
 }

@@ -5,7 +5,7 @@
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import type { SettledPayload } from "../../conversation/records.ts";
-import type { DispatchMessage, NewSubmission, Submission, SubmissionStatus } from "../../ports/submission.ts";
+import type { Cancellation, DispatchMessage, NewSubmission, Submission, SubmissionStatus } from "../../ports/submission.ts";
 import { contentDigest } from "../../conversation/content-digest.ts";
 import type { StoreContext } from "./context.ts";
 import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
@@ -106,7 +106,16 @@ export function submissionFromItems(state: Item, input: DispatchMessage): Submis
   if (notBefore !== undefined) sub.notBefore = notBefore;
   const outcome = str(state, "outcome");
   if (outcome !== undefined) sub.outcome = JSON.parse(outcome) as SettledPayload;
+  const cancellation = cancellationOf(state);
+  if (cancellation !== undefined) sub.cancellation = cancellation;
   return sub;
+}
+
+/** The cancellation a state item carries (`cancelCode`, `cancelError`), or undefined. */
+export function cancellationOf(state: Item): Cancellation | undefined {
+  const errorCode = str(state, "cancelCode");
+  if (errorCode === undefined) return undefined;
+  return { errorCode: errorCode as Cancellation["errorCode"], error: str(state, "cancelError") ?? "" };
 }
 
 /** Outcome JSON up to this size stays on the state item (which then still reads as one unit). */

@@ -10,18 +10,21 @@ import { GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import type { SettledPayload } from "../../conversation/records.ts";
 import { ClaimLost, InboxNotDrained, SubmissionNotFound } from "../../errors.ts";
 import type { SubmissionStore } from "../../ports/store.ts";
-import type {
-  Attempt,
-  DispatchMessage,
-  LeaseRenewal,
-  NewSubmission,
-  SessionKey,
-  SessionSubmissionQuery,
-  Submission,
-  SubmissionClaim,
-  SubmissionRelease,
-  SubmissionStatus,
-  SubmissionWait,
+import {
+  type Attempt,
+  type Cancellation,
+  cancelledOutcome,
+  type DispatchMessage,
+  type LeaseRenewal,
+  type LeaseRenewed,
+  type NewSubmission,
+  type SessionKey,
+  type SessionSubmissionQuery,
+  type Submission,
+  type SubmissionClaim,
+  type SubmissionRelease,
+  type SubmissionStatus,
+  type SubmissionWait,
 } from "../../ports/submission.ts";
 import { setPendingCalls } from "./child-outcome.ts";
 import type { StoreContext } from "./context.ts";
@@ -35,11 +38,11 @@ import { BucketPeeks, childIds, freshSubmissions } from "./listing.ts";
 import { loadState, loadSubmission, toSubmission } from "./loader.ts";
 import { RetryStep, rerunOnRace } from "./retry.ts";
 import { listSessionSubmissions } from "./session-listing.ts";
-import { admitOnce, getSessionItem, replay, sessionItemKey, sessionKeyOf, settleOnce } from "./session-head.ts";
+import { admitOnce, cancelBehindHead, getSessionItem, replay, sessionItemKey, sessionKeyOf, settleOnce } from "./session-head.ts";
 import { failedCondition, isTransientCancellation } from "./errors.ts";
 import { transact, updateItem } from "./transact.ts";
 import { type UpdateOutcome, updateState } from "./state-update.ts";
-import { bucketOf, inputFromItem, inputKey, newInputItem, outcomeAttribute, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
+import { bucketOf, cancellationOf, inputFromItem, inputKey, newInputItem, outcomeAttribute, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
 import { type StatusBucket, waitSortKey } from "./table.ts";
 
 export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOutcome"> {
@@ -157,10 +160,13 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
     }));
   }
 
-  async renewLease(renewal: LeaseRenewal): Promise<void> {
+  async renewLease(renewal: LeaseRenewal): Promise<LeaseRenewed> {
     const e = new Expr().set("leaseExpiresAt", N(renewal.leaseExpiresAt));
     const outcome = await updateState(this.#ctx, renewal.submissionId, e, this.#fence(e, renewal.attemptId));
-    this.#expect(outcome, renewal.submissionId, () => notRunningUnder(renewal.submissionId, renewal.attemptId));
+    // The update returns the row it wrote (ALL_NEW): a cancel is learnt without another read.
+    const state = this.#expect(outcome, renewal.submissionId, () => notRunningUnder(renewal.submissionId, renewal.attemptId));
+    const cancellation = cancellationOf(state);
+    return cancellation ? { cancelRequested: true, cancellation } : { cancelRequested: bool(state, "cancelRequested") };
   }
 
   async listExpiredLeases(now: number): Promise<Submission[]> {
@@ -252,39 +258,67 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
     });
   }
 
-  async cancelSubmission(submissionId: string, reason: string): Promise<{ wasRunning: boolean }> {
+  async cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
     const ctx = this.#ctx;
+    const kept = await outcomeAttribute(ctx, cancelledOutcome(cancellation));
     return rerunOnRace("cancelSubmission", async () => {
       const state = await loadState(ctx, submissionId);
       if (!state) throw new SubmissionNotFound(submissionId);
       const status = str(state, "status");
-      if (status === "queued" || status === "waiting") {
-        // Settled without a settlement record: a submission claimed before may have an attempt
-        // that passed its fence check and is still appending (a lease handed back by the
-        // sweeper). Retire its claims in the log before the settlement lets the next
-        // submission run (ADR 0009), or that append could land after the next one read the log.
-        if ((num(state, "claims") ?? 0) > 0) await this.#log.markTakeover(reqStr(state, "conversationId"), retiredEpoch(state));
-        await settleOnce(ctx, state, reason);
-        return { wasRunning: false };
-      }
+      const e = new Expr().set("cancelRequested", BOOL(true));
       if (status === "running") {
-        const e = new Expr().set("cancelRequested", BOOL(true));
+        if (bool(state, "cancelRequested")) return { wasRunning: true };
+        e.set("cancelCode", S(cancellation.errorCode)).set("cancelError", S(cancellation.error));
         const outcome = await updateState(ctx, submissionId, e, `${e.n("status")} = ${e.v(S("running"))}`);
         if (!outcome.done) throw new RetryStep("status moved");
         return { wasRunning: true };
       }
-      throw new ClaimLost(`submission ${submissionId} is already ${status}`);
+      if (status !== "queued" && status !== "waiting") throw new ClaimLost(`submission ${submissionId} is already ${status}`);
+      // The settlement is reserved here and written by the canceller (or a recoverer). A
+      // submission claimed before may have an attempt that passed its fence check and is still
+      // appending (a lease handed back by the sweeper): retire its claims in the log first, or
+      // that append could land after the settlement record.
+      if ((num(state, "claims") ?? 0) > 0) await this.#log.markTakeover(reqStr(state, "conversationId"), retiredEpoch(state));
+      e.set("cancelCode", S(cancellation.errorCode))
+        .set("cancelError", S(cancellation.error))
+        .set("status", S("terminalizing"))
+        .set("updatedAt", N(ctx.clock.now()))
+        .set("byStatusPk", statusPk(bucketOf("terminalizing", false), submissionId))
+        .set("byStatusSk", S(reqStr(state, "ord")))
+        .remove("waitUntil", "pendingCalls");
+      for (const [name, value] of Object.entries(kept)) e.set(name, value);
+      const condition = `${e.n("status")} = ${e.v(S(status))}`;
+      if (status === "waiting") {
+        // Only heads wait: the session item's flag goes with it (the settling head is live).
+        const reasons = await transact(ctx, [
+          updateItem(ctx, stateKey(submissionId), e, condition),
+          updateItem(ctx, sessionItemKey(sessionKeyOf(state)), new Expr().remove("headWaiting")),
+        ]);
+        if (reasons) throw new RetryStep(`cancelling ${submissionId} raced (${reasons.map((r) => r.Code).join(",")})`);
+      } else if (bool(state, "isHead")) {
+        const outcome = await updateState(ctx, submissionId, e, condition);
+        if (!outcome.done) throw new RetryStep("status moved");
+      } else {
+        // Behind the head it stays in the session's line, its member marked: the head search
+        // promotes it as it is (terminalizing), and its record follows its predecessors'.
+        await cancelBehindHead(ctx, state, e, condition);
+      }
+      return { wasRunning: false };
     });
   }
 
   async reserveSettlement(
     submissionId: string,
     attemptId: string,
-    options?: { requireDrainedInbox?: boolean },
+    options?: { requireDrainedInbox?: boolean; outcome?: SettledPayload },
   ): Promise<void> {
     const e = new Expr()
       .set("status", S("terminalizing"))
       .set("updatedAt", N(this.#ctx.clock.now()));
+    // The outcome rides on the reservation: a recoverer finishing a crashed settlement writes it.
+    if (options?.outcome !== undefined) {
+      for (const [name, value] of Object.entries(await outcomeAttribute(this.#ctx, options.outcome))) e.set(name, value);
+    }
     let condition = this.#fence(e, attemptId);
     if (options?.requireDrainedInbox) {
       const pending = e.n("inboxPending");

@@ -15,9 +15,11 @@ import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../../ports/ch
 import type { AppendOptions, InboxDrain, Store } from "../../ports/store.ts";
 import {
   type Attempt,
+  type Cancellation,
   type Conversation,
   type InboxMessage,
   type LeaseRenewal,
+  type LeaseRenewed,
   type NewSubmission,
   type SessionKey,
   type SessionSubmissionQuery,
@@ -26,6 +28,7 @@ import {
   type SubmissionRelease,
   type SubmissionStatus,
   type SubmissionWait,
+  cancelledOutcome,
   isRunInFlight,
   sessionKeyString,
 } from "../../ports/submission.ts";
@@ -188,9 +191,11 @@ export class MemoryStore implements Store {
     return (this.#attempts.get(submissionId) ?? []).map((a) => ({ ...a }));
   }
 
-  async renewLease(renewal: LeaseRenewal): Promise<void> {
+  async renewLease(renewal: LeaseRenewal): Promise<LeaseRenewed> {
     const row = this.#owned(renewal.submissionId, renewal.attemptId, "renew");
     row.sub.leaseExpiresAt = renewal.leaseExpiresAt;
+    const { cancelRequested, cancellation } = row.sub;
+    return cancellation ? { cancelRequested, cancellation: { ...cancellation } } : { cancelRequested };
   }
 
   async listExpiredLeases(now: number): Promise<Submission[]> {
@@ -262,19 +267,24 @@ export class MemoryStore implements Store {
     return inAdmissionOrder(expired).map(copy);
   }
 
-  async cancelSubmission(submissionId: string, reason: string): Promise<{ wasRunning: boolean }> {
+  async cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
     const row = this.#row(submissionId);
     const sub = row.sub;
     switch (sub.status) {
       case "running":
-        sub.cancelRequested = true;
+        if (!sub.cancelRequested) {
+          sub.cancelRequested = true;
+          sub.cancellation = frozenCopy(cancellation);
+        }
         return { wasRunning: true };
       case "queued":
       case "waiting":
-        sub.lastError = reason;
+        sub.cancelRequested = true;
+        sub.cancellation = frozenCopy(cancellation);
+        sub.outcome = frozenCopy(cancelledOutcome(cancellation));
         delete sub.waitUntil;
         delete sub.pendingCalls;
-        this.#transition(row, "settled");
+        this.#transition(row, "terminalizing");
         return { wasRunning: false };
       default:
         throw new ClaimLost(`cancel: submission ${submissionId} is already ${sub.status}`);
@@ -284,10 +294,11 @@ export class MemoryStore implements Store {
   async reserveSettlement(
     submissionId: string,
     attemptId: string,
-    options: { requireDrainedInbox?: boolean } = {},
+    options: { requireDrainedInbox?: boolean; outcome?: SettledPayload } = {},
   ): Promise<void> {
     const row = this.#owned(submissionId, attemptId, "reserve settlement");
     if (options.requireDrainedInbox && row.inbox.length > 0) throw new InboxNotDrained(submissionId);
+    if (options.outcome !== undefined) row.sub.outcome = frozenCopy(options.outcome);
     this.#transition(row, "terminalizing");
   }
 

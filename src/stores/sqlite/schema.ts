@@ -108,6 +108,9 @@ const V5 = `ALTER TABLE submissions ADD COLUMN not_before INTEGER;`;
  */
 const V6 = `CREATE INDEX sub_session ON submissions (session_key, seq);`;
 
+/** v7: the cancellation a cancel asked for (`Submission.cancellation`), as JSON. */
+const V7 = `ALTER TABLE submissions ADD COLUMN cancellation TEXT;`;
+
 /**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
@@ -119,6 +122,7 @@ const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
   (db) => db.exec(V4),
   (db) => db.exec(V5),
   (db) => db.exec(V6),
+  (db) => db.exec(V7),
 ];
 
 /** The schema version this code writes (`PRAGMA user_version`). */

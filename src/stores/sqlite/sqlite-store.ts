@@ -7,9 +7,11 @@ import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../../ports/ch
 import type { AppendOptions, InboxDrain, Store } from "../../ports/store.ts";
 import type {
   Attempt,
+  Cancellation,
   Conversation,
   InboxMessage,
   LeaseRenewal,
+  LeaseRenewed,
   NewSubmission,
   SessionKey,
   SessionSubmissionQuery,
@@ -143,7 +145,7 @@ export class SqliteStore implements Store {
   listAttempts(submissionId: string): Promise<Attempt[]> {
     return this.#submissions.listAttempts(submissionId);
   }
-  renewLease(renewal: LeaseRenewal): Promise<void> {
+  renewLease(renewal: LeaseRenewal): Promise<LeaseRenewed> {
     return this.#submissions.renewLease(renewal);
   }
   listExpiredLeases(now: number): Promise<Submission[]> {
@@ -167,10 +169,14 @@ export class SqliteStore implements Store {
   listExpiredWaits(now: number): Promise<Submission[]> {
     return this.#submissions.listExpiredWaits(now);
   }
-  cancelSubmission(submissionId: string, reason: string): Promise<{ wasRunning: boolean }> {
-    return this.#submissions.cancelSubmission(submissionId, reason);
+  cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
+    return this.#submissions.cancelSubmission(submissionId, cancellation);
   }
-  reserveSettlement(submissionId: string, attemptId: string, options?: { requireDrainedInbox?: boolean }): Promise<void> {
+  reserveSettlement(
+    submissionId: string,
+    attemptId: string,
+    options?: { requireDrainedInbox?: boolean; outcome?: SettledPayload },
+  ): Promise<void> {
     return this.#submissions.reserveSettlement(submissionId, attemptId, options);
   }
   finalizeSettlement(submissionId: string, outcome?: SettledPayload): Promise<void> {

@@ -1,6 +1,6 @@
 import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
 import type { SettledPayload } from "../../conversation/records.ts";
-import type { DispatchMessage, SessionKey, Submission, SubmissionStatus } from "../../ports/submission.ts";
+import type { Cancellation, DispatchMessage, SessionKey, Submission, SubmissionStatus } from "../../ports/submission.ts";
 
 type Row = Record<string, SQLOutputValue>;
 
@@ -29,6 +29,7 @@ export const SUBMISSION_SET_COLUMNS = [
   "outcome",
   "pending_calls",
   "not_before",
+  "cancellation",
 ] as const;
 
 /** Parameters for the `UPDATE ... SET <SUBMISSION_SET_COLUMNS> WHERE id = ?` statement. */
@@ -47,6 +48,7 @@ export function submissionUpdateParams(sub: Submission): SQLInputValue[] {
     sub.outcome === undefined ? null : JSON.stringify(sub.outcome),
     sub.pendingCalls === undefined || sub.pendingCalls.length === 0 ? null : JSON.stringify(sub.pendingCalls),
     sub.notBefore ?? null,
+    sub.cancellation === undefined ? null : JSON.stringify(sub.cancellation),
     sub.id,
   ];
 }
@@ -86,6 +88,7 @@ export function submissionFromRow(row: Row): Submission {
   if (row.lease_expires_at !== null) sub.leaseExpiresAt = row.lease_expires_at as number;
   if (row.last_error !== null) sub.lastError = row.last_error as string;
   if (row.outcome !== null && row.outcome !== undefined) sub.outcome = JSON.parse(row.outcome as string) as SettledPayload;
+  if (row.cancellation !== null && row.cancellation !== undefined) sub.cancellation = JSON.parse(row.cancellation as string) as Cancellation;
   if (row.parent_submission_id !== null) sub.parentSubmissionId = row.parent_submission_id as string;
   if (row.parent_call_id !== null) sub.parentCallId = row.parent_call_id as string;
   if (row.wait_until !== null) sub.waitUntil = row.wait_until as number;

@@ -6,7 +6,10 @@ import type { SettledPayload } from "../../conversation/records.ts";
 import { ClaimLost, DispatchConflict, InboxNotDrained, SubmissionNotFound } from "../../errors.ts";
 import {
   type Attempt,
+  type Cancellation,
+  cancelledOutcome,
   type LeaseRenewal,
+  type LeaseRenewed,
   type NewSubmission,
   type SessionKey,
   type SessionSubmissionQuery,
@@ -125,10 +128,11 @@ export class SqliteSubmissions {
     }));
   }
 
-  async renewLease(renewal: LeaseRenewal): Promise<void> {
-    this.#db.write(() => {
+  async renewLease(renewal: LeaseRenewal): Promise<LeaseRenewed> {
+    return this.#db.write(() => {
       const sub = this.#db.mustHoldRunning(renewal.submissionId, renewal.attemptId);
       this.#db.put({ ...sub, leaseExpiresAt: renewal.leaseExpiresAt });
+      return sub.cancellation ? { cancelRequested: true, cancellation: sub.cancellation } : { cancelRequested: sub.cancelRequested };
     });
   }
 
@@ -189,16 +193,27 @@ export class SqliteSubmissions {
     return this.#db.sql.listExpiredWaits.all(now).map(submissionFromRow);
   }
 
-  async cancelSubmission(submissionId: string, reason: string): Promise<{ wasRunning: boolean }> {
+  async cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
     return this.#db.write(() => {
       const sub = this.#db.mustGetSubmission(submissionId);
       switch (sub.status) {
         case "queued":
-        case "waiting":
-          this.#db.settle({ ...sub, status: "settled", lastError: reason, updatedAt: this.#db.clock.now(), pendingCalls: undefined });
+        case "waiting": {
+          const next: Submission = {
+            ...sub,
+            status: "terminalizing",
+            cancelRequested: true,
+            cancellation,
+            outcome: cancelledOutcome(cancellation),
+            updatedAt: this.#db.clock.now(),
+            pendingCalls: undefined,
+          };
+          delete next.waitUntil;
+          this.#db.put(next);
           return { wasRunning: false };
+        }
         case "running":
-          this.#db.put({ ...sub, cancelRequested: true });
+          if (!sub.cancelRequested) this.#db.put({ ...sub, cancelRequested: true, cancellation });
           return { wasRunning: true };
         default:
           throw new ClaimLost(`submission ${sub.id} is already ${sub.status}`);
@@ -209,14 +224,15 @@ export class SqliteSubmissions {
   async reserveSettlement(
     submissionId: string,
     attemptId: string,
-    options?: { requireDrainedInbox?: boolean },
+    options?: { requireDrainedInbox?: boolean; outcome?: SettledPayload },
   ): Promise<void> {
     this.#db.write(() => {
       const sub = this.#db.mustHoldRunning(submissionId, attemptId);
       if (options?.requireDrainedInbox && this.#db.sql.hasPendingInbox.get(submissionId)) {
         throw new InboxNotDrained(submissionId);
       }
-      this.#db.put({ ...sub, status: "terminalizing", updatedAt: this.#db.clock.now() });
+      const outcome = options?.outcome === undefined ? {} : { outcome: options.outcome };
+      this.#db.put({ ...sub, status: "terminalizing", updatedAt: this.#db.clock.now(), ...outcome });
     });
   }
 
