@@ -56,10 +56,10 @@ describe("cancel (embedded)", () => {
 
     expect(await h.runtime.cancel(first.submissionId, "user pressed stop", at)).toEqual({ submissionId: first.submissionId, status: "cancelling" });
     // The attempt runs here: it renews at once and learns of the cancel (no lease period passes).
-    expect(await firstWait).toEqual(byRequest("user pressed stop"));
+    expect(await firstWait).toMatchObject(byRequest("user pressed stop"));
     expect(await secondWait).toEqual(byRequest());
     const third = await h.runtime.dispatch({ ...at, message: user("next") });
-    expect(await h.runtime.wait(third.submissionId)).toEqual({ status: "succeeded" });
+    expect(await h.runtime.wait(third.submissionId)).toMatchObject({ status: "succeeded" });
 
     const records = await allRecords(h.store, first.conversationId);
     const kinds = records.map((r) => `${r.kind}:${r.submissionId === first.submissionId ? 1 : r.submissionId === second.submissionId ? 2 : 3}`);
@@ -94,7 +94,7 @@ describe("cancel (embedded)", () => {
     expect((await h.store.getSubmission("parent")).status).toBe("settled");
     expect(settledOf(await allRecords(h.store, conversation.id), "parent")).toEqual([byRequest("took too long")]);
     const next = await runtime.dispatch({ ...at, message: user("next") });
-    expect(await runtime.wait(next.submissionId)).toEqual({ status: "succeeded" });
+    expect(await runtime.wait(next.submissionId)).toMatchObject({ status: "succeeded" });
     await runtime.close();
   });
 
@@ -109,7 +109,7 @@ describe("cancel (embedded)", () => {
     await expect(h.runtime.cancel(done.submissionId, "x".repeat(2_000), at)).rejects.toMatchObject({ code: "invalid_request" });
     await expect(h.runtime.cancel(done.submissionId, undefined, { agent: "nobody", instance: "w" })).rejects.toMatchObject({ code: "unknown_agent" });
     const row = await h.store.getSubmission(done.submissionId);
-    expect(row.outcome).toEqual({ status: "succeeded" });
+    expect(row.outcome).toMatchObject({ status: "succeeded" });
     expect(row.cancelRequested).toBe(false);
     await h.runtime.close();
   });
@@ -129,7 +129,7 @@ describe("cancel (embedded)", () => {
     await h.clock.advance(5_000);
     expect(await waiting).toEqual(byRequest("gone"));
     expect(settledOf(await allRecords(h.store, conversation.id), "q1")).toEqual([byRequest("gone")]);
-    expect(await runtime.wait("q2")).toEqual({ status: "succeeded" });
+    expect(await runtime.wait("q2")).toMatchObject({ status: "succeeded" });
     await settleTicks();
     await runtime.close();
   });

@@ -89,9 +89,9 @@ export function describeReviewFindings(shape: string, open: (clock: ManualClock)
       held!.release();
       await stalled;
       const log = await recoverer.records(p.conversationId);
-      expect(settledOf(log, p.submissionId).map((r) => r.payload), "one settlement of P").toEqual([{ status: "succeeded" }]);
+      expect(settledOf(log, p.submissionId).map((r) => r.payload), "one settlement of P").toEqual([expect.objectContaining({ status: "succeeded" })]);
       expect(log.at(-1)).toMatchObject({ kind: "submission_settled", submissionId: q.submissionId });
-      expect(await recoverer.wait(p.submissionId), "wait answers what the log says").toEqual({ status: "succeeded" });
+      expect(await recoverer.wait(p.submissionId), "wait answers what the log says").toMatchObject({ status: "succeeded" });
       expect(settled.filter((id) => id === p.submissionId), "observers hear P settle once").toHaveLength(1);
       await worker.close();
       await recoverer.close();

@@ -204,12 +204,13 @@ describe("runtime: crash recovery (a runtime dropped between engine phases)", ()
     const { h, submissionId, conversationId } = await crashAt("reserved", [[{ text: '{"answer":42}' }]], { resultSchema: { type: "object" } });
     const reserved = await h.store.getSubmission(submissionId);
     expect(reserved.status).toBe("terminalizing");
-    expect(reserved.outcome, "the reservation carries the run's outcome").toEqual({ status: "succeeded", result: { answer: 42 } });
+    expect(reserved.outcome, "the reservation carries the run's outcome").toMatchObject({ status: "succeeded", result: { answer: 42 } });
+    expect(reserved.outcome?.usage, "usage included").toBeDefined();
     const payload = await recover(h, submissionId);
     // A finished run is never reported as failed.
-    expect(payload).toEqual({ status: "succeeded", result: { answer: 42 } });
+    expect(payload).toEqual(reserved.outcome);
     const settled = settledRecords(await allRecords(h.store, conversationId), submissionId);
-    expect(settled.map((r) => r.payload)).toEqual([{ status: "succeeded", result: { answer: 42 } }]);
+    expect(settled.map((r) => r.payload)).toEqual([reserved.outcome]);
     expect((await h.store.getSubmission(submissionId)).attemptCount).toBe(1);
   });
 

@@ -287,7 +287,7 @@ describe("POST …/submissions/:submissionId/cancel", () => {
     const stopping = await cancel(running.submissionId);
     expect(stopping.status).toBe(202);
     expect(await stopping.json()).toEqual({ submissionId: running.submissionId, status: "cancelling" });
-    expect(await h.runtime.wait(running.submissionId)).toEqual({ status: "failed", error: "cancelled: cancelled by request", errorCode: "cancelled" });
+    expect(await h.runtime.wait(running.submissionId)).toMatchObject({ status: "failed", error: "cancelled: cancelled by request", errorCode: "cancelled" });
     expect(await h.runtime.wait(queued.submissionId)).toEqual(outcome);
 
     const again = await cancel(queued.submissionId, { reason: "twice" });
