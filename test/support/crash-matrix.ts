@@ -31,8 +31,8 @@ export const CRASH_MATRIX: Record<FaultPhase, CrashExpectation> = {
   attempt_started: { attempts: 2, outcome: SUCCEEDED },
   mid_stream: { attempts: 2, outcome: SUCCEEDED },
   tool_ran: { attempts: 2, outcome: SUCCEEDED },
-  // The outcome is not stored with the reservation (yet): recovery finds no record and says so.
-  reserved: { attempts: 1, outcome: { status: "failed", errorCode: "settlement_indeterminate" } },
+  // The outcome is stored with the reservation: recovery writes the run's real settlement.
+  reserved: { attempts: 1, outcome: SUCCEEDED },
   settled_recorded: { attempts: 1, outcome: SUCCEEDED },
   finalized: { attempts: 1, outcome: SUCCEEDED },
   next_head_ringing: { attempts: 1, outcome: SUCCEEDED },
