@@ -2,16 +2,16 @@ import { readFile } from "node:fs/promises";
 import { Command, CommanderError } from "commander";
 import { createClient, type HarnessClient } from "../client/client.ts";
 import { HarnessHttpError } from "../client/http-error.ts";
-import type { ConversationRecord } from "../conversation/records.ts";
+import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
 import type { DispatchMessage, SubmissionStatus } from "../ports/submission.ts";
 import { RecordRenderer, type TerminalOutput } from "./record-renderer.ts";
 import { formatSubmissionDetail, formatSubmissionPage } from "./submission-table.ts";
 
 /** What the `harness` command's exit status means; scripts branch on it. */
 export const EXIT = {
-  /** Done: admitted, delivered, or settled `succeeded`. */
+  /** Done: admitted, delivered, settled `succeeded`, or (cancel) cancelled. */
   ok: 0,
-  /** The submission settled `failed` (its error code is printed). */
+  /** The submission settled `failed` (its error code is printed); for cancel: it settled otherwise than cancelled. */
   settledFailed: 1,
   /** The command line was wrong. */
   usage: 2,
@@ -60,7 +60,7 @@ export function parseTarget(target: string): { agent: string; instance: string }
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   let status: number = EXIT.ok;
   const program = new Command("harness")
-    .description("Talk to a resolute-harness server: send messages, tail conversations live, steer runs, list submissions.")
+    .description("Talk to a resolute-harness server: send messages, tail conversations live, steer, cancel, compact, list submissions.")
     .option("--url <url>", "the harness's base URL (env: HARNESS_URL)", io.env.HARNESS_URL || DEFAULT_URL)
     .option("--token <token>", "bearer token for the server's auth check (env: HARNESS_TOKEN)")
     .option("--sigv4", "sign requests with AWS SigV4 (an AWS_IAM function URL); credentials from the AWS default chain")
@@ -166,6 +166,55 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 
   program
+    .command("cancel")
+    .description("cancel a submission: a queued or waiting one settles at once, a running one stops at its next safe point")
+    .argument("<target>", "agent/instance")
+    .argument("<submissionId>", "the submission to cancel")
+    .option("--reason <text>", "why; the settlement's error is \"cancelled: <reason>\"")
+    .option("-w, --wait", "follow a stopping run until it has settled, and exit 1 if it settled otherwise than cancelled")
+    .action(async (target: string, submissionId: string, opts: { reason?: string; wait?: boolean }) => {
+      const { agent, instance } = parseTarget(target);
+      const c = client();
+      const answer = await c.cancel(agent, instance, submissionId, { reason: opts.reason, signal: io.signal });
+      let outcome = answer.outcome;
+      if (answer.status === "cancelling" && opts.wait) {
+        // The submission names its session: the caller need not.
+        const { session } = await c.getSubmission(agent, instance, submissionId, { signal: io.signal });
+        const settled = await c.waitForSettled(agent, instance, submissionId, { session, signal: io.signal });
+        const { submissionId: _id, conversationId: _conversation, ...payload } = settled;
+        outcome = payload;
+      }
+      if (outcome === undefined) {
+        print(`cancelling ${submissionId} (it stops at its next safe point)`, answer);
+        return;
+      }
+      print(`${submissionId} ${settlementLine(outcome)}`, { submissionId, status: "settled", outcome });
+      // A run that finished before the cancel reached it settled otherwise: not what was asked.
+      if (!isCancelled(outcome)) status = EXIT.settledFailed;
+    });
+
+  program
+    .command("compact")
+    .description("compact the session's history into a summary (a submission of its own, in the session's order)")
+    .argument("<target>", "agent/instance")
+    .option("-s, --session <session>", "the session of the instance", "default")
+    .option("-w, --wait", "wait for the compaction to settle and exit with its status")
+    .action(async (target: string, opts: { session: string; wait?: boolean }) => {
+      const { agent, instance } = parseTarget(target);
+      const c = client();
+      if (!opts.wait) {
+        const ids = await c.compact(agent, instance, { session: opts.session, signal: io.signal });
+        print(`admitted compaction ${ids.submissionId} (conversation ${ids.conversationId})`, ids);
+        return;
+      }
+      const settled = await c.compactAndWait(agent, instance, { session: opts.session, signal: io.signal });
+      const result = settled.result as { compacted?: boolean } | undefined;
+      const human = settled.status === "succeeded" ? (result?.compacted ? "compacted" : "nothing to compact") : settlementLine(settled);
+      print(`${settled.submissionId} ${human}`, settled);
+      status = settled.status === "succeeded" ? EXIT.ok : EXIT.settledFailed;
+    });
+
+  program
     .command("ls")
     .description("list a session's submissions, newest first (status, attempts, outcome, tokens); with an id: that one and its attempts")
     .argument("<target>", "agent/instance")
@@ -201,6 +250,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } catch (err) {
     return reportError(err, io, globals());
   }
+}
+
+/** One line for a settlement: `succeeded`, or `failed [code] error`. */
+function settlementLine(outcome: SettledPayload): string {
+  return outcome.status === "succeeded" ? "succeeded" : `failed [${outcome.errorCode ?? "unknown"}] ${outcome.error ?? ""}`.trimEnd();
+}
+
+function isCancelled(outcome: SettledPayload): boolean {
+  return outcome.errorCode === "cancelled" || outcome.errorCode === "cancelled_by_parent";
 }
 
 function clientFor(options: GlobalOptions): HarnessClient {
