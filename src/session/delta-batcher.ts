@@ -20,6 +20,9 @@ export interface DeltaBatch {
   text: string;
 }
 
+/** What most pushes return: one shared empty list, so the per-delta hot path allocates nothing. */
+const NO_BATCHES: readonly DeltaBatch[] = Object.freeze([]);
+
 /**
  * The delta flush policy of spec §1.5.3, as a pure buffer: the caller writes what it returns.
  *
@@ -44,12 +47,12 @@ export class DeltaBatcher {
   }
 
   /** Adds a fragment; returns the batches to write now, oldest first (zero, one or two). */
-  push(kind: DeltaKind, text: string): DeltaBatch[] {
-    if (text === "") return [];
-    const out: DeltaBatch[] = [];
+  push(kind: DeltaKind, text: string): readonly DeltaBatch[] {
+    if (text === "") return NO_BATCHES;
+    let out: DeltaBatch[] | undefined;
     if (this.#kind !== undefined && this.#kind !== kind) {
       const prior = this.take();
-      if (prior) out.push(prior);
+      if (prior) out = [prior];
     }
     const now = this.#clock.now();
     if (this.#text === "") {
@@ -60,9 +63,9 @@ export class DeltaBatcher {
     this.#bytes += utf8Length(text);
     if (this.#bytes >= this.#policy.bytes || now - this.#firstAt >= this.#policy.intervalMs) {
       const batch = this.take();
-      if (batch) out.push(batch);
+      if (batch) (out ??= []).push(batch);
     }
-    return out;
+    return out ?? NO_BATCHES;
   }
 
   /** The pending batch, if any, clearing the buffer (before a non-delta record, at stream end). */

@@ -1,29 +1,15 @@
-import { Agent, type AgentEvent, type AgentRequestUpdate, type AgentTurnContext, type AgentTurnDecision, type PrepareRequestContext } from "@earendil-works/pi-agent-core";
-import { contentText } from "@earendil-works/pi-ai";
-import type { AssistantMessage, Message } from "@earendil-works/pi-ai";
-import { newId } from "../conversation/ids.ts";
-import type { CompactionPayload, ConversationRecord, RecordBody } from "../conversation/records.ts";
-import { activeLeafPath, reduce } from "../conversation/reducer.ts";
+import { Agent, type AgentTurnContext, type AgentTurnDecision } from "@earendil-works/pi-agent-core";
+import type { ConversationRecord, RecordBody } from "../conversation/records.ts";
 import { errorText, isHarnessError, StoreFailure } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { FaultPhase } from "../ports/faults.ts";
 import type { LogWriter } from "../ports/log-writer.ts";
 import type { Correlation, HarnessEvent, Interceptor, Operation } from "../ports/observer.ts";
 import type { Cancellation, DispatchMessage, InboxKind } from "../ports/submission.ts";
-import { agentEventEffects } from "./agent-events.ts";
 import { agentBudgets, type AgentBudgets, type AgentSetup } from "./agent-setup.ts";
 import { Bounds } from "./bounds.ts";
-import type { CompactionReason } from "./compaction-plan.ts";
-import {
-  compactionFailure,
-  compactionPayload,
-  compactionSettings,
-  MAX_OVERFLOW_COMPACTIONS,
-  passesThreshold,
-  planFor,
-  type CompactionSettings,
-} from "./compaction.ts";
-import { DeltaBatcher, type DeltaBatch, type FlushPolicy } from "./delta-batcher.ts";
+import type { FlushPolicy } from "./delta-batcher.ts";
+import { DriveCompaction } from "./drive-compaction.ts";
 import { classifyLastAssistant, isFailedStop, isOverflow, operationError, timeoutOutcome, type DriveOutcome } from "./drive-outcome.ts";
 import { runInterceptors } from "./interceptors.ts";
 import { modelTurnStreamFn } from "./model-turn.ts";
@@ -33,6 +19,8 @@ import { rebuild } from "./rebuild.ts";
 import { checkStructuredResult, correctiveMessage, DEFAULT_RESULT_RETRIES, resultInvalidError } from "./structured-result.ts";
 import { submissionUsage } from "./submission-usage.ts";
 import { boundedTool } from "./tool-call.ts";
+import { lastAssistantText, needsModelCall } from "./transcript.ts";
+import { TurnRecorder } from "./turn-recorder.ts";
 
 export type { DriveOutcome } from "./drive-outcome.ts";
 
@@ -83,9 +71,11 @@ export interface DriveContext {
  * read plus everything it appended, so a compaction re-reduces it locally and replaces the agent's
  * transcript without reading the log again. A settling outcome carries the submission's usage.
  *
- * The parts live beside it: `rebuild` (the starting point), `agent-events` (pi events → records
- * and observer events), `bounds` (turn and tool timeouts, abort), `model-turn` and `tool-call`
- * (the interceptor boundaries), `drive-outcome` (classification).
+ * The parts live beside it: `rebuild` (the starting point), `turn-recorder` (pi events → records
+ * through the writer, with `agent-events` as the pure mapping), `drive-compaction` (the three
+ * uses of compaction), `bounds` (turn and tool timeouts, abort), `model-turn` and `tool-call`
+ * (the interceptor boundaries), `drive-outcome` (classification), `transcript` (reading the
+ * agent's messages).
  */
 export function drive(ctx: DriveContext): Promise<DriveOutcome> {
   return new SubmissionDrive(ctx).run();
@@ -94,36 +84,41 @@ export function drive(ctx: DriveContext): Promise<DriveOutcome> {
 class SubmissionDrive {
   readonly #ctx: DriveContext;
   readonly #budgets: AgentBudgets;
-  readonly #batcher: DeltaBatcher;
   readonly #bounds: Bounds;
   readonly #watch: ProviderWatch;
+  /** The log as this attempt knows it: what it read, then everything it appended, in order. */
+  readonly #records: ConversationRecord[] = [];
+  readonly #compaction: DriveCompaction;
+  /** Set once the rebuild says how many turns the run had. */
+  #recorder: TurnRecorder | undefined;
   /** The pi agent (built from the setup and the log). */
   #agent: Agent | undefined;
   /** The first reason the run must stop (interrupted always wins). */
   #halt: DriveOutcome | undefined;
-  #turnId: string | undefined;
-  #turn = 0;
-  /** Correlation of the current turn, shared by its events (observers are read-only). */
-  #turnCorrelation: Correlation | undefined;
-  /** The last assistant message of the current operation. */
-  #lastAssistant: AssistantMessage | undefined;
   /** Set when the current operation's model turn timed out (classified transient). */
   #turnTimeout: string | undefined;
-  /** The log as this attempt knows it: what it read, then everything it appended, in order. */
-  #records: ConversationRecord[] = [];
-  readonly #compaction: CompactionSettings;
-  /** Overflow compactions made by this attempt. */
-  #overflowCompactions = 0;
-  /** The `mid_stream` fault point was passed (once per attempt). */
-  #midStreamPassed = false;
 
   constructor(ctx: DriveContext) {
     this.#ctx = ctx;
     this.#budgets = agentBudgets(ctx.setup);
-    this.#batcher = new DeltaBatcher(ctx.flushPolicy, ctx.clock);
     this.#bounds = new Bounds(ctx.clock, this.#budgets);
-    this.#compaction = compactionSettings(ctx.setup);
     this.#watch = new ProviderWatch(ctx.clock);
+    this.#compaction = new DriveCompaction({
+      setup: ctx.setup,
+      observe: ctx.observe,
+      interceptors: ctx.interceptors,
+      signal: ctx.signal,
+      records: this.#records,
+      append: (records) => this.#append(records, false),
+      correlation: () => this.#correlation(false),
+      halted: () => this.#halt,
+      stop: (outcome) => this.#stop(outcome),
+      onStoreError: (err) => this.#onStoreError(err),
+      abortRun: () => this.#abortRun(),
+      replaceTranscript: (messages) => {
+        if (this.#agent) this.#agent.state.messages = messages;
+      },
+    });
   }
 
   async run(): Promise<DriveOutcome> {
@@ -170,10 +165,25 @@ class SubmissionDrive {
   async #runLoop(): Promise<DriveOutcome> {
     const { log, setup, input } = this.#ctx;
     const { submissionId, conversationId } = log.correlation;
-    this.#records = await log.read();
+    for (const record of await log.read()) this.#records.push(record);
     const start = rebuild(this.#records, submissionId, input);
     if (this.#halt) return this.#halt;
-    this.#turn = start.turns;
+    const { clock, observe, faults, flushPolicy } = this.#ctx;
+    const recorder = new TurnRecorder(
+      {
+        log,
+        clock,
+        flushPolicy,
+        observe,
+        faults,
+        modelId: setup.model.id,
+        records: this.#records,
+        halted: () => this.#halt,
+        onStoreError: (err) => this.#onStoreError(err),
+      },
+      start.turns,
+    );
+    this.#recorder = recorder;
     let corrections = start.corrections;
     // (An empty log lacks its first record, the admission's append of it failed: the writer
     // writes it first.)
@@ -186,7 +196,7 @@ class SubmissionDrive {
         detail: `synthesized ${start.dangling.length} error tool_outcome record(s) for interrupted tool call(s): ${start.dangling.map((d) => d.callId).join(", ")}`,
       });
     }
-    if (input.kind === "compact") return this.#manualCompaction();
+    if (input.kind === "compact") return this.#compaction.manual(submissionId);
 
     const turnContext = {
       clock: this.#ctx.clock,
@@ -211,20 +221,20 @@ class SubmissionDrive {
         stopModel: () => this.#agent?.abort(),
       }),
       finishTurn: (turn) => this.#finishTurn(turn),
-      prepareRequest: (request) => this.#beforeRequest(request),
+      prepareRequest: (request) => this.#compaction.beforeRequest(request),
       steeringMode: "all",
       followUpMode: "all",
       sessionId: conversationId,
     });
     this.#agent = agent;
-    agent.subscribe((event) => this.#onEvent(event));
+    agent.subscribe((event) => recorder.onEvent(event));
     if (this.#halt) return this.#halt;
 
     let operation: Operation = this.#ctx.resume ? "resume" : "prompt";
     // A transcript ending in a user message or tool results means the next step is a model call;
     // one ending in a completed assistant means the run had finished (only the inbox may remain).
     // The input is never prompted again: it is in the log, so `continue()` picks it up.
-    let runModel = this.#tailNeedsModel();
+    let runModel = needsModelCall(agent.state.messages);
     for (;;) {
       if (runModel) {
         if (this.#ctx.clock.now() > this.#ctx.deadline) return timeoutOutcome(this.#budgets.submissionTimeoutMs);
@@ -232,7 +242,7 @@ class SubmissionDrive {
         operation = "prompt";
         if (isOverflow(outcome) && this.#halt === undefined) {
           // Compact and retry the turn (its input is in the log: `continue()` picks it up).
-          const final = await this.#recoverOverflow(outcome);
+          const final = await this.#compaction.recoverOverflow(outcome);
           if (final) return final;
           continue;
         }
@@ -251,7 +261,7 @@ class SubmissionDrive {
       // The structured-result loop: a result that does not validate gets a corrective turn.
       const schema = input.resultSchema;
       if (schema === undefined) return { kind: "completed" };
-      const verdict = checkStructuredResult(this.#lastAssistantText(), schema);
+      const verdict = checkStructuredResult(lastAssistantText(agent.state.messages), schema);
       if (verdict.ok) return { kind: "completed", result: verdict.value };
       if (corrections >= (input.resultRetries || DEFAULT_RESULT_RETRIES)) {
         return { kind: "failed", errorCode: "result_schema_invalid", error: resultInvalidError(verdict.reason) };
@@ -269,7 +279,7 @@ class SubmissionDrive {
     if (this.#halt) return this.#halt; // stopped while the last step was being recorded
     const correlation = this.#correlation(false);
     this.#ctx.observe({ type: "operation_started", correlation, operation });
-    this.#lastAssistant = undefined;
+    this.#recorder!.lastAssistant = undefined;
     this.#turnTimeout = undefined;
     try {
       const ran = await runInterceptors(this.#ctx.interceptors, { kind: "operation", correlation, operation }, start);
@@ -279,101 +289,13 @@ class SubmissionDrive {
     }
     const outcome =
       this.#halt ??
-      classifyLastAssistant(this.#lastAssistant, {
+      classifyLastAssistant(this.#recorder!.lastAssistant, {
         turnTimeout: this.#turnTimeout,
         contextWindow: this.#ctx.setup.model.contextWindow,
         exchange: this.#watch.last,
       });
     this.#ctx.observe({ type: "operation_ended", correlation, operation, error: operationError(outcome) });
     return outcome;
-  }
-
-  // ---- compaction ---------------------------------------------------------------------------
-
-  /** Before every model call: a context past the threshold is compacted first. */
-  async #beforeRequest(request: PrepareRequestContext): Promise<AgentRequestUpdate | undefined> {
-    if (this.#halt) return undefined;
-    const messages = request.context.messages as Message[];
-    if (!passesThreshold(messages, this.#ctx.setup.model.contextWindow, this.#compaction.reserveTokens)) return undefined;
-    const compacted = await this.#compact("threshold");
-    if (this.#halt) {
-      this.#abortRun();
-      return undefined;
-    }
-    return compacted ? { context: { ...request.context, messages: compacted.messages } } : undefined;
-  }
-
-  /** After a turn overflowed: compact and retry, or the outcome to settle with. */
-  async #recoverOverflow(overflow: Extract<DriveOutcome, { kind: "failed" }>): Promise<DriveOutcome | undefined> {
-    // The submission's own messages are what no longer fits: leave them out of later
-    // projections, so the session's next submission does not overflow on them too.
-    const settle = (error: string): DriveOutcome => ({ kind: "failed", errorCode: "context_overflow", error, excludedFromContext: true });
-    if (this.#overflowCompactions >= MAX_OVERFLOW_COMPACTIONS) {
-      return settle(`context overflow persisted after ${MAX_OVERFLOW_COMPACTIONS} compactions: ${overflow.error}`);
-    }
-    this.#overflowCompactions++;
-    this.#ctx.observe({
-      type: "recovery",
-      correlation: this.#correlation(false),
-      decision: "overflow_compact_retry",
-      detail: `context overflow, compacting and retrying the turn: ${overflow.error}`,
-    });
-    const compacted = await this.#compact("overflow");
-    if (this.#halt) return this.#halt;
-    if (compacted === undefined) return settle(`context overflow with nothing left to compact: ${overflow.error}`);
-    return undefined;
-  }
-
-  /** A `compact` submission: one manual compaction (once per submission, whatever the attempts). */
-  async #manualCompaction(): Promise<DriveOutcome> {
-    const { submissionId } = this.#ctx.log.correlation;
-    let done = this.#records.find((r) => r.kind === "compaction" && r.submissionId === submissionId)?.payload as CompactionPayload | undefined;
-    if (done === undefined) {
-      done = (await this.#compact("manual"))?.payload;
-      if (this.#halt) return this.#halt;
-    }
-    return { kind: "completed", result: done === undefined ? { compacted: false } : { compacted: true, firstKeptEntryId: done.firstKeptEntryId } };
-  }
-
-  /**
-   * One compaction as the session operation `compact`: plan over the local log's active path,
-   * summarize, append the `compaction` record, re-reduce and replace the agent's transcript.
-   * Undefined when there was nothing to compact, or it failed (then `#halt` says how).
-   */
-  async #compact(reason: CompactionReason): Promise<{ messages: Message[]; payload: CompactionPayload } | undefined> {
-    const plan = planFor(activeLeafPath(reduce(this.#records)), this.#compaction);
-    if (plan === undefined) return undefined;
-    const correlation = this.#correlation(false);
-    this.#ctx.observe({ type: "operation_started", correlation, operation: "compact" });
-    let payload: CompactionPayload | undefined;
-    try {
-      const ran = await runInterceptors(this.#ctx.interceptors, { kind: "operation", correlation, operation: "compact" }, async () => {
-        const summarized = await compactionPayload(plan, reason, this.#compaction, this.#ctx.signal);
-        await this.#append([{ kind: "compaction", payload: summarized }], false);
-        payload = summarized;
-      });
-      if (!ran) this.#stop({ kind: "failed", errorCode: "run_failed", error: "compact operation aborted by an interceptor" });
-    } catch (err) {
-      if (isHarnessError(err, "claim_lost") || isHarnessError(err, "store_failure")) this.#onStoreError(err);
-      else this.#stop(compactionFailure(err));
-    }
-    if (payload === undefined || this.#halt) {
-      this.#ctx.observe({ type: "operation_ended", correlation, operation: "compact", error: operationError(this.#halt) });
-      return undefined;
-    }
-    const { systemPrompt, tools } = this.#ctx.setup;
-    const messages = projectPath(activeLeafPath(reduce(this.#records)), { systemPrompt, tools }).messages;
-    if (this.#agent) this.#agent.state.messages = messages;
-    this.#ctx.observe({
-      type: "compaction",
-      correlation,
-      reason,
-      firstKeptEntryId: plan.firstKeptEntryId,
-      summarizedTokens: plan.summarizedTokens,
-      keptTokens: plan.keptTokens,
-    });
-    this.#ctx.observe({ type: "operation_ended", correlation, operation: "compact", error: "" });
-    return { messages, payload };
   }
 
   /** A settling outcome with what the submission consumed, every attempt and compaction included. */
@@ -385,26 +307,6 @@ class SubmissionDrive {
   /** Records the first stop reason; an interruption overrides any other. */
   #stop(outcome: DriveOutcome): void {
     if (this.#halt === undefined || outcome.kind === "interrupted") this.#halt = outcome;
-  }
-
-  /** True when the transcript ends where the next step is a model call. */
-  #tailNeedsModel(): boolean {
-    const messages = this.#agent!.state.messages;
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const role = messages[i]!.role;
-      if (role === "system") continue;
-      return role === "user" || role === "toolResult";
-    }
-    return false;
-  }
-
-  #lastAssistantText(): string {
-    const messages = this.#agent!.state.messages;
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const m = messages[i]!;
-      if (m.role === "assistant" && !isFailedStop(m)) return contentText(m.content.filter((c) => c.type === "text"));
-    }
-    return "";
   }
 
   /** Queues recorded user messages for the agent, exactly as a rebuild would project them. */
@@ -433,66 +335,11 @@ class SubmissionDrive {
     return undefined;
   }
 
-  // ---- events → records --------------------------------------------------------------------
-
-  /**
-   * Reports and records an agent event (see `agentEventEffects`). pi awaits listeners in order,
-   * so a returned promise is the durability barrier; the hot path (a batched delta) returns nothing.
-   */
-  #onEvent(event: AgentEvent): Promise<void> | undefined {
-    if (event.type === "turn_start") {
-      this.#turnId = newId(this.#ctx.clock.now());
-      this.#turnCorrelation = undefined;
-      this.#turn++;
-    }
-    const { observe } = this.#ctx;
-    const effects = agentEventEffects(event, { correlation: this.#correlation(), turn: this.#turn, modelId: this.#ctx.setup.model.id });
-    for (const e of effects.observe) observe(e);
-    if (effects.assistantEnded) this.#lastAssistant = effects.assistantEnded;
-    let written: Promise<void> | undefined;
-    if (effects.delta) {
-      const batches = this.#batcher.push(effects.delta.kind, effects.delta.text);
-      if (batches.length > 0) written = this.#write(batches.map((b) => this.#deltaRecord(b)), false);
-      if (written && this.#ctx.faults && !this.#midStreamPassed) {
-        this.#midStreamPassed = true;
-        const faults = this.#ctx.faults;
-        written = written.then(() => faults("mid_stream"));
-      }
-    }
-    if (effects.records) written = this.#write(effects.records);
-    const after = effects.observeAfter;
-    if (after === undefined) return written;
-    return (written ?? Promise.resolve()).then(() => {
-      for (const e of after) observe(e);
-    });
-  }
-
-  #deltaRecord(batch: DeltaBatch): RecordBody {
-    return { kind: batch.kind, payload: { text: batch.text } };
-  }
-
   // ---- the log -----------------------------------------------------------------------------
 
-  /** Appends pending deltas (unless `flush` is false) then `records`, as one batch; failures become halts. */
-  #write(records: readonly RecordBody[], flush = true): Promise<void> | undefined {
-    // After an interruption, a store failure or a planned stop nothing more is recorded; after a
-    // run failure the in-flight turn is still recorded truthfully.
-    if (this.#halt !== undefined && this.#halt.kind !== "failed") return undefined;
-    const pending = flush ? this.#batcher.take() : undefined;
-    const batch = pending ? [this.#deltaRecord(pending), ...records] : records;
-    if (batch.length === 0) return undefined;
-    return this.#append(batch).then(
-      () => {},
-      (err: unknown) => this.#onStoreError(err),
-    );
-  }
-
-  /** Appends `records` through the log writer, stamped with the current turn when `inTurn`; the local log follows. */
-  async #append(records: readonly RecordBody[], inTurn = true): Promise<ConversationRecord[]> {
-    const turnId = inTurn ? this.#turnId : undefined;
-    const appended = await this.#ctx.log.append(records.map((r) => this.#ctx.log.draft(r.kind, r.payload, turnId)));
-    this.#records.push(...appended);
-    return appended;
+  /** Appends `records` through the attempt's recorder (the local log follows). */
+  #append(records: readonly RecordBody[], inTurn = true): Promise<ConversationRecord[]> {
+    return this.#recorder!.append(records, inTurn);
   }
 
   /** Delivers the inbox's messages of `kinds` (recorded by the store); failures become halts. */
@@ -515,8 +362,6 @@ class SubmissionDrive {
 
   /** Correlation ids of an event; `withTurn` adds the current turn's id (inside a turn). */
   #correlation(withTurn = true): Correlation {
-    const attempt = this.#ctx.log.correlation;
-    if (!withTurn || this.#turnId === undefined) return attempt;
-    return (this.#turnCorrelation ??= { ...attempt, turnId: this.#turnId });
+    return this.#recorder?.correlation(withTurn) ?? this.#ctx.log.correlation;
   }
 }

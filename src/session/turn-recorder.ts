@@ -1,0 +1,115 @@
+import type { AgentEvent } from "@earendil-works/pi-agent-core";
+import type { AssistantMessage } from "@earendil-works/pi-ai";
+import { newId } from "../conversation/ids.ts";
+import type { ConversationRecord, RecordBody } from "../conversation/records.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { FaultPhase } from "../ports/faults.ts";
+import type { LogWriter } from "../ports/log-writer.ts";
+import type { Correlation, HarnessEvent } from "../ports/observer.ts";
+import { agentEventEffects, type TurnView } from "./agent-events.ts";
+import { DeltaBatcher, type DeltaBatch, type FlushPolicy } from "./delta-batcher.ts";
+import type { DriveOutcome } from "./drive-outcome.ts";
+
+/** What a drive lends its recorder. */
+export interface TurnRecorderHost {
+  readonly log: LogWriter;
+  readonly clock: Clock;
+  readonly flushPolicy: FlushPolicy;
+  readonly observe: (e: HarnessEvent) => void;
+  readonly modelId: string;
+  /** The fault seam, bound to the submission (tests only). */
+  readonly faults?: ((phase: FaultPhase) => void | Promise<void>) | undefined;
+  /** The attempt's local log: every append is pushed onto it. */
+  readonly records: ConversationRecord[];
+  /** The drive's first stop reason, if it has one. */
+  halted(): DriveOutcome | undefined;
+  /** A failed write: becomes the drive's halt and stops the run. */
+  onStoreError(err: unknown): void;
+}
+
+/**
+ * Records one attempt's pi agent events in the log: the turn's id and correlation, delta
+ * batching, and the write barrier (pi awaits its listeners in order, so the promise `onEvent`
+ * returns is what makes a record durable before the agent goes on; a batched delta returns
+ * nothing, which keeps the hot path free of promises). The mapping itself is `agentEventEffects`.
+ */
+export class TurnRecorder {
+  readonly #host: TurnRecorderHost;
+  readonly #batcher: DeltaBatcher;
+  /** The current turn as the mapping sees it; one object, updated in place (per delta, no allocation). */
+  readonly #view: TurnView;
+  #turnId: string | undefined;
+  /** The `mid_stream` fault point was passed (once per attempt). */
+  #midStreamPassed = false;
+  /** The last assistant message that ended (the operation is classified by it); the drive resets it. */
+  lastAssistant: AssistantMessage | undefined;
+
+  /** `turns`: the turns the run had before this attempt (the rebuild's count). */
+  constructor(host: TurnRecorderHost, turns: number) {
+    this.#host = host;
+    this.#batcher = new DeltaBatcher(host.flushPolicy, host.clock);
+    this.#view = { correlation: host.log.correlation, turn: turns, modelId: host.modelId };
+  }
+
+  /** Correlation ids of an event; `withTurn` adds the current turn's id (inside a turn). */
+  correlation(withTurn = true): Correlation {
+    return withTurn ? this.#view.correlation : this.#host.log.correlation;
+  }
+
+  /** Reports and records an agent event; a returned promise is the durability barrier. */
+  onEvent(event: AgentEvent): Promise<void> | undefined {
+    const host = this.#host;
+    if (event.type === "turn_start") {
+      this.#turnId = newId(host.clock.now());
+      this.#view.correlation = { ...host.log.correlation, turnId: this.#turnId };
+      this.#view.turn++;
+    }
+    const effects = agentEventEffects(event, this.#view);
+    for (const e of effects.observe) host.observe(e);
+    if (effects.assistantEnded) this.lastAssistant = effects.assistantEnded;
+    let written: Promise<void> | undefined;
+    if (effects.delta) {
+      const batches = this.#batcher.push(effects.delta.kind, effects.delta.text);
+      if (batches.length > 0) written = this.#write(batches.map(deltaRecord), false);
+      if (written && host.faults && !this.#midStreamPassed) {
+        this.#midStreamPassed = true;
+        const faults = host.faults;
+        written = written.then(() => faults("mid_stream"));
+      }
+    }
+    if (effects.records) written = this.#write(effects.records);
+    const after = effects.observeAfter;
+    if (after === undefined) return written;
+    return (written ?? Promise.resolve()).then(() => {
+      for (const e of after) host.observe(e);
+    });
+  }
+
+  /** Appends `records` through the log writer, stamped with the current turn when `inTurn`; the local log follows. */
+  async append(records: readonly RecordBody[], inTurn = true): Promise<ConversationRecord[]> {
+    const { log, records: local } = this.#host;
+    const turnId = inTurn ? this.#turnId : undefined;
+    const appended = await log.append(records.map((r) => log.draft(r.kind, r.payload, turnId)));
+    local.push(...appended);
+    return appended;
+  }
+
+  /** Appends pending deltas (unless `flush` is false) then `records`, as one batch; failures become halts. */
+  #write(records: readonly RecordBody[], flush = true): Promise<void> | undefined {
+    // After an interruption, a store failure or a planned stop nothing more is recorded; after a
+    // run failure the in-flight turn is still recorded truthfully.
+    const halt = this.#host.halted();
+    if (halt !== undefined && halt.kind !== "failed") return undefined;
+    const pending = flush ? this.#batcher.take() : undefined;
+    const batch = pending ? [deltaRecord(pending), ...records] : records;
+    if (batch.length === 0) return undefined;
+    return this.append(batch).then(
+      () => {},
+      (err: unknown) => this.#host.onStoreError(err),
+    );
+  }
+}
+
+function deltaRecord(batch: DeltaBatch): RecordBody {
+  return { kind: batch.kind, payload: { text: batch.text } };
+}

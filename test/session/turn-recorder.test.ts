@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import type { AgentEvent } from "@earendil-works/pi-agent-core";
+import type { AssistantMessage } from "@earendil-works/pi-ai";
+import type { ConversationRecord } from "../../src/conversation/records.ts";
+import { ClaimLost } from "../../src/errors.ts";
+import type { LogWriter } from "../../src/ports/log-writer.ts";
+import type { HarnessEvent } from "../../src/ports/observer.ts";
+import { emptyAssistantMessage, keylessModel } from "../../src/session/block-stream.ts";
+import type { DriveOutcome } from "../../src/session/drive-outcome.ts";
+import { TurnRecorder } from "../../src/session/turn-recorder.ts";
+import { Harness, summary } from "./support.ts";
+
+const model = keylessModel("m-1", "test");
+const assistant = (over: Partial<AssistantMessage> = {}): AssistantMessage => ({ ...emptyAssistantMessage(model, 0, "stop"), ...over });
+const delta = (text: string) =>
+  ({ type: "message_update", message: assistant(), assistantMessageEvent: { type: "text_delta", delta: text, contentIndex: 0 } }) as AgentEvent;
+
+/** A recorder over a claimed submission's real log writer (memory store). */
+async function setup(options: { log?: (log: LogWriter) => LogWriter; halt?: DriveOutcome } = {}) {
+  const h = new Harness();
+  await h.admit({ kind: "user", body: "hi" });
+  await h.claim();
+  const writer = h.writer();
+  await writer.read();
+  const records: ConversationRecord[] = [];
+  const events: HarnessEvent[] = [];
+  const phases: string[] = [];
+  const storeErrors: unknown[] = [];
+  const recorder = new TurnRecorder(
+    {
+      log: options.log ? options.log(writer) : writer,
+      clock: h.clock,
+      flushPolicy: { bytes: 1024, intervalMs: 200 },
+      observe: (e) => events.push(e),
+      modelId: "m-1",
+      faults: (phase) => void phases.push(phase),
+      records,
+      halted: () => options.halt,
+      onStoreError: (err) => storeErrors.push(err),
+    },
+    3,
+  );
+  return { h, recorder, records, events, phases, storeErrors };
+}
+
+describe("TurnRecorder: pi agent events into the log through the attempt's writer", () => {
+  it("numbers turns after the rebuild's count and correlates a turn's events by a fresh turn id", async () => {
+    const { recorder, events } = await setup();
+    expect(recorder.correlation().turnId).toBeUndefined();
+    await recorder.onEvent({ type: "turn_start" } as AgentEvent);
+    const started = events[0] as Extract<HarnessEvent, { type: "turn_started" }>;
+    expect(started.turn).toBe(4);
+    expect(started.correlation.turnId).toBeTruthy();
+    expect(recorder.correlation().turnId).toBe(started.correlation.turnId);
+    expect(recorder.correlation(false).turnId).toBeUndefined();
+    await recorder.onEvent({ type: "turn_start" } as AgentEvent);
+    expect((events[1] as typeof started).turn).toBe(5);
+    expect((events[1] as typeof started).correlation.turnId).not.toBe(started.correlation.turnId);
+  });
+
+  it("batches deltas (nothing awaited on the hot path) and flushes them before the message's end, stamped with the turn", async () => {
+    const { h, recorder, records, phases } = await setup();
+    await recorder.onEvent({ type: "turn_start" } as AgentEvent);
+    await recorder.onEvent({ type: "message_start", message: assistant() } as AgentEvent);
+    expect(recorder.onEvent(delta("Hel"))).toBeUndefined();
+    expect(recorder.onEvent(delta("lo"))).toBeUndefined();
+    await recorder.onEvent({ type: "message_end", message: assistant({ content: [{ type: "text", text: "Hello" }] }) } as AgentEvent);
+    expect(records.map(summary)).toEqual(["assistant_message_started", "assistant_text_delta: Hello", "assistant_message_completed: stop"]);
+    expect(new Set(records.map((r) => r.turnId)).size).toBe(1);
+    expect(records[0]!.turnId).toBe(recorder.correlation().turnId);
+    expect(recorder.lastAssistant?.content).toEqual([{ type: "text", text: "Hello" }]);
+    // The local log and the store agree.
+    expect((await h.records()).map((r) => r.id)).toEqual(records.map((r) => r.id));
+    // No delta was written on its own, so the mid-stream fault point was never passed.
+    expect(phases).toEqual([]);
+  });
+
+  it("passes the mid_stream fault point once, after the first delta write is durable", async () => {
+    const { recorder, records, phases } = await setup();
+    await recorder.onEvent({ type: "turn_start" } as AgentEvent);
+    const big = "x".repeat(1024);
+    await recorder.onEvent(delta(big));
+    expect(phases).toEqual(["mid_stream"]);
+    expect(records.map((r) => r.kind)).toEqual(["assistant_text_delta"]);
+    await recorder.onEvent(delta(big));
+    expect(phases).toEqual(["mid_stream"]);
+  });
+
+  it("reports a tool's end only once its outcome is durable", async () => {
+    const { recorder, events, records } = await setup();
+    await recorder.onEvent({ type: "turn_start" } as AgentEvent);
+    const pending = recorder.onEvent({ type: "tool_execution_end", toolCallId: "c1", toolName: "t", result: { content: [] }, isError: false } as AgentEvent);
+    expect(events.some((e) => e.type === "tool_call_ended")).toBe(false);
+    await pending;
+    expect(records.map((r) => r.kind)).toEqual(["tool_outcome"]);
+    expect(events.at(-1)).toMatchObject({ type: "tool_call_ended", callId: "c1" });
+  });
+
+  it("hands a failed append to the drive as a store error; after a non-failure halt nothing is written", async () => {
+    const lost = new ClaimLost("taken over");
+    const failing = await setup({ log: (log) => ({ ...log, correlation: log.correlation, draft: log.draft.bind(log), append: () => Promise.reject(lost) }) as LogWriter });
+    await failing.recorder.onEvent({ type: "message_start", message: assistant() } as AgentEvent);
+    expect(failing.storeErrors).toEqual([lost]);
+
+    const halted = await setup({ halt: { kind: "interrupted" } });
+    expect(halted.recorder.onEvent({ type: "message_start", message: assistant() } as AgentEvent)).toBeUndefined();
+    expect(halted.records).toEqual([]);
+  });
+});
