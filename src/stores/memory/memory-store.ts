@@ -1,15 +1,5 @@
-import { contentDigest } from "../../conversation/content-digest.ts";
-import { nextRecordIds } from "../../conversation/ids.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../../conversation/records.ts";
-import {
-  AttachmentNotFound,
-  ClaimLost,
-  ConversationNotFound,
-  DispatchConflict,
-  InboxNotDrained,
-  NoRunInFlight,
-  SubmissionNotFound,
-} from "../../errors.ts";
+import { ClaimLost, DispatchConflict, InboxNotDrained, NoRunInFlight, SubmissionNotFound } from "../../errors.ts";
 import { type Clock, systemClock } from "../../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../../ports/child-outcome.ts";
 import type { AppendOptions, InboxDrain, Store } from "../../ports/store.ts";
@@ -32,35 +22,17 @@ import {
   isRunInFlight,
   sessionKeyString,
 } from "../../ports/submission.ts";
+import { MemoryAttachments } from "./attachments.ts";
+import { MemoryConversationLog } from "./conversation-log.ts";
 import { frozenCopy } from "./frozen-copy.ts";
 import { jsonEqual } from "./json-equal.ts";
+import { clearLease, copy, freezeKey, inAdmissionOrder, pushTo, type Row, sessionId, STATUSES } from "./rows.ts";
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /** Time for `updatedAt`, drained record times and record ids (default: the wall clock). */
   clock?: Clock;
 }
-
-/** One submission and the bookkeeping that keeps its lookups off full scans. */
-interface Row {
-  /** Internal, mutated in place by transitions; `sessionKey` and `input` are deep-frozen. */
-  sub: Submission;
-  /** Admission order. */
-  seq: number;
-  session: string;
-  /** Undelivered steer / follow-up messages, acceptance order. */
-  inbox: InboxMessage[];
-}
-
-/** One conversation's log: frozen records, sorted by id (ids strictly increase on append). */
-interface Log {
-  ids: string[];
-  records: ConversationRecord[];
-  /** Submissions whose `submission_settled` record the log holds (one each, see `appendRecords`). */
-  settled: Set<string>;
-}
-
-const STATUSES: readonly SubmissionStatus[] = ["queued", "running", "waiting", "terminalizing", "settled"];
 
 /**
  * An in-process {@link Store}: for tests, the keyless quickstart and small embedded runs.
@@ -72,6 +44,10 @@ const STATUSES: readonly SubmissionStatus[] = ["queued", "running", "waiting", "
  * Returned records, and the `input` / `sessionKey` of returned submissions, are deep-frozen
  * values shared with the store (copied once, on the way in); everything else returned is a
  * fresh copy. Callers that need to change a record build a new one.
+ *
+ * The submissions, the inbox and the wake live here; the conversations and their logs are
+ * `MemoryConversationLog` (asking this store whether an append's fence holds), the attachments
+ * `MemoryAttachments`, and the row helpers `rows.ts`.
  */
 export class MemoryStore implements Store {
   readonly #clock: Clock;
@@ -84,12 +60,15 @@ export class MemoryStore implements Store {
   readonly #byStatus = new Map<SubmissionStatus, Set<Row>>(STATUSES.map((s) => [s, new Set<Row>()]));
   readonly #children = new Map<string, Row[]>();
   readonly #attempts = new Map<string, Attempt[]>();
-  readonly #conversations = new Map<string, Conversation>();
-  readonly #logs = new Map<string, Log>();
-  readonly #attachments = new Map<string, { ref: AttachmentRef; data: Uint8Array }>();
+  readonly #log: MemoryConversationLog;
+  readonly #attachments = new MemoryAttachments();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock;
+    this.#log = new MemoryConversationLog(this.#clock, ({ submissionId, attemptId }) => {
+      const sub = this.#rows.get(submissionId)?.sub;
+      return sub !== undefined && sub.status === "running" && sub.attemptId === attemptId;
+    });
   }
 
   // ---- SubmissionStore ----------------------------------------------------------------------
@@ -244,7 +223,7 @@ export class MemoryStore implements Store {
     const pending = sub.pendingCalls ?? [];
     if (!pending.includes(delivery.callId)) return { delivered: false, reason: "not_pending" };
     // Checked and written in one synchronous step: no other delivery can interleave.
-    const records = this.#append(sub.conversationId, delivery.drafts, {});
+    const records = this.#log.append(sub.conversationId, delivery.drafts, {});
     const rest = pending.filter((c) => c !== delivery.callId);
     if (rest.length > 0) {
       sub.pendingCalls = Object.freeze(rest) as string[];
@@ -315,52 +294,29 @@ export class MemoryStore implements Store {
   // ---- ConversationStore --------------------------------------------------------------------
 
   async ensureConversation(candidate: Conversation): Promise<{ conversation: Conversation; created: boolean }> {
-    const key = sessionId(candidate.key);
-    const existing = this.#conversations.get(key);
-    if (existing) return { conversation: { ...existing }, created: false };
-    const conversation = Object.freeze({ id: candidate.id, key: freezeKey(candidate.key), createdAt: candidate.createdAt });
-    this.#conversations.set(key, conversation);
-    if (!this.#logs.has(conversation.id)) this.#logs.set(conversation.id, { ids: [], records: [], settled: new Set() });
-    return { conversation: { ...conversation }, created: true };
+    return this.#log.ensureConversation(candidate);
   }
 
   async getConversation(key: SessionKey): Promise<Conversation> {
-    const conversation = this.#conversations.get(sessionId(key));
-    if (!conversation) throw new ConversationNotFound(sessionKeyString(key));
-    return { ...conversation };
+    return this.#log.getConversation(key);
   }
 
-  async appendRecords(
-    conversationId: string,
-    drafts: RecordDraft[],
-    options: AppendOptions = {},
-  ): Promise<ConversationRecord[]> {
-    return this.#append(conversationId, drafts, options);
+  async appendRecords(conversationId: string, drafts: RecordDraft[], options: AppendOptions = {}): Promise<ConversationRecord[]> {
+    return this.#log.append(conversationId, drafts, options);
   }
 
   async readRecords(conversationId: string, afterId = "", limit?: number): Promise<ConversationRecord[]> {
-    const log = this.#logs.get(conversationId);
-    if (!log) return [];
-    const start = afterId === "" ? 0 : firstAfter(log.ids, afterId);
-    const end = limit === undefined ? log.ids.length : Math.min(log.ids.length, start + Math.max(0, limit));
-    return log.records.slice(start, end);
+    return this.#log.read(conversationId, afterId, limit);
   }
 
   // ---- AttachmentStore ----------------------------------------------------------------------
 
   async putAttachment(mediaType: string, data: Uint8Array): Promise<AttachmentRef> {
-    const digest = contentDigest(data);
-    const existing = this.#attachments.get(digest);
-    if (existing) return { ...existing.ref };
-    const ref = Object.freeze({ digest, mediaType, size: data.byteLength });
-    this.#attachments.set(digest, { ref, data: new Uint8Array(data) });
-    return { ...ref };
+    return this.#attachments.put(mediaType, data);
   }
 
   async getAttachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }> {
-    const stored = this.#attachments.get(digest);
-    if (!stored) throw new AttachmentNotFound(digest);
-    return { ref: { ...stored.ref }, data: new Uint8Array(stored.data) };
+    return this.#attachments.get(digest);
   }
 
   // ---- InboxStore ---------------------------------------------------------------------------
@@ -377,7 +333,7 @@ export class MemoryStore implements Store {
     const row = this.#rows.get(request.submissionId);
     if (!row) throw new ClaimLost(`drain: unknown submission ${request.submissionId}`);
     // The common case (every turn boundary): nothing waiting. Still fenced like an append.
-    if (row.inbox.length === 0) return this.#append(row.sub.conversationId, [], { fence, expectedHead: request.expectedHead });
+    if (row.inbox.length === 0) return this.#log.append(row.sub.conversationId, [], { fence, expectedHead: request.expectedHead });
     const wanted = new Set(request.kinds);
     const picked = row.inbox.filter((m) => wanted.has(m.kind));
     const sub = row.sub;
@@ -392,7 +348,7 @@ export class MemoryStore implements Store {
       payload: { body: m.body, origin: m.kind },
     }));
     // #append checks the fence and head before writing anything; only then mark delivered.
-    const records = this.#append(sub.conversationId, drafts, { fence, expectedHead: request.expectedHead });
+    const records = this.#log.append(sub.conversationId, drafts, { fence, expectedHead: request.expectedHead });
     if (picked.length > 0) row.inbox = row.inbox.filter((m) => !wanted.has(m.kind));
     return records;
   }
@@ -433,83 +389,9 @@ export class MemoryStore implements Store {
       }
     }
   }
-
-  /** Checks the append's conditions, then writes the whole batch; throws before any write. */
-  #append(conversationId: string, drafts: RecordDraft[], options: AppendOptions): ConversationRecord[] {
-    let log = this.#logs.get(conversationId);
-    const head = log && log.ids.length > 0 ? log.ids[log.ids.length - 1]! : "";
-    if (options.expectedHead !== undefined && options.expectedHead !== head) {
-      throw new ClaimLost(`append: expected head "${options.expectedHead}" but the head is "${head}"`);
-    }
-    if (options.fence) {
-      const { submissionId, attemptId } = options.fence;
-      const sub = this.#rows.get(submissionId)?.sub;
-      if (!sub || sub.status !== "running" || sub.attemptId !== attemptId) {
-        throw new ClaimLost(`append: fence ${submissionId}/${attemptId} does not hold`);
-      }
-    }
-    if (drafts.length === 0) return [];
-    const settling = drafts.filter((d) => d.kind === "submission_settled" && d.submissionId !== undefined).map((d) => d.submissionId!);
-    const again = settling.find((id) => log?.settled.has(id));
-    if (again !== undefined) throw new ClaimLost(`append: the log already holds the settlement of submission ${again}`);
-    const ids = nextRecordIds(head, drafts.length, this.#clock.now());
-    const records = drafts.map((draft, i) => frozenCopy({ id: ids[i]!, ...draft }) as ConversationRecord);
-    if (!log) {
-      log = { ids: [], records: [], settled: new Set() };
-      this.#logs.set(conversationId, log);
-    }
-    for (const [i, record] of records.entries()) {
-      log.ids.push(ids[i]!);
-      log.records.push(record);
-    }
-    for (const id of settling) log.settled.add(id);
-    return records;
-  }
 }
 
 /** Creates an empty in-memory store. */
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   return new MemoryStore(options);
-}
-
-/** A collision-free map key for a session (components may contain "/" or ":"). */
-function sessionId(key: SessionKey): string {
-  return JSON.stringify([key.agent, key.instance, key.session]);
-}
-
-function freezeKey(key: SessionKey): SessionKey {
-  return Object.freeze({ agent: key.agent, instance: key.instance, session: key.session });
-}
-
-/** A fresh top-level copy; nested `sessionKey` and `input` are frozen and shared. */
-function copy(row: Row): Submission {
-  return { ...row.sub };
-}
-
-function clearLease(sub: Submission): void {
-  delete sub.attemptId;
-  delete sub.ownerId;
-  delete sub.leaseExpiresAt;
-}
-
-function inAdmissionOrder(rows: Iterable<Row>): Row[] {
-  return [...rows].sort((a, b) => a.seq - b.seq);
-}
-
-function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
-}
-
-/** Index of the first id strictly greater than `afterId` in the sorted `ids`. */
-function firstAfter(ids: readonly string[], afterId: string): number {
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (ids[mid]! <= afterId) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
