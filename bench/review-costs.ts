@@ -95,7 +95,7 @@ export async function benchReviewCosts(): Promise<void> {
     const deliver = await reads(() => runtimeOn(open()).handleDoorbell(doorbell));
     note(`a conversation of ${LONG_CONVERSATION_TURNS} turns, ~${Math.round((LONG_CONVERSATION_TURNS * REPLY.length) / 1000)} KB of 1 KB delta flushes:`);
     figure("handleDoorbell() of one short submission (a new worker: claim, rebuild, run, settle)", deliver, "", TARGET.deliver);
-    note("  (the rebuild reads the whole log: starting from a compaction or snapshot record is left to compaction)");
+    note("  (the rebuild starts from the newest log checkpoint, stored at a settlement every 32 KiB of log: ADR 0018)");
     figure("runtime.wait() of it from another process (settled)", await reads(() => runtimeOn(open()).wait(submissionId)), "", TARGET.wait);
 
     // A manual compaction of that conversation (issue 9): admitted by one process, run by a new
@@ -109,7 +109,7 @@ export async function benchReviewCosts(): Promise<void> {
     await runtime.dispatch({ ...address, message: { kind: "user", body: "after the compaction" } });
     const afterCompaction = await reads(() => runtimeOn(open()).handleDoorbell(fifo.shift()!));
     figure("handleDoorbell() of one short submission after the compaction", afterCompaction, "", TARGET.deliver);
-    note("  (the rebuild still reads the whole log; reading from the latest compaction is issue 14 #3)");
+
 
     // A caught-up SSE poll while the head (queued behind nothing, not yet run) holds a 90 KB input.
     const live = { agent: "bench", instance: "sse" };

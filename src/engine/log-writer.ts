@@ -1,3 +1,4 @@
+import { checkpointOf, followsCheckpoint, viewFrom, wholeLogView, type LogCheckpoint, type LogView } from "../conversation/checkpoint.ts";
 import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
 import type { ConversationRecord, RecordDraft, RecordKind, RecordPayloads, SettledPayload } from "../conversation/records.ts";
 import { isHarnessError, StoreFailure } from "../errors.ts";
@@ -17,6 +18,15 @@ export class AttemptLogWriter implements LogWriter {
   readonly #clock: Clock;
   readonly #attemptId: string | undefined;
   #recordHead: string | undefined;
+  /** The log as last read (a checkpoint's view or the whole log), grown by this attempt's appends while they follow it without a gap. */
+  #view: LogView | undefined;
+  /** The last record `#view` holds; `#viewGrows` false once an append followed an unknown head. */
+  #viewHead: string | undefined;
+  #viewGrows = false;
+  /** The checkpoint `#view` started from (undefined: the whole log). */
+  #viewBase: LogCheckpoint | undefined;
+  /** JSON bytes of the view's records a rebuild from the stored checkpoint would read again. */
+  #uncheckpointedBytes = 0;
   /** The tail of the serialized writes. */
   #writes: Promise<void> = Promise.resolve();
   #timeAt = NaN;
@@ -34,12 +44,59 @@ export class AttemptLogWriter implements LogWriter {
     return this.#recordHead;
   }
 
+  get earlier(): readonly ConversationRecord[] {
+    return this.#view?.earlier ?? [];
+  }
+
+  /**
+   * Reads the log from its newest checkpoint on (ADR 0018), or whole when there is none or a
+   * record after it rules it out. Returns a copy: the caller keeps its own local log.
+   */
   read(): Promise<ConversationRecord[]> {
     return this.#serial(async () => {
-      const records = await classified(() => this.#store.readRecords(this.correlation.conversationId));
-      this.#recordHead = records.at(-1)?.id ?? "";
-      return records;
+      const conversationId = this.correlation.conversationId;
+      const stored = await classified(() => this.#store.readCheckpoint(conversationId));
+      let view: LogView | undefined;
+      let head = "";
+      let read: readonly ConversationRecord[] = [];
+      let fromCheckpoint = false;
+      if (stored) {
+        read = await classified(() => this.#store.readRecords(conversationId, stored.at));
+        view = viewFrom(stored, read);
+        fromCheckpoint = view !== undefined;
+        head = read.at(-1)?.id ?? stored.at;
+      }
+      if (view === undefined) {
+        read = await classified(() => this.#store.readRecords(conversationId));
+        view = wholeLogView([...read]);
+        head = read.at(-1)?.id ?? "";
+      }
+      this.#view = view;
+      this.#viewBase = fromCheckpoint ? stored : undefined;
+      this.#viewHead = head;
+      this.#viewGrows = true;
+      this.#uncheckpointedBytes = jsonBytes(read);
+      this.#recordHead = head;
+      return [...view.records];
     });
+  }
+
+  /**
+   * Stores the checkpoint of the log as this attempt knows it exactly (what it read, and what it
+   * appended after that without a gap: up to its settlement record, which follows whatever is
+   * there), when the next rebuild would otherwise read at least {@link CHECKPOINT_AFTER_BYTES}
+   * of it again. Best effort: a failure only leaves the older checkpoint in place.
+   */
+  async saveCheckpoint(): Promise<void> {
+    const view = this.#view;
+    const at = this.#viewHead;
+    if (view === undefined || at === undefined || at === "" || this.#uncheckpointedBytes < CHECKPOINT_AFTER_BYTES) return;
+    this.#uncheckpointedBytes = 0;
+    try {
+      await this.#store.writeCheckpoint(this.correlation.conversationId, checkpointOf(view, at));
+    } catch {
+      // The next settlement tries again; until then rebuilds read from the older checkpoint.
+    }
   }
 
   append(drafts: readonly RecordDraft[]): Promise<ConversationRecord[]> {
@@ -89,7 +146,7 @@ export class AttemptLogWriter implements LogWriter {
           ...(this.#recordHead !== undefined ? { expectedHead: this.#recordHead } : {}),
         }),
       );
-      this.#advance(records);
+      this.#advance(records, this.#recordHead);
       return records;
     });
   }
@@ -139,7 +196,7 @@ export class AttemptLogWriter implements LogWriter {
       const appended = await classified(() =>
         this.#store.appendRecords(this.correlation.conversationId, batch, head === undefined ? options : { ...options, expectedHead: head }),
       );
-      this.#advance(appended);
+      this.#advance(appended, head);
       return head === "" ? appended.slice(1) : appended;
     } catch (err) {
       // A store failure may have written the batch or not: the head is unknown from here on.
@@ -148,8 +205,19 @@ export class AttemptLogWriter implements LogWriter {
     }
   }
 
-  #advance(records: readonly ConversationRecord[]): void {
-    if (records.length > 0) this.#recordHead = records[records.length - 1]!.id;
+  /** Moves the record head past `records`, appended after `after` (undefined: after whatever was there). */
+  #advance(records: readonly ConversationRecord[], after: string | undefined): void {
+    if (records.length === 0) return;
+    // (A record that would not follow the checkpoint the view started from ends the view there.)
+    const follows = this.#viewBase === undefined || followsCheckpoint(this.#viewBase, records);
+    if (this.#viewGrows && after !== undefined && after === this.#viewHead && follows) {
+      this.#view!.records.push(...records);
+      this.#viewHead = records[records.length - 1]!.id;
+      this.#uncheckpointedBytes += jsonBytes(records);
+    } else {
+      this.#viewGrows = false;
+    }
+    this.#recordHead = records[records.length - 1]!.id;
   }
 
   /**
@@ -164,6 +232,19 @@ export class AttemptLogWriter implements LogWriter {
     );
     return run;
   }
+}
+
+/**
+ * How much log a rebuild may read again after the newest checkpoint before a settlement stores a
+ * new one (JSON bytes): a checkpoint costs a write (and an S3 PUT when large), reading 32 KiB a
+ * few read units (ADR 0018).
+ */
+export const CHECKPOINT_AFTER_BYTES = 32 * 1024;
+
+function jsonBytes(records: readonly ConversationRecord[]): number {
+  let bytes = 0;
+  for (const r of records) bytes += JSON.stringify(r).length;
+  return bytes;
 }
 
 /** Runs a store call; a lost compare-and-set stays `ClaimLost`, anything else becomes `StoreFailure`. */

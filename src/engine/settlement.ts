@@ -50,6 +50,8 @@ export async function settle(
   }
   await ctx.faults?.("settled_recorded", sub.id);
   await finish(ctx, sub, attemptId, payload, { reserved: true });
+  // After the outcome is out: the next rebuild of the conversation starts from here.
+  await log.saveCheckpoint();
   return "settled";
 }
 

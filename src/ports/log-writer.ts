@@ -15,8 +15,16 @@ export interface LogWriter {
   readonly correlation: Readonly<Correlation> & { readonly submissionId: string };
   /** The record head: "" for an empty log, `undefined` before the first read or after a write of unknown outcome. */
   readonly recordHead: string | undefined;
-  /** Reads the whole log and takes its last record as the record head. */
+  /**
+   * Reads the log as a rebuild needs it and takes its last record as the record head: from the
+   * newest checkpoint on (its path, then the records after it; ADR 0018), or the whole log.
+   */
   read(): Promise<ConversationRecord[]>;
+  /**
+   * Records of the last `read` that it does not return because a checkpoint keeps them off its
+   * path: earlier records of submissions still running (a submission's own counts and usage).
+   */
+  readonly earlier: readonly ConversationRecord[];
   /**
    * Appends `drafts` as one batch after the record head; on an empty log the conversation's
    * first record (`conversation_created`) goes first.

@@ -1,3 +1,4 @@
+import type { LogCheckpoint } from "../conversation/checkpoint.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../conversation/records.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "./child-outcome.ts";
 import type {
@@ -152,6 +153,17 @@ export interface ConversationStore {
    * while an earlier one is still invisible (readers tailing the log never skip).
    */
   readRecords(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]>;
+  /**
+   * The conversation's newest stored checkpoint (ADR 0018), a copy; undefined when none (or for
+   * an unknown conversation). Any checkpoint a store returns is valid: it describes a prefix of
+   * the log, which never changes.
+   */
+  readCheckpoint(conversationId: string): Promise<LogCheckpoint | undefined>;
+  /**
+   * Stores `checkpoint` unless the stored one is at or after its `at` (a slower writer never
+   * replaces a newer one). Not fenced: a checkpoint is derived from the log, not a claim on it.
+   */
+  writeCheckpoint(conversationId: string, checkpoint: LogCheckpoint): Promise<void>;
 }
 
 /** Content-addressed bytes. */
@@ -209,7 +221,9 @@ export interface AdmissionStore
     Pick<InboxStore, "enqueueInbox"> {}
 
 /** What one attempt's log writer uses: reads, fenced appends and inbox drains of its conversation. */
-export interface LogStore extends Pick<ConversationStore, "appendRecords" | "readRecords">, Pick<InboxStore, "drainInbox"> {}
+export interface LogStore
+  extends Pick<ConversationStore, "appendRecords" | "readRecords" | "readCheckpoint" | "writeCheckpoint">,
+    Pick<InboxStore, "drainInbox"> {}
 
 /**
  * An attempt's claim and lease: claim the head, keep the lease, hand the row back, settle in two

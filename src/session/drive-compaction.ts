@@ -101,10 +101,14 @@ export class DriveCompaction {
     return undefined;
   }
 
-  /** A `compact` submission: one manual compaction (once per submission, whatever the attempts). */
-  async manual(submissionId: string): Promise<DriveOutcome> {
+  /**
+   * A `compact` submission: one manual compaction (once per submission, whatever the attempts).
+   * `earlier`: the submission's records a checkpoint keeps off the local log's path (ADR 0018).
+   */
+  async manual(submissionId: string, earlier: readonly ConversationRecord[] = []): Promise<DriveOutcome> {
     const host = this.#host;
-    let done = host.records.find((r) => r.kind === "compaction" && r.submissionId === submissionId)?.payload as CompactionPayload | undefined;
+    const own = (r: ConversationRecord) => r.kind === "compaction" && r.submissionId === submissionId;
+    let done = (earlier.find(own) ?? host.records.find(own))?.payload as CompactionPayload | undefined;
     if (done === undefined) {
       done = (await this.#compact("manual"))?.payload;
       const halt = host.halted();

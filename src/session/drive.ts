@@ -166,7 +166,7 @@ class SubmissionDrive {
     const { log, setup, input } = this.#ctx;
     const { submissionId, conversationId } = log.correlation;
     for (const record of await log.read()) this.#records.push(record);
-    const start = rebuild(this.#records, submissionId, input);
+    const start = rebuild(this.#records, submissionId, input, log.earlier);
     if (this.#halt) return this.#halt;
     const { clock, observe, faults, flushPolicy } = this.#ctx;
     const recorder = new TurnRecorder(
@@ -196,7 +196,7 @@ class SubmissionDrive {
         detail: `synthesized ${start.dangling.length} error tool_outcome record(s) for interrupted tool call(s): ${start.dangling.map((d) => d.callId).join(", ")}`,
       });
     }
-    if (input.kind === "compact") return this.#compaction.manual(submissionId);
+    if (input.kind === "compact") return this.#compaction.manual(submissionId, log.earlier);
 
     const turnContext = {
       clock: this.#ctx.clock,
@@ -301,7 +301,9 @@ class SubmissionDrive {
   /** A settling outcome with what the submission consumed, every attempt and compaction included. */
   #withUsage(outcome: DriveOutcome): DriveOutcome {
     if (outcome.kind !== "completed" && outcome.kind !== "failed") return outcome;
-    return { ...outcome, usage: submissionUsage(this.#records, this.#ctx.log.correlation.submissionId) };
+    // The submission's records a checkpoint keeps off its path count too (ADR 0018).
+    const own = [...this.#ctx.log.earlier, ...this.#records];
+    return { ...outcome, usage: submissionUsage(own, this.#ctx.log.correlation.submissionId) };
   }
 
   /** Records the first stop reason; an interruption overrides any other. */

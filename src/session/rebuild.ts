@@ -21,15 +21,24 @@ export interface Rebuilt {
   turns: number;
 }
 
-/** Rebuilds an attempt's starting point from the log (the log is the truth; every attempt starts from it). */
-export function rebuild(records: readonly ConversationRecord[], submissionId: string, input: DispatchMessage): Rebuilt {
+/**
+ * Rebuilds an attempt's starting point from the log (the log is the truth; every attempt starts
+ * from it): `records` as the whole log or a checkpoint's view of it (`LogView.records`), and
+ * `earlier`, the view's records of running submissions that the checkpoint keeps off its path.
+ */
+export function rebuild(
+  records: readonly ConversationRecord[],
+  submissionId: string,
+  input: DispatchMessage,
+  earlier: readonly ConversationRecord[] = [],
+): Rebuilt {
   const path = activeLeafPath(reduce(records));
   const dangling = danglingToolCalls(path);
   const missing: RecordBody[] = dangling.map((call) => ({ kind: "tool_outcome", payload: danglingToolOutcome(call) }));
   let corrections = 0;
   let turns = 0;
   let hasInput = false;
-  for (const r of records) {
+  for (const r of [...earlier, ...records]) {
     if (r.submissionId !== submissionId) continue;
     if (r.kind === "signal" || (r.kind === "user_message" && r.payload.origin === undefined)) hasInput = true;
     else if (r.kind === "user_message" && r.payload.origin === "correction") corrections++;

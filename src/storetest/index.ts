@@ -15,6 +15,7 @@
 import { describe } from "vitest";
 import type { ManualClock } from "../ports/clock.ts";
 import type { Store } from "../ports/store.ts";
+import { checkpointCases } from "./checkpoint-cases.ts";
 import { concurrencyCases } from "./concurrency-cases.ts";
 import { conversationCases } from "./conversation-cases.ts";
 import { childOutcomeCases } from "./child-outcome-cases.ts";
@@ -47,5 +48,6 @@ export function describeStoreConformance(
     listingCases(test);
     concurrencyCases(test);
     childOutcomeCases(test);
+    checkpointCases(test);
   });
 }

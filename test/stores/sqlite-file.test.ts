@@ -136,7 +136,7 @@ describe("sqlite store on a file", () => {
     await store.close();
     expect(pragma(path, "journal_mode")).toBe("wal");
     expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(7);
+    expect(SCHEMA_VERSION).toBe(8);
   });
 
   it("refuses a file written by a newer schema with UnsupportedSchema and leaves it alone", async () => {
@@ -147,8 +147,27 @@ describe("sqlite store on a file", () => {
     db.close();
 
     expect(() => openSqliteStore({ path })).toThrow(expect.objectContaining({ code: "unsupported_schema", name: "UnsupportedSchema" }));
-    expect(() => openSqliteStore({ path })).toThrow(/schema version 8/);
+    expect(() => openSqliteStore({ path })).toThrow(/schema version 9/);
     expect(pragma(path, "user_version"), "the refused file is not rewritten").toBe(SCHEMA_VERSION + 1);
+  });
+
+  it("opens a version 7 file (before checkpoints) at version 8: its log intact, checkpoints stored from then on", async () => {
+    const path = freshPath();
+    const before = openSqliteStore({ path });
+    const { conversation } = await before.ensureConversation({ id: "conv-7", key, createdAt: 1 });
+    const [first] = await before.appendRecords(conversation.id, [delta(conversation.id, "kept")]);
+    await before.close();
+    const db = new DatabaseSync(path);
+    db.exec("DROP TABLE checkpoints; PRAGMA user_version = 7");
+    db.close();
+
+    const store = openSqliteStore({ path });
+    expect(pragma(path, "user_version")).toBe(8);
+    expect(await store.readRecords(conversation.id)).toEqual([first]);
+    expect(await store.readCheckpoint(conversation.id)).toBeUndefined();
+    await store.writeCheckpoint(conversation.id, { at: first!.id, path: [first!], open: [] });
+    expect(await store.readCheckpoint(conversation.id)).toEqual({ at: first!.id, path: [first!], open: [] });
+    await store.close();
   });
 
   it("migrates an empty (version 0) SQLite file forward", async () => {

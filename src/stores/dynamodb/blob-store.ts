@@ -3,6 +3,8 @@
  * a DynamoDB item (spill). One key scheme for both, `blobs/sha256/<hex>`, so identical bytes
  * are stored once whoever wrote them. Objects are written before any item that references
  * them, and never rewritten, so a reader that finds a reference always finds the bytes.
+ * Log checkpoints (ADR 0018) are the exception: one object per conversation under
+ * `checkpoints/`, rewritten in place, each describing itself (a reader trusts its content only).
  */
 import {
   CreateBucketCommand,
@@ -63,6 +65,22 @@ export class BlobStore {
       if (error instanceof AttachmentNotFound) {
         throw new Error(`spilled payload ${digest} is missing from bucket ${this.#bucket}`, { cause: error });
       }
+      throw error;
+    }
+  }
+
+  /** Writes the object at `key` (outside the content-addressed keys: `checkpoints/…`). */
+  async putKeyed(key: string, data: Uint8Array): Promise<void> {
+    await this.#s3.send(new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: data }));
+  }
+
+  /** The bytes at `key`, or undefined when there is no such object. */
+  async getKeyed(key: string): Promise<Uint8Array | undefined> {
+    try {
+      const res = await this.#s3.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
+      return await res.Body!.transformToByteArray();
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
       throw error;
     }
   }

@@ -6,6 +6,7 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { monotonicFactory } from "ulid";
+import type { LogCheckpoint } from "../../conversation/checkpoint.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../../conversation/records.ts";
 import { type Clock, systemClock } from "../../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../../ports/child-outcome.ts";
@@ -28,6 +29,7 @@ import type {
   SubmissionWait,
 } from "../../ports/submission.ts";
 import { BlobStore } from "./blob-store.ts";
+import { Checkpoints } from "./checkpoints.ts";
 import { deliverChildOutcome } from "./child-outcome.ts";
 import { createDynamoClient, createS3Client } from "./clients.ts";
 import type { StoreContext } from "./context.ts";
@@ -71,6 +73,7 @@ class DynamoStore implements Store {
   readonly #log: ConversationLog;
   readonly #reader: LogReader;
   readonly #inbox: Inbox;
+  readonly #checkpoints: Checkpoints;
   readonly #ctx: StoreContext;
 
   constructor(options: DynamoStoreOptions) {
@@ -97,6 +100,7 @@ class DynamoStore implements Store {
     this.#log = new ConversationLog(ctx, this.#reader);
     this.#submissions = new DynamoSubmissions(ctx, this.#log);
     this.#inbox = new Inbox(ctx, this.#log);
+    this.#checkpoints = new Checkpoints(ctx);
   }
 
   // ---- submissions ----
@@ -180,6 +184,12 @@ class DynamoStore implements Store {
   }
   readRecords(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]> {
     return this.#reader.readRecords(conversationId, afterId, limit);
+  }
+  readCheckpoint(conversationId: string): Promise<LogCheckpoint | undefined> {
+    return this.#checkpoints.read(conversationId);
+  }
+  writeCheckpoint(conversationId: string, checkpoint: LogCheckpoint): Promise<void> {
+    return this.#checkpoints.write(conversationId, checkpoint);
   }
 
   // ---- attachments ----

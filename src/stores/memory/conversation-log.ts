@@ -1,3 +1,4 @@
+import type { LogCheckpoint } from "../../conversation/checkpoint.ts";
 import { nextRecordIds } from "../../conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../../conversation/records.ts";
 import { ClaimLost, ConversationNotFound } from "../../errors.ts";
@@ -28,6 +29,8 @@ export class MemoryConversationLog {
   readonly #fenceHolds: FenceCheck;
   readonly #conversations = new Map<string, Conversation>();
   readonly #logs = new Map<string, Log>();
+  /** The newest checkpoint of each conversation (ADR 0018). */
+  readonly #checkpoints = new Map<string, LogCheckpoint>();
 
   constructor(clock: Clock, fenceHolds: FenceCheck) {
     this.#clock = clock;
@@ -85,6 +88,17 @@ export class MemoryConversationLog {
     const end = limit === undefined ? log.ids.length : Math.min(log.ids.length, start + Math.max(0, limit));
     return log.records.slice(start, end);
   }
+  readCheckpoint(conversationId: string): LogCheckpoint | undefined {
+    const stored = this.#checkpoints.get(conversationId);
+    return stored && { at: stored.at, path: [...stored.path], open: [...stored.open] };
+  }
+
+  /** Keeps the newer of the stored and the given checkpoint. */
+  writeCheckpoint(conversationId: string, checkpoint: LogCheckpoint): void {
+    const stored = this.#checkpoints.get(conversationId);
+    if (stored === undefined || stored.at < checkpoint.at) this.#checkpoints.set(conversationId, frozenCopy(checkpoint));
+  }
+
 }
 
 function frozenRecord(id: string, draft: RecordDraft): ConversationRecord {

@@ -1,3 +1,4 @@
+import type { LogCheckpoint } from "../../conversation/checkpoint.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../../conversation/records.ts";
 import { ClaimLost, DispatchConflict, InboxNotDrained, NoRunInFlight, SubmissionNotFound } from "../../errors.ts";
 import { type Clock, systemClock } from "../../ports/clock.ts";
@@ -307,6 +308,14 @@ export class MemoryStore implements Store {
 
   async readRecords(conversationId: string, afterId = "", limit?: number): Promise<ConversationRecord[]> {
     return this.#log.read(conversationId, afterId, limit);
+  }
+
+  async readCheckpoint(conversationId: string): Promise<LogCheckpoint | undefined> {
+    return this.#log.readCheckpoint(conversationId);
+  }
+
+  async writeCheckpoint(conversationId: string, checkpoint: LogCheckpoint): Promise<void> {
+    this.#log.writeCheckpoint(conversationId, checkpoint);
   }
 
   // ---- AttachmentStore ----------------------------------------------------------------------

@@ -2,6 +2,7 @@
  * Conversations and their record logs in the SQLite store: the conversation of a session key,
  * appends checked against the record head and the fence under the write lock, and reads.
  */
+import type { LogCheckpoint } from "../../conversation/checkpoint.ts";
 import type { ConversationRecord, RecordDraft } from "../../conversation/records.ts";
 import { ClaimLost, ConversationNotFound } from "../../errors.ts";
 import type { AppendOptions } from "../../ports/store.ts";
@@ -52,6 +53,18 @@ export class SqliteConversationLog {
     return this.#db.sql.readRecords
       .all(conversationId, afterId, max)
       .map((row) => JSON.parse(row.record as string) as ConversationRecord);
+  }
+
+  async readCheckpoint(conversationId: string): Promise<LogCheckpoint | undefined> {
+    const row = this.#db.sql.readCheckpoint.get(conversationId);
+    return row ? (JSON.parse(row.body as string) as LogCheckpoint) : undefined;
+  }
+
+  async writeCheckpoint(conversationId: string, checkpoint: LogCheckpoint): Promise<void> {
+    const body = JSON.stringify(checkpoint);
+    await this.#db.write(() => {
+      this.#db.sql.writeCheckpoint.run(conversationId, checkpoint.at, body);
+    });
   }
 
   #conversationByKey(key: string): Conversation | undefined {

@@ -112,6 +112,18 @@ const V6 = `CREATE INDEX sub_session ON submissions (session_key, seq);`;
 const V7 = `ALTER TABLE submissions ADD COLUMN cancellation TEXT;`;
 
 /**
+ * v8: each conversation's newest log checkpoint (ADR 0018), its JSON in `body`; `at` is the last
+ * record it covers, and a write keeps the row with the larger one.
+ */
+const V8 = `
+CREATE TABLE checkpoints (
+  conversation_id TEXT NOT NULL PRIMARY KEY,
+  at              TEXT NOT NULL,
+  body            TEXT NOT NULL
+) WITHOUT ROWID;
+`;
+
+/**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
  */
@@ -123,6 +135,7 @@ const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
   (db) => db.exec(V5),
   (db) => db.exec(V6),
   (db) => db.exec(V7),
+  (db) => db.exec(V8),
 ];
 
 /** The schema version this code writes (`PRAGMA user_version`). */

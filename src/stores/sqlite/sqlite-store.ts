@@ -4,6 +4,7 @@ import { DatabaseSync } from "node:sqlite";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../../conversation/records.ts";
 import { type Clock, systemClock } from "../../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../../ports/child-outcome.ts";
+import type { LogCheckpoint } from "../../conversation/checkpoint.ts";
 import type { AppendOptions, InboxDrain, Store } from "../../ports/store.ts";
 import type {
   Attempt,
@@ -195,6 +196,12 @@ export class SqliteStore implements Store {
   }
   readRecords(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]> {
     return this.#log.readRecords(conversationId, afterId, limit);
+  }
+  readCheckpoint(conversationId: string): Promise<LogCheckpoint | undefined> {
+    return this.#log.readCheckpoint(conversationId);
+  }
+  writeCheckpoint(conversationId: string, checkpoint: LogCheckpoint): Promise<void> {
+    return this.#log.writeCheckpoint(conversationId, checkpoint);
   }
 
   // ---- attachments ----

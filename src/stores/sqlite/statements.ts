@@ -64,6 +64,11 @@ export const SQL = {
   /** LIMIT -1 = no limit. */
   readRecords: "SELECT record FROM records WHERE conversation_id = ? AND id > ? ORDER BY id LIMIT ?",
 
+  readCheckpoint: "SELECT body FROM checkpoints WHERE conversation_id = ?",
+  /** Keeps the newer of the stored and the given checkpoint. */
+  writeCheckpoint: `INSERT INTO checkpoints (conversation_id, at, body) VALUES (?, ?, ?)
+    ON CONFLICT (conversation_id) DO UPDATE SET at = excluded.at, body = excluded.body WHERE excluded.at > checkpoints.at`,
+
   insertAttachment: `INSERT INTO attachments (digest, media_type, size, data) VALUES (?, ?, ?, ?)
     ON CONFLICT (digest) DO NOTHING`,
   getAttachment: "SELECT * FROM attachments WHERE digest = ?",
