@@ -6,7 +6,8 @@
  * worker's) and an EventBridge schedule (the sweeper and the dlq function's drain) would. Every function runs in child processes with only its own
  * environment, so the code under test is exactly what a deployment bundles. As the `Harness`
  * construct does, the http and sweeper functions get the agent names (`HARNESS_AGENT_NAMES`)
- * instead of the agents module.
+ * instead of the agents module; so does the schedule function, fired on demand as EventBridge
+ * Scheduler would (`fireSchedule`).
  */
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
@@ -14,11 +15,14 @@ import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-s
 import type { ScheduledEvent, SQSEvent } from "aws-lambda";
 import { checkAgentNames, discoverAgentNames } from "../../src/cdk/agent-names.ts";
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../src/lambdas/env.ts";
+import { SCHEDULED_TIME_ATTRIBUTE } from "../../src/runtime/scheduled-dispatch.ts";
 import { createDynamoClient, createHarnessBucket, createHarnessTable, createS3Client } from "../../src/stores/dynamodb/index.ts";
 import { LocalFunction, LocalFunctionUrl, type LogSink } from "./function-host.ts";
 import { SqsEventSource } from "./sqs-event-source.ts";
 
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The construct's schedule function timeout. */
+const SCHEDULE_TIMEOUT_MS = 30_000;
 
 /** The emulator environment variables the functions inherit (endpoints, region, credentials). */
 const PASSED_THROUGH = [
@@ -122,6 +126,18 @@ export interface LocalCloud {
    */
   extraFunction(role: "http", env?: Record<string, string>): Promise<LocalFunctionUrl>;
   extraFunction(role: Exclude<HarnessFunctionRole, "http">, env?: Record<string, string>): Promise<LocalFunction>;
+  /**
+   * Starts one more deployment (container) of the schedule function (`src/lambdas/schedule.ts`,
+   * names only, as the construct's `schedules` deploy it); closed with the cloud.
+   */
+  scheduleFunction(): Promise<LocalFunction>;
+  /**
+   * Fires a schedule as EventBridge Scheduler does: the target's `input` (the construct's, see
+   * `scheduledFiringInput`) with the scheduled-time attribute replaced by `scheduledTime`, handed
+   * to the schedule function (`fn`, default one shared deployment). Resolves with its answer;
+   * rejects when the invocation fails (Scheduler would retry it).
+   */
+  fireSchedule(input: string, scheduledTime: string, fn?: LocalFunction): Promise<unknown>;
   /** Stops the schedule, the event sources and every function. */
   stop(): Promise<void>;
 }
@@ -279,6 +295,26 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     return fn;
   }
 
+  async function scheduleFunction(): Promise<LocalFunction> {
+    const env = { ...base, [HARNESS_ENV.agentNames]: agentNames.join(AGENT_NAMES_SEPARATOR), ...options.env };
+    const fn = new LocalFunction({
+      name: `schedule-${extras.length + 1}`,
+      handlerModule: `${REPO_ROOT}src/lambdas/schedule.ts`,
+      agentsModule: options.agentsModule,
+      timeoutMs: SCHEDULE_TIMEOUT_MS,
+      env,
+      log,
+    });
+    extras.push(fn);
+    await fn.warm();
+    return fn;
+  }
+  let sharedSchedule: Promise<LocalFunction> | undefined;
+  async function fireSchedule(input: string, scheduledTime: string, fn?: LocalFunction): Promise<unknown> {
+    const target = fn ?? (await (sharedSchedule ??= scheduleFunction()));
+    return target.invoke(JSON.parse(input.replaceAll(SCHEDULED_TIME_ATTRIBUTE, scheduledTime)));
+  }
+
   return {
     url: http.url,
     tableName,
@@ -293,6 +329,8 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     sweep,
     drainDeadLetters,
     extraFunction: extraFunction as LocalCloud["extraFunction"],
+    scheduleFunction,
+    fireSchedule,
     async stop() {
       clearInterval(sweepTimer);
       await workSource.stop();

@@ -1,8 +1,14 @@
 import { readFileSync } from "node:fs";
+import { stripTypeScriptTypes } from "node:module";
 import { join } from "node:path";
 import type { Hono } from "hono";
 
 const PAGE_DIR = join(import.meta.dirname, "page");
+/**
+ * The client's record-to-view rules, the same module `resolute-harness/client` exports, served
+ * to the page with its types stripped (it imports only types): no build step, one implementation.
+ */
+const MESSAGE_VIEW = join(import.meta.dirname, "..", "..", "src", "client", "message-view.ts");
 
 /** The page's files, read once at start: path → [content type, bytes]. */
 const FILES: Record<string, [string, string]> = {
@@ -16,8 +22,9 @@ const FILES: Record<string, [string, string]> = {
  * Content-Security-Policy: the page runs only its own script and talks only to this origin.
  */
 export function mountChatPage(app: Hono): void {
-  for (const [path, [type, file]] of Object.entries(FILES)) {
-    const body = readFileSync(join(PAGE_DIR, file), "utf8");
+  const files = Object.entries(FILES).map(([path, [type, file]]) => [path, type, readFileSync(join(PAGE_DIR, file), "utf8")] as const);
+  files.push(["/message-view.js", "text/javascript; charset=utf-8", stripTypeScriptTypes(readFileSync(MESSAGE_VIEW, "utf8"))]);
+  for (const [path, type, body] of files) {
     app.get(path, (c) =>
       c.body(body, 200, {
         "content-type": type,

@@ -4,7 +4,7 @@ import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { CfnSchedule } from "aws-cdk-lib/aws-scheduler";
 import { Construct } from "constructs";
 import { ID_RULES } from "../runtime/requests.ts";
-import { SCHEDULE_NAME, type ScheduledFiring } from "../runtime/scheduled-dispatch.ts";
+import { SCHEDULE_NAME, scheduledFiringInput } from "../runtime/scheduled-dispatch.ts";
 
 /**
  * One EventBridge Scheduler schedule that dispatches a `scheduled_tick` signal to one session of
@@ -66,15 +66,6 @@ export class HarnessSchedules extends Construct {
       new PolicyStatement({ sid: "InvokeScheduleFunction", actions: ["lambda:InvokeFunction"], resources: [props.target.functionArn] }),
     );
     this.schedules = props.schedules.map((schedule) => {
-      const firing: Record<keyof ScheduledFiring, unknown> = {
-        schedule: schedule.name,
-        agent: schedule.agent,
-        instance: schedule.instance,
-        session: schedule.session,
-        body: schedule.body,
-        // Filled in by Scheduler at each firing: the time it was scheduled for, not when it ran.
-        scheduledTime: "<aws.scheduler.scheduled-time>",
-      };
       return new CfnSchedule(this, `Schedule-${schedule.name}`, {
         description: `Dispatches a scheduled_tick signal to ${schedule.agent}/${schedule.instance} (schedule ${schedule.name})`,
         scheduleExpression: schedule.expression,
@@ -83,7 +74,7 @@ export class HarnessSchedules extends Construct {
         target: {
           arn: props.target.functionArn,
           roleArn: this.role.roleArn,
-          input: JSON.stringify(firing),
+          input: scheduledFiringInput({ schedule: schedule.name, agent: schedule.agent, instance: schedule.instance, session: schedule.session, body: schedule.body }),
           retryPolicy: {
             maximumRetryAttempts: schedule.retryAttempts ?? 3,
             maximumEventAgeInSeconds: Duration.hours(1).toSeconds(),

@@ -24,6 +24,10 @@ export class RecordRenderer {
   #midLine = false;
   #spinner: ReturnType<typeof setInterval> | undefined;
   #frame = 0;
+  /** The newest attempt seen per submission. */
+  readonly #attempts = new Map<string, string>();
+  /** Submissions whose latest message has not completed normally. */
+  readonly #unfinished = new Set<string>();
 
   constructor(out: TerminalOutput) {
     this.#out = out;
@@ -31,6 +35,7 @@ export class RecordRenderer {
   }
 
   render(record: ConversationRecord): void {
+    this.#noteSupersede(record);
     switch (record.kind) {
       case "user_message": {
         const origin = record.payload.origin === undefined ? "" : this.#dim(`[${record.payload.origin}] `);
@@ -41,10 +46,13 @@ export class RecordRenderer {
         this.#line(`${this.#bold("›")} ${this.#dim(`signal ${record.payload.type}:`)} ${record.payload.body}`);
         return this.#spin();
       case "assistant_message_started":
+        this.#unfinished.add(record.submissionId ?? "");
         return this.#spin();
       case "assistant_text_delta":
+        this.#unfinished.add(record.submissionId ?? "");
         return this.#text(record.payload.text);
       case "assistant_thinking_delta":
+        this.#unfinished.add(record.submissionId ?? "");
         return this.#text(this.#dim(record.payload.text));
       case "assistant_tool_call":
         this.#line(`${this.#cyan("⚙")} ${record.payload.toolName}(${clip(JSON.stringify(record.payload.args ?? {}))})`);
@@ -59,7 +67,10 @@ export class RecordRenderer {
         const body = record.payload.message.body as { stopReason?: string; errorMessage?: string } | undefined;
         if (body?.stopReason === "error" || body?.stopReason === "aborted") {
           this.#line(this.#dim(`(turn ended: ${body.errorMessage ?? body.stopReason})`));
-        } else this.#endLine();
+        } else {
+          this.#unfinished.delete(record.submissionId ?? "");
+          this.#endLine();
+        }
         return;
       }
       case "compaction":
@@ -79,6 +90,19 @@ export class RecordRenderer {
       default:
         return;
     }
+  }
+
+  /**
+   * Text already printed cannot be taken back: when a new attempt of a submission follows one
+   * whose message never completed (or failed), say that the text above was abandoned (ADR 0020).
+   */
+  #noteSupersede(record: ConversationRecord): void {
+    const { submissionId, attemptId } = record;
+    if (submissionId === undefined || attemptId === undefined) return;
+    const previous = this.#attempts.get(submissionId);
+    this.#attempts.set(submissionId, attemptId);
+    if (previous === undefined || previous === attemptId || !this.#unfinished.delete(submissionId)) return;
+    this.#line(this.#dim("(attempt interrupted: the text above is abandoned; a new attempt runs the turn again)"));
   }
 
   /** Stops the spinner and ends the current line. */

@@ -18,6 +18,7 @@ export {
   type StreamOptions,
   type WaitOptions,
 } from "./client.ts";
+export { MessageView, type AssistantItem, type NoteItem, type SettledItem, type ToolItem, type UserItem, type ViewItem } from "./message-view.ts";
 export { HarnessHttpError, type HarnessHttpErrorCode } from "./http-error.ts";
 export {
   sigv4Signer,

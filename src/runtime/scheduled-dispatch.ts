@@ -26,6 +26,26 @@ export interface ScheduledFiring {
   scheduledTime: number | string;
 }
 
+/** EventBridge Scheduler's context attribute: replaced in a target's input by the time the firing was scheduled for. */
+export const SCHEDULED_TIME_ATTRIBUTE = "<aws.scheduler.scheduled-time>";
+
+/**
+ * The input a schedule hands its target (the construct's schedules, the local cloud): a firing
+ * whose `scheduledTime` Scheduler fills in at each firing, the time it was scheduled for, not
+ * when it ran.
+ */
+export function scheduledFiringInput(firing: Omit<ScheduledFiring, "scheduledTime">): string {
+  const input: Record<keyof ScheduledFiring, unknown> = {
+    schedule: firing.schedule,
+    agent: firing.agent,
+    instance: firing.instance,
+    session: firing.session,
+    body: firing.body,
+    scheduledTime: SCHEDULED_TIME_ATTRIBUTE,
+  };
+  return JSON.stringify(input);
+}
+
 /** `schedule:<name>:<scheduled time, ISO 8601 UTC>`: the same for every firer of one window. */
 export function scheduleDispatchId(schedule: string, scheduledTime: number | string): string {
   if (!SCHEDULE_NAME.test(schedule)) throw new InvalidRequest(`invalid schedule name ${JSON.stringify(schedule)}: must match ${SCHEDULE_NAME.source}`);

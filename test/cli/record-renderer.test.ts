@@ -42,6 +42,21 @@ describe("RecordRenderer", () => {
     );
   });
 
+  it("marks an abandoned attempt's text when the next attempt of the submission starts", () => {
+    const { out, text } = output(false);
+    const r = new RecordRenderer(out);
+    const by = (attemptId: string, rec: ConversationRecord) => ({ ...rec, attemptId }) as ConversationRecord;
+    r.render(by("a1", record("user_message", { body: "count" })));
+    r.render(by("a1", record("assistant_text_delta", { text: "w00 w01" })));
+    r.render(by("a2", record("assistant_message_started", { model: "m", messageType: "message" })));
+    r.render(by("a2", record("assistant_text_delta", { text: "w00 w01 w02" })));
+    r.render(by("a2", record("assistant_message_completed", { message: { role: "assistant", type: "message", body: { stopReason: "stop" } } })));
+    r.render(by("a3", record("submission_settled", { status: "succeeded" })));
+    expect(text()).toBe(
+      ["› count", "w00 w01", "(attempt interrupted: the text above is abandoned; a new attempt runs the turn again)", "w00 w01 w02", "— succeeded", ""].join("\n"),
+    );
+  });
+
   it("on a terminal, spins while a turn runs with nothing printed, and clears the spinner before output", () => {
     const { out, chunks } = output(true);
     const r = new RecordRenderer(out);

@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient } from "../../src/client/client.ts";
+import type { ConversationRecord } from "../../src/conversation/records.ts";
 import type { SubmissionPage } from "../../src/runtime/submission-view.ts";
 import { freePort, killExamples, startExampleProcess, type ExampleProcess } from "./support.ts";
 
@@ -90,6 +92,13 @@ async function send(page: Page, text: string): Promise<void> {
 const settledItems = (page: Page) => page.locator('.item[data-kind="settled"]');
 const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
 
+/** The session's records, read as any client reads them. */
+async function recordsOf(instance: string): Promise<ConversationRecord[]> {
+  const records: ConversationRecord[] = [];
+  for await (const record of createClient({ baseUrl: ex.url }).stream("chat", instance)) records.push(record);
+  return records;
+}
+
 async function listing(instance: string, session = "default"): Promise<SubmissionPage> {
   const res = await fetch(`${ex.url}/agents/chat/${instance}/submissions?session=${session}`);
   return (await res.json()) as SubmissionPage;
@@ -170,6 +179,46 @@ describe.skipIf(!CHROMIUM)("examples/chat in headless Chromium", () => {
     await page.waitForTimeout(3_000);
     expect(streamRequests).toEqual([]);
     await shot(page, "3-side-session");
+    await page.close();
+  });
+
+  it("Cancel stops a run during its slow tool, Compact summarizes the history: both on the page and in the log", async () => {
+    const page = await openChat("browser-4");
+    await send(page, "first words");
+    await expect.poll(() => settledItems(page).count(), POLL).toBe(1);
+
+    await send(page, "research volcanoes");
+    await expect.poll(() => page.locator('.item[data-kind="tool"]').getAttribute("data-state"), POLL).toBe("running");
+    await page.click("#cancel");
+    await expect.poll(() => settledItems(page).count(), POLL).toBe(2);
+    expect(await page.locator("#error").textContent()).toBe("");
+    const cancelled = settledItems(page).last();
+    expect(await cancelled.getAttribute("data-status")).toBe("failed");
+    expect(await cancelled.textContent()).toContain("[cancelled] cancelled: cancelled from the chat page");
+    // The research never finished: no summary of its findings.
+    expect((await page.locator(".item").allTextContents()).some((t: string) => t.startsWith("Here is what I found"))).toBe(false);
+    await shot(page, "4-cancelled");
+
+    await page.click("#compact");
+    const note = page.locator('.item[data-kind="note"]');
+    await expect.poll(() => note.count(), POLL).toBe(1);
+    expect(await note.textContent()).toMatch(/^conversation compacted: \S/);
+    await expect.poll(() => settledItems(page).count(), POLL).toBe(3);
+    expect(await settledItems(page).last().getAttribute("data-status")).toBe("succeeded");
+    await shot(page, "5-compacted");
+
+    // The log agrees: the cancel's settlement and the manual compaction, in the session's order.
+    const log = await recordsOf("browser-4");
+    const settled = log.filter((r) => r.kind === "submission_settled");
+    expect(settled.map((r) => r.kind === "submission_settled" && [r.payload.status, r.payload.errorCode ?? null])).toEqual([
+      ["succeeded", null],
+      ["failed", "cancelled"],
+      ["succeeded", null],
+    ]);
+    const compaction = log.find((r) => r.kind === "compaction");
+    expect(compaction).toMatchObject({ payload: { reason: "manual" }, submissionId: settled[2]!.submissionId });
+    const listed = await listing("browser-4");
+    expect(listed.submissions.map((s) => s.outcome?.errorCode ?? s.outcome?.status)).toEqual(["succeeded", "cancelled", "succeeded"]);
     await page.close();
   });
 

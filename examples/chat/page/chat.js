@@ -1,5 +1,6 @@
 // The chat page: a plain ES module on the harness's own routes (fetch + EventSource, no build).
-// State is the session's records; everything on screen is drawn from them by viewOf().
+// State is the session's records, folded into a MessageView; everything on screen is drawn from it.
+import { MessageView } from "./message-view.js";
 
 const AGENT = "chat";
 const params = new URLSearchParams(location.search);
@@ -24,10 +25,10 @@ const RECORD_KINDS = [
 
 const $ = (id) => document.getElementById(id);
 
-/** The page's state: the current session, its records (the log, in order) and its stream. */
+/** The page's state: the current session, the view of its records (the log, in order) and its stream. */
 const state = {
   session: "default",
-  records: [],
+  view: new MessageView(),
   lastId: "",
   source: null,
   /** Submissions this tab dispatched whose settlement it has not seen yet. */
@@ -40,75 +41,14 @@ const state = {
 
 // ---- rendering: records → view items → DOM ------------------------------------------------
 
-/**
- * The view of a conversation: one item per user message, assistant message, tool call (with its
- * outcome), compaction and settlement. The only place records are interpreted, so a rule about
- * which records to show (e.g. leaving out an abandoned attempt's message) belongs here.
- */
-export function viewOf(records) {
-  const items = [];
-  const messages = new Map();
-  const tools = new Map();
-  const messageFor = (r) => {
-    const key = `${r.attemptId ?? ""}:${r.turnId ?? ""}`;
-    let item = messages.get(key);
-    if (!item) {
-      item = { kind: "assistant", text: "", done: false, submissionId: r.submissionId };
-      messages.set(key, item);
-      items.push(item);
-    }
-    return item;
-  };
-  for (const r of records) {
-    switch (r.kind) {
-      case "user_message":
-        items.push({ kind: "user", text: r.payload.body, origin: r.payload.origin });
-        break;
-      case "signal":
-        items.push({ kind: "user", text: r.payload.body, origin: `signal ${r.payload.type}` });
-        break;
-      case "assistant_message_started":
-        messageFor(r);
-        break;
-      case "assistant_text_delta":
-        messageFor(r).text += r.payload.text;
-        break;
-      case "assistant_message_completed":
-        messageFor(r).done = true;
-        break;
-      case "assistant_tool_call": {
-        const item = { kind: "tool", name: r.payload.toolName, args: r.payload.args, outcome: undefined, isError: false };
-        tools.set(r.payload.callId, item);
-        items.push(item);
-        break;
-      }
-      case "tool_outcome": {
-        const item = tools.get(r.payload.callId);
-        if (!item) break;
-        item.outcome = (r.payload.content ?? []).map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
-        item.isError = r.payload.isError === true;
-        break;
-      }
-      case "compaction":
-        items.push({ kind: "note", text: `conversation compacted (${r.payload.reason ?? "threshold"}): ${r.payload.summary}` });
-        break;
-      case "task_spawned":
-        items.push({ kind: "note", text: `subagent ${r.payload.agent} started: ${r.payload.prompt}` });
-        break;
-      case "submission_settled":
-        items.push({ kind: "settled", status: r.payload.status, errorCode: r.payload.errorCode, error: r.payload.error, usage: r.payload.usage });
-        break;
-    }
-  }
-  // A message that ended without text (only tool calls) shows nothing.
-  return items.filter((item) => item.kind !== "assistant" || item.text !== "" || !item.done);
-}
-
+// The client's MessageView (src/client/message-view.ts, served with its types stripped) is the
+// only place records are interpreted: it also drops an abandoned attempt's unfinished message
+// as soon as the next attempt's first record arrives (ADR 0020).
 function draw() {
   state.drawScheduled = false;
   const box = $("conversation");
   const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
-  box.replaceChildren(...viewOf(state.records).map(element));
+  box.replaceChildren(...state.view.items.map(element));
   if (atBottom) box.scrollTop = box.scrollHeight;
 }
 
@@ -129,6 +69,7 @@ function element(item) {
       break;
     case "assistant":
       el.dataset.done = String(item.done);
+      el.dataset.interrupted = String(item.interrupted);
       el.textContent = item.text;
       break;
     case "tool":
@@ -136,8 +77,13 @@ function element(item) {
       el.dataset.state = item.outcome === undefined ? "running" : "done";
       el.textContent = `⚙ ${item.name}(${JSON.stringify(item.args ?? {})})${item.outcome === undefined ? " …" : `\n→ ${item.outcome}`}`;
       break;
-    case "note":
-      el.textContent = item.text;
+    case "compaction":
+      el.dataset.kind = "note";
+      el.textContent = `conversation compacted: ${item.text}`;
+      break;
+    case "task":
+      el.dataset.kind = "note";
+      el.textContent = `subagent started: ${item.text}`;
       break;
     case "settled":
       el.dataset.status = item.status;
@@ -199,7 +145,7 @@ function setStreamState(text) {
 function onRecord(record) {
   if (record.session !== state.session) return;
   if (state.lastId && record.id <= state.lastId) return;
-  state.records.push(record);
+  state.view.apply(record);
   state.lastId = record.id;
   state.reopenDelay = 250;
   if (record.kind === "submission_settled") {
@@ -326,7 +272,7 @@ function drawSessions() {
 function switchTo(session) {
   closeStream();
   state.session = session;
-  state.records = [];
+  state.view = new MessageView();
   state.lastId = "";
   state.awaiting.clear();
   state.submissions = [];

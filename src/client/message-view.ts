@@ -1,0 +1,196 @@
+import type { ConversationRecord, SettledErrorCode, SettledStatus, SettledUsage } from "../conversation/records.ts";
+
+// Only type imports: the chat example serves this file to the browser with its types stripped.
+
+/** A user-side message: a dispatched, steered or followed-up message, or a signal. */
+export interface UserItem {
+  kind: "user";
+  text: string;
+  /** `steer`, `followUp`, `correction`, or `signal <type>`; absent for a dispatched message. */
+  origin?: string;
+  submissionId?: string;
+}
+
+/** An assistant message as streamed so far. */
+export interface AssistantItem {
+  kind: "assistant";
+  text: string;
+  thinking: string;
+  /** Its `assistant_message_completed` record arrived. */
+  done: boolean;
+  /**
+   * It completed with an error or aborted, or its submission settled before it completed: shown
+   * until a later attempt of the submission supersedes it.
+   */
+  interrupted: boolean;
+  submissionId?: string;
+  attemptId?: string;
+  turnId?: string;
+}
+
+/** A tool call and, once recorded, its outcome. */
+export interface ToolItem {
+  kind: "tool";
+  callId: string;
+  name: string;
+  args: unknown;
+  /** The outcome's text; undefined while the tool runs. */
+  outcome?: string;
+  isError: boolean;
+  submissionId?: string;
+}
+
+/** A compaction (its summary stands in for the older history) or a spawned subagent. */
+export interface NoteItem {
+  kind: "compaction" | "task";
+  text: string;
+  submissionId?: string;
+}
+
+/** A submission's settlement. */
+export interface SettledItem {
+  kind: "settled";
+  submissionId?: string;
+  status: SettledStatus;
+  errorCode?: SettledErrorCode;
+  error?: string;
+  usage?: SettledUsage;
+}
+
+/** One thing on screen. */
+export type ViewItem = UserItem | AssistantItem | ToolItem | NoteItem | SettledItem;
+
+/**
+ * A conversation as a person reads it, built from its records as they arrive (the replay, then
+ * the live tail): user messages, assistant messages with their streamed text, tool calls with
+ * their outcomes, compactions, settlements.
+ *
+ * It applies the rule for superseded attempts (ADR 0020): a submission's records carry the
+ * `attemptId` of the attempt that wrote them, and after an attempt's process died or its turn
+ * failed a new attempt streams that turn again. Once a record of the same submission from another
+ * attempt arrives, the earlier attempts' assistant messages that never completed, or completed
+ * with an error or aborted, are dropped: they were abandoned (no projection holds them, no later
+ * turn builds on them). A message that completed normally stays. A settlement leaves a message
+ * it finds unfinished on screen, marked interrupted. Concatenating every `assistant_text_delta`
+ * instead shows the abandoned text as part of the answer.
+ *
+ * Records must be applied in log order, each once (what `HarnessClient.stream` yields).
+ */
+export class MessageView {
+  readonly #items: ViewItem[] = [];
+  /** Assistant messages by `attemptId:turnId`. */
+  readonly #messages = new Map<string, AssistantItem>();
+  readonly #tools = new Map<string, ToolItem>();
+  /** The newest attempt seen per submission. */
+  readonly #attempts = new Map<string, string>();
+
+  /** Builds a view from records already read. */
+  static of(records: Iterable<ConversationRecord>): MessageView {
+    const view = new MessageView();
+    for (const record of records) view.apply(record);
+    return view;
+  }
+
+  /** What is on screen, in order. A message that ended with no text (only tool calls) is left out. */
+  get items(): readonly ViewItem[] {
+    return this.#items.filter((item) => item.kind !== "assistant" || item.text !== "" || item.thinking !== "" || !item.done);
+  }
+
+  /** The assistant's text as shown (of one submission, or of all), messages joined by a blank line. */
+  assistantText(submissionId?: string): string {
+    return this.items
+      .filter((item): item is AssistantItem => item.kind === "assistant" && (submissionId === undefined || item.submissionId === submissionId))
+      .map((item) => item.text)
+      .join("\n\n");
+  }
+
+  /** Takes in the next record of the log. */
+  apply(record: ConversationRecord): void {
+    this.#supersede(record);
+    switch (record.kind) {
+      case "user_message":
+        this.#items.push({ kind: "user", text: record.payload.body, origin: record.payload.origin, submissionId: record.submissionId });
+        return;
+      case "signal":
+        this.#items.push({ kind: "user", text: record.payload.body, origin: `signal ${record.payload.type}`, submissionId: record.submissionId });
+        return;
+      case "assistant_message_started":
+        this.#message(record);
+        return;
+      case "assistant_text_delta":
+        this.#message(record).text += record.payload.text;
+        return;
+      case "assistant_thinking_delta":
+        this.#message(record).thinking += record.payload.text;
+        return;
+      case "assistant_message_completed": {
+        const item = this.#message(record);
+        item.done = true;
+        const stop = (record.payload.message.body as { stopReason?: unknown } | undefined)?.stopReason;
+        item.interrupted = stop === "error" || stop === "aborted";
+        return;
+      }
+      case "assistant_tool_call": {
+        const item: ToolItem = { kind: "tool", callId: record.payload.callId, name: record.payload.toolName, args: record.payload.args, isError: false, submissionId: record.submissionId };
+        this.#tools.set(item.callId, item);
+        this.#items.push(item);
+        return;
+      }
+      case "tool_outcome": {
+        const item = this.#tools.get(record.payload.callId);
+        if (!item) return;
+        item.outcome = (record.payload.content ?? []).map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
+        item.isError = record.payload.isError === true;
+        return;
+      }
+      case "compaction":
+        this.#items.push({ kind: "compaction", text: record.payload.summary, submissionId: record.submissionId });
+        return;
+      case "task_spawned":
+        this.#items.push({ kind: "task", text: `${record.payload.agent}: ${record.payload.prompt}`, submissionId: record.submissionId });
+        return;
+      case "submission_settled": {
+        const p = record.payload;
+        this.#items.push({ kind: "settled", submissionId: record.submissionId, status: p.status, errorCode: p.errorCode, error: p.error, usage: p.usage });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  #message(record: ConversationRecord): AssistantItem {
+    const key = `${record.attemptId ?? ""}:${record.turnId ?? ""}`;
+    let item = this.#messages.get(key);
+    if (!item) {
+      item = { kind: "assistant", text: "", thinking: "", done: false, interrupted: false, submissionId: record.submissionId, attemptId: record.attemptId, turnId: record.turnId };
+      this.#messages.set(key, item);
+      this.#items.push(item);
+    }
+    return item;
+  }
+
+  /**
+   * A record of another attempt of the same submission drops the earlier attempts' unfinished
+   * and interrupted messages (the new attempt runs that turn again); a settlement marks the
+   * submission's unfinished messages interrupted (nothing will finish them).
+   */
+  #supersede(record: ConversationRecord): void {
+    const { submissionId, attemptId } = record;
+    if (submissionId === undefined) return;
+    if (record.kind === "submission_settled") {
+      for (const item of this.#messages.values()) {
+        if (item.submissionId === submissionId && !item.done) item.done = item.interrupted = true;
+      }
+    }
+    if (attemptId === undefined) return;
+    const previous = this.#attempts.get(submissionId);
+    this.#attempts.set(submissionId, attemptId);
+    if (previous === undefined || previous === attemptId) return;
+    for (const [key, item] of this.#messages) {
+      if (item.submissionId !== submissionId || item.attemptId === attemptId || (item.done && !item.interrupted)) continue;
+      this.#messages.delete(key);
+      this.#items.splice(this.#items.indexOf(item), 1);
+    }
+  }
+}
