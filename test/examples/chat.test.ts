@@ -12,8 +12,9 @@ import { freePort, killExamples, startExampleProcess, type ExampleProcess } from
 /**
  * `npm run example -- chat` as a process, driven through its page in headless Chromium (Debian's
  * `chromium`, which `.ci/run` installs): send and watch the text stream, steer a run during its
- * slow tool, reload, switch sessions, an idle tab that stops reconnecting, and a page of another
- * origin refused unless CORS_ORIGINS allows it. Screenshots go to a scratch directory.
+ * slow tool, cancel and compact, reload, switch sessions, an idle tab that stops reconnecting, a
+ * kill -9 mid-reply after which the reply shows once, and a page of another origin refused unless
+ * CORS_ORIGINS allows it. Screenshots go to a scratch directory.
  */
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].find(
@@ -220,6 +221,44 @@ describe.skipIf(!CHROMIUM)("examples/chat in headless Chromium", () => {
     const listed = await listing("browser-4");
     expect(listed.submissions.map((s) => s.outcome?.errorCode ?? s.outcome?.status)).toEqual(["succeeded", "cancelled", "succeeded"]);
     await page.close();
+  });
+
+  it("after a kill -9 mid-reply and a restart, the page shows the reply once: the abandoned attempt's text is dropped live", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "harness-chat-crash-"));
+    const port = String(await freePort());
+    const env = { DATA_DIR: dir, PORT: port, LEASE_MS: "1000" };
+    let crashing = await startExampleProcess(["run", "example", "--", "chat"], env);
+    try {
+      const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+      page.setDefaultTimeout(20_000);
+      await page.goto(`${crashing.url}/?instance=crash`);
+      // A long message: its echo streams for several seconds (3 characters every 25 ms).
+      const text = `please remember all of this: ${"the quick brown fox jumps over the lazy dog, ".repeat(12)}`.trim();
+      await send(page, text);
+      const assistant = page.locator('.item[data-kind="assistant"]');
+      await expect.poll(async () => ((await assistant.first().textContent()) ?? "").length, POLL).toBeGreaterThan(40);
+      expect(await assistant.first().getAttribute("data-done")).toBe("false");
+      process.kill(-crashing.proc.pid!, "SIGKILL");
+      await crashing.exited;
+      await shot(page, "6-killed-mid-reply");
+
+      // Same port and data: the page's EventSource reconnects by itself; a new attempt streams the reply again.
+      crashing = await startExampleProcess(["run", "example", "--", "chat"], env);
+      await expect.poll(() => settledItems(page).count(), { timeout: 40_000 }).toBe(1);
+      expect(await assistant.allTextContents()).toEqual([`Noted: ${text}`]);
+      expect(await settledItems(page).first().getAttribute("data-status")).toBe("succeeded");
+      await shot(page, "7-recovered");
+
+      // The log holds both attempts' text: the page left the first out.
+      const records: ConversationRecord[] = [];
+      for await (const record of createClient({ baseUrl: crashing.url }).stream("chat", "crash")) records.push(record);
+      expect(new Set(records.filter((r) => r.kind === "assistant_text_delta").map((r) => r.attemptId)).size).toBe(2);
+      await page.close();
+    } finally {
+      process.kill(-crashing.proc.pid!, "SIGKILL");
+      await crashing.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("refuses a page of another origin unless CORS_ORIGINS allows it, storing nothing for it", async () => {

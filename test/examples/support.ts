@@ -34,10 +34,11 @@ export async function freePort(): Promise<number> {
 
 /**
  * Starts `npm <args>` (e.g. `["start"]` or `["run", "example", "--", "github-bot"]`) on a free
- * port with the keyless model, and resolves once its banner names the URL and pid.
+ * port (or `env.PORT`, to start again where a killed one listened) with the keyless model, and
+ * resolves once its banner names the URL and pid.
  */
 export async function startExampleProcess(npmArgs: string[], env: Record<string, string>): Promise<ExampleProcess> {
-  const port = await freePort();
+  const port = env.PORT ? Number(env.PORT) : await freePort();
   const proc = spawn("npm", npmArgs, {
     cwd: ROOT,
     env: { ...process.env, MODEL: "", LOG_LEVEL: "info", ...env, PORT: String(port) },
