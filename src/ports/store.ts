@@ -24,7 +24,13 @@ import type {
  * expected prior state; a lost CAS throws `ClaimLost`.
  */
 export interface SubmissionStore {
-  /** Same id + identical input → the stored row (replay); different input → `DispatchConflict`. */
+  /**
+   * Same id, same session key and identical input → the stored row (replay); same id with another
+   * input or another session key (agent, instance, session) → `DispatchConflict`, nothing stored.
+   * When the session has no conversation yet, it is created (id `sub.conversationId`, created at
+   * `sub.createdAt`) in the same atomic write as the submission, so a refused admission creates
+   * none; when it has one, the stored row carries that conversation's id.
+   */
   admitSubmission(sub: NewSubmission): Promise<Submission>;
   /** The row, or `SubmissionNotFound`. */
   getSubmission(id: string): Promise<Submission>;
@@ -131,7 +137,10 @@ export interface AppendOptions {
 
 /** The append-only record log, one per session key. */
 export interface ConversationStore {
-  /** The conversation of `candidate.key`, created from the candidate when absent. */
+  /**
+   * The conversation of `candidate.key`, created from the candidate when absent (without a
+   * submission: admission creates it together with its first submission instead).
+   */
   ensureConversation(candidate: Conversation): Promise<{ conversation: Conversation; created: boolean }>;
   /** Or `ConversationNotFound`. */
   getConversation(key: SessionKey): Promise<Conversation>;
@@ -172,6 +181,8 @@ export interface AttachmentStore {
   putAttachment(mediaType: string, data: Uint8Array): Promise<AttachmentRef>;
   /** Or `AttachmentNotFound`. */
   getAttachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }>;
+  /** The ref of a stored attachment without its bytes (admission's check), or `AttachmentNotFound`. */
+  getAttachmentRef(digest: string): Promise<AttachmentRef>;
 }
 
 /** What a run asks of its inbox at a safe point. */
@@ -218,7 +229,8 @@ export interface Store extends SubmissionStore, ConversationStore, AttachmentSto
 export interface AdmissionStore
   extends Pick<ConversationStore, "ensureConversation" | "appendRecords">,
     Pick<SubmissionStore, "admitSubmission">,
-    Pick<InboxStore, "enqueueInbox"> {}
+    Pick<InboxStore, "enqueueInbox">,
+    Pick<AttachmentStore, "getAttachmentRef"> {}
 
 /** What one attempt's log writer uses: reads, fenced appends and inbox drains of its conversation. */
 export interface LogStore

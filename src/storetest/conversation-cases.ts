@@ -352,6 +352,9 @@ export function conversationCases(test: Register): void {
         "attachment_not_found",
         "getAttachment of an absent digest",
       );
+      expect(await store.getAttachmentRef(digest), "the ref alone, without the bytes").toEqual(ref);
+      await expectCode(store.getAttachmentRef(`sha256:${"0".repeat(64)}`), "attachment_not_found", "getAttachmentRef of an absent digest");
+      await expectCode(store.getAttachmentRef("sha256:not-hex"), "attachment_not_found", "getAttachmentRef of a malformed digest");
     });
 
     test("ReturnedAttachmentsAreCopies", async ({ store }) => {

@@ -66,6 +66,43 @@ export function submissionCases(test: Register): void {
       });
     });
 
+    test("AdmissionCreatesTheConversationWithTheSubmission", async ({ store, clock, fx }) => {
+      const key = fx.key();
+      await expectCode(store.getConversation(key), "conversation_not_found", "before the first admission");
+      const candidate = newId(clock.now());
+      const first = await store.admitSubmission({ id: fx.id(), conversationId: candidate, sessionKey: key, input: { kind: "user", body: "one" }, createdAt: clock.now() });
+      expect(first.conversationId, "the first admission's candidate becomes the conversation").toBe(candidate);
+      const conversation = await store.getConversation(key);
+      expect(conversation).toMatchObject({ id: candidate, key, createdAt: first.createdAt });
+      const second = await store.admitSubmission({ id: fx.id(), conversationId: newId(clock.now()), sessionKey: key, input: { kind: "user", body: "two" }, createdAt: clock.now() });
+      expect(second.conversationId, "a later admission joins the session's conversation, whatever its candidate").toBe(candidate);
+      expect((await store.getSubmission(second.id)).conversationId).toBe(candidate);
+      expect((await store.getConversation(key)).id).toBe(candidate);
+    });
+
+    test("AdmissionRefusedStoresNothing", async ({ store, clock, fx }) => {
+      const a = fx.key();
+      const first = await fx.admit(a, { input: { kind: "user", body: "original" } });
+      for (const [what, target, body] of [
+        ["another body, another instance", fx.key(), "other"],
+        ["the same body, another instance", fx.key(), "original"],
+        ["the same body, another session of the instance", { ...a, session: "other-session" }, "original"],
+        ["the same body, another agent", { ...a, agent: "another-agent" }, "original"],
+      ] as const) {
+        await expectCode(
+          store.admitSubmission({ id: first.id, conversationId: newId(clock.now()), sessionKey: target, input: { kind: "user", body }, createdAt: clock.now() }),
+          "dispatch_conflict",
+          `the dispatch id again with ${what}`,
+        );
+        await expectCode(store.getConversation(target), "conversation_not_found", `no conversation after a refused dispatch (${what})`);
+        expect(await store.getSessionHead(target), `no submission after a refused dispatch (${what})`).toBeUndefined();
+        expect(await store.listSessionSubmissions(target, { limit: 10 })).toEqual([]);
+      }
+      const stored = await store.getSubmission(first.id);
+      expect(stored.sessionKey, "the first admission's target is kept").toEqual(a);
+      expect(stored.input).toEqual({ kind: "user", body: "original" });
+    });
+
     test("AdmissionComparesEveryInputField", async ({ store, fx }) => {
       const base: DispatchMessage = {
         kind: "signal",

@@ -52,6 +52,13 @@ export class BlobStore {
     }
   }
 
+  /** The ref of `digest` from the object's metadata (a HEAD, no bytes), or `AttachmentNotFound`. */
+  async ref(digest: string): Promise<AttachmentRef> {
+    const ref = DIGEST.test(digest) ? await this.#head(digest) : undefined;
+    if (!ref) throw new AttachmentNotFound(digest);
+    return ref;
+  }
+
   /** Spills a JSON text; returns its digest. */
   async putText(text: string): Promise<string> {
     return (await this.put("application/json", Buffer.from(text, "utf8"))).digest;

@@ -199,6 +199,9 @@ class DynamoStore implements Store {
   getAttachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }> {
     return this.#blobs.get(digest);
   }
+  getAttachmentRef(digest: string): Promise<AttachmentRef> {
+    return this.#blobs.ref(digest);
+  }
 
   // ---- inbox ----
   enqueueInbox(key: SessionKey, message: InboxMessage): Promise<{ submissionId: string }> {

@@ -49,12 +49,15 @@ export function sessionKeyOf(state: Item): SessionKey {
  * state items (each only if absent). Same id again → the stored row when the input's canonical
  * JSON matches, else `DispatchConflict`. Throws `RetryStep` when a concurrent admission raced.
  */
-export async function admitOnce(ctx: StoreContext, sub: NewSubmission, inputItem: Item, ord: string): Promise<Submission> {
-  const session = await getSessionItem(ctx, sub.sessionKey);
+export async function admitOnce(ctx: StoreContext, candidate: NewSubmission, inputItem: Item, ord: string): Promise<Submission> {
+  const session = await getSessionItem(ctx, candidate.sessionKey);
   const prev = num(session, "admitSeq") ?? 0;
   const headSeq = num(session, "headSeq") ?? 1;
   const seq = prev + 1;
   const isHead = headSeq === seq;
+  // The session's conversation: the one it has, or the candidate's, created in this transaction.
+  const conversationId = str(session, "convId");
+  const sub = conversationId === undefined ? candidate : { ...candidate, conversationId };
 
   const e = new Expr()
     .set("admitSeq", N(seq))
@@ -63,10 +66,12 @@ export async function admitOnce(ctx: StoreContext, sub: NewSubmission, inputItem
     .set("instance", S(sub.sessionKey.instance))
     .set("session", S(sub.sessionKey.session));
   if (isHead) e.set("headId", S(sub.id));
-  const condition =
+  if (conversationId === undefined) e.set("convId", S(sub.conversationId)).set("convCreatedAt", N(sub.createdAt));
+  let condition =
     prev === 0
       ? `attribute_not_exists(${e.n("admitSeq")})`
       : `${e.n("admitSeq")} = ${e.v(N(prev))} AND ${e.n("headSeq")} = ${e.v(N(headSeq))}`;
+  if (conversationId === undefined) condition += ` AND attribute_not_exists(${e.n("convId")})`;
   const state = newStateItem(sub, { seq, ord, isHead, now: ctx.clock.now() });
   const pk = sessionPk(sub.sessionKey);
   const reasons = await transact(ctx, [
@@ -84,9 +89,12 @@ export async function admitOnce(ctx: StoreContext, sub: NewSubmission, inputItem
   throw new RetryStep(`session ${pk} admitted concurrently`);
 }
 
-/** The stored row for a re-admission with the same input, else `DispatchConflict`. */
+/** The stored row for a re-admission to the same session with the same input, else `DispatchConflict`. */
 export async function replay(ctx: StoreContext, existing: LoadedSubmission, sub: NewSubmission): Promise<Submission> {
-  if (str(existing.input, "inputDigest") !== inputDigest(sub.input)) throw new DispatchConflict();
+  const target = sessionKeyOf(existing.state);
+  const sameTarget =
+    target.agent === sub.sessionKey.agent && target.instance === sub.sessionKey.instance && target.session === sub.sessionKey.session;
+  if (!sameTarget || str(existing.input, "inputDigest") !== inputDigest(sub.input)) throw new DispatchConflict();
   return toSubmission(ctx, existing);
 }
 

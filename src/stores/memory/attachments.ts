@@ -20,4 +20,10 @@ export class MemoryAttachments {
     if (!stored) throw new AttachmentNotFound(digest);
     return { ref: { ...stored.ref }, data: new Uint8Array(stored.data) };
   }
+
+  ref(digest: string): AttachmentRef {
+    const stored = this.#byDigest.get(digest);
+    if (!stored) throw new AttachmentNotFound(digest);
+    return { ...stored.ref };
+  }
 }

@@ -77,12 +77,14 @@ export class MemoryStore implements Store {
   async admitSubmission(sub: NewSubmission): Promise<Submission> {
     const existing = this.#rows.get(sub.id);
     if (existing) {
-      if (!jsonEqual(existing.sub.input, sub.input)) throw new DispatchConflict();
+      if (existing.session !== sessionId(sub.sessionKey) || !jsonEqual(existing.sub.input, sub.input)) throw new DispatchConflict();
       return copy(existing);
     }
+    // The session's conversation, created with its first admitted submission.
+    const { conversation } = this.#log.ensureConversation({ id: sub.conversationId, key: sub.sessionKey, createdAt: sub.createdAt });
     const stored: Submission = {
       id: sub.id,
-      conversationId: sub.conversationId,
+      conversationId: conversation.id,
       sessionKey: freezeKey(sub.sessionKey),
       status: "queued",
       input: frozenCopy(sub.input),
@@ -326,6 +328,10 @@ export class MemoryStore implements Store {
 
   async getAttachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }> {
     return this.#attachments.get(digest);
+  }
+
+  async getAttachmentRef(digest: string): Promise<AttachmentRef> {
+    return this.#attachments.ref(digest);
   }
 
   // ---- InboxStore ---------------------------------------------------------------------------

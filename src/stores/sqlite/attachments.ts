@@ -25,6 +25,12 @@ export class SqliteAttachments {
     if (!row) throw new AttachmentNotFound(digest);
     return { ref: attachmentRefFromRow(row), data: row.data as Uint8Array };
   }
+
+  async getAttachmentRef(digest: string): Promise<AttachmentRef> {
+    const row = this.#db.sql.attachmentRef.get(digest);
+    if (!row) throw new AttachmentNotFound(digest);
+    return attachmentRefFromRow(row);
+  }
 }
 
 function attachmentRefFromRow(row: Record<string, unknown>): AttachmentRef {

@@ -211,6 +211,9 @@ export class SqliteStore implements Store {
   getAttachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }> {
     return this.#attachments.getAttachment(digest);
   }
+  getAttachmentRef(digest: string): Promise<AttachmentRef> {
+    return this.#attachments.getAttachmentRef(digest);
+  }
 
   // ---- inbox ----
   enqueueInbox(key: SessionKey, message: InboxMessage): Promise<{ submissionId: string }> {

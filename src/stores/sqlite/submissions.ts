@@ -34,12 +34,17 @@ export class SqliteSubmissions {
     return this.#db.write(() => {
       const existing = this.#db.findSubmission(sub.id);
       if (existing) {
-        if (canonicalJson(existing.input) !== canonicalJson(sub.input)) throw new DispatchConflict();
+        const sameTarget = sessionKeyString(existing.sessionKey) === sessionKeyString(sub.sessionKey);
+        if (!sameTarget || canonicalJson(existing.input) !== canonicalJson(sub.input)) throw new DispatchConflict();
         return existing;
       }
+      // The session's conversation, created with its first admitted submission (same transaction).
+      const sessionKey = sessionKeyColumn(sub.sessionKey);
+      this.#db.sql.insertConversation.run(sub.conversationId, sessionKey, sub.createdAt);
+      const conversation = this.#db.sql.getConversationByKey.get(sessionKey)!;
       const row: Submission = {
         id: sub.id,
-        conversationId: sub.conversationId,
+        conversationId: conversation.id as string,
         sessionKey: { agent: sub.sessionKey.agent, instance: sub.sessionKey.instance, session: sub.sessionKey.session },
         status: "queued",
         input: sub.input,
