@@ -5,6 +5,7 @@ import type { AdmissionStore } from "../ports/store.ts";
 import { correlationOf } from "../ports/observer.ts";
 import { doorbellOf } from "../ports/queue.ts";
 import type { DispatchMessage, SessionKey } from "../ports/submission.ts";
+import { checkAdmissible } from "./admission-checks.ts";
 import { iso, type EngineContext } from "./engine-context.ts";
 
 /** One message to admit, already checked by the runtime's request rules (`runtime/requests.ts`). */
@@ -29,29 +30,31 @@ export interface DispatchResult {
  * (queue unreachable after the store write) is recovered by simply retrying it.
  */
 export async function admit(ctx: EngineContext<AdmissionStore>, request: Admission): Promise<DispatchResult> {
+  await checkAdmissible(ctx.store, request.message);
   const now = ctx.clock.now();
   const key = request.key;
-  const { conversation, created } = await ctx.store.ensureConversation({ id: newId(now), key, createdAt: now });
-  if (created) {
-    // Only as the log's first record. Should this append fail, a retried dispatch finds the
-    // conversation already created; the first attempt then writes the record (drive.ts).
-    try {
-      await ctx.store.appendRecords(conversation.id, [conversationCreatedDraft(conversation.id, key, iso(now))], { expectedHead: "" });
-    } catch (err) {
-      // A worker of a concurrent dispatch to this new session wrote it first.
-      if (!(err instanceof ClaimLost)) throw err;
-    }
-  }
   const submissionId = request.dispatchId || newId(now);
+  // The conversation is created with the submission, in one write (a refused dispatch stores
+  // nothing): the candidate id is used only when the session has no conversation yet.
+  const candidateConversationId = newId(now);
   const stored = await ctx.store.admitSubmission({
     id: submissionId,
-    conversationId: conversation.id,
+    conversationId: candidateConversationId,
     sessionKey: key,
     input: request.message,
     createdAt: now,
   });
   // A replay returns the row stored by the first admission, with that admission's time.
   const replayed = stored.createdAt !== now;
+  if (!replayed && stored.conversationId === candidateConversationId) {
+    // The log's first record. Should this append fail, the first attempt writes it (log-writer.ts).
+    try {
+      await ctx.store.appendRecords(stored.conversationId, [conversationCreatedDraft(stored.conversationId, key, iso(now))], { expectedHead: "" });
+    } catch (err) {
+      // A worker (a sweep found the submission first) wrote it already.
+      if (!(err instanceof ClaimLost)) throw err;
+    }
+  }
   await ctx.faults?.("admitted", stored.id);
   ctx.observe({ type: "submission_admitted", correlation: correlationOf(stored), input: stored.input, replayed });
   if (stored.status === "queued") {

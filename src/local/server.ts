@@ -1,8 +1,10 @@
+import type { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve as serveNode } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { Runtime } from "../runtime/runtime.ts";
 import { createApp, type AppOptions } from "../transport/app.ts";
+import { jsonRefusingServer } from "./malformed-requests.ts";
 import { isLoopbackHost, LOOPBACK } from "../transport/origin-guard.ts";
 
 /** Where and how to listen; the rest configures the HTTP app. */
@@ -47,7 +49,7 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
   const allowedHosts = isLoopbackHost(hostname) ? [LOOPBACK, ...(appOptions.allowedHosts ?? [])] : appOptions.allowedHosts;
   const app = createApp(runtime, { ...appOptions, allowedHosts, shutdown: shutdown.signal });
   routes?.(app);
-  const server = serveNode({ fetch: app.fetch, port, hostname });
+  const server = serveNode({ fetch: app.fetch, port, hostname, createServer: jsonRefusingServer(app.fetch, hostname) as unknown as typeof createServer });
   await new Promise<void>((resolve, reject) => {
     if (server.listening) return resolve();
     server.once("listening", resolve);

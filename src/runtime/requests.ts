@@ -11,15 +11,17 @@ import type { DispatchMessage, SessionKey, SubmissionStatus } from "../ports/sub
 export const DEFAULT_SESSION = "default";
 
 /**
- * Identifier rules. They keep ids safe as URL path segments, DynamoDB keys and SQS group ids.
+ * Identifier rules. They keep ids safe as URL path segments, DynamoDB keys and SQS group ids
+ * (an instance id and a dispatch id, which is also a submission id, are path segments).
  * Instance ids admit `:` because a child instance is `parentInstance:callId`. A record id (a
  * stream offset) is a ULID: Crockford base32, 26 characters.
  */
 export const ID_RULES = {
   agent: /^[A-Za-z0-9_-]{1,64}$/,
-  instance: /^[A-Za-z0-9._:~-]{1,256}$/,
+  // `.` and `..` are refused: a URL path normalises them away, so no route could reach them.
+  instance: /^(?!\.{1,2}$)[A-Za-z0-9._:~-]{1,256}$/,
   session: /^[A-Za-z0-9._:~-]{1,128}$/,
-  dispatchId: /^[A-Za-z0-9._:~-]{1,256}$/,
+  dispatchId: /^(?!\.{1,2}$)[A-Za-z0-9._:~-]{1,256}$/,
   recordId: /^[0-9A-HJKMNP-TV-Z]{26}$/,
 } as const;
 

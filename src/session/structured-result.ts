@@ -29,6 +29,8 @@ function validatorFor(schema: unknown): Validator | Error {
         throw new Error("a JSON Schema must be an object or a boolean");
       }
       entry = ajv.compile(schema as object);
+      // Forget it by `$id` too: another schema reusing an `$id` must compile, not collide.
+      ajv.removeSchema(schema as object);
     } catch (err) {
       entry = err instanceof Error ? err : new Error(String(err));
     }
@@ -36,6 +38,15 @@ function validatorFor(schema: unknown): Validator | Error {
     compiled.set(key, entry);
   }
   return entry;
+}
+
+/**
+ * Why `schema` cannot be a result schema (the compiler's message), or undefined when it compiles.
+ * Admission asks before storing a dispatch (spec §1.12: an invalid schema is refused up front).
+ */
+export function resultSchemaError(schema: unknown): string | undefined {
+  const validate = validatorFor(schema);
+  return validate instanceof Error ? validate.message : undefined;
 }
 
 const FENCE = /```[ \t]*(?:json)?[ \t]*\r?\n([\s\S]*?)```/i;
