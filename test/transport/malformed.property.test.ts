@@ -18,6 +18,7 @@ beforeAll(async () => {
   const { submissionId, conversationId } = await runtime.dispatch({
     agent: "assistant",
     instance: "seeded",
+    dispatchId: SEEDED_DISPATCH,
     message: { kind: "user", body: "what time is it?" },
   });
   await runtime.wait(submissionId);
@@ -26,6 +27,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await runtime?.close();
 });
+
+/** The dispatch id of the seeded conversation's submission: reused for any other target → 409. */
+const SEEDED_DISPATCH = "seeded-dispatch";
 
 /** Instance ids a malformed request may name; none may end up with a conversation. */
 const INSTANCES = ["fresh-a", "fresh-b", "t:1", "x.y~z"];
@@ -50,6 +54,24 @@ const extras = fc.dictionary(
 );
 const goodUser = { kind: "user", body: "hi" };
 
+/** JSON Schemas (objects and arrays) that ajv refuses to compile. */
+const uncompilableSchema: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom([], [{}], { type: 12 }, { pattern: "(" }, { minLength: -1 }, { $ref: "#/nowhere" }, { items: 3 }, { required: "x" }, { properties: [] }),
+  fc.record({ type: fc.oneof(fc.integer(), fc.string().filter((t) => !["string", "number", "integer", "boolean", "object", "array", "null"].includes(t))) }),
+  fc.record({ minLength: fc.integer({ max: -1 }) }),
+  fc.record({ maxItems: fc.oneof(fc.integer({ max: -1 }), fc.string()) }),
+  fc.record({ enum: fc.oneof(fc.string(), fc.integer()) }),
+  fc.record({ pattern: fc.constantFrom("(", "[", "a{2,1}", "\\", "(?<", "*") }),
+  fc.record({ type: fc.constant("object"), properties: fc.dictionary(fc.string({ minLength: 1, maxLength: 4 }).filter((k) => k !== "__proto__"), fc.constantFrom(3, "x", [1]), { minKeys: 1, maxKeys: 2 }) }),
+);
+
+/** An attachment ref of the right shape whose digest the store does not hold. */
+const unknownAttachment = fc.record({
+  digest: fc.stringMatching(/^[0-9a-f]{64}$/).map((hex) => `sha256:${hex}`),
+  mediaType: fc.constantFrom("text/plain", "image/png", "application/pdf"),
+  size: fc.nat(),
+});
+
 /** Dispatch bodies that must be refused (each arm breaks one rule for sure). */
 const badDispatchObject: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   // unknown or missing kind
@@ -71,6 +93,10 @@ const badDispatchObject: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   // bad retries, schema, attachments, session, dispatch id
   fc.record({ ...constants(goodUser), resultRetries: fc.oneof(fc.integer({ max: -1 }), fc.integer({ min: 11 }), fc.constant(1.5), fc.string()) }),
   fc.record({ ...constants(goodUser), resultSchema: fc.oneof(fc.string(), fc.integer(), fc.boolean()) }),
+  // a result schema of the right type that does not compile
+  fc.record({ ...constants(goodUser), resultSchema: uncompilableSchema }),
+  // attachment refs of the right shape whose bytes the store does not hold
+  fc.record({ ...constants(goodUser), attachments: fc.array(unknownAttachment, { minLength: 1, maxLength: 3 }) }),
   fc.record({ ...constants(goodUser), attachments: fc.oneof(fc.string(), fc.integer(), fc.constant([{}]), fc.constant([{ digest: "md5:x", mediaType: "a/b", size: 1 }]), fc.constant([{ digest: `sha256:${"a".repeat(64)}`, mediaType: "", size: 1 }]), fc.constant([{ digest: `sha256:${"a".repeat(64)}`, mediaType: "a/b", size: -1 }])) }),
   fc.record({ ...constants(goodUser), session: fc.oneof(notAString, fc.constantFrom("a b", "x/y", "é", "s".repeat(129))) }),
   fc.record({ ...constants(goodUser), dispatchId: fc.oneof(notAString, fc.constantFrom("a b", "x/y", "d".repeat(257))) }),
@@ -158,10 +184,27 @@ const badStreamCase: fc.Arbitrary<Case> = fc
     headers: (inHeader ? { "Last-Event-ID": id } : {}) as Record<string, string>,
   }));
 
+/** The seeded dispatch id reused for another target (another instance or session), any valid body. */
+const reusedDispatchCase: fc.Arbitrary<Case> = fc
+  .tuple(
+    instance,
+    fc.oneof(fc.constant(undefined), fc.constantFrom("default", "s2")),
+    fc.oneof(fc.constant("what time is it?"), fc.string({ minLength: 1, maxLength: 20 })),
+    fc.boolean(),
+  )
+  .map(([inst, session, body, wait]) => ({
+    method: "POST",
+    path: `/agents/assistant/${inst}${wait ? "?wait=true" : ""}`,
+    body: JSON.stringify({ kind: "user", body, dispatchId: SEEDED_DISPATCH, ...(session ? { session } : {}) }),
+    headers: {},
+    instance: inst,
+  }));
+
 const streamNoConversation: fc.Arbitrary<Case> = instance.map((inst) => ({ method: "GET", path: `/agents/assistant/${inst}`, headers: {}, instance: inst }));
 
 const anyCase = fc.oneof(
   { arbitrary: dispatchCase, weight: 6 },
+  { arbitrary: reusedDispatchCase, weight: 2 },
   { arbitrary: badPathCase, weight: 2 },
   { arbitrary: unknownAgentCase, weight: 1 },
   { arbitrary: injectCase, weight: 2 },
@@ -184,9 +227,11 @@ describe("malformed requests", () => {
         expect(typeof body.code).toBe("string");
         expect(await snapshot(store)).toBe(before);
         for (const inst of INSTANCES) {
-          await expect(runtime.conversation({ agent: "assistant", instance: inst, session: "default" })).rejects.toMatchObject({
-            code: "conversation_not_found",
-          });
+          for (const session of ["default", "s2"]) {
+            await expect(runtime.conversation({ agent: "assistant", instance: inst, session })).rejects.toMatchObject({
+              code: "conversation_not_found",
+            });
+          }
         }
       }),
       { numRuns: 300 },
