@@ -136,7 +136,7 @@ describe("local cloud: admission checks", () => {
     for (const instance of [b, c]) {
       const stream = await fetch(`${cloud.url}/agents/assistant/${instance}`);
       expect(stream.status).toBe(404);
-      expect((await stream.json()).code).toBe("conversation_not_found");
+      expect(((await stream.json()) as { code: string }).code).toBe("conversation_not_found");
     }
     const again = await post(`/agents/assistant/${a}`, { kind: "user", body: "hello", dispatchId });
     expect(again.status).toBe(202);
