@@ -68,21 +68,22 @@ const textOf = (r: ConversationRecordOf<"assistant_message_completed">) =>
   ((r.payload.message.body as { content: { type: string; text?: string }[] }).content ?? []).map((c) => c.text ?? "").join("");
 
 describe("a crash mid-stream on the real wire", () => {
-  it("openai-completions: the client's rendered text equals the final reply; the abandonment shows at the new attempt's first record", { timeout: 60_000 }, async () => {
+  it.each<ProviderApi>(["openai-completions", "anthropic-messages"])("%s: the client's rendered text equals the final reply; the abandonment shows at the new attempt's first record", { timeout: 60_000 }, async (api) => {
     const dataDir = mkdtempSync(join(scratch, "crash-"));
     const port = await freePort();
     // Attempt 1 streams w00…w09 and then stalls (the test kills its process); attempt 2 answers in full.
     provider.script({ blocks: [{ text: words(0, 9) }, { until: hold }, { text: "never sent" }], usage: { input: 100, output: 10 } });
     provider.script({ blocks: [{ text: words(0, 24) }], usage: { input: 120, output: 25 } });
-    let server = await startServer("openai-completions", port, dataDir);
+    let server = await startServer(api, port, dataDir);
 
     const client = createClient({ baseUrl: `http://127.0.0.1:${port}` });
-    const { submissionId } = await client.dispatch("assistant", "crash", { kind: "user", body: "count to 24" });
+    const instance = `crash-${api}`;
+    const { submissionId } = await client.dispatch("assistant", instance, { kind: "user", body: "count to 24" });
     const view = new MessageView();
     const seen: ConversationRecord[] = [];
     let firstAttempt: string | undefined;
     let atSupersede: string | undefined;
-    for await (const record of client.stream("assistant", "crash")) {
+    for await (const record of client.stream("assistant", instance)) {
       seen.push(record);
       view.apply(record);
       if (record.submissionId !== submissionId) continue;
@@ -93,7 +94,7 @@ describe("a crash mid-stream on the real wire", () => {
       }
       if (server.exitCode === null && server.signalCode === null && view.assistantText(submissionId) === words(0, 9)) {
         await kill9(server);
-        server = await startServer("openai-completions", port, dataDir);
+        server = await startServer(api, port, dataDir);
       }
       if (record.kind === "submission_settled") break;
     }
@@ -113,7 +114,7 @@ describe("a crash mid-stream on the real wire", () => {
     expect(naive).toBe(words(0, 9) + words(0, 24));
     // A reader that comes later (the replay) renders the same.
     const replay: ConversationRecord[] = [];
-    for await (const record of client.stream("assistant", "crash")) replay.push(record);
+    for await (const record of client.stream("assistant", instance)) replay.push(record);
     expect(MessageView.of(replay).assistantText(submissionId)).toBe(words(0, 24));
     // The killed attempt's usage never reached the harness (it arrives with the stream's end).
     expect(settled.payload.usage).toMatchObject({ input: 120, output: 25 });
