@@ -1,4 +1,4 @@
-import type { RecordDraft } from "./records.ts";
+import type { ParentRef, RecordDraft } from "./records.ts";
 
 /**
  * The first record of every conversation. Admission writes it when it creates the
@@ -9,12 +9,13 @@ export function conversationCreatedDraft(
   conversationId: string,
   key: { agent: string; instance: string; session: string },
   time: string,
+  parentRef?: ParentRef,
 ): RecordDraft {
   return {
     kind: "conversation_created",
     conversationId,
     session: key.session,
     time,
-    payload: { agent: key.agent, instance: key.instance, session: key.session },
+    payload: { agent: key.agent, instance: key.instance, session: key.session, ...(parentRef ? { parentRef } : {}) },
   };
 }

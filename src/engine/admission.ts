@@ -14,6 +14,18 @@ export interface Admission {
   /** Idempotency key; absent → a fresh ULID (opts out of idempotent replay). */
   dispatchId?: string;
   message: DispatchMessage;
+  /** Set for a child admitted by a parent's `task` call (`engine/spawn.ts`). */
+  parent?: ParentLink;
+}
+
+/** A child's link to the parent call that spawned it. */
+export interface ParentLink {
+  submissionId: string;
+  /** The raw `task` call id. */
+  callId: string;
+  conversationId: string;
+  /** The parent's depth (the child's is one more). */
+  depth: number;
 }
 
 /** Admission's answer, once the submission is durable. */
@@ -43,13 +55,21 @@ export async function admit(ctx: EngineContext<AdmissionStore>, request: Admissi
     sessionKey: key,
     input: request.message,
     createdAt: now,
+    ...(request.parent
+      ? { parentSubmissionId: request.parent.submissionId, parentCallId: request.parent.callId, depth: request.parent.depth + 1 }
+      : {}),
   });
   // A replay returns the row stored by the first admission, with that admission's time.
   const replayed = stored.createdAt !== now;
   if (!replayed && stored.conversationId === candidateConversationId) {
     // The log's first record. Should this append fail, the first attempt writes it (log-writer.ts).
     try {
-      await ctx.store.appendRecords(stored.conversationId, [conversationCreatedDraft(stored.conversationId, key, iso(now))], { expectedHead: "" });
+      await ctx.store.appendRecords(stored.conversationId, [conversationCreatedDraft(
+        stored.conversationId,
+        key,
+        iso(now),
+        request.parent && { conversationId: request.parent.conversationId, callId: request.parent.callId },
+      )], { expectedHead: "" });
     } catch (err) {
       // A worker (a sweep found the submission first) wrote it already.
       if (!(err instanceof ClaimLost)) throw err;

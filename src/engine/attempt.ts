@@ -19,6 +19,10 @@ import { ABORT_ABANDON, ABORT_LEASE_LOST, ABORT_SHUTDOWN, type AttemptContext } 
 import { AttemptLogWriter } from "./log-writer.ts";
 import { settle } from "./settlement.ts";
 import { usageOfEarlierAttempts } from "./earlier-usage.ts";
+import { park } from "./park.ts";
+import { taskSpawner } from "./spawn.ts";
+import { StoreProgress } from "./store-progress.ts";
+import { orphanCancellation } from "./wake.ts";
 
 export interface AttemptOptions {
   /** Aborted on process shutdown (reason `shutdown`) or crash simulation (reason `abandon`). */
@@ -70,9 +74,11 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
   };
 
   try {
-    // Cancelled while no attempt ran it (the owner died, or it was handed back): settle now.
-    if (sub.cancellation) {
-      await fail(sub.cancellation.errorCode, sub.cancellation.error);
+    // Cancelled while no attempt ran it (the owner died, or it was handed back), or a child whose
+    // parent settled without cancelling it (its cascade was lost): settle now.
+    const cancelled = sub.cancellation ?? (await orphanCancellation(ctx, sub));
+    if (cancelled) {
+      await fail(cancelled.errorCode, cancelled.error);
       return {};
     }
     const definition = ctx.definitions.get(sub.sessionKey.agent);
@@ -175,6 +181,10 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
         return {};
       }
       await heartbeat.stop();
+      if (outcome.kind === "waiting") {
+        await park(ctx, sub, attemptId, outcome.calls);
+        return {};
+      }
       if (outcome.kind === "failed") {
         await settle(ctx, sub, log, settledPayloadOf(outcome), { mayOpenLog: true });
         return {};
@@ -235,6 +245,7 @@ async function driveIntercepted(
         shouldYield: shouldYield ?? (() => false),
         deadline: sub.createdAt + agentBudgets(setup).submissionTimeoutMs,
         faults: ctx.faults && ((phase) => ctx.faults!(phase, sub.id)),
+        tasks: taskSpawner(ctx, sub),
       });
     });
   } catch (err) {
@@ -243,50 +254,6 @@ async function driveIntercepted(
   }
   if (!outcome) return { kind: "failed", errorCode: "run_failed", error: "attempt aborted by an interceptor" };
   return outcome;
-}
-
-/**
- * When the attempt's store calls last came back (answered or failed). A healthy drive hears from
- * the store at least once per model turn or tool call (each is bounded by its timeout); longer
- * silence means a call that will never return, and the heartbeat then stops renewing.
- */
-class StoreProgress {
-  readonly #ctx: AttemptContext;
-  #at: number;
-  #boundMs = 0;
-
-  constructor(ctx: AttemptContext, turnTimeoutMs: number, toolTimeoutMs: number) {
-    this.#ctx = ctx;
-    this.#at = ctx.clock.now();
-    this.bound(turnTimeoutMs, toolTimeoutMs);
-  }
-
-  /** Silence longer than the longest turn or tool call, plus a lease, counts as stalled. */
-  bound(turnTimeoutMs: number, toolTimeoutMs: number): void {
-    this.#boundMs = Math.max(turnTimeoutMs, toolTimeoutMs) + this.#ctx.leaseMs;
-  }
-
-  get stalled(): boolean {
-    return this.#ctx.clock.now() - this.#at > this.#boundMs;
-  }
-
-  /** `store` with every call's return noted. */
-  track<S extends object>(store: S): S {
-    const note = () => {
-      this.#at = this.#ctx.clock.now();
-    };
-    return new Proxy(store, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver);
-        if (typeof value !== "function") return value;
-        return (...args: unknown[]) => {
-          const out = value.apply(target, args);
-          if (out instanceof Promise) out.then(note, note);
-          return out;
-        };
-      },
-    });
-  }
 }
 
 /**

@@ -2,9 +2,10 @@ import type { SettledPayload } from "../conversation/records.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { HarnessEvent, Interceptor } from "../ports/observer.ts";
 import type { WorkQueue } from "../ports/queue.ts";
-import type { ClaimStore, LogStore, Store } from "../ports/store.ts";
+import type { AdmissionStore, CancelStore, ClaimStore, LogStore, ParentChildStore, Store } from "../ports/store.ts";
 import type { FaultHook, FaultPhase } from "../ports/faults.ts";
 import type { AgentDefinition } from "./agent-definition.ts";
+import type { Subagents } from "./subagents.ts";
 
 /** Points where a test may inject a fault (e.g. simulate a crash): the fault seam's phases. */
 export type EnginePhase = FaultPhase;
@@ -44,10 +45,15 @@ export interface EngineContext<S = Store> {
    * made here has the attempt renew at once (and so learn of it) instead of at its next beat.
    */
   heartbeats?: Map<string, () => void>;
+  /** The subagent policy and limits (none: no agent has the `task` tool; the cascade defaults on). */
+  subagents?: Subagents;
 }
 
-/** What running an attempt needs: its claim and lease, and its conversation's log. */
-export type AttemptContext = EngineContext<ClaimStore & LogStore>;
+/**
+ * What running an attempt needs: its claim and lease, its conversation's log, and its parent and
+ * children (a `task` call admits a child, a settlement wakes a parent or cancels children).
+ */
+export type AttemptContext = EngineContext<ClaimStore & LogStore & ParentChildStore & CancelStore & AdmissionStore>;
 
 export function iso(ms: number): string {
   return new Date(ms).toISOString();

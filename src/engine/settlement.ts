@@ -7,6 +7,7 @@ import { correlationOf } from "../ports/observer.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { AttemptLogWriter } from "./log-writer.ts";
 import { idFloor } from "../conversation/ids.ts";
+import { cascadeToChildren, wakeParent, type WakeResult } from "./wake.ts";
 
 /** What a settlement attempt came to. */
 export type SettleResult = "settled" | "lost" | "inbox_not_drained";
@@ -143,7 +144,13 @@ async function handOn(ctx: AttemptContext, settled: Submission): Promise<void> {
   }
 }
 
-/** Finalizes (keeping the reservation's outcome when it stored one), tells, and hands on. */
+/**
+ * Finalizes (keeping the reservation's outcome when it stored one), tells, and hands on. A child
+ * hands its outcome to its waiting parent first, inside its reservation (so a crash before the
+ * wake leaves a `terminalizing` row whose recoverer wakes it), and once more after the finalize
+ * if the parent had not parked yet (it may have since; a parent that parks reads its children's
+ * rows). A parent cancels its unsettled children (the orphan cascade).
+ */
 async function finish(
   ctx: AttemptContext,
   sub: Submission,
@@ -151,6 +158,11 @@ async function finish(
   payload: SettledPayload,
   options: { reserved: boolean },
 ): Promise<void> {
+  let woke: WakeResult | undefined;
+  if (sub.parentSubmissionId !== undefined) {
+    await ctx.faults?.("parent_waking", sub.id);
+    woke = await wakeParent(ctx, sub, payload);
+  }
   await ctx.store.finalizeSettlement(sub.id, options.reserved ? undefined : payload);
   ctx.observe({
     type: "submission_settled",
@@ -159,5 +171,7 @@ async function finish(
   });
   ctx.onSettled(sub.id, payload);
   await ctx.faults?.("finalized", sub.id);
+  if (woke === "not_waiting") await wakeParent(ctx, sub, payload);
+  await cascadeToChildren(ctx, sub);
   await handOn(ctx, sub);
 }

@@ -3,6 +3,7 @@ import type { SweepStore } from "../ports/store.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { reconcileTerminalizing } from "./settlement.ts";
 import { reclaimExpired } from "./worker.ts";
+import { deliverSettledChildren, expireWait } from "./wake.ts";
 
 export interface SweepOptions {
   /** Re-ring queued heads that have not moved for this long (0: every queued head). */
@@ -13,6 +14,10 @@ export interface SweepReport {
   reconciled: number;
   reclaimed: number;
   rerung: number;
+  /** Waiting parents whose wait ran past `maxWaitMs`: answered `task wait expired` and requeued. */
+  expiredWaits: number;
+  /** Children's outcomes delivered by the backstop (their own wake was lost). */
+  rewoken: number;
 }
 
 /**
@@ -22,14 +27,15 @@ export interface SweepReport {
  * serverless one; every action is a compare-and-set, so concurrent sweeps are safe.
  */
 export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, options: SweepOptions): Promise<SweepReport> {
-  const report: SweepReport = { reconciled: 0, reclaimed: 0, rerung: 0 };
+  const report: SweepReport = { reconciled: 0, reclaimed: 0, rerung: 0, expiredWaits: 0, rewoken: 0 };
   const now = ctx.clock.now();
 
   // Listed together: a store may answer listings of one index bucket with one read.
-  const [terminalizing, expired, runnable] = await Promise.all([
+  const [terminalizing, expired, runnable, waiting] = await Promise.all([
     ctx.store.listByStatus("terminalizing"),
     ctx.store.listExpiredLeases(now),
     ctx.store.listRunnable(),
+    ctx.store.listByStatus("waiting"),
   ]);
   for (const sub of terminalizing) {
     if (now - sub.updatedAt < ctx.settlementGraceMs) continue; // a live settlement, mid-flight
@@ -49,6 +55,17 @@ export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, opt
     if (sub.notBefore !== undefined && sub.notBefore > now) continue;
     await ctx.queue.ring(doorbellOf(sub));
     report.rerung++;
+  }
+
+  for (const parent of waiting) {
+    if (parent.waitUntil !== undefined && parent.waitUntil < now) {
+      await expireWait(ctx, parent);
+      report.expiredWaits++;
+    } else if (now - parent.updatedAt >= options.staleQueuedMs) {
+      // The backstop: a child settled but its wake was lost (a crash between its settlement and
+      // the delivery); its row says so, and the guarded delivery makes a repeat harmless.
+      report.rewoken += await deliverSettledChildren(ctx, parent);
+    }
   }
   return report;
 }

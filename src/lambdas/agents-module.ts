@@ -1,5 +1,6 @@
 import type { AgentDefinition } from "../engine/agent-definition.ts";
 import type { Interceptor, Observer } from "../ports/observer.ts";
+import type { SubagentLimits, SubagentPolicy } from "../engine/subagents.ts";
 
 /**
  * What the module behind the `Harness` construct's `agentsEntry` exports, as named exports. The
@@ -23,6 +24,10 @@ export interface HarnessAgentsModule {
    * (the first one is outermost), as `createRuntime`'s `interceptors` do.
    */
   readonly interceptors?: readonly Interceptor[];
+  /** Durable subagents, as `createRuntime`'s `subagents`: parent name → spawnable agent names. */
+  readonly subagents?: SubagentPolicy;
+  /** As `createRuntime`'s `subagentLimits`. */
+  readonly subagentLimits?: SubagentLimits;
 }
 
 /**

@@ -8,4 +8,6 @@ declare module "#harness-agents" {
   export const agents: Module["agents"];
   export const observers: Module["observers"];
   export const interceptors: Module["interceptors"];
+  export const subagents: Module["subagents"];
+  export const subagentLimits: Module["subagentLimits"];
 }

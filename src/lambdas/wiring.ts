@@ -64,6 +64,8 @@ function build(given: HandlerAgents): Harness {
     flushPolicy: settings.flushPolicy,
     observers: [telemetryObserver(logger, metrics), ...(mod.observers ?? [])],
     interceptors: [...(mod.interceptors ?? [])],
+    subagents: mod.subagents,
+    subagentLimits: mod.subagentLimits,
     onObserverError: (err) => logger.error("observer failed", { error: errorFields(err) }),
   });
   return {

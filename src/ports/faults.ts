@@ -28,10 +28,29 @@ export const FAULT_PHASES = [
   "next_head_ringing",
   /** The session's next head was rung (the settled submission's id). */
   "next_head_rung",
+  /** A parent is parked `waiting`; children that settled before the park are not yet delivered (the parent's id). */
+  "parked",
+  /** A child's settlement record is durable; its outcome is not yet delivered to its parent (the child's id). */
+  "parent_waking",
+  /** The child's outcome requeued its parent; the parent's doorbell is not yet rung (the parent's id). */
+  "parent_requeued",
 ] as const;
 
 /** A named point where a test may inject a fault. */
 export type FaultPhase = (typeof FAULT_PHASES)[number];
+
+/**
+ * The phases only a parent and its children reach (durable subagents): the crash matrix's plain
+ * submissions never pass them; `test/engine/subagent-crash.test.ts` crashes at each.
+ */
+export const SUBAGENT_FAULT_PHASES = ["parked", "parent_waking", "parent_requeued"] as const satisfies readonly FaultPhase[];
+
+export type SubagentFaultPhase = (typeof SUBAGENT_FAULT_PHASES)[number];
+
+/** The phases every submission passes (the crash matrix's). */
+export const SUBMISSION_FAULT_PHASES = FAULT_PHASES.filter(
+  (p): p is Exclude<FaultPhase, SubagentFaultPhase> => !(SUBAGENT_FAULT_PHASES as readonly string[]).includes(p),
+);
 
 /**
  * Called at every fault point of a runtime that has one; the point waits for what it returns

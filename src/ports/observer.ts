@@ -37,7 +37,9 @@ export type RecoveryDecision =
   | "provider_backpressure"
   | "dangling_tool_call_reconciled"
   | "continuation"
-  | "lease_reclaimed";
+  | "lease_reclaimed"
+  /** A parent's missing `task_spawned` record was written from its child's row. */
+  | "spawn_record_reconciled";
 
 /** Every event the harness reports to observers. */
 export type HarnessEvent =
@@ -45,7 +47,17 @@ export type HarnessEvent =
   | { type: "submission_claimed"; correlation: Correlation; ownerId: string; attemptCount: number }
   | { type: "attempt_started"; correlation: Correlation }
   | { type: "submission_settled"; correlation: Correlation; payload: SettledPayload }
-  | { type: "submission_waiting"; correlation: Correlation }
+  | {
+      type: "submission_spawned";
+      /** The parent's (with the attempt and turn of the `task` call). */
+      correlation: Correlation;
+      childSubmissionId: string;
+      childConversationId: string;
+      agent: string;
+      callId: string;
+    }
+  /** Parked on its children (no lease, no invocation, no queue message). */
+  | { type: "submission_waiting"; correlation: Correlation; pendingCalls: string[] }
   | { type: "submission_resumed"; correlation: Correlation }
   | { type: "operation_started"; correlation: Correlation; operation: Operation }
   | { type: "operation_ended"; correlation: Correlation; operation: Operation; error: string }

@@ -15,6 +15,7 @@ import { loadSessionDriver } from "../engine/attempt.ts";
 import { findSettledPayload } from "../engine/settlement.ts";
 import { cancellationFor, cancelSubmission, type CancelResult } from "../engine/cancel.ts";
 import { sweep, type SweepReport } from "../engine/sweep.ts";
+import { resolveSubagents, type SubagentLimits, type SubagentPolicy } from "../engine/subagents.ts";
 import { handleDoorbell } from "../engine/worker.ts";
 import { systemClock, type Clock } from "../ports/clock.ts";
 import type { HarnessEvent, Interceptor, Observer } from "../ports/observer.ts";
@@ -82,6 +83,17 @@ export interface RuntimeConfig {
    * for what it returns. Default: the process's hook if a test installed one, else none.
    */
   faults?: (phase: EnginePhase, submissionId: string) => void | Promise<void>;
+  /**
+   * Durable subagents: parent agent name → the agent names it may spawn through its `task` tool
+   * (each child a durable submission of its own; the parent waits for free). An agent that is no
+   * key gets no `task` tool. Checked here: every name must be an agent.
+   */
+  subagents?: SubagentPolicy;
+  /**
+   * Defaults: `maxChildrenPerRun` 8, `maxDepth` 1 (children get no `task` tool), `maxWaitMs`
+   * unbounded, `onParentTerminal` "cancel_children".
+   */
+  subagentLimits?: SubagentLimits;
 }
 
 /**
@@ -177,6 +189,12 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     }
   }
   if (!config.store) throw new Error("createRuntime: a store is required");
+  let subagents;
+  try {
+    subagents = resolveSubagents(config.subagents, config.subagentLimits, config.agents);
+  } catch (err) {
+    throw new Error(`createRuntime: ${(err as Error).message}`);
+  }
 
   const clock = config.clock ?? systemClock;
   const notifier = new AppendNotifier();
@@ -224,6 +242,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     faults: config.faults ?? processFaults(),
     settlementGraceMs: config.leaseMs ?? RUNTIME_DEFAULTS.leaseMs,
     heartbeats: new Map(),
+    subagents,
   };
   const sweepIntervalMs = config.sweepIntervalMs ?? RUNTIME_DEFAULTS.sweepIntervalMs;
   const knows = (name: string) => ctx.definitions.has(name);

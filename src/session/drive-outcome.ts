@@ -19,7 +19,9 @@ export type DriveOutcome =
       /** Leave the submission's messages out of later projections (see `SettledPayload.excludedFromContext`). */
       excludedFromContext?: true;
     }
-  | { kind: "interrupted" };
+  | { kind: "interrupted" }
+  /** Suspended on `task` calls (their children run): park the submission until their outcomes arrive. */
+  | { kind: "waiting"; calls: string[] };
 
 /** True for an assistant message that ended in a provider error or was aborted. */
 export function isFailedStop(message: AssistantMessage): boolean {
@@ -65,6 +67,6 @@ export function timeoutOutcome(submissionTimeoutMs: number): DriveOutcome {
 
 /** The `error` an `operation_ended` event reports for an operation's outcome ("" when it went on or completed). */
 export function operationError(outcome: DriveOutcome | undefined): string {
-  if (outcome === undefined || outcome.kind === "continuation" || outcome.kind === "completed") return "";
+  if (outcome === undefined || outcome.kind === "continuation" || outcome.kind === "completed" || outcome.kind === "waiting") return "";
   return outcome.kind === "interrupted" ? "interrupted" : outcome.error;
 }

@@ -21,6 +21,8 @@ import { submissionUsage } from "./submission-usage.ts";
 import { boundedTool } from "./tool-call.ts";
 import { lastAssistantText, needsModelCall } from "./transcript.ts";
 import { TurnRecorder } from "./turn-recorder.ts";
+import { TaskSuspension } from "./task-suspension.ts";
+import type { TaskSpawner } from "./task-tool.ts";
 
 export type { DriveOutcome } from "./drive-outcome.ts";
 
@@ -53,6 +55,8 @@ export interface DriveContext {
   deadline: number;
   /** The fault seam (`ports/faults.ts`), bound to the submission; tests only. */
   faults?: (phase: FaultPhase) => void | Promise<void>;
+  /** The `task` tool's spawner, when the subagent policy gives this submission one. */
+  tasks?: TaskSpawner;
 }
 
 /**
@@ -97,9 +101,12 @@ class SubmissionDrive {
   #halt: DriveOutcome | undefined;
   /** Set when the current operation's model turn timed out (classified transient). */
   #turnTimeout: string | undefined;
+  /** The `task` calls (subagents), when the submission has the tool. */
+  readonly #tasks: TaskSuspension | undefined;
 
   constructor(ctx: DriveContext) {
     this.#ctx = ctx;
+    this.#tasks = ctx.tasks && new TaskSuspension(ctx.tasks, ctx.log.correlation, () => [...ctx.log.earlier, ...this.#records], ctx.observe);
     this.#budgets = agentBudgets(ctx.setup);
     this.#bounds = new Bounds(ctx.clock, this.#budgets);
     this.#watch = new ProviderWatch(ctx.clock);
@@ -167,6 +174,7 @@ class SubmissionDrive {
     const { submissionId, conversationId } = log.correlation;
     for (const record of await log.read()) this.#records.push(record);
     const start = rebuild(this.#records, submissionId, input, log.earlier);
+    const pendingTasks = (await this.#tasks?.keepPending(start)) ?? [];
     if (this.#halt) return this.#halt;
     const { clock, observe, faults, flushPolicy } = this.#ctx;
     const recorder = new TurnRecorder(
@@ -180,6 +188,7 @@ class SubmissionDrive {
         records: this.#records,
         halted: () => this.#halt,
         onStoreError: (err) => this.#onStoreError(err),
+        rewrite: this.#tasks && ((event, effects) => this.#tasks!.rewrite(event, effects)),
       },
       start.turns,
     );
@@ -196,6 +205,7 @@ class SubmissionDrive {
         detail: `synthesized ${start.dangling.length} error tool_outcome record(s) for interrupted tool call(s): ${start.dangling.map((d) => d.callId).join(", ")}`,
       });
     }
+    if (pendingTasks.length > 0) return { kind: "waiting", calls: pendingTasks }; // parked again (a crash before the park)
     if (input.kind === "compact") return this.#compaction.manual(submissionId, log.earlier);
 
     const turnContext = {
@@ -210,7 +220,7 @@ class SubmissionDrive {
       initialState: {
         model: setup.model,
         thinkingLevel: setup.thinkingLevel ?? "off",
-        tools: (setup.tools ?? []).map((tool) => boundedTool(tool, turnContext)),
+        tools: [...(setup.tools ?? []), ...(this.#tasks ? [this.#tasks.tool()] : [])].map((tool) => boundedTool(tool, turnContext)),
         messages: projectPath(path, { systemPrompt: setup.systemPrompt, tools: setup.tools }).messages,
       },
       streamFn: modelTurnStreamFn({
@@ -320,6 +330,11 @@ class SubmissionDrive {
   async #finishTurn(turn: AgentTurnContext): Promise<AgentTurnDecision | undefined> {
     if (this.#halt) return { action: "end" };
     if (isFailedStop(turn.message)) return undefined; // pi ends the run itself
+    const spawned = this.#tasks?.takeTurn() ?? [];
+    if (spawned.length > 0) {
+      this.#stop({ kind: "waiting", calls: spawned }); // suspended on its children: the engine parks it
+      return { action: "end" };
+    }
     if (this.#ctx.clock.now() > this.#ctx.deadline) {
       this.#stop(timeoutOutcome(this.#budgets.submissionTimeoutMs));
       return { action: "end" };

@@ -6,7 +6,7 @@ import type { Clock } from "../ports/clock.ts";
 import type { FaultPhase } from "../ports/faults.ts";
 import type { LogWriter } from "../ports/log-writer.ts";
 import type { Correlation, HarnessEvent } from "../ports/observer.ts";
-import { agentEventEffects, type TurnView } from "./agent-events.ts";
+import { agentEventEffects, type EventEffects, type TurnView } from "./agent-events.ts";
 import { DeltaBatcher, type DeltaBatch, type FlushPolicy } from "./delta-batcher.ts";
 import type { DriveOutcome } from "./drive-outcome.ts";
 
@@ -25,6 +25,8 @@ export interface TurnRecorderHost {
   halted(): DriveOutcome | undefined;
   /** A failed write: becomes the drive's halt and stops the run. */
   onStoreError(err: unknown): void;
+  /** Adjusts an event's effects before they are recorded (a spawned `task` call: `task-suspension.ts`). */
+  readonly rewrite?: ((event: AgentEvent, effects: EventEffects) => void) | undefined;
 }
 
 /**
@@ -65,6 +67,7 @@ export class TurnRecorder {
       this.#view.turn++;
     }
     const effects = agentEventEffects(event, this.#view);
+    host.rewrite?.(event, effects);
     for (const e of effects.observe) host.observe(e);
     if (effects.assistantEnded) this.lastAssistant = effects.assistantEnded;
     let written: Promise<void> | undefined;

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { FAULT_PHASES, type FaultPhase } from "../../src/ports/faults.ts";
+import { SUBMISSION_FAULT_PHASES, type FaultPhase } from "../../src/ports/faults.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
 import { clockTool } from "../../src/session/clock-tool.ts";
@@ -35,10 +35,10 @@ function runtimeOver(store: SqliteStore, clock: ManualClock, faults?: (phase: Fa
 
 describe("crash matrix (embedded: the runtime dropped at each phase, a new one over the same SQLite file)", () => {
   it("covers every phase of the fault seam", () => {
-    expect(Object.keys(CRASH_MATRIX).sort()).toEqual([...FAULT_PHASES].sort());
+    expect(Object.keys(CRASH_MATRIX).sort()).toEqual([...SUBMISSION_FAULT_PHASES].sort());
   });
 
-  it.each([...FAULT_PHASES])("%s: A settles once with its attempts counted, nothing lost or duplicated, B runs after it", async (phase) => {
+  it.each([...SUBMISSION_FAULT_PHASES])("%s: A settles once with its attempts counted, nothing lost or duplicated, B runs after it", async (phase) => {
     const path = join(dir, `${phase}.db`);
     const clock = new ManualClock();
     const first = openSqliteStore({ path, clock });

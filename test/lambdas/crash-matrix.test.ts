@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import { startLocalCloud, type LocalCloud } from "../../dev/local-cloud/local-cloud.ts";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
-import { FAULT_PHASES } from "../../src/ports/faults.ts";
+import { SUBMISSION_FAULT_PHASES } from "../../src/ports/faults.ts";
 import type { Store } from "../../src/ports/store.ts";
 import type { Submission } from "../../src/ports/submission.ts";
 import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
@@ -45,7 +45,7 @@ beforeAll(async () => {
       HARNESS_STALE_QUEUED_MS: "1000",
       // Every delta durable at once, so `mid_stream` is reached in a short reply.
       HARNESS_FLUSH_BYTES: "1",
-      HARNESS_FAULTS: JSON.stringify(FAULT_PHASES.map((phase) => ({ phase, action: "crash", match: aId(phase) }))),
+      HARNESS_FAULTS: JSON.stringify(SUBMISSION_FAULT_PHASES.map((phase) => ({ phase, action: "crash", match: aId(phase) }))),
       HARNESS_FAULTS_DIR: firedDir,
     },
     log: (line, source) => logs.push(`[${source}] ${line}`),
@@ -87,7 +87,7 @@ async function settled(id: string, timeoutMs: number): Promise<Submission> {
 }
 
 describe.concurrent("crash matrix (serverless: the process kill -9-ed at each phase on the local cloud)", () => {
-  it.for([...FAULT_PHASES])("%s", { timeout: 90_000 }, async (phase) => {
+  it.for([...SUBMISSION_FAULT_PHASES])("%s", { timeout: 90_000 }, async (phase) => {
     onTestFailed(() => {
       process.stderr.write(`--- local cloud output (${phase}, last 120 lines) ---\n${logs.slice(-120).join("\n")}\n`);
     });

@@ -4,7 +4,7 @@ import type { EnginePhase } from "../../src/engine/engine-context.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { HarnessEvent, Interceptor } from "../../src/ports/observer.ts";
 import type { Store } from "../../src/ports/store.ts";
-import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
+import { createRuntime, type Runtime, type RuntimeConfig } from "../../src/runtime/runtime.ts";
 import type { AgentSetup } from "../../src/session/agent-setup.ts";
 import { scriptedModel, type ScriptStep } from "../../src/session/scripted-model.ts";
 import { createMemoryStore } from "../../src/stores/memory/index.ts";
@@ -43,6 +43,8 @@ export async function startHarness(options: {
   leaseMs?: number;
   observers?: Array<(e: HarnessEvent) => void>;
   onObserverError?: (err: unknown, event: HarnessEvent) => void;
+  /** More runtime configuration (subagents, ...). */
+  config?: Partial<RuntimeConfig>;
 }): Promise<TestHarness> {
   const clock = options.clock ?? new ManualClock();
   const store = options.store ?? createMemoryStore({ clock });
@@ -59,6 +61,7 @@ export async function startHarness(options: {
       onObserverError: options.onObserverError,
       faults,
       sweepIntervalMs: 5_000,
+      ...options.config,
     });
   const harness: TestHarness = {
     clock,

@@ -1,0 +1,30 @@
+import { isHarnessError } from "../errors.ts";
+import { correlationOf } from "../ports/observer.ts";
+import type { Submission } from "../ports/submission.ts";
+import type { AttemptContext } from "./engine-context.ts";
+import { deliverSettledChildren } from "./wake.ts";
+
+/**
+ * Parks a parent whose drive suspended on `task` calls: running → waiting with the calls pending
+ * (the store releases the lease; no heartbeat, no invocation and no queue message is held while
+ * it waits). A child that settled while the parent was still running found it not waiting and
+ * delivered nothing, so the children's rows are read right after the park and the settled ones
+ * delivered here; a child settling after the park delivers by itself. Either way the delivery
+ * that answers the last call requeues the parent. A lost lease (`ClaimLost`) parks nothing: the
+ * submission's new owner parks it again.
+ */
+export async function park(ctx: AttemptContext, sub: Submission, attemptId: string, calls: readonly string[]): Promise<void> {
+  const maxWaitMs = ctx.subagents?.limits.maxWaitMs ?? 0;
+  const waitUntil = maxWaitMs > 0 ? ctx.clock.now() + maxWaitMs : undefined;
+  const pendingCalls = [...new Set(calls)];
+  try {
+    await ctx.store.waitSubmission({ submissionId: sub.id, attemptId, pendingCalls, ...(waitUntil !== undefined ? { waitUntil } : {}) });
+  } catch (err) {
+    if (isHarnessError(err, "claim_lost")) return;
+    throw err;
+  }
+  ctx.observe({ type: "submission_waiting", correlation: correlationOf(sub, attemptId), pendingCalls });
+  await ctx.faults?.("parked", sub.id);
+  const { attemptId: _a, ownerId: _o, leaseExpiresAt: _l, ...rest } = sub;
+  await deliverSettledChildren(ctx, { ...rest, status: "waiting", pendingCalls, pendingResume: true });
+}

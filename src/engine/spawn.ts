@@ -1,0 +1,76 @@
+import type { TaskSpawnedPayload } from "../conversation/records.ts";
+import { childAddress } from "../conversation/task-names.ts";
+import { isHarnessError } from "../errors.ts";
+import { correlationOf } from "../ports/observer.ts";
+import type { AdmissionStore, ClaimStore } from "../ports/store.ts";
+import type { Submission } from "../ports/submission.ts";
+import type { TaskSpawner } from "../session/task-tool.ts";
+import { admit } from "./admission.ts";
+import type { EngineContext } from "./engine-context.ts";
+import { taskTargetsOf } from "./subagents.ts";
+
+/**
+ * The `task` tool's spawner for one attempt of `parent`, or undefined when the subagent policy
+ * gives its agent no targets at its depth. A spawn is a durable admission of the child (dispatch
+ * id `parentSubmissionId:safeCallId`, instance `parentInstance:safeCallId`, session
+ * `task-safeCallId`, `parentRef` on its `conversation_created`), so a re-executed call finds the
+ * child it admitted before and admits nothing new.
+ */
+export function taskSpawner(
+  ctx: EngineContext<AdmissionStore & Pick<ClaimStore, "getSubmission">>,
+  parent: Submission,
+): TaskSpawner | undefined {
+  const targets = taskTargetsOf(ctx.subagents, parent.sessionKey.agent, parent.depth);
+  if (targets === undefined) return undefined;
+  const at = { submissionId: parent.id, instance: parent.sessionKey.instance };
+  const existing = async (callId: string): Promise<TaskSpawnedPayload | undefined> => {
+    try {
+      return spawnOf(callId, await ctx.store.getSubmission(childAddress(at, callId).submissionId));
+    } catch (err) {
+      if (isHarnessError(err, "submission_not_found")) return undefined;
+      throw err;
+    }
+  };
+  return {
+    targets,
+    maxChildrenPerRun: ctx.subagents!.limits.maxChildrenPerRun,
+    existing,
+    async spawn({ callId, agent, prompt }) {
+      const child = childAddress(at, callId);
+      const admitted = await admit(ctx, {
+        key: { agent, instance: child.instance, session: child.session },
+        dispatchId: child.submissionId,
+        message: { kind: "user", body: prompt },
+        parent: { submissionId: parent.id, callId, conversationId: parent.conversationId, depth: parent.depth },
+      });
+      ctx.observe({
+        type: "submission_spawned",
+        correlation: correlationOf(parent, parent.attemptId),
+        childSubmissionId: admitted.submissionId,
+        childConversationId: admitted.conversationId,
+        agent,
+        callId,
+      });
+      return {
+        callId,
+        agent,
+        childInstance: child.instance,
+        childConversationId: admitted.conversationId,
+        childSubmissionId: admitted.submissionId,
+        prompt,
+      };
+    },
+  };
+}
+
+/** The `task_spawned` payload of a child, from its row. */
+export function spawnOf(callId: string, child: Submission): TaskSpawnedPayload {
+  return {
+    callId,
+    agent: child.sessionKey.agent,
+    childInstance: child.sessionKey.instance,
+    childConversationId: child.conversationId,
+    childSubmissionId: child.id,
+    prompt: child.input.body,
+  };
+}

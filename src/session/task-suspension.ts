@@ -1,0 +1,106 @@
+import type { AgentEvent, AgentTool } from "@earendil-works/pi-agent-core";
+import type { ConversationRecord, RecordBody } from "../conversation/records.ts";
+import type { Correlation, HarnessEvent } from "../ports/observer.ts";
+import type { EventEffects } from "./agent-events.ts";
+import type { Rebuilt } from "./rebuild.ts";
+import { spawnedOf, TASK_TOOL_NAME, taskTool, type TaskSpawner } from "./task-tool.ts";
+
+/**
+ * Suspension without a pi primitive (pi 1.6 has no tool-level suspend; ADR 0017): a drive's
+ * bookkeeping of its `task` calls. A call that admitted its child is recorded as `task_spawned`
+ * (no `tool_outcome`), and the turn that made one ends the run after its tool batch: the drive
+ * returns `waiting` with the calls, the engine parks the submission, and the children's
+ * settlements deliver the outcomes. A later drive that finds such a call still unanswered (a crash
+ * before the park) parks again instead of answering it as interrupted.
+ */
+export class TaskSuspension {
+  readonly #spawner: TaskSpawner;
+  readonly #correlation: Correlation & { submissionId: string };
+  readonly #observe: (e: HarnessEvent) => void;
+  /** The drive's log as it knows it. */
+  readonly #records: () => readonly ConversationRecord[];
+  /** Calls that spawned in the current turn. */
+  #turn: string[] = [];
+
+  constructor(
+    spawner: TaskSpawner,
+    correlation: Correlation & { submissionId: string },
+    records: () => readonly ConversationRecord[],
+    observe: (e: HarnessEvent) => void,
+  ) {
+    this.#spawner = spawner;
+    this.#correlation = correlation;
+    this.#records = records;
+    this.#observe = observe;
+  }
+
+  /** The `task` tool of this drive. */
+  tool(): AgentTool<any> {
+    return taskTool(this.#spawner, () => this.#live());
+  }
+
+  /**
+   * At the start of a drive: the unanswered `task` calls whose child exists stay pending (they are
+   * taken out of `start`'s dangling calls and missing outcomes), with their `task_spawned` record
+   * repaired when the log lacks it. A call without a child is answered as interrupted, as any
+   * dangling call is. Returns the pending calls (the drive parks again when there are any).
+   */
+  async keepPending(start: Rebuilt): Promise<string[]> {
+    const pending: string[] = [];
+    const repairs: RecordBody[] = [];
+    for (const call of start.dangling) {
+      if (call.toolName !== TASK_TOOL_NAME) continue;
+      const child = await this.#spawner.existing(call.callId);
+      if (child === undefined) continue;
+      pending.push(call.callId);
+      if (!this.#hasSpawnRecord(call.callId)) repairs.push({ kind: "task_spawned", payload: child });
+    }
+    if (pending.length === 0) return pending;
+    if (repairs.length > 0) {
+      this.#observe({
+        type: "recovery",
+        correlation: this.#correlation,
+        decision: "spawn_record_reconciled",
+        detail: `repaired ${repairs.length} task_spawned record(s) from the children's rows: ${repairs.map((r) => (r.payload as { callId: string }).callId).join(", ")}`,
+      });
+    }
+    const kept = new Set(pending);
+    start.dangling = start.dangling.filter((d) => !kept.has(d.callId));
+    const missing = start.missing.filter((m) => !(m.kind === "tool_outcome" && kept.has(m.payload.callId)));
+    start.missing = [...repairs, ...missing];
+    return pending;
+  }
+
+  /**
+   * A spawned `task` call's end is recorded as its `task_spawned` record (once per call), not as
+   * a `tool_outcome`; the call joins the turn's suspended calls.
+   */
+  rewrite(event: AgentEvent, effects: EventEffects): void {
+    if (event.type !== "tool_execution_end" || event.toolName !== TASK_TOOL_NAME || event.isError) return;
+    const spawned = spawnedOf(event.result);
+    if (spawned === undefined) return;
+    this.#turn.push(event.toolCallId);
+    effects.records = this.#hasSpawnRecord(event.toolCallId) ? [] : [{ kind: "task_spawned", payload: spawned }];
+  }
+
+  /** The calls the turn just finished spawned (and forgets them). */
+  takeTurn(): string[] {
+    const calls = this.#turn;
+    this.#turn = [];
+    return calls;
+  }
+
+  #hasSpawnRecord(callId: string): boolean {
+    return this.#records().some((r) => r.kind === "task_spawned" && r.payload.callId === callId);
+  }
+
+  /** This submission's spawned calls the log has no outcome for yet: its unsettled children. */
+  #live(): Set<string> {
+    const live = new Set<string>();
+    for (const r of this.#records()) {
+      if (r.kind === "task_spawned" && r.submissionId === this.#correlation.submissionId) live.add(r.payload.callId);
+      else if (r.kind === "tool_outcome") live.delete(r.payload.callId);
+    }
+    return live;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Durable subagents in the serverless shape: the handlers of `src/lambdas/` on the local cloud
+ * (DynamoDB Local, fauxqs SQS FIFO + S3). A parent's children are submissions of their own, run
+ * by the workers; the parent parks `waiting` and the last child's settlement rings it.
+ */
+import { randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import type { ConversationRecord } from "../../src/conversation/records.ts";
+import { childAddress } from "../../src/conversation/task-names.ts";
+import { startLocalCloud, type LocalCloud } from "../../dev/local-cloud/local-cloud.ts";
+import type { Store } from "../../src/ports/store.ts";
+import type { Submission } from "../../src/ports/submission.ts";
+import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
+
+const agentsModule = fileURLToPath(new URL("./fixtures/subagent-agents.ts", import.meta.url));
+const logs: string[] = [];
+let cloud: LocalCloud;
+let store: Store;
+
+beforeAll(async () => {
+  cloud = await startLocalCloud({
+    agentsModule,
+    workers: 2,
+    workerTimeoutMs: 20_000,
+    streamMaxMs: 3_000,
+    httpTimeoutMs: 30_000,
+    sweeperRateMs: false,
+    env: { HARNESS_LEASE_MS: "3000", HARNESS_STALE_QUEUED_MS: "500" },
+    log: (line, source) => logs.push(`[${source}] ${line}`),
+    onError: (err, source) => logs.push(`[event-source ${source}] ${String(err)}`),
+  });
+  store = createDynamoStore({ tableName: cloud.tableName, bucketName: cloud.bucketName });
+}, 180_000);
+
+afterAll(async () => {
+  await cloud?.stop();
+});
+
+function dumpLogsOnFailure() {
+  onTestFailed(() => {
+    process.stderr.write(`--- local cloud output (last 150 lines) ---\n${logs.slice(-150).join("\n")}\n`);
+  });
+}
+
+const uid = () => randomUUID().slice(0, 8);
+
+async function post(path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${cloud.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}
+
+const kinds = (records: ConversationRecord[]) =>
+  records.map((r) => r.kind).filter((k) => k !== "assistant_text_delta" && k !== "assistant_message_started");
+const deliveriesOf = (submissionId: string) =>
+  cloud.deliveries.filter((d) => d.body.includes(`"submissionId":${JSON.stringify(submissionId)}`));
+
+describe("local cloud: durable subagents", () => {
+  it("a parent with three parallel children settles once with all three outcomes", { timeout: 90_000 }, async () => {
+    dumpLogsOnFailure();
+    const instance = `p-${uid()}`;
+    const answer = await post(`/agents/lead/${instance}?wait=true`, { kind: "user", body: "spawn: alpha, beta, gamma" });
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ status: "succeeded" });
+    const { submissionId, conversationId } = answer.json as { submissionId: string; conversationId: string };
+
+    const parent = await store.getSubmission(submissionId);
+    expect(parent).toMatchObject({ status: "settled", attemptCount: 1 });
+    const log = await store.readRecords(conversationId);
+    expect(kinds(log)).toEqual([
+      "conversation_created",
+      "user_message",
+      "assistant_tool_call",
+      "assistant_tool_call",
+      "assistant_tool_call",
+      "assistant_message_completed",
+      "task_spawned",
+      "task_spawned",
+      "task_spawned",
+      "tool_outcome",
+      "tool_outcome",
+      "tool_outcome",
+      "assistant_message_completed",
+      "submission_settled",
+    ]);
+    const final = log.findLast((r) => r.kind === "assistant_message_completed")!;
+    for (const item of ["alpha", "beta", "gamma"]) expect(JSON.stringify(final.payload)).toContain(`researcher on: ${item}`);
+
+    const children: Submission[] = [];
+    for (const item of ["alpha", "beta", "gamma"]) {
+      const address = childAddress({ submissionId, instance }, `call-${item}`);
+      const child = await store.getSubmission(address.submissionId);
+      expect(child).toMatchObject({ status: "settled", depth: 1, parentSubmissionId: submissionId, parentCallId: `call-${item}` });
+      children.push(child);
+    }
+    // The parent ran twice (the spawn, the resume): one doorbell each, none while it waited.
+    expect(deliveriesOf(submissionId).length).toBe(2);
+    const settledAt = Math.max(...children.map((c) => c.updatedAt));
+    expect(deliveriesOf(submissionId).filter((d) => d.at < settledAt - 1_000), "no invocation for the parent while its children ran").toHaveLength(1);
+  });
+});
