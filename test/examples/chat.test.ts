@@ -220,6 +220,19 @@ describe.skipIf(!CHROMIUM)("examples/chat in headless Chromium", () => {
     expect(compaction).toMatchObject({ payload: { reason: "manual" }, submissionId: settled[2]!.submissionId });
     const listed = await listing("browser-4");
     expect(listed.submissions.map((s) => s.outcome?.errorCode ?? s.outcome?.status)).toEqual(["succeeded", "cancelled", "succeeded"]);
+    // The submissions panel shows each one's status and outcome, and the tokens a reply used.
+    const rows = page.locator("#submissions tbody tr");
+    await expect.poll(() => rows.count(), POLL).toBe(3);
+    const cells = await rows.evaluateAll((trs: { cells: ArrayLike<{ textContent: string | null }> }[]) =>
+      trs.map((tr) => Array.from(tr.cells, (c) => c.textContent ?? "")),
+    );
+    expect(cells.map((c) => c.slice(1, 2).concat(c[3]!))).toEqual([
+      ["settled", "succeeded"],
+      ["settled", "failed [cancelled]"],
+      ["settled", "succeeded"],
+    ]);
+    expect(Number(cells[2]![4])).toBe(listed.submissions[2]!.outcome!.usage!.totalTokens);
+    expect(Number(cells[2]![4])).toBeGreaterThan(0);
     await page.close();
   });
 

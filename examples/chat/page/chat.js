@@ -229,7 +229,7 @@ async function refreshSubmissions() {
       row.dataset.status = s.status;
       const outcome = s.outcome ? `${s.outcome.status}${s.outcome.errorCode ? ` [${s.outcome.errorCode}]` : ""}` : "";
       const tokens = s.outcome?.usage ? String(s.outcome.usage.totalTokens) : "";
-      for (const text of [s.id.slice(-8), s.status + (s.cancelRequested ? " (cancelling)" : ""), String(s.attemptCount), outcome, tokens]) {
+      for (const text of [s.id.slice(-8), s.status + (s.cancelRequested && s.status !== "settled" ? " (cancelling)" : ""), String(s.attemptCount), outcome, tokens]) {
         const cell = document.createElement("td");
         cell.textContent = text;
         row.append(cell);
