@@ -8,7 +8,7 @@ export function formatSubmissionPage(page: SubmissionPage): string {
   if (page.submissions.length === 0) return "no submissions";
   const rows = page.submissions.map((s) => [
     s.id,
-    s.status + (s.cancelRequested ? " (cancelling)" : ""),
+    s.status + (s.cancelRequested && s.status !== "settled" ? " (cancelling)" : ""),
     String(s.attemptCount),
     isoTime(s.createdAt),
     s.settledAt === undefined ? "-" : duration(s.settledAt - s.createdAt),

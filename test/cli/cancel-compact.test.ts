@@ -80,6 +80,11 @@ describe("harness cancel", () => {
       [running, "cancelled"],
       [queued, "cancelled"],
     ]);
+    // ls: settled and cancelled, no longer "cancelling".
+    const ls = await harness(["ls", "assistant/cx-1", "--session", "s1", "--url", url]);
+    const rows = ls.stdout.trim().split("\n").slice(1);
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(row).toMatch(/^\S+\s+settled\s+\d+\s+\S+\s+\S+\s+failed \[cancelled\]/);
     // Again for a cancelled one: still cancelled, exit 0.
     expect((await harness(["cancel", "assistant/cx-1", running, "--url", url])).code).toBe(EXIT.ok);
   });
