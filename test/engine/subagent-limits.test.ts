@@ -1,0 +1,164 @@
+/**
+ * Subagent limits and the sweep's part (issue 10, embedded): the child limit (an error result,
+ * never a suspension), the depth limit (children get no `task` tool at depth 1), the policy's
+ * checks, wait expiry (`maxWaitMs`) and the backstop that re-runs a lost wake.
+ */
+import { describe, expect, it } from "vitest";
+import type { ConversationRecord } from "../../src/conversation/records.ts";
+import { childAddress } from "../../src/conversation/task-names.ts";
+import { resolveSubagents, taskTargetsOf } from "../../src/engine/subagents.ts";
+import { createRuntime } from "../../src/runtime/runtime.ts";
+import type { ScriptStep } from "../../src/session/scripted-model.ts";
+import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { allRecords, hangForever, scriptedAgent, settleTicks, startHarness } from "../support/harness.ts";
+
+const user = (body: string) => ({ kind: "user" as const, body });
+type Msg = { role: string; content: unknown; toolCallId?: string };
+const textOf = (m: Msg | undefined) =>
+  typeof m?.content === "string" ? m.content : ((m?.content as { text?: string }[]) ?? []).map((c) => c.text ?? "").join("");
+const results = (messages: unknown) => (messages as Msg[]).filter((m) => m.role === "toolResult").map((m) => ({ id: m.toolCallId, text: textOf(m) }));
+const lastUser = (messages: unknown) => textOf([...(messages as Msg[])].reverse().find((m) => m.role === "user"));
+const task = (id: string, prompt: string, agent = "researcher") => ({ toolCall: { id, name: "task", arguments: { agent, prompt } } });
+const answering = (n = 20): ScriptStep[] => Array.from({ length: n }, () => (messages) => [{ text: `researcher on: ${lastUser(messages)}` }]);
+const outcomesOf = (log: ConversationRecord[]) => log.filter((r) => r.kind === "tool_outcome").map((r) => r.payload);
+
+describe("subagent limits (embedded)", () => {
+  it("past maxChildrenPerRun a task call is an error result (the spec's text), not a suspension; the run waits for the others", async () => {
+    const lead = scriptedAgent([[task("call-a", "alpha"), task("call-b", "beta"), task("call-c", "gamma")], (m) => [{ text: `done: ${results(m).length}` }]]);
+    const researcher = scriptedAgent(answering());
+    const h = await startHarness({
+      agents: { lead: lead.definition, researcher: researcher.definition },
+      config: { subagents: { lead: ["researcher"] }, subagentLimits: { maxChildrenPerRun: 2 } },
+    });
+    const { submissionId, conversationId } = await h.runtime.dispatch({ agent: "lead", instance: "lim", message: user("go") });
+    expect(await h.runtime.wait(submissionId)).toMatchObject({ status: "succeeded" });
+    const seen = results(lead.scripted.calls[1]!.messages);
+    expect(seen).toEqual([
+      { id: "call-a", text: "researcher on: alpha" },
+      { id: "call-b", text: "researcher on: beta" },
+      { id: "call-c", text: "task: child limit reached (2 live, max 2); wait for a running child to settle or serialize the work" },
+    ]);
+    const log = await allRecords(h.store, conversationId);
+    expect(log.filter((r) => r.kind === "task_spawned").map((r) => r.payload.callId)).toEqual(["call-a", "call-b"]);
+    expect(outcomesOf(log).find((o) => o.callId === "call-c")).toMatchObject({ toolName: "task", isError: true });
+    await expect(h.store.getSubmission(childAddress({ submissionId, instance: "lim" }, "call-c").submissionId)).rejects.toMatchObject({ code: "submission_not_found" });
+    expect(researcher.scripted.calls).toHaveLength(2);
+    await h.runtime.close();
+  });
+
+  it("children get no task tool at depth 1 (maxDepth 1): a child's task call is 'Tool task not found'; a root of the same agent has it", async () => {
+    const lead = scriptedAgent([[task("call-a", "dig")], (m) => [{ text: `lead got: ${results(m)[0]!.text}` }]]);
+    // The researcher always tries to delegate first, then reports what it got back.
+    const researcher = scriptedAgent(
+      Array.from({ length: 10 }, (): ScriptStep => (messages) => {
+        const got = results(messages);
+        return got.length === 0 ? [task("nested", "deeper")] : [{ text: `researcher got: ${got.at(-1)!.text}` }];
+      }),
+    );
+    const h = await startHarness({
+      agents: { lead: lead.definition, researcher: researcher.definition },
+      config: { subagents: { lead: ["researcher"], researcher: ["researcher"] } },
+    });
+    const parent = await h.runtime.dispatch({ agent: "lead", instance: "deep", message: user("go") });
+    expect(await h.runtime.wait(parent.submissionId)).toMatchObject({ status: "succeeded" });
+    const child = await h.store.getSubmission(childAddress({ submissionId: parent.submissionId, instance: "deep" }, "call-a").submissionId);
+    expect(child.depth).toBe(1);
+    const childLog = await allRecords(h.store, child.conversationId);
+    expect(outcomesOf(childLog)).toMatchObject([{ callId: "nested", toolName: "task", content: [{ type: "text", text: "Tool task not found" }], isError: true }]);
+    expect(childLog.some((r) => r.kind === "task_spawned")).toBe(false);
+    expect(lead.scripted.calls[1]!.messages.length).toBeGreaterThan(0);
+    expect(results(lead.scripted.calls[1]!.messages)[0]!.text).toBe("researcher got: Tool task not found");
+
+    // The same agent dispatched as a root (depth 0) has the tool and spawns.
+    expect(taskTargetsOf(resolveSubagents({ researcher: ["researcher"] }, {}, { researcher: researcher.definition }), "researcher", 0)).toEqual([{ name: "researcher" }]);
+    expect(taskTargetsOf(resolveSubagents({ researcher: ["researcher"] }, { maxDepth: 2 }, { researcher: researcher.definition }), "researcher", 1)).toEqual([{ name: "researcher" }]);
+    await h.runtime.close();
+  });
+
+  it("a call naming no target, or with bad arguments, is an error result in the spec's words; nothing is admitted", async () => {
+    const lead = scriptedAgent([
+      [task("call-x", "p", "nobody"), { toolCall: { id: "call-y", name: "task", arguments: { agent: "researcher" } } }],
+      (m) => [{ text: results(m).map((r) => r.text).join(" / ") }],
+    ]);
+    const h = await startHarness({
+      agents: { lead: lead.definition, researcher: scriptedAgent(answering()).definition },
+      config: { subagents: { lead: ["researcher"] } },
+    });
+    const { submissionId } = await h.runtime.dispatch({ agent: "lead", instance: "bad", message: user("go") });
+    expect(await h.runtime.wait(submissionId)).toMatchObject({ status: "succeeded" });
+    expect(results(lead.scripted.calls[1]!.messages).map((r) => r.text)).toEqual([
+      'task: "nobody" is not a spawnable agent; allowed targets: researcher',
+      "task: invalid arguments: prompt must be a string",
+    ]);
+    expect(h.events.filter((e) => e.type === "submission_spawned")).toHaveLength(0);
+    await h.runtime.close();
+  });
+
+  it("the policy is checked by createRuntime: unknown parents and targets, bad limits", () => {
+    const store = createMemoryStore();
+    const agents = { lead: scriptedAgent([]).definition };
+    expect(() => createRuntime({ agents, store, subagents: { nobody: ["lead"] } })).toThrow('createRuntime: subagents: unknown parent agent "nobody"');
+    expect(() => createRuntime({ agents, store, subagents: { lead: ["ghost"] } })).toThrow('createRuntime: subagents.lead: unknown target agent "ghost"');
+    expect(() => createRuntime({ agents, store, subagentLimits: { maxChildrenPerRun: 1.5 } })).toThrow("subagentLimits.maxChildrenPerRun must be a whole number >= 0");
+    expect(() => createRuntime({ agents, store, subagentLimits: { onParentTerminal: "explode" as never } })).toThrow("onParentTerminal");
+    expect(resolveSubagents(undefined, undefined, agents).limits).toEqual({ maxChildrenPerRun: 8, maxDepth: 1, maxWaitMs: 0, onParentTerminal: "cancel_children" });
+  });
+
+  it("maxWaitMs: a wait that runs past it answers each pending call 'task wait expired', cancels the children, and the parent goes on", async () => {
+    const lead = scriptedAgent([[task("call-slow", "forever")], (m) => [{ text: `gave up: ${results(m)[0]!.text}` }]]);
+    const slow = scriptedAgent([[{ text: "thinking hard " }, { hang: "honest" }]]);
+    const h = await startHarness({
+      agents: { lead: lead.definition, researcher: slow.definition },
+      config: { subagents: { lead: ["researcher"] }, subagentLimits: { maxWaitMs: 60_000 } },
+    });
+    const parent = await h.runtime.dispatch({ agent: "lead", instance: "exp", message: user("go") });
+    const childId = childAddress({ submissionId: parent.submissionId, instance: "exp" }, "call-slow").submissionId;
+    for (let i = 0; i < 50 && (await h.store.getSubmission(parent.submissionId)).status !== "waiting"; i++) await settleTicks();
+    const waiting = await h.store.getSubmission(parent.submissionId);
+    expect(waiting).toMatchObject({ status: "waiting", pendingCalls: ["call-slow"], waitUntil: h.clock.now() + 60_000 });
+    expect(waiting.leaseExpiresAt, "no lease while waiting").toBeUndefined();
+    await h.clock.advance(61_000);
+    await settleTicks();
+    await h.clock.advance(5_000); // the sweep's next tick
+    expect(await h.runtime.wait(parent.submissionId)).toMatchObject({ status: "succeeded" });
+    expect(await h.runtime.wait(childId)).toMatchObject({ status: "failed", errorCode: "cancelled_by_parent", error: "cancelled: parent wait expired" });
+    expect(results(lead.scripted.calls[1]!.messages)).toEqual([{ id: "call-slow", text: "task wait expired" }]);
+    const log = await allRecords(h.store, parent.conversationId);
+    expect(outcomesOf(log)).toEqual([{ callId: "call-slow", toolName: "task", content: [{ type: "text", text: "task wait expired" }], isError: true }]);
+    await h.runtime.close();
+  });
+
+  it("backstop: a parent that died right after parking, whose child had settled while it still ran, is woken by the sweep", async () => {
+    const lead = scriptedAgent([[task("call-a", "quick")], (m) => [{ text: `got: ${results(m)[0]!.text}` }]]);
+    const researcher = scriptedAgent(answering());
+    const agents = { lead: lead.definition, researcher: researcher.definition };
+    let parentId = "";
+    let died!: () => void;
+    const dead = new Promise<void>((r) => (died = r));
+    const h = await startHarness({
+      agents,
+      config: { subagents: { lead: ["researcher"] } },
+      faults: async (phase, id) => {
+        if (id !== parentId) return;
+        // Hold the parent's tool batch until its child has settled (its wakes find the parent running).
+        if (phase === "tool_ran") await h.runtime.wait(childAddress({ submissionId: parentId, instance: "bs" }, "call-a").submissionId);
+        if (phase === "parked") {
+          died();
+          return hangForever();
+        }
+      },
+    });
+    parentId = "bs-parent";
+    await h.runtime.dispatch({ agent: "lead", instance: "bs", dispatchId: parentId, message: user("go") });
+    await dead;
+    await h.runtime.close({ abandon: true });
+    expect(await h.store.getSubmission(parentId)).toMatchObject({ status: "waiting", pendingCalls: ["call-a"] });
+    const resumedBefore = h.events.filter((e) => e.type === "submission_resumed").length;
+
+    const runtime = await h.restart({ agents }); // its start-up sweep runs the backstop
+    expect(await runtime.wait(parentId)).toMatchObject({ status: "succeeded" });
+    expect(h.events.filter((e) => e.type === "submission_resumed").length - resumedBefore).toBe(1);
+    expect(results(lead.scripted.calls[1]!.messages)).toEqual([{ id: "call-a", text: "researcher on: quick" }]);
+    await runtime.close();
+  });
+});
