@@ -32,6 +32,8 @@ export interface CloudSoakOptions {
   duplicateRate: number;
   /** Share of submissions followed by a manual compaction. */
   compactionRate: number;
+  /** Share of slow replies cancelled while they run or wait. */
+  cancelRate: number;
   maxSeconds: number;
   leaseMs: number;
   workers: number;
@@ -46,6 +48,7 @@ export const DEFAULT_CLOUD_SOAK: CloudSoakOptions = {
   throttleEvery: 25,
   duplicateRate: 0.3,
   compactionRate: 0.15,
+  cancelRate: 0.3,
   maxSeconds: 180,
   leaseMs: 2_000,
   workers: 2,
@@ -115,6 +118,7 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
         random,
         deadline,
         compactionRate: options.compactionRate,
+        cancelRate: options.cancelRate,
         onAdmitted: async (submissionId, instance) => {
           if (random() >= options.duplicateRate) return;
           // A duplicate as SQS's at-least-once delivery or a re-ring would make it.
@@ -155,6 +159,7 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
       crashes,
       steersDelivered: driven.steers,
       compactions: driven.compactions,
+    cancels: driven.cancels,
       followUpsDelivered: driven.followUps,
       records,
       outcomes,

@@ -21,6 +21,8 @@ export interface SessionEvidence {
    * admitted without the client learning its id, so that many unacknowledged settlements are allowed.
    */
   unconfirmed?: number;
+  /** Submissions whose cancel the harness answered 200 (settled as cancelled then and there). */
+  cancelled?: readonly string[];
 }
 
 export interface Evidence {
@@ -38,7 +40,8 @@ export interface Evidence {
  *    between the first and last record it saw (nothing skipped, nothing invented, in order);
  * 5. every tool call of a submission's settling attempt has exactly one outcome;
  * 6. the log starts with `conversation_created` (exactly one);
- * 7. no submission left unsettled (no lease held, nothing queued or waiting).
+ * 7. no submission left unsettled (no lease held, nothing queued or waiting);
+ * 8. a submission whose cancel was answered 200 settled `failed` with code `cancelled`.
  */
 export function checkInvariants(evidence: Evidence): string[] {
   const violations: string[] = [];
@@ -74,6 +77,14 @@ function checkSession(session: SessionEvidence, violations: string[]): void {
   }
   const unacknowledged = [...settledCount.keys()].filter((id) => !acknowledged.has(id));
   for (const id of unacknowledged.slice(session.unconfirmed ?? 0)) fail(`submission ${id} settled but was never acknowledged`);
+
+  // 8. a cancel answered 200 settled the submission as cancelled.
+  for (const id of session.cancelled ?? []) {
+    const r = settled.find((x) => x.submissionId === id);
+    if (r && (r.payload.status !== "failed" || r.payload.errorCode !== "cancelled")) {
+      fail(`submission ${id}: its cancel was answered 200, yet it settled ${r.payload.status}${r.payload.errorCode ? `/${r.payload.errorCode}` : ""}`);
+    }
+  }
 
   // 2. settlement order = admission order.
   const order = settled.map((r) => r.submissionId ?? "").filter((id) => acknowledged.has(id));

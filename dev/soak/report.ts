@@ -10,6 +10,8 @@ export interface SoakReport {
   followUpsDelivered: number;
   /** Manual compactions admitted (each a submission of its own). */
   compactions: number;
+  /** Cancels the harness accepted. */
+  cancels: number;
   records: number;
   /** Settlements by outcome: `succeeded`, or the failed error code. */
   outcomes: Record<string, number>;
@@ -43,6 +45,7 @@ export function formatReport(report: SoakReport, extra: Record<string, string> =
     ...Object.entries(extra).map(([k, v]) => `${`${k}:`.padEnd(26)}${v}`),
     `steers / follow-ups:      ${report.steersDelivered} / ${report.followUpsDelivered} delivered`,
     `manual compactions:       ${report.compactions}`,
+    `cancels accepted:         ${report.cancels}`,
     `records read back:        ${report.records}`,
     `attempts charged:         ${report.attempts.total} (max ${report.attempts.max} for one submission)`,
     `POST → settled (ms):      (awaited ones) p50 ${report.settleMs.p50}, p99 ${report.settleMs.p99}, max ${report.settleMs.max}`,

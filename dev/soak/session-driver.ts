@@ -27,6 +27,8 @@ export interface SessionsOptions {
   deadline: number;
   /** Share of submissions followed by a manual compaction of the session. */
   compactionRate: number;
+  /** Share of slow replies cancelled while they run (or wait their turn). */
+  cancelRate: number;
   /** Called with each acknowledged submission (e.g. to ring a duplicate doorbell). */
   onAdmitted?: (submissionId: string, instance: string) => Promise<void>;
 }
@@ -37,6 +39,8 @@ export interface SessionsReport {
   followUps: number;
   /** Manual compactions admitted. */
   compactions: number;
+  /** Cancels the harness accepted (200, or 202 while the run stops). */
+  cancels: number;
   /** Milliseconds from first POST to the settled outcome, per awaited submission. */
   settleMs: number[];
 }
@@ -44,7 +48,7 @@ export interface SessionsReport {
 /** Runs the sessions to their end (every submission acknowledged, the last of each awaited). */
 export async function driveSessions(o: SessionsOptions): Promise<SessionsReport> {
   const client = createClient({ baseUrl: o.url });
-  const report: SessionsReport = { sessions: [], steers: 0, followUps: 0, compactions: 0, settleMs: [] };
+  const report: SessionsReport = { sessions: [], steers: 0, followUps: 0, compactions: 0, cancels: 0, settleMs: [] };
   const { random } = o;
 
   /** POSTs until the harness answers below 500 (it may be down for a moment); refusals are returned. */
@@ -91,7 +95,8 @@ export async function driveSessions(o: SessionsOptions): Promise<SessionsReport>
     const path = `/agents/assistant/${instance}`;
     const acknowledged: string[] = [];
     const live: ConversationRecord[][] = [];
-    const evidence: SessionEvidence = { key: `assistant/${instance}/default`, acknowledged, log: [], live, unconfirmed: 0 };
+    const cancelled: string[] = [];
+    const evidence: SessionEvidence = { key: `assistant/${instance}/default`, acknowledged, log: [], live, unconfirmed: 0, cancelled };
     report.sessions.push(evidence);
     // Half the sessions have a live reader for the whole run.
     const reader = s % 2 === 0 ? follow(instance, live) : undefined;
@@ -111,6 +116,18 @@ export async function driveSessions(o: SessionsOptions): Promise<SessionsReport>
         const injected = await post(`${path}/${route}`, { body: `and keep it short (${m})` });
         if (injected.status === 200) route === "steer" ? report.steers++ : report.followUps++;
         else await injected.body?.cancel();
+      }
+      if (body.body.startsWith("slow") && random() < o.cancelRate) {
+        // Cancel it, running or still queued: 200 (settled cancelled at once), 202 (the run stops
+        // at its next safe point), 409 when it had already settled: all fine. A POST cut by a
+        // crash is retried; a cancel is idempotent.
+        await sleep(random() * 300);
+        const res = await post(`${path}/submissions/${submissionId}/cancel`, { reason: `soak ${m}` });
+        if (res.status === 200 || res.status === 202) {
+          report.cancels++;
+          if (res.status === 200) cancelled.push(submissionId);
+        }
+        await res.body?.cancel();
       }
       if (m > 0 && random() < o.compactionRate) {
         // A manual compaction, a submission of its own in the session's order. It has no dispatch

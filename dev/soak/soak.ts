@@ -32,6 +32,8 @@ export interface SoakOptions {
   leaseMs: number;
   /** Share of submissions followed by a manual compaction. */
   compactionRate: number;
+  /** Share of slow replies cancelled while they run or wait. */
+  cancelRate: number;
   /** Deterministic choice of messages and crash timing. */
   seed: number;
   log?: (line: string) => void;
@@ -44,6 +46,7 @@ export const DEFAULT_SOAK: SoakOptions = {
   maxSeconds: 180,
   leaseMs: 1_000,
   compactionRate: 0.15,
+  cancelRate: 0.3,
   seed: 1,
 };
 
@@ -86,6 +89,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       random,
       deadline,
       compactionRate: options.compactionRate,
+      cancelRate: options.cancelRate,
     });
   } finally {
     crashing = false;
@@ -111,6 +115,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     crashes,
     steersDelivered: driven.steers,
     compactions: driven.compactions,
+    cancels: driven.cancels,
     followUpsDelivered: driven.followUps,
     records,
     outcomes,
@@ -129,6 +134,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       "kill-every-ms": { type: "string" },
       "throttle-every": { type: "string" },
       "duplicate-rate": { type: "string" },
+      "cancel-rate": { type: "string" },
       workers: { type: "string" },
       seconds: { type: "string" },
       seed: { type: "string" },
@@ -145,6 +151,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       killEveryMs: num(values["kill-every-ms"], d.killEveryMs),
       throttleEvery: num(values["throttle-every"], d.throttleEvery),
       duplicateRate: num(values["duplicate-rate"], d.duplicateRate),
+      cancelRate: num(values["cancel-rate"], d.cancelRate),
       workers: num(values.workers, d.workers),
       maxSeconds: num(values.seconds, d.maxSeconds),
       seed: num(values.seed, d.seed),
@@ -164,6 +171,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       sessions: num(values.sessions, DEFAULT_SOAK.sessions),
       submissionsPerSession: num(values.submissions, DEFAULT_SOAK.submissionsPerSession),
       killEveryMs: num(values["kill-every-ms"], DEFAULT_SOAK.killEveryMs),
+      cancelRate: num(values["cancel-rate"], DEFAULT_SOAK.cancelRate),
       maxSeconds: num(values.seconds, DEFAULT_SOAK.maxSeconds),
       seed: num(values.seed, DEFAULT_SOAK.seed),
       log: (line) => console.log(line),
