@@ -183,7 +183,7 @@ beforeAll(async () => {
 afterAll(() => {
   process.stderr.write(`package fixture timings (ms): ${JSON.stringify(timings)}\n`);
   if (work) rmSync(work, { recursive: true, force: true });
-});
+}, 10 * MINUTE); // removing an installed app's node_modules takes minutes on a loaded disk
 
 describe("the packed tarball", () => {
   it("holds the library, its LICENSE and README, and nothing of the dev tools, tests or examples", () => {
