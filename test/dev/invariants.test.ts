@@ -31,6 +31,18 @@ describe("soak invariants", () => {
     expect(check(healthy())).toEqual([]);
   });
 
+  it("catch a submission whose cancel was answered 200 but that settled otherwise", () => {
+    const cancelled = healthy();
+    cancelled.cancelled = ["s1"];
+    expect(check(cancelled)).toContain("a/i/default: submission s1: its cancel was answered 200, yet it settled succeeded");
+    const honoured = healthy();
+    honoured.log = honoured.log.map((x) =>
+      x.kind === "submission_settled" && x.submissionId === "s1" ? { ...x, payload: { status: "failed", errorCode: "cancelled", error: "cancelled" } } as ConversationRecord : x,
+    );
+    honoured.cancelled = ["s1"];
+    expect(check(honoured)).toEqual([]);
+  });
+
   it("catch a submission settled twice, never, or without being acknowledged", () => {
     const twice = healthy();
     twice.log = [...twice.log, r("submission_settled", { status: "failed" }, { submissionId: "s2" })];
