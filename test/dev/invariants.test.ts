@@ -39,6 +39,7 @@ describe("soak invariants", () => {
     honoured.log = honoured.log.map((x) =>
       x.kind === "submission_settled" && x.submissionId === "s1" ? { ...x, payload: { status: "failed", errorCode: "cancelled", error: "cancelled" } } as ConversationRecord : x,
     );
+    honoured.live = [];
     honoured.cancelled = ["s1"];
     expect(check(honoured)).toEqual([]);
   });
