@@ -41,7 +41,8 @@ function withoutCheckpoints(store: Store): Store {
     get(target, prop, receiver) {
       if (prop === "readCheckpoint") return async () => undefined;
       if (prop === "writeCheckpoint") return async () => {};
-      return Reflect.get(target, prop, receiver);
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
     },
   });
 }
