@@ -1,10 +1,11 @@
 /**
  * `npm run bench`: runs every benchmark in one process and prints its figures. Pass names to run
- * a subset (e.g. `npm run bench -- overhead`).
+ * a subset (e.g. `npm run bench -- overhead`); `scaling` runs only when named.
  */
 import { benchAws } from "./aws.ts";
 import { benchHttp } from "./http.ts";
 import { benchOverhead } from "./overhead.ts";
+import { benchScaling } from "./scaling.ts";
 import { benchTurnCost } from "./turn-cost.ts";
 
 const benches: Record<string, () => Promise<void>> = {
@@ -12,11 +13,15 @@ const benches: Record<string, () => Promise<void>> = {
   http: () => benchHttp(),
   aws: () => benchAws(),
   cost: () => benchTurnCost(),
+  scaling: () => benchScaling(),
 };
+
+/** Run only when named: `scaling` admits 2,000 submissions twice on the local cloud (about 10 minutes). */
+const onlyWhenNamed = new Set(["scaling"]);
 
 const selected = process.argv.slice(2);
 for (const [name, run] of Object.entries(benches)) {
-  if (selected.length > 0 && !selected.includes(name)) continue;
+  if (selected.length > 0 ? !selected.includes(name) : onlyWhenNamed.has(name)) continue;
   console.log(`\n== ${name}`);
   await run();
 }
