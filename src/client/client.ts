@@ -1,4 +1,5 @@
-import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
+import type { ConversationRecord, SettledPayload, TaskSpawnedPayload } from "../conversation/records.ts";
+import { childSessionOf } from "./child-session.ts";
 import type { DispatchMessage, SubmissionStatus } from "../ports/submission.ts";
 import type { SubmissionDetail, SubmissionPage } from "../runtime/submission-view.ts";
 import { HarnessHttpError } from "./http-error.ts";
@@ -143,6 +144,11 @@ export interface HarnessClient {
    * @throws {HarnessHttpError} 404 `conversation_not_found` when the session has no conversation
    */
   stream(agent: string, instance: string, options?: StreamOptions): AsyncIterable<ConversationRecord>;
+  /**
+   * The records of the child a parent's `task_spawned` record names (its payload), as
+   * {@link stream} reads them: the child is an ordinary session of its agent (`childSessionOf`).
+   */
+  followChild(spawned: Pick<TaskSpawnedPayload, "agent" | "childInstance">, options?: Omit<StreamOptions, "session">): AsyncIterable<ConversationRecord>;
   /**
    * Reads the session's records (after `options.after`) until `submissionId`'s
    * `submission_settled` record, and resolves with its outcome. While the session is idle or
@@ -356,6 +362,10 @@ export function createClient(options: ClientOptions): HarnessClient {
       return answer as unknown as CancelAnswer;
     },
     stream,
+    followChild(spawned, opts = {}) {
+      const child = childSessionOf(spawned);
+      return stream(child.agent, child.instance, { ...opts, session: child.session });
+    },
     waitForSettled,
 
     async listSubmissions(agent, instance, opts = {}) {

@@ -18,6 +18,7 @@ export {
   type StreamOptions,
   type WaitOptions,
 } from "./client.ts";
+export { childSessionOf, type ChildSession } from "./child-session.ts";
 export { MessageView, type AssistantItem, type NoteItem, type SettledItem, type ToolItem, type UserItem, type ViewItem } from "./message-view.ts";
 export { HarnessHttpError, type HarnessHttpErrorCode } from "./http-error.ts";
 export {
@@ -37,6 +38,7 @@ export type {
   SettledPayload,
   SettledErrorCode,
   SettledStatus,
+  TaskSpawnedPayload,
 } from "../conversation/records.ts";
 export type { DispatchMessage, SignalMeta, SubmissionStatus } from "../ports/submission.ts";
 export type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionSummary } from "../runtime/submission-view.ts";
