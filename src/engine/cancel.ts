@@ -50,6 +50,7 @@ export async function cancelSubmission(
     ctx.heartbeats?.get(sub.id)?.();
     return { submissionId: sub.id, status: "cancelling" };
   }
+  await ctx.faults?.("cancel_reserved", sub.id);
   const outcome = cancelledOutcome(cancellation);
   // As the store left it: terminalizing, no attempt (a queued or waiting row holds no lease).
   const { attemptId: _attempt, ownerId: _owner, leaseExpiresAt: _lease, waitUntil: _wait, ...rest } = sub;

@@ -34,6 +34,11 @@ export const FAULT_PHASES = [
   "parent_waking",
   /** The child's outcome requeued its parent; the parent's doorbell is not yet rung (the parent's id). */
   "parent_requeued",
+  /**
+   * A cancel reserved a queued or waiting submission's settlement with the cancel's outcome
+   * (`terminalizing`); its `submission_settled` record is not yet written (the canceller's process).
+   */
+  "cancel_reserved",
 ] as const;
 
 /** A named point where a test may inject a fault. */
@@ -47,9 +52,18 @@ export const SUBAGENT_FAULT_PHASES = ["parked", "parent_waking", "parent_requeue
 
 export type SubagentFaultPhase = (typeof SUBAGENT_FAULT_PHASES)[number];
 
+/**
+ * The phases only a cancel passes (in the canceller's process, the http function on Lambda):
+ * the cancel tests crash at each (`test/engine/cancel.test.ts`, `test/lambdas/cancel.test.ts`).
+ */
+export const CANCEL_FAULT_PHASES = ["cancel_reserved"] as const satisfies readonly FaultPhase[];
+
+export type CancelFaultPhase = (typeof CANCEL_FAULT_PHASES)[number];
+
 /** The phases every submission passes (the crash matrix's). */
 export const SUBMISSION_FAULT_PHASES = FAULT_PHASES.filter(
-  (p): p is Exclude<FaultPhase, SubagentFaultPhase> => !(SUBAGENT_FAULT_PHASES as readonly string[]).includes(p),
+  (p): p is Exclude<FaultPhase, SubagentFaultPhase | CancelFaultPhase> =>
+    !(SUBAGENT_FAULT_PHASES as readonly string[]).includes(p) && !(CANCEL_FAULT_PHASES as readonly string[]).includes(p),
 );
 
 /**

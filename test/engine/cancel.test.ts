@@ -114,6 +114,40 @@ describe("cancel (embedded)", () => {
     await h.runtime.close();
   });
 
+  it("a canceller crashed at the fault seam's cancel_reserved: the next process's sweep writes the cancel outcome; the next runs", async () => {
+    const { definition } = scriptedAgent([[{ text: "next one" }]]);
+    let reachedSeam!: () => void;
+    const atSeam = new Promise<void>((resolve) => (reachedSeam = resolve));
+    // Stops dead at the phase, as a killed process would (the hook never returns).
+    const faults = (phase: string) => {
+      if (phase !== "cancel_reserved") return;
+      reachedSeam();
+      return new Promise<never>(() => {});
+    };
+    const h = await startHarness({ agents: { assistant: definition }, faults });
+    await h.runtime.close();
+    const crashed = await h.restart({ faults });
+    // Admitted through the store (no doorbell, the manual clock holds the sweep): a queued head.
+    const { conversation } = await h.store.ensureConversation({ id: "conv-k", key: { ...at, session: "default" }, createdAt: h.clock.now() });
+    await h.store.admitSubmission({ id: "k1", conversationId: conversation.id, sessionKey: conversation.key, input: user("a"), createdAt: h.clock.now() });
+    await h.store.admitSubmission({ id: "k2", conversationId: conversation.id, sessionKey: conversation.key, input: user("b"), createdAt: h.clock.now() });
+    void crashed.cancel("k1", "mid-cancel crash", at);
+    await atSeam;
+    await crashed.close({ abandon: true });
+    expect((await h.store.getSubmission("k1")).status, "reserved, record not yet written").toBe("terminalizing");
+    expect(settledOf(await allRecords(h.store, conversation.id), "k1")).toEqual([]);
+
+    const runtime = await h.restart();
+    const waiting = runtime.wait("k1");
+    await h.clock.advance(31_000);
+    await h.clock.advance(5_000);
+    expect(await waiting).toEqual(byRequest("mid-cancel crash"));
+    expect(settledOf(await allRecords(h.store, conversation.id), "k1")).toEqual([byRequest("mid-cancel crash")]);
+    expect(await runtime.wait("k2")).toMatchObject({ status: "succeeded" });
+    await settleTicks();
+    await runtime.close();
+  });
+
   it("a canceller that dies after the reservation: the sweep writes the stored cancel outcome", async () => {
     const { definition } = scriptedAgent([[{ text: "next one" }]]);
     const h = await startHarness({ agents: { assistant: definition } });

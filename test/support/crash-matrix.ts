@@ -8,7 +8,7 @@
  * A phase added to the seam must get its row here (the `Record` makes typecheck say so).
  */
 import type { ConversationRecord, SettledPayload } from "../../src/conversation/records.ts";
-import type { FaultPhase, SubagentFaultPhase } from "../../src/ports/faults.ts";
+import type { CancelFaultPhase, FaultPhase, SubagentFaultPhase } from "../../src/ports/faults.ts";
 import type { Submission } from "../../src/ports/submission.ts";
 import { checkInvariants } from "../../dev/soak/invariants.ts";
 
@@ -25,7 +25,7 @@ export interface CrashExpectation {
 
 const SUCCEEDED = { status: "succeeded" } as const;
 
-export const CRASH_MATRIX: Record<Exclude<FaultPhase, SubagentFaultPhase>, CrashExpectation> = {
+export const CRASH_MATRIX: Record<Exclude<FaultPhase, SubagentFaultPhase | CancelFaultPhase>, CrashExpectation> = {
   admitted: { attempts: 1, outcome: SUCCEEDED },
   claimed: { attempts: 2, outcome: SUCCEEDED },
   attempt_started: { attempts: 2, outcome: SUCCEEDED },
@@ -46,7 +46,7 @@ export const NEXT_MESSAGE = "hello, next";
 
 /** What a case left behind, read back after recovery. */
 export interface CrashCaseEvidence {
-  phase: Exclude<FaultPhase, SubagentFaultPhase>;
+  phase: Exclude<FaultPhase, SubagentFaultPhase | CancelFaultPhase>;
   sessionKey: string;
   a: Submission;
   b: Submission;
