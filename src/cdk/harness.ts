@@ -335,8 +335,10 @@ export class Harness extends Construct {
   }
 
   private grantObjects(grantee: IGrantable): void {
-    // Content-addressed objects are written once and read back; nothing deletes them (the
-    // lifecycle rule does, when configured). ListBucket turns a missing object into 404, not 403.
+    // Content-addressed objects are written once and read back, log checkpoints (`checkpoints/`,
+    // ADR 0018) rewritten in place; nothing deletes them (the lifecycle rule does, when
+    // configured: an expired checkpoint only means a rebuild from the whole log). ListBucket
+    // turns a missing object into 404, not 403.
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         sid: "HarnessObjects",
