@@ -14,6 +14,8 @@ export interface KeylessTurn {
   userText: string;
   /** Tool results that came after it, in order. */
   results: ToolResultMessage[];
+  /** The whole transcript the model was given (for answers that look further back). */
+  messages: readonly Message[];
 }
 
 export interface KeylessOptions {
@@ -56,7 +58,7 @@ function turnOf(messages: readonly Message[]): KeylessTurn {
   const user = userIndex < 0 ? undefined : (messages[userIndex] as Extract<Message, { role: "user" }>);
   const userText = user === undefined ? "" : typeof user.content === "string" ? user.content : contentText(user.content);
   const results = messages.slice(userIndex + 1).filter((m): m is ToolResultMessage => m.role === "toolResult");
-  return { systemPrompt, userIndex, userText, results };
+  return { systemPrompt, userIndex, userText, results, messages };
 }
 
 /** The text of a tool result. */

@@ -1,6 +1,7 @@
 import type { Hono, MiddlewareHandler } from "hono";
 import { join } from "node:path";
 import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { SubagentPolicy } from "../../src/engine/subagents.ts";
 import { closeOnSignals, serve, type ServerHandle } from "../../src/local/server.ts";
 import type { Interceptor, Observer } from "../../src/ports/observer.ts";
 import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";
@@ -13,6 +14,8 @@ import { log, type ExampleSettings } from "./settings.ts";
 export interface ExampleOptions {
   settings: ExampleSettings;
   agents: Record<string, AgentDefinition>;
+  /** Durable subagents: parent agent → the agents its `task` tool may spawn (`createRuntime`'s `subagents`). */
+  subagents?: SubagentPolicy;
   /** Observers beside `consoleObserver` (the lifecycle lines `npm start` prints). */
   observers?: Observer[];
   /** Routes of the example's own beside the harness's (a webhook), given the runtime. */
@@ -42,6 +45,7 @@ export async function startExample(options: ExampleOptions): Promise<RunningExam
   const interceptors: Interceptor[] = settings.debug ? [consoleTimingInterceptor()] : [];
   const runtime = createRuntime({
     agents: options.agents,
+    subagents: options.subagents,
     store,
     leaseMs: settings.leaseMs,
     // Sweep often enough that a crashed run resumes about one lease after the crash.
