@@ -10,6 +10,8 @@
  * - the minified bundle of each Lambda (the construct's esbuild options: entry chunk, what a cold
  *   start loads, all chunks) and its cold module-load time on Node 22, with and without source maps
  * - the monthly cost of a deployment nobody uses
+ * - the units of the review's cost findings (`review-costs.ts`: a manual compaction among them) and
+ *   of a cancel (`cancel-costs.ts`)
  */
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,6 +35,7 @@ import { UnitMeter } from "./dynamo-units.ts";
 import { BenchClient, runConcurrently } from "./http-client.ts";
 import { printIdleCost } from "./idle-cost.ts";
 import { benchReviewCosts } from "./review-costs.ts";
+import { benchCancelCosts } from "./cancel-costs.ts";
 import { bundleLambdas, coldLoadMs, type LambdaBundle, removeBundles, topInputs } from "./lambda-bundles.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
 import { atMost, figure, note } from "./report.ts";
@@ -70,6 +73,7 @@ export async function benchAws(): Promise<void> {
     note(`emulators up in ${emulators.startupMs} ms (DynamoDB Local ${emulators.env.AWS_ENDPOINT_URL_DYNAMODB}, fauxqs)`);
     const sweep = await unitsPerTurn();
     await benchReviewCosts();
+    await benchCancelCosts();
     await sseDelay();
     console.log("idle cost of a deployment nobody uses (per month, construct defaults):");
     const idle = printIdleCost({ ...sweep, drainMs: await emptyDrainMs() });
