@@ -4,6 +4,8 @@
  * by the workers; the parent parks `waiting` and the last child's settlement rings it.
  */
 import { randomUUID } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
@@ -17,6 +19,7 @@ const agentsModule = fileURLToPath(new URL("./fixtures/subagent-agents.ts", impo
 const logs: string[] = [];
 let cloud: LocalCloud;
 let store: Store;
+let sqs: SQSClient;
 
 beforeAll(async () => {
   cloud = await startLocalCloud({
@@ -31,10 +34,12 @@ beforeAll(async () => {
     onError: (err, source) => logs.push(`[event-source ${source}] ${String(err)}`),
   });
   store = createDynamoStore({ tableName: cloud.tableName, bucketName: cloud.bucketName });
+  sqs = new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS });
 }, 180_000);
 
 afterAll(async () => {
   await cloud?.stop();
+  sqs?.destroy();
 });
 
 function dumpLogsOnFailure() {
@@ -44,6 +49,7 @@ function dumpLogsOnFailure() {
 }
 
 const uid = () => randomUUID().slice(0, 8);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function post(path: string, body?: unknown): Promise<{ status: number; json: any }> {
   const res = await fetch(`${cloud.url}${path}`, {
@@ -102,5 +108,56 @@ describe("local cloud: durable subagents", () => {
     expect(deliveriesOf(submissionId).length).toBe(2);
     const settledAt = Math.max(...children.map((c) => c.updatedAt));
     expect(deliveriesOf(submissionId).filter((d) => d.at < settledAt - 1_000), "no invocation for the parent while its children ran").toHaveLength(1);
+  });
+
+  it("while the parent waits: no worker invocation for it, no message of its own in the queue, its caught-up stream answers 204", { timeout: 90_000 }, async () => {
+    dumpLogsOnFailure();
+    const instance = `w-${uid()}`;
+    const gates = `/tmp/h-sub-gates/${instance}`;
+    mkdirSync(gates, { recursive: true });
+    const admitted = await post(`/agents/lead/${instance}`, { kind: "user", body: `spawn: gate:${gates}/one, gate:${gates}/two` });
+    expect(admitted.status).toBe(202);
+    const { submissionId, conversationId } = admitted.json as { submissionId: string; conversationId: string };
+    const deadline = Date.now() + 30_000;
+    while ((await store.getSubmission(submissionId)).status !== "waiting") {
+      if (Date.now() > deadline) throw new Error("the parent never parked");
+      await sleep(100);
+    }
+    const parked = await store.getSubmission(submissionId);
+    expect(parked.leaseExpiresAt, "no lease").toBeUndefined();
+    expect(parked.pendingCalls?.length).toBe(2);
+    const deliveredBefore = deliveriesOf(submissionId).length;
+    expect(deliveredBefore).toBe(1);
+
+    // Several lease periods pass while both children are held running.
+    for (let i = 0; i < 4; i++) {
+      await sleep(1_500);
+      const attrs = (
+        await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: cloud.queueUrl,
+            AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"],
+          }),
+        )
+      ).Attributes!;
+      const messages = Number(attrs.ApproximateNumberOfMessages) + Number(attrs.ApproximateNumberOfMessagesNotVisible) + Number(attrs.ApproximateNumberOfMessagesDelayed);
+      expect(messages, "only the two running children's doorbells (each held by its invocation)").toBe(2);
+      expect(Number(attrs.ApproximateNumberOfMessages), "nothing waiting to be delivered").toBe(0);
+      expect(deliveriesOf(submissionId).length, "no invocation for the waiting parent").toBe(deliveredBefore);
+      expect((await store.getSubmission(submissionId)).status).toBe("waiting");
+    }
+    const log = await store.readRecords(conversationId);
+    const caughtUp = await fetch(`${cloud.url}/agents/lead/${instance}?lastEventId=${log.at(-1)!.id}`);
+    expect(caughtUp.status, "a waiting, caught-up session: nothing to send, stop reconnecting").toBe(204);
+
+    writeFileSync(`${gates}/one`, "");
+    writeFileSync(`${gates}/two`, "");
+    const settledAt = Date.now() + 30_000;
+    while ((await store.getSubmission(submissionId)).status !== "settled") {
+      if (Date.now() > settledAt) throw new Error("the parent never settled");
+      await sleep(100);
+    }
+    expect(deliveriesOf(submissionId).length, "rung once more, by the last child").toBe(deliveredBefore + 1);
+    expect((await store.getSubmission(submissionId)).outcome).toMatchObject({ status: "succeeded" });
   });
 });
