@@ -36,6 +36,7 @@ import { BenchClient, runConcurrently } from "./http-client.ts";
 import { printIdleCost } from "./idle-cost.ts";
 import { benchReviewCosts } from "./review-costs.ts";
 import { benchCancelCosts } from "./cancel-costs.ts";
+import { benchSubagentCosts } from "./subagent-costs.ts";
 import { bundleLambdas, coldLoadMs, type LambdaBundle, removeBundles, topInputs } from "./lambda-bundles.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
 import { atMost, figure, note } from "./report.ts";
@@ -74,6 +75,7 @@ export async function benchAws(): Promise<void> {
     const sweep = await unitsPerTurn();
     await benchReviewCosts();
     await benchCancelCosts();
+    await benchSubagentCosts();
     await sseDelay();
     console.log("idle cost of a deployment nobody uses (per month, construct defaults):");
     const idle = printIdleCost({ ...sweep, drainMs: await emptyDrainMs() });

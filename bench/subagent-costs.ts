@@ -1,0 +1,275 @@
+/**
+ * Durable subagents' costs (issue 10) on the DynamoDB store against DynamoDB Local, through a
+ * runtime as the Lambda wiring builds it, with the doorbells captured (each one delivered is one
+ * worker invocation) and a manual clock:
+ *
+ * - the read and write units of one spawn + wake: a parent whose `task` call spawns one child,
+ *   the child's run and settlement (which delivers its outcome to the parent and requeues it),
+ *   and the parent's resume, by phase and by store operation, beside the same work done by an
+ *   in-process tool in one submission;
+ * - a parent waiting an hour (its child held running elsewhere): the doorbells of its own (worker
+ *   invocations, queue messages) and the DynamoDB requests made while it waits, with the sweeper
+ *   running once a minute as the construct schedules it, counted against the same hour of sweeps
+ *   without the waiting parent; priced, with the storage its items take.
+ */
+import type { AgentTool, StreamFn } from "@earendil-works/pi-agent-core";
+import { QueryCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { ManualClock } from "../src/ports/clock.ts";
+import type { Doorbell } from "../src/ports/queue.ts";
+import { RUNTIME_DEFAULTS } from "../src/runtime/defaults.ts";
+import { createRuntime } from "../src/runtime/runtime.ts";
+import { keylessModel, streamBlocks, type StreamBlock } from "../src/session/block-stream.ts";
+import { conversationPk, sessionPk, submissionPk } from "../src/stores/dynamodb/keys.ts";
+import { itemBytes } from "../src/stores/dynamodb/item.ts";
+import { createDynamoClient, createDynamoStore, createHarnessBucket, createHarnessTable, createS3Client } from "../src/stores/dynamodb/index.ts";
+import { UnitMeter, type OperationUnits } from "./dynamo-units.ts";
+import { PRICES, PRICE_NOTE } from "./prices.ts";
+import { atMost, figure, note } from "./report.ts";
+
+/** Spawn + wake flows measured (fresh parents; the figures are their means). */
+const RUNS = 3;
+/** The child's answer, also the in-process tool's result in the comparison. */
+const FOUND = "Background: 2 earlier reports match; both were fixed by clearing the export cache.";
+const SWEEP_EVERY_MS = 60_000;
+const HOUR_MS = 3_600_000;
+
+const TARGET = {
+  parentDoorbells: atMost(0, ""),
+};
+
+/** The parent: a `task` call (or, as `solo`, the in-process `lookup`) then an answer quoting its outcome. */
+function parentModel(toolName: "task" | "lookup"): StreamFn {
+  const model = keylessModel("bench-parent", "bench");
+  return (_m, context, options) =>
+    streamBlocks(
+      model,
+      (): StreamBlock[] => {
+        const lastUser = context.messages.findLastIndex((m) => m.role === "user");
+        const result = context.messages.slice(lastUser + 1).find((m) => m.role === "toolResult");
+        if (result === undefined) {
+          const args: Record<string, string> =
+            toolName === "task" ? { agent: "researcher", prompt: "Find background for the export error." } : { query: "export error" };
+          return [{ type: "text", text: "Looking it up first." }, { type: "toolCall", id: `call_${lastUser}`, name: toolName, arguments: args }];
+        }
+        const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+        return [{ type: "text", text: `Priority normal. ${text}` }];
+      },
+      { signal: options?.signal, chunkSize: 16 },
+    );
+}
+
+const researcherModel: StreamFn = (_m, _context, options) =>
+  streamBlocks(keylessModel("bench-researcher", "bench"), () => [{ type: "text", text: FOUND }], { signal: options?.signal, chunkSize: 16 });
+
+const lookup: AgentTool<any> = {
+  name: "lookup",
+  label: "lookup",
+  description: "Looks up background.",
+  parameters: { type: "object", properties: { query: { type: "string" } } },
+  execute: async () => ({ content: [{ type: "text", text: FOUND }], details: {} }),
+};
+
+type Units = { reads: number; writes: number; commands: number };
+const unitsOf = (t: OperationUnits): Units => ({ reads: t.readUnits, writes: t.writeUnits, commands: t.commands });
+
+export async function benchSubagentCosts(): Promise<void> {
+  const table = `bench-sub-${process.pid}`;
+  const bucket = `bench-sub-${process.pid}-blobs`;
+  const dynamo = createDynamoClient();
+  const probe = createDynamoClient();
+  const s3 = createS3Client();
+  await createHarnessTable(dynamo, table);
+  await createHarnessBucket(s3, bucket);
+  const meter = await UnitMeter.attach(dynamo, probe, table);
+  const clock = new ManualClock(Date.now());
+  const fifo: Doorbell[] = [];
+  let rings = 0;
+  const store = meter.wrap(createDynamoStore({ tableName: table, bucketName: bucket, dynamo, s3, clock }));
+  // As the Lambda wiring builds it (default lease and flush policy); sweeps only when called.
+  const runtime = createRuntime({
+    agents: {
+      lead: { initialize: () => ({ model: keylessModel("bench-parent", "bench"), streamFn: parentModel("task") }) },
+      solo: { initialize: () => ({ model: keylessModel("bench-parent", "bench"), streamFn: parentModel("lookup"), tools: [lookup] }) },
+      researcher: { description: "Looks up background", initialize: () => ({ model: keylessModel("bench-researcher", "bench"), streamFn: researcherModel }) },
+    },
+    subagents: { lead: ["researcher"] },
+    store,
+    clock,
+    queue: { ring: async (d) => void (rings++, fifo.push(d)) },
+    flushPolicy: RUNTIME_DEFAULTS.flushPolicy,
+    sweepIntervalMs: HOUR_MS,
+  });
+  const measure = async (op: () => Promise<unknown>): Promise<Units> => {
+    meter.reset();
+    await op();
+    return unitsOf(meter.snapshot().total);
+  };
+  const deliver = async (submissionId: string): Promise<void> => {
+    const i = fifo.findIndex((d) => d.submissionId === submissionId);
+    if (i < 0) throw new Error(`no doorbell for ${submissionId}`);
+    await runtime.handleDoorbell(fifo.splice(i, 1)[0]!);
+  };
+  const childOf = async (parentId: string): Promise<string> => {
+    const children = await store.listChildSubmissions(parentId);
+    if (children.length !== 1) throw new Error(`expected one child of ${parentId}, found ${children.length}`);
+    return children[0]!.id;
+  };
+  try {
+    // ---- one spawn + wake ----
+    const phases = { admission: zero(), spawn: zero(), child: zero(), resume: zero(), solo: zero() };
+    const byOperation = new Map<string, OperationUnits>();
+    const ringsBefore = rings;
+    for (let run = 0; run < RUNS; run++) {
+      const address = { agent: "lead", instance: `flow-${run}`, message: { kind: "user" as const, body: "Triage: the export fails." } };
+      let parentId = "";
+      add(phases.admission, await measure(async () => void (parentId = (await runtime.dispatch(address)).submissionId)));
+      add(phases.spawn, await measure(() => deliver(parentId)));
+      const childId = await childOf(parentId);
+      add(phases.child, await measure(() => deliver(childId)));
+      collect(byOperation, meter.snapshot().byOperation);
+      add(phases.resume, await measure(() => deliver(parentId)));
+      collect(byOperation, meter.snapshot().byOperation);
+      if (fifo.length > 0) throw new Error(`doorbells left over: ${JSON.stringify(fifo)}`);
+      const settled = await runtime.wait(parentId);
+      if (settled.status !== "succeeded") throw new Error(`spawn + wake flow failed: ${JSON.stringify(settled)}`);
+      // The same work with an in-process tool: one submission, admission included.
+      add(
+        phases.solo,
+        await measure(async () => {
+          const { submissionId } = await runtime.dispatch({ ...address, agent: "solo" });
+          await deliver(submissionId);
+        }),
+      );
+    }
+    const flowRings = (rings - ringsBefore) / RUNS - 1; // less the in-process comparison's one
+    const mean = (u: Units): Units => ({ reads: u.reads / RUNS, writes: u.writes / RUNS, commands: u.commands / RUNS });
+    const flow = mean(sum(phases.admission, phases.spawn, phases.child, phases.resume));
+    const solo = mean(phases.solo);
+    console.log(
+      `durable subagents (issue 10): DynamoDB units on DynamoDB Local, transactions computed from item sizes (bench/dynamo-units.ts); ` +
+        `a parent whose one task call spawns a child that answers ${FOUND.length} B; means of ${RUNS} flows:`,
+    );
+    figure("write units of one spawn + wake (parent admission, spawn and park, child run + settlement + wake, parent resume + settlement)", flow.writes, "");
+    figure("read units of one spawn + wake", flow.reads, "");
+    for (const [name, u] of Object.entries(phases).filter(([n]) => n !== "solo")) {
+      const m = mean(u);
+      note(`  ${PHASE_NAMES[name]!.padEnd(64)} ${m.writes.toFixed(1).padStart(5)} WU ${m.reads.toFixed(1).padStart(5)} RU ${m.commands.toFixed(0).padStart(3)} requests`);
+    }
+    note(`  the same work by an in-process tool in one submission: ${solo.writes.toFixed(1)} WU, ${solo.reads.toFixed(1)} RU, ${solo.commands.toFixed(0)} requests`);
+    figure("extra write units of going durable (spawn + wake − in-process tool)", flow.writes - solo.writes, "");
+    figure("extra read units of going durable", flow.reads - solo.reads, "");
+    note(`  doorbells (worker invocations) per flow: ${flowRings.toFixed(0)}: the parent twice, the child once (the in-process tool: 1)`);
+    note(
+      `  the child's run + the parent's resume by store operation (per flow; calls, WU, RU): ` +
+        [...byOperation]
+          .filter(([, op]) => op.writeUnits + op.readUnits > 0)
+          .sort((a, b) => b[1].writeUnits - a[1].writeUnits)
+          .map(([n, op]) => `${n} ${(op.calls / RUNS).toFixed(0)}/${(op.writeUnits / RUNS).toFixed(1)}/${(op.readUnits / RUNS).toFixed(1)}`)
+          .join(", "),
+    );
+    figure("DynamoDB $ per 1,000 spawn + wake flows", (1000 * (flow.writes * PRICES.dynamoWriteMillion + flow.reads * PRICES.dynamoReadMillion)) / 1e6, "$", undefined, 4);
+
+    // ---- a parent waiting an hour ----
+    const sweepHour = async (): Promise<{ units: Units; rung: Doorbell[]; byOperation: Map<string, OperationUnits> }> => {
+      const rung = fifo.length;
+      const units = await measure(async () => {
+        for (let t = 0; t < HOUR_MS; t += SWEEP_EVERY_MS) {
+          await clock.advance(SWEEP_EVERY_MS);
+          await runtime.sweep({ staleQueuedMs: 60_000 });
+        }
+      });
+      return { units, rung: fifo.splice(rung), byOperation: meter.snapshot().byOperation };
+    };
+    const baseline = await sweepHour();
+    const waitAddress = { agent: "lead", instance: "idle", message: { kind: "user" as const, body: "Triage: the export fails." } };
+    const { submissionId: parentId, conversationId } = await runtime.dispatch(waitAddress);
+    await deliver(parentId);
+    const childId = await childOf(parentId);
+    // The child runs elsewhere for the hour (a worker holding its lease; its renewals are its own cost).
+    fifo.splice(fifo.findIndex((d) => d.submissionId === childId), 1);
+    await store.claimSubmission({ submissionId: childId, attemptId: "bench-child", ownerId: "bench: a child running for an hour", leaseExpiresAt: clock.now() + 4 * HOUR_MS });
+    const parked = await store.getSubmission(parentId);
+    if (parked.status !== "waiting" || parked.leaseExpiresAt !== undefined) throw new Error(`parent not parked: ${JSON.stringify(parked)}`);
+
+    // Nothing but the sweeper touches the table for it: an hour with no sweep is an hour of nothing.
+    const quiet = await measure(() => clock.advance(HOUR_MS));
+    const waiting = await sweepHour();
+    const own = waiting.rung.filter((d) => d.submissionId === parentId).length;
+    const extra = { reads: waiting.units.reads - baseline.units.reads, writes: waiting.units.writes - baseline.units.writes, commands: waiting.units.commands - baseline.units.commands };
+    const bytes = await itemBytesOf(probe, table, [submissionPk(parentId), sessionPk({ agent: "lead", instance: "idle", session: "default" }), conversationPk(conversationId)]);
+    const storagePerHour = ((bytes / 1e9) * (PRICES.dynamoStorageGbMonth + PRICES.dynamoPitrGbMonth)) / (30 * 24);
+    const requestsPerHour = (extra.reads * PRICES.dynamoReadMillion + extra.writes * PRICES.dynamoWriteMillion) / 1e6;
+
+    console.log("a parent waiting an hour for its child (manual clock; the child holds its own lease meanwhile):");
+    figure("doorbells of the parent's own in the hour (queue messages = worker invocations)", own, "", TARGET.parentDoorbells, 0);
+    figure("DynamoDB requests in the hour with no sweep running (no lease, heartbeat or timer of the parent's)", quiet.commands, "", atMost(0, ""), 0);
+    figure(`DynamoDB requests the waiting parent adds to ${HOUR_MS / SWEEP_EVERY_MS} sweeps (rate 1 min), beyond an hour of sweeps without it`, extra.commands, "", undefined, 0);
+    note(
+      `  ${extra.reads.toFixed(1)} RU, ${extra.writes.toFixed(1)} WU: each sweep lists the waiting submissions and loads them (listByStatus), ` +
+        `and its lost-wake backstop reads the row of each pending child (getSubmission, strongly consistent); ` +
+        `an hour of sweeps without it: ${baseline.units.commands} requests, ${baseline.units.reads.toFixed(1)} RU`,
+    );
+    note(
+      "  by store operation (requests, RU; with the parent − without): " +
+        [...waiting.byOperation]
+          .map(([n, op]) => [n, op.commands - (baseline.byOperation.get(n)?.commands ?? 0), op.readUnits - (baseline.byOperation.get(n)?.readUnits ?? 0)] as const)
+          .filter(([, c, r]) => c !== 0 || r !== 0)
+          .map(([n, c, r]) => `${n} ${c}/${r.toFixed(1)}`)
+          .join(", "),
+    );
+    figure("$ per hour of those reads", requestsPerHour, "$", undefined, 7);
+    note(`  = $${(requestsPerHour * 24 * 30).toFixed(4)} per month of waiting`);
+    figure(`storage of the parent's items (${bytes} B: rows, session, log), $ per hour with PITR`, storagePerHour, "$", undefined, 9);
+    figure("idle cost of a parent waiting an hour (reads + storage)", requestsPerHour + storagePerHour, "$", undefined, 7);
+    note(`  compute and queue: $0 (no worker invocation, no message of the parent's); prices: ${PRICE_NOTE}`);
+  } finally {
+    await runtime.close();
+    dynamo.destroy();
+    probe.destroy();
+    s3.destroy();
+  }
+}
+
+const PHASE_NAMES: Record<string, string> = {
+  admission: "the parent's admission (dispatch)",
+  spawn: "its first run: claim, turn, the child's admission, task_spawned, park",
+  child: "the child: claim, turn, settlement, the wake (outcome + requeue)",
+  resume: "the parent's resume: claim (no attempt), rebuild, turn, settlement",
+};
+
+function zero(): Units {
+  return { reads: 0, writes: 0, commands: 0 };
+}
+function add(into: Units, u: Units): void {
+  into.reads += u.reads;
+  into.writes += u.writes;
+  into.commands += u.commands;
+}
+function sum(...us: Units[]): Units {
+  const out = zero();
+  for (const u of us) add(out, u);
+  return out;
+}
+function collect(into: Map<string, OperationUnits>, from: Map<string, OperationUnits>): void {
+  for (const [name, op] of from) {
+    const acc = into.get(name) ?? { calls: 0, commands: 0, localReadUnits: 0, readUnits: 0, localWriteUnits: 0, writeUnits: 0, refused: 0 };
+    for (const k of Object.keys(acc) as (keyof OperationUnits)[]) acc[k] += op[k];
+    into.set(name, acc);
+  }
+}
+
+/** Bytes of every item under the given partition keys (an uncounted client). */
+async function itemBytesOf(client: DynamoDBClient, table: string, pks: string[]): Promise<number> {
+  let bytes = 0;
+  for (const pk of pks) {
+    let start: Record<string, any> | undefined;
+    do {
+      const page = await client.send(
+        new QueryCommand({ TableName: table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": { S: pk } }, ExclusiveStartKey: start }),
+      );
+      for (const item of page.Items ?? []) bytes += itemBytes(item);
+      start = page.LastEvaluatedKey;
+    } while (start);
+  }
+  return bytes;
+}
