@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationRecord, ConversationRecordOf, RecordKind } from "../../src/conversation/records.ts";
 import { TRIAGE_SCHEMA } from "../../examples/triage/agents.ts";
+import { childSessionOf } from "../../src/client/child-session.ts";
 import { killExamples, recordsUntilSettled, startExampleProcess, type ExampleProcess } from "./support.ts";
 
 /**
@@ -109,11 +110,13 @@ describe("examples/triage", () => {
     const [settled] = ofKind(log, "submission_settled");
     expect(settled!.payload).toMatchObject({ status: "succeeded", result: { priority: "normal", research: found } });
 
-    // The child is an ordinary conversation at the address task_spawned gives: its agent, its
-    // instance, and the session `task-<the call's safe id>` (the instance's last segment).
-    const { agent, childInstance, childConversationId, childSubmissionId } = spawned!.payload;
-    const session = `task-${childInstance.slice(childInstance.lastIndexOf(":") + 1)}`;
-    const childPath = `/agents/${agent}/${encodeURIComponent(childInstance)}?session=${session}`;
+    // The child is an ordinary conversation at the address task_spawned gives (the client's
+    // childSessionOf: its agent, its instance, and the session `task-<the call's safe id>`).
+    const { childConversationId, childSubmissionId } = spawned!.payload;
+    const address = childSessionOf(spawned!.payload);
+    expect(address).toMatchObject({ agent: "researcher", instance: expect.stringMatching(/^desk:call_research_\d+-[0-9a-f]{8}$/) });
+    expect(address.session).toBe(`task-${address.instance.slice("desk:".length)}`);
+    const childPath = `/agents/${address.agent}/${encodeURIComponent(address.instance)}?session=${address.session}`;
     const child = await recordsUntilSettled(`${ex.url}${childPath}`, childSubmissionId);
     expect(child[0]).toMatchObject({
       kind: "conversation_created",
