@@ -7,51 +7,30 @@
  */
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
-import { startLocalCloud, type LocalCloud } from "../../dev/local-cloud/local-cloud.ts";
-import type { Store } from "../../src/ports/store.ts";
 import type { Submission } from "../../src/ports/submission.ts";
-import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
 import { followSse } from "./support/sse-follower.ts";
+import { useLocalCloud } from "./support/local-cloud-suite.ts";
 
 const agentsModule = fileURLToPath(new URL("./fixtures/cancel-agents.ts", import.meta.url));
 const LEASE_MS = 3_000;
-const logs: string[] = [];
-let cloud: LocalCloud;
-let store: Store;
-
-beforeAll(async () => {
-  cloud = await startLocalCloud({
-    agentsModule,
-    workers: 2,
-    workerTimeoutMs: 60_000,
-    streamMaxMs: 3_000,
-    httpTimeoutMs: 20_000,
-    sweeperRateMs: false,
-    env: { HARNESS_LEASE_MS: String(LEASE_MS) },
-    log: (line, source) => logs.push(`[${source}] ${line}`),
-    onError: (err, source) => logs.push(`[event-source ${source}] ${String(err)}`),
-  });
-  store = createDynamoStore({ tableName: cloud.tableName, bucketName: cloud.bucketName });
-}, 180_000);
-
-afterAll(async () => {
-  await cloud?.stop();
+const suite = useLocalCloud({
+  agentsModule,
+  workers: 2,
+  workerTimeoutMs: 60_000,
+  streamMaxMs: 3_000,
+  httpTimeoutMs: 20_000,
+  sweeperRateMs: false,
+  env: { HARNESS_LEASE_MS: String(LEASE_MS) },
 });
-
-function dumpLogsOnFailure() {
-  onTestFailed(() => {
-    process.stderr.write(`--- local cloud output (last 100 lines) ---\n${logs.slice(-100).join("\n")}\n`);
-  });
-}
 
 const uid = () => randomUUID().slice(0, 8);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const byRequest = (reason = "cancelled by request") => ({ status: "failed", error: `cancelled: ${reason}`, errorCode: "cancelled" });
 
 async function post(path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${cloud.url}${path}`, {
+  const res = await fetch(`${suite.cloud.url}${path}`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -75,7 +54,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
 
 const settled = (submissionId: string): Promise<Submission> =>
   waitFor(`${submissionId} to settle`, async () => {
-    const sub = await store.getSubmission(submissionId);
+    const sub = await suite.store.getSubmission(submissionId);
     return sub.status === "settled" ? sub : undefined;
   });
 
@@ -93,7 +72,7 @@ const LONG = `please echo ${"abcdefghij".repeat(40)}`;
 
 describe("local cloud: cancel", () => {
   it("a running submission on a worker stops mid-stream, keeps its partial output and settles cancelled; the one queued behind it is cancelled at once; the next runs", async () => {
-    dumpLogsOnFailure();
+    suite.dumpLogsOnFailure();
     const instance = `run-${uid()}`;
     const running = await post(`/agents/slow/${instance}`, { kind: "user", body: LONG });
     expect(running.status).toBe(202);
@@ -102,8 +81,8 @@ describe("local cloud: cancel", () => {
     expect(queued.status).toBe(202);
 
     // Mid-stream: some deltas are in the log, the reply is far from done.
-    await waitFor("the first deltas", async () => ((await store.readRecords(conversationId)).filter((r) => r.kind === "assistant_text_delta").length >= 3 ? true : undefined));
-    expect((await store.getSubmission(queued.json.submissionId)).status).toBe("queued");
+    await waitFor("the first deltas", async () => ((await suite.store.readRecords(conversationId)).filter((r) => r.kind === "assistant_text_delta").length >= 3 ? true : undefined));
+    expect((await suite.store.getSubmission(queued.json.submissionId)).status).toBe("queued");
     const queuedAnswer = await cancel("slow", instance, queued.json.submissionId);
     expect(queuedAnswer.status).toBe(200);
     expect(queuedAnswer.json).toEqual({ submissionId: queued.json.submissionId, status: "cancelled", outcome: byRequest() });
@@ -116,7 +95,7 @@ describe("local cloud: cancel", () => {
     expect(row.attemptCount, "stopped by its own worker, not by a lease expiry and a second attempt").toBe(1);
     expect((await settled(queued.json.submissionId)).outcome).toMatchObject(byRequest());
 
-    const records = await store.readRecords(conversationId);
+    const records = await suite.store.readRecords(conversationId);
     const partial = textOf(records, submissionId);
     expect(partial.length, "the partial output stays in the log").toBeGreaterThan(0);
     expect(`You said: ${LONG}`.startsWith(partial) && partial.length < LONG.length, `partial: ${partial}`).toBe(true);
@@ -130,7 +109,7 @@ describe("local cloud: cancel", () => {
     const next = await post(`/agents/slow/${instance}?wait=true`, { kind: "user", body: "short" });
     expect(next.status).toBe(200);
     expect(next.json).toMatchObject({ status: "succeeded" });
-    const streamed = await followSse(`${cloud.url}/agents/slow/${instance}`).finish();
+    const streamed = await followSse(`${suite.cloud.url}/agents/slow/${instance}`).finish();
     expect(streamed.filter((e) => e.event === "submission_settled").map((e) => JSON.parse(e.data).submissionId)).toEqual([
       submissionId,
       queued.json.submissionId,
@@ -141,26 +120,26 @@ describe("local cloud: cancel", () => {
   }, 90_000);
 
   it("a queued head (its worker not yet there) settles at once; the next runs", async () => {
-    dumpLogsOnFailure();
+    suite.dumpLogsOnFailure();
     const instance = `queued-${uid()}`;
     // Both workers busy with long streams in other sessions, so the head stays queued.
     const busyInstances = [1, 2].map((n) => `busy-${n}-${instance}`);
     const busy = await Promise.all(busyInstances.map((i) => post(`/agents/slow/${i}`, { kind: "user", body: LONG })));
     await waitFor("both workers streaming", async () => {
-      const subs = await Promise.all(busy.map((b) => store.getSubmission(b.json.submissionId)));
+      const subs = await Promise.all(busy.map((b) => suite.store.getSubmission(b.json.submissionId)));
       return subs.every((s) => s.status === "running") ? true : undefined;
     });
     const head = await post(`/agents/assistant/${instance}`, { kind: "user", body: "never mind" });
     const answer = await cancel("assistant", instance, head.json.submissionId, "changed my mind");
     expect(answer.status).toBe(200);
     expect(answer.json.outcome).toEqual(byRequest("changed my mind"));
-    const records = await store.readRecords(head.json.conversationId);
+    const records = await suite.store.readRecords(head.json.conversationId);
     expect(records.map((r) => r.kind)).toEqual(["conversation_created", "submission_settled"]);
     // Free the workers again (their streams stop at the next lease renewal).
     for (const [i, b] of busy.entries()) expect((await cancel("slow", busyInstances[i]!, b.json.submissionId)).status).toBe(202);
     const next = await post(`/agents/assistant/${instance}?wait=true`, { kind: "user", body: "now" });
     expect(next.json).toMatchObject({ status: "succeeded" });
-    expect(textOf(await store.readRecords(head.json.conversationId), next.json.submissionId)).toBe("You said: now");
+    expect(textOf(await suite.store.readRecords(head.json.conversationId), next.json.submissionId)).toBe("You said: now");
   });
 
   it("an http function killed during a cancel (fault phase cancel_reserved): the sweeper writes the cancel's settlement; the next runs", async () => {
@@ -198,25 +177,25 @@ describe("local cloud: cancel", () => {
   }, 90_000);
 
   it("a waiting submission (parked on its children) settles at once; the next runs", async () => {
-    dumpLogsOnFailure();
+    suite.dumpLogsOnFailure();
     const instance = `waiting-${uid()}`;
     const first = await post(`/agents/assistant/${instance}?wait=true`, { kind: "user", body: "hello" });
     expect(first.json.status).toBe("succeeded");
     // What a subagent run leaves: a parent parked on its children, built through the store (the
     // harness has no subagent tool yet).
     const key = { agent: "assistant", instance, session: "default" };
-    const parent = await store.admitSubmission({ id: `parent-${uid()}`, conversationId: first.json.conversationId, sessionKey: key, input: { kind: "user", body: "spawn" }, createdAt: Date.now() });
+    const parent = await suite.store.admitSubmission({ id: `parent-${uid()}`, conversationId: first.json.conversationId, sessionKey: key, input: { kind: "user", body: "spawn" }, createdAt: Date.now() });
     const attemptId = `att-${uid()}`;
     // The worker may claim it first (its doorbell was never rung, but the sweep is off): claim it here.
-    await store.claimSubmission({ submissionId: parent.id, attemptId, ownerId: "test", leaseExpiresAt: Date.now() + 60_000 });
-    await store.waitSubmission({ submissionId: parent.id, attemptId, waitUntil: Date.now() + 3_600_000, pendingCalls: ["call-1"] });
-    expect((await store.getSubmission(parent.id)).status).toBe("waiting");
+    await suite.store.claimSubmission({ submissionId: parent.id, attemptId, ownerId: "test", leaseExpiresAt: Date.now() + 60_000 });
+    await suite.store.waitSubmission({ submissionId: parent.id, attemptId, waitUntil: Date.now() + 3_600_000, pendingCalls: ["call-1"] });
+    expect((await suite.store.getSubmission(parent.id)).status).toBe("waiting");
 
     const answer = await cancel("assistant", instance, parent.id, "took too long");
     expect(answer.status).toBe(200);
     expect(answer.json.outcome).toEqual(byRequest("took too long"));
-    expect((await store.getSubmission(parent.id)).status).toBe("settled");
-    expect(settlementsOf(await store.readRecords(first.json.conversationId), parent.id)).toEqual([byRequest("took too long")]);
+    expect((await suite.store.getSubmission(parent.id)).status).toBe("settled");
+    expect(settlementsOf(await suite.store.readRecords(first.json.conversationId), parent.id)).toEqual([byRequest("took too long")]);
     const next = await post(`/agents/assistant/${instance}?wait=true`, { kind: "user", body: "after" });
     expect(next.json).toMatchObject({ status: "succeeded" });
   });

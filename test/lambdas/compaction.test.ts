@@ -5,48 +5,27 @@
  */
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ConversationRecord, ConversationRecordOf } from "../../src/conversation/records.ts";
-import { startLocalCloud, type LocalCloud } from "../../dev/local-cloud/local-cloud.ts";
-import type { Store } from "../../src/ports/store.ts";
-import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
 import { OVERFLOW_ERROR } from "./fixtures/compaction-agents.ts";
 import { followSse } from "./support/sse-follower.ts";
+import { useLocalCloud } from "./support/local-cloud-suite.ts";
 
 const agentsModule = fileURLToPath(new URL("./fixtures/compaction-agents.ts", import.meta.url));
-const logs: string[] = [];
-let cloud: LocalCloud;
-let store: Store;
-
-beforeAll(async () => {
-  cloud = await startLocalCloud({
-    agentsModule,
-    workers: 1,
-    workerTimeoutMs: 20_000,
-    streamMaxMs: 3_000,
-    httpTimeoutMs: 20_000,
-    sweeperRateMs: false,
-    env: { HARNESS_LEASE_MS: "3000" },
-    log: (line, source) => logs.push(`[${source}] ${line}`),
-    onError: (err, source) => logs.push(`[event-source ${source}] ${String(err)}`),
-  });
-  store = createDynamoStore({ tableName: cloud.tableName, bucketName: cloud.bucketName });
-}, 180_000);
-
-afterAll(async () => {
-  await cloud?.stop();
+const suite = useLocalCloud({
+  agentsModule,
+  workers: 1,
+  workerTimeoutMs: 20_000,
+  streamMaxMs: 3_000,
+  httpTimeoutMs: 20_000,
+  sweeperRateMs: false,
+  env: { HARNESS_LEASE_MS: "3000" },
 });
-
-function dumpLogsOnFailure() {
-  onTestFailed(() => {
-    process.stderr.write(`--- local cloud output (last 100 lines) ---\n${logs.slice(-100).join("\n")}\n`);
-  });
-}
 
 const uid = () => randomUUID().slice(0, 8);
 
 async function post(path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${cloud.url}${path}`, {
+  const res = await fetch(`${suite.cloud.url}${path}`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -61,14 +40,14 @@ const filler = (n: number) => `message ${n} ${"x".repeat(1_000)}`;
 
 describe("local cloud: compaction", () => {
   it("a manual compaction through HTTP runs on a worker; its record is on the stream; a second one builds on the first", async () => {
-    dumpLogsOnFailure();
+    suite.dumpLogsOnFailure();
     const instance = `manual-${uid()}`;
     for (const body of ["one", "two", "three"]) expect((await ask("assistant", instance, body)).status).toBe(200);
 
     const admitted = await post(`/agents/assistant/${instance}/compact`);
     expect(admitted.status).toBe(202);
     expect(Object.keys(admitted.json).sort()).toEqual(["conversationId", "submissionId"]);
-    const follower = followSse(`${cloud.url}/agents/assistant/${instance}`);
+    const follower = followSse(`${suite.cloud.url}/agents/assistant/${instance}`);
     await ask("assistant", instance, "four");
     const second = await post(`/agents/assistant/${instance}/compact?wait=true`, { session: "default" });
     expect(second.status).toBe(200);
@@ -88,14 +67,14 @@ describe("local cloud: compaction", () => {
   });
 
   it("an overflow mid-run compacts and retries on the worker; a third overflow fails context_overflow with the spec's message", async () => {
-    dumpLogsOnFailure();
+    suite.dumpLogsOnFailure();
     const instance = `overflow-${uid()}`;
     expect((await ask("windowed", instance, filler(1))).json.status).toBe("succeeded");
     expect((await ask("windowed", instance, filler(2))).json.status).toBe("succeeded");
     // The third message passes the window: compact (keeping it), retry, succeed.
     const third = await ask("windowed", instance, filler(3));
     expect(third.json).toMatchObject({ status: "succeeded", usage: expect.any(Object) });
-    let records = await store.readRecords(third.json.conversationId);
+    let records = await suite.store.readRecords(third.json.conversationId);
     expect(compactions(records).map((r) => [r.submissionId, r.payload.reason])).toEqual([[third.json.submissionId, "overflow"]]);
 
     // One more exchange worth keeping, so the next overflow can compact twice.
@@ -107,7 +86,7 @@ describe("local cloud: compaction", () => {
       error: `context overflow persisted after 2 compactions: ${OVERFLOW_ERROR}`,
       excludedFromContext: true,
     });
-    records = await store.readRecords(third.json.conversationId);
+    records = await suite.store.readRecords(third.json.conversationId);
     const mine = compactions(records).filter((r) => r.submissionId === failed.json.submissionId);
     expect(mine).toHaveLength(2);
     expect(mine[1]!.payload.summary.startsWith(mine[0]!.payload.summary)).toBe(true);
@@ -116,7 +95,7 @@ describe("local cloud: compaction", () => {
   });
 
   it("an input that alone cannot fit settles context_overflow, stays in the log, and the next submission succeeds", async () => {
-    dumpLogsOnFailure();
+    suite.dumpLogsOnFailure();
     const instance = `huge-${uid()}`;
     expect((await ask("windowed", instance, "hello")).json.status).toBe("succeeded");
     const huge = `HUGE ${"y".repeat(5_000)}`;
@@ -124,7 +103,7 @@ describe("local cloud: compaction", () => {
     expect(failed.json).toMatchObject({ status: "failed", errorCode: "context_overflow", excludedFromContext: true });
     const next = await ask("windowed", instance, "and now?");
     expect(next.json.status).toBe("succeeded");
-    const records = await store.readRecords(next.json.conversationId);
+    const records = await suite.store.readRecords(next.json.conversationId);
     expect(records.some((r) => r.kind === "user_message" && r.payload.body === huge)).toBe(true);
     const reply = records.filter((r) => r.submissionId === next.json.submissionId && r.kind === "assistant_text_delta").map((r) => (r.payload as { text: string }).text).join("");
     // The request held the summary of "hello" and the new input, not the 5,000 characters.

@@ -7,47 +7,26 @@
  * twice.
  */
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
-import { startLocalCloud, type LocalCloud } from "../../dev/local-cloud/local-cloud.ts";
+import { describe, expect, it } from "vitest";
 import type { DispatchResult } from "../../src/engine/admission.ts";
-import type { Store } from "../../src/ports/store.ts";
 import type { Submission } from "../../src/ports/submission.ts";
 import { scheduledFiringInput } from "../../src/runtime/scheduled-dispatch.ts";
-import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
+import { useLocalCloud } from "./support/local-cloud-suite.ts";
 
 const agentsModule = fileURLToPath(new URL("./fixtures/agents.ts", import.meta.url));
-const logs: string[] = [];
-let cloud: LocalCloud;
-let store: Store;
-
-beforeAll(async () => {
-  cloud = await startLocalCloud({
-    agentsModule,
-    workers: 1,
-    workerTimeoutMs: 20_000,
-    queueVisibilityTimeoutMs: 30_000,
-    sweeperRateMs: false,
-    env: { HARNESS_LEASE_MS: "2000" },
-    log: (line, source) => logs.push(`[${source}] ${line}`),
-    onError: (err, source) => logs.push(`[event-source ${source}] ${String(err)}`),
-  });
-  store = createDynamoStore({ tableName: cloud.tableName, bucketName: cloud.bucketName });
-}, 180_000);
-
-afterAll(async () => {
-  await cloud?.stop();
+const suite = useLocalCloud({
+  agentsModule,
+  workers: 1,
+  workerTimeoutMs: 20_000,
+  queueVisibilityTimeoutMs: 30_000,
+  sweeperRateMs: false,
+  env: { HARNESS_LEASE_MS: "2000" },
 });
-
-function dumpLogsOnFailure() {
-  onTestFailed(() => {
-    process.stderr.write(`--- local cloud output (last 100 lines) ---\n${logs.slice(-100).join("\n")}\n`);
-  });
-}
 
 async function waitSettled(submissionId: string, timeoutMs = 30_000): Promise<Submission> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const sub = await store.getSubmission(submissionId);
+    const sub = await suite.store.getSubmission(submissionId);
     if (sub.status === "settled") return sub;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${submissionId} to settle`);
     await new Promise((r) => setTimeout(r, 100));
@@ -56,31 +35,31 @@ async function waitSettled(submissionId: string, timeoutMs = 30_000): Promise<Su
 
 describe("local cloud: the schedule function", () => {
   it("a firing dispatches one scheduled_tick that a worker runs; the same scheduled time again never fires twice", { timeout: 90_000 }, async () => {
-    dumpLogsOnFailure();
+    suite.dumpLogsOnFailure();
     const instance = `sched-${Date.now().toString(36)}`;
     const input = scheduledFiringInput({ schedule: "standup", agent: "assistant", instance, body: "write the standup report" });
     const at = "2026-12-01T09:00:00Z";
 
-    const first = (await cloud.fireSchedule(input, at)) as DispatchResult;
+    const first = (await suite.cloud.fireSchedule(input, at)) as DispatchResult;
     expect(first).toMatchObject({ submissionId: "schedule:standup:2026-12-01T09:00:00.000Z", replayed: false });
     const settled = await waitSettled(first.submissionId);
     expect(settled.outcome).toMatchObject({ status: "succeeded" });
 
     // Scheduler retries the invocation, and two containers get the same firing at once.
-    const retry = (await cloud.fireSchedule(input, at)) as DispatchResult;
-    const [a, b] = await Promise.all([cloud.scheduleFunction(), cloud.scheduleFunction()]);
-    const racing = (await Promise.all([cloud.fireSchedule(input, at, a), cloud.fireSchedule(input, at, b)])) as DispatchResult[];
+    const retry = (await suite.cloud.fireSchedule(input, at)) as DispatchResult;
+    const [a, b] = await Promise.all([suite.cloud.scheduleFunction(), suite.cloud.scheduleFunction()]);
+    const racing = (await Promise.all([suite.cloud.fireSchedule(input, at, a), suite.cloud.fireSchedule(input, at, b)])) as DispatchResult[];
     for (const again of [retry, ...racing]) expect(again).toEqual({ ...first, replayed: true });
 
     // The next window is a submission of its own, after the first in the session's order.
-    const next = (await cloud.fireSchedule(input, "2026-12-01T10:00:00Z")) as DispatchResult;
+    const next = (await suite.cloud.fireSchedule(input, "2026-12-01T10:00:00Z")) as DispatchResult;
     expect(next).toMatchObject({ submissionId: "schedule:standup:2026-12-01T10:00:00.000Z", replayed: false });
     await waitSettled(next.submissionId);
 
     const sessionKey = { agent: "assistant", instance, session: "default" };
-    const listed = await store.listSessionSubmissions(sessionKey, { limit: 10 });
+    const listed = await suite.store.listSessionSubmissions(sessionKey, { limit: 10 });
     expect(listed.map((s) => s.id).sort()).toEqual([first.submissionId, next.submissionId]);
-    const records = await store.readRecords(first.conversationId);
+    const records = await suite.store.readRecords(first.conversationId);
     const ticks = records.filter((r) => r.kind === "signal");
     expect(ticks.map((r) => [r.submissionId, r.kind === "signal" && r.payload.type])).toEqual([
       [first.submissionId, "scheduled_tick"],
@@ -89,14 +68,14 @@ describe("local cloud: the schedule function", () => {
     expect(ticks[0]!.payload).toMatchObject({ sender: { source: "scheduler", schedule: "standup" }, tag: first.submissionId });
     expect(records.filter((r) => r.kind === "submission_settled").map((r) => r.submissionId)).toEqual([first.submissionId, next.submissionId]);
     // Each window ran once: one work-queue delivery path per submission, one attempt each.
-    expect((await store.getSubmission(first.submissionId)).attemptCount).toBe(1);
+    expect((await suite.store.getSubmission(first.submissionId)).attemptCount).toBe(1);
   });
 
   it("a firing the harness refuses fails the invocation (Scheduler retries it) and stores nothing", { timeout: 60_000 }, async () => {
-    dumpLogsOnFailure();
+    suite.dumpLogsOnFailure();
     const instance = `sched-bad-${Date.now().toString(36)}`;
     const input = scheduledFiringInput({ schedule: "nightly", agent: "nobody", instance, body: "x" });
-    await expect(cloud.fireSchedule(input, "2026-12-01T00:00:00Z")).rejects.toThrow(/unknown_agent|unknown agent/);
-    expect(await store.listSessionSubmissions({ agent: "nobody", instance, session: "default" }, { limit: 10 })).toEqual([]);
+    await expect(suite.cloud.fireSchedule(input, "2026-12-01T00:00:00Z")).rejects.toThrow(/unknown_agent|unknown agent/);
+    expect(await suite.store.listSessionSubmissions({ agent: "nobody", instance, session: "default" }, { limit: 10 })).toEqual([]);
   });
 });
