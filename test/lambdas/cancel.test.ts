@@ -143,36 +143,36 @@ describe("local cloud: cancel", () => {
   });
 
   it("an http function killed during a cancel (fault phase cancel_reserved): the sweeper writes the cancel's settlement; the next runs", async () => {
-    dumpLogsOnFailure();
+    suite.dumpLogsOnFailure();
     const instance = `crash-${uid()}`;
     const match = `k-${uid()}`;
-    const crashing = await cloud.extraFunction("http", {
+    const crashing = await suite.cloud.extraFunction("http", {
       HARNESS_FAULTS: JSON.stringify([{ phase: "cancel_reserved", action: "crash", match }]),
     });
     // A queued head no worker has been told of (admitted through the store: no doorbell).
     const key = { agent: "assistant", instance, session: "default" };
-    const head = await store.admitSubmission({ id: `${match}-1`, conversationId: `conv-${match}`, sessionKey: key, input: { kind: "user", body: "a" }, createdAt: Date.now() });
-    const behind = await store.admitSubmission({ id: `${match}-2`, conversationId: `conv-${match}`, sessionKey: key, input: { kind: "user", body: "b" }, createdAt: Date.now() });
+    const head = await suite.store.admitSubmission({ id: `${match}-1`, conversationId: `conv-${match}`, sessionKey: key, input: { kind: "user", body: "a" }, createdAt: Date.now() });
+    const behind = await suite.store.admitSubmission({ id: `${match}-2`, conversationId: `conv-${match}`, sessionKey: key, input: { kind: "user", body: "b" }, createdAt: Date.now() });
     const died = await fetch(`${crashing.url}/agents/assistant/${instance}/submissions/${head.id}/cancel`, { method: "POST", body: '{"reason":"mid-cancel crash"}' }).then(
       (res) => res.status,
       () => "connection lost",
     );
     expect(died === "connection lost" || (typeof died === "number" && died >= 500), String(died)).toBe(true);
-    expect((await store.getSubmission(head.id)).status, "reserved, its record not written").toBe("terminalizing");
-    expect(settlementsOf(await store.readRecords(head.conversationId), head.id)).toEqual([]);
+    expect((await suite.store.getSubmission(head.id)).status, "reserved, its record not written").toBe("terminalizing");
+    expect(settlementsOf(await suite.store.readRecords(head.conversationId), head.id)).toEqual([]);
 
     // The sweeper finishes a reservation whose settler is gone (after the settlement grace).
     const row = await waitFor(
       "the sweeper to settle the cancelled head",
       async () => {
-        await cloud.sweep();
-        const sub = await store.getSubmission(head.id);
+        await suite.cloud.sweep();
+        const sub = await suite.store.getSubmission(head.id);
         return sub.status === "settled" ? sub : undefined;
       },
       30_000,
     );
     expect(row.outcome).toMatchObject(byRequest("mid-cancel crash"));
-    expect(settlementsOf(await store.readRecords(head.conversationId), head.id)).toEqual([byRequest("mid-cancel crash")]);
+    expect(settlementsOf(await suite.store.readRecords(head.conversationId), head.id)).toEqual([byRequest("mid-cancel crash")]);
     expect((await settled(behind.id)).outcome).toMatchObject({ status: "succeeded" });
   }, 90_000);
 
