@@ -25,6 +25,7 @@
 import { join, resolve } from "node:path";
 import { closeOnSignals, serve } from "../../src/local/server.ts";
 import { consoleObserver, consoleTimingInterceptor } from "../../src/logging/console.ts";
+import { stdoutLine } from "../../src/logging/stdout-lines.ts";
 import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
 import { resolveModel } from "../../src/session/models.ts";
@@ -47,7 +48,8 @@ try {
   fail((err as Error).message);
 }
 
-const log = (message: string) => console.log(`${new Date().toISOString()} ${message}`);
+// Log lines go out once per event-loop turn (a busy server logs three per submission).
+const log = (message: string) => stdoutLine(`${new Date().toISOString()} ${message}`);
 
 // A real provider is resolved once now, so a missing key or unknown model fails at start
 // rather than on the first claim.
@@ -69,8 +71,8 @@ const runtime = createRuntime({
   sweepIntervalMs: Math.min(RUNTIME_DEFAULTS.sweepIntervalMs, Math.max(250, Math.floor(leaseMs / 2))),
   // Embedded writes are cheap: make every delta durable (and visible to streams) at once.
   flushPolicy: { bytes: 0, intervalMs: 0 },
-  observers: [consoleObserver()],
-  interceptors: debug ? [consoleTimingInterceptor()] : [],
+  observers: [consoleObserver({ write: stdoutLine })],
+  interceptors: debug ? [consoleTimingInterceptor({ write: stdoutLine })] : [],
 });
 
 await runtime.start();

@@ -22,11 +22,14 @@ export async function firstPage(
   conversationId: string,
   afterId: string,
 ): Promise<{ records: ConversationRecord[]; live: boolean }> {
-  // Liveness first: if the session was idle then, every record it will ever have (until the next
-  // dispatch) is already in the log, so an empty read after it means caught up.
-  const live = await runtime.sessionLive(key);
+  // A page with records needs no liveness: the tail reads on after it anyway. Only an empty read
+  // asks, and then in the order that makes "caught up" true: liveness first (if the session was
+  // idle then, every record it will have until the next dispatch is already in the log), then the
+  // read again, so an append between the two reads is not missed. Saves a store read per wake.
   const records = await runtime.records(conversationId, afterId, STREAM_PAGE);
-  return { records, live };
+  if (records.length > 0) return { records, live: true };
+  const live = await runtime.sessionLive(key);
+  return { records: await runtime.records(conversationId, afterId, STREAM_PAGE), live };
 }
 
 /** Where a stream starts: the session, its conversation, the offset and the page read at it. */
@@ -69,12 +72,15 @@ export async function tailRecords(
   shutdown?.addEventListener("abort", poke, { once: true });
   const stopped = () => stream.aborted || stream.closed || shutdown?.aborted === true;
 
+  // A page goes out as one chunk (one socket write, not one per record). The frame is what
+  // `writeSSE` would make: a record's JSON has no line break, its id and kind none either.
   const write = async (records: ConversationRecord[]) => {
-    for (const record of records) {
-      await stream.writeSSE({ id: record.id, event: record.kind, data: JSON.stringify(record) });
-      afterId = record.id;
-    }
-    if (records.length > 0) lastWriteAt = Date.now();
+    if (records.length === 0) return;
+    let frames = "";
+    for (const record of records) frames += `event: ${record.kind}\ndata: ${JSON.stringify(record)}\nid: ${record.id}\n\n`;
+    await stream.write(frames);
+    afterId = records[records.length - 1]!.id;
+    lastWriteAt = Date.now();
   };
 
   try {

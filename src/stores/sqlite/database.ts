@@ -74,6 +74,14 @@ export class SqliteDatabase {
     return sub;
   }
 
+  /** {@link mustHoldRunning} for a caller that needs only the check (a fenced append), not the row. */
+  mustHoldRunningFence(submissionId: string, attemptId: string): void {
+    const row = this.sql.fenceOfSubmission.get(submissionId);
+    if (row?.status !== "running" || row.attempt_id !== attemptId) {
+      throw new ClaimLost(`submission ${submissionId} is not running under attempt ${attemptId}`);
+    }
+  }
+
   put(sub: Submission): void {
     this.sql.updateSubmission.run(...submissionUpdateParams(sub));
   }

@@ -20,11 +20,16 @@ export const SQL = {
   rollback: "ROLLBACK",
 
   getSubmission: "SELECT * FROM submissions WHERE id = ?",
+  /** The fence's columns only: a fenced append checks them without reading the whole row. */
+  fenceOfSubmission: "SELECT status, attempt_id FROM submissions WHERE id = ?",
   insertSubmission: `INSERT INTO submissions (${INSERT_COLUMNS.join(", ")})
     VALUES (${INSERT_COLUMNS.map(() => "?").join(", ")})`,
   updateSubmission: `UPDATE submissions SET ${SUBMISSION_SET_COLUMNS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`,
   /** A session's head: its oldest submission that is not settled (uses `sub_unsettled`). */
   headOfSession: `SELECT * FROM submissions
+    WHERE session_key = ? AND status <> 'settled' ORDER BY seq LIMIT 1`,
+  /** The status of a session's head (what `sessionLive` needs, without the row's other columns). */
+  headStatusOfSession: `SELECT status FROM submissions
     WHERE session_key = ? AND status <> 'settled' ORDER BY seq LIMIT 1`,
   listRunnable: `SELECT s.* FROM submissions s
     WHERE s.status = 'queued'

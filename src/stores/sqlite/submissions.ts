@@ -77,7 +77,7 @@ export class SqliteSubmissions {
   }
 
   async sessionLive(key: SessionKey): Promise<boolean> {
-    const row = this.#db.sql.headOfSession.get(sessionKeyColumn(key));
+    const row = this.#db.sql.headStatusOfSession.get(sessionKeyColumn(key));
     return row !== undefined && row.status !== "waiting";
   }
 
