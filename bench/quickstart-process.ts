@@ -1,7 +1,7 @@
 /**
  * The quickstart server as `npm start` runs it, in a child process: Node 22 from
- * node_modules/.bin, `--disable-warning=ExperimentalWarning examples/basic/main.ts`, a free PORT
- * and a temporary DATA_DIR. The banner gives the URL and the pid; stdout is read line by line so
+ * node_modules/.bin with the flags and script of package.json's `start`, a free PORT and a
+ * temporary DATA_DIR. The banner gives the URL and the pid; stdout is read line by line so
  * a benchmark can count the `settled` lines the example logs (its backlog has drained when they
  * match the admissions).
  */
@@ -48,7 +48,7 @@ export interface Quickstart {
 export async function startQuickstart(options: QuickstartOptions = {}): Promise<Quickstart> {
   const dataDir = mkdtempSync(join(options.dataRoot ?? tmpdir(), "harness-bench-"));
   const node = resolve(ROOT, "node_modules/.bin/node");
-  const child = spawn(node, [...(options.nodeFlags ?? []), "--disable-warning=ExperimentalWarning", "examples/basic/main.ts"], {
+  const child = spawn(node, [...(options.nodeFlags ?? []), ...startArgs()], {
     cwd: ROOT,
     env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -138,6 +138,14 @@ export async function startQuickstart(options: QuickstartOptions = {}): Promise<
       if (!keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The arguments after `node` in package.json's `start` script (its flags, then the script). */
+function startArgs(): string[] {
+  const pkg = JSON.parse(readFileSync(resolve(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
+  const [command, ...args] = pkg.scripts.start.trim().split(/\s+/);
+  if (command !== "node") throw new Error(`package.json start is not "node …": ${pkg.scripts.start}`);
+  return args;
 }
 
 /** User + system CPU time of `pid` from /proc/<pid>/stat, in ms (clock ticks of 10 ms, Linux's USER_HZ). */
