@@ -17,6 +17,15 @@ export interface HarnessBedrockOptions {
    * @default every foundation model, and every inference profile of this account and region
    */
   readonly resources?: string[];
+  /**
+   * Attempts the AWS SDK makes per Bedrock request, set as `AWS_MAX_ATTEMPTS` on the functions
+   * that run agents (worker, dlq). The default, 1, leaves retrying to the harness's own attempt
+   * budget and backoff (the SDK would otherwise try 3 times per harness attempt). It applies to
+   * every AWS SDK client in those functions without an explicit `maxAttempts` (your tools' too);
+   * the harness's own clients pin theirs. Your `environment` wins over it.
+   * @default 1
+   */
+  readonly sdkMaxAttempts?: number;
 }
 
 /** Properties of the {@link Harness} construct. */

@@ -26,6 +26,7 @@ import { STREAM_MAX_MS } from "../runtime/defaults.ts";
 import { checkAgentNames, discoverAgentNames } from "./agent-names.ts";
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../lambdas/env.ts";
 import { HarnessApi } from "./harness-api.ts";
+import { providerSdkEnv } from "./provider-retries.ts";
 import { HarnessFunction } from "./harness-function.ts";
 import { HarnessSchedules } from "./harness-schedules.ts";
 import { acknowledgeHarnessFindings } from "./nag-suppressions.ts";
@@ -164,7 +165,9 @@ export class Harness extends Construct {
       [HARNESS_ENV.metricsNamespace]: props.serviceName ?? "resolute-harness",
     };
     const roleEnv = (role: HarnessFunctionRole): Record<string, string> =>
-      NAMES_ONLY_ROLES.includes(role) ? { ...baseEnv, [HARNESS_ENV.agentNames]: this.agentNames.join(AGENT_NAMES_SEPARATOR) } : baseEnv;
+      NAMES_ONLY_ROLES.includes(role)
+        ? { ...baseEnv, [HARNESS_ENV.agentNames]: this.agentNames.join(AGENT_NAMES_SEPARATOR) }
+        : { ...providerSdkEnv(props.bedrock), ...baseEnv };
     const entry = (role: HarnessFunctionRole): string => {
       const given = props.handlerEntries?.[role];
       return given ? (isAbsolute(given) ? given : resolve(given)) : defaultHandlerEntry(role);

@@ -86,8 +86,12 @@ function build(given: HandlerAgents): Harness {
  * not resolve to. In Lambda the variable is unset and this is a plain client.
  */
 export function sqsClient(): SQSClient {
-  return new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS || undefined });
+  // Attempts pinned: `AWS_MAX_ATTEMPTS` (set for the provider SDKs, ADR 0019) must not reach it.
+  return new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS || undefined, maxAttempts: SQS_MAX_ATTEMPTS });
 }
+
+/** The SDK's default attempts, kept for the harness's SQS client whatever `AWS_MAX_ATTEMPTS` says. */
+export const SQS_MAX_ATTEMPTS = 3;
 
 function queueUrlResolver(sqs: SQSClient, workQueueUrl: string): (arn: string) => Promise<string> {
   const cache = new Map<string, Promise<string>>();

@@ -416,6 +416,16 @@ describe("Harness: least privilege", () => {
       expect(allActions(withBedrock, role).some((a) => a.startsWith("bedrock:")), role).toBe(false);
     }
   });
+
+  it("turns the AWS SDK's own retries off where agents run when Bedrock is on (AWS_MAX_ATTEMPTS, overridable)", () => {
+    for (const role of HARNESS_FUNCTION_ROLES) expect(envOf(s, role).AWS_MAX_ATTEMPTS, role).toBeUndefined();
+    const on = synth({ bedrock: true });
+    for (const role of ["worker", "dlq"] as const) expect(envOf(on, role).AWS_MAX_ATTEMPTS, role).toBe("1");
+    for (const role of ["http", "sweeper"] as const) expect(envOf(on, role).AWS_MAX_ATTEMPTS, role).toBeUndefined();
+    expect(envOf(synth({ bedrock: { sdkMaxAttempts: 3 } }), "worker").AWS_MAX_ATTEMPTS).toBe("3");
+    expect(envOf(synth({ bedrock: true, environment: { AWS_MAX_ATTEMPTS: "2" } }), "worker").AWS_MAX_ATTEMPTS, "the user's environment wins").toBe("2");
+    expect(() => synth({ bedrock: { sdkMaxAttempts: 0 } })).toThrow(/sdkMaxAttempts must be a positive integer/);
+  });
 });
 
 describe("Harness: alarms", () => {
