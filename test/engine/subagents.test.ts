@@ -115,6 +115,25 @@ describe("durable subagents (embedded)", () => {
     await h.runtime.close();
   });
 
+  it("a resumed turn may spawn again: the parent waits twice, is woken twice, and still charges one attempt", async () => {
+    const { lead, agents } = parentAndChildren([
+      [{ toolCall: { id: "call-1", name: "task", arguments: { agent: "researcher", prompt: "first" } } }],
+      [{ toolCall: { id: "call-2", name: "task", arguments: { agent: "researcher", prompt: "second" } } }],
+      (messages) => [{ text: `both: ${toolResultsOf(messages as never).map((r) => r.text).join(" + ")}` }],
+    ]);
+    const h = await startHarness({ agents, config: { subagents: { lead: ["researcher"] } } });
+    const { submissionId, conversationId } = await h.runtime.dispatch({ agent: "lead", instance: "twice", message: user("go") });
+    expect(await h.runtime.wait(submissionId)).toMatchObject({ status: "succeeded" });
+    expect(toolResultsOf(lead.scripted.calls[2]!.messages as never).map((r) => r.text)).toEqual(["researcher on: first", "researcher on: second"]);
+    const log = await allRecords(h.store, conversationId);
+    expect(log.filter((r) => r.kind === "task_spawned").map((r) => r.payload.callId)).toEqual(["call-1", "call-2"]);
+    const of = (t: HarnessEvent["type"]) => h.events.filter((e) => e.type === t && e.correlation.submissionId === submissionId);
+    expect(of("submission_waiting")).toHaveLength(2);
+    expect(of("submission_resumed")).toHaveLength(2);
+    expect((await h.store.getSubmission(submissionId)).attemptCount).toBe(1);
+    await h.runtime.close();
+  });
+
   it("the tool: its name, description and schema as the spec pins them; only the policy's parents get it", async () => {
     const targets = [{ name: "a", description: "first" }, { name: "b" }];
     expect(taskToolDescription(targets)).toBe("Spawn a durable child run. Targets: a — first; b");
