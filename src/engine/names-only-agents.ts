@@ -14,11 +14,23 @@ import type { AgentDefinition } from "./agent-definition.ts";
 export function namesOnlyAgents(names: Iterable<string>): Record<string, AgentDefinition> {
   const agents: Record<string, AgentDefinition> = {};
   for (const name of names) {
-    agents[name] = {
+    const definition: AgentDefinition = {
       initialize() {
         throw new AgentNotLoaded(name);
       },
     };
+    NAMES_ONLY.add(definition);
+    agents[name] = definition;
   }
   return agents;
+}
+
+const NAMES_ONLY = new WeakSet<AgentDefinition>();
+
+/**
+ * True for a definition made by {@link namesOnlyAgents}: its process does not know what the agents
+ * module says about it (its subagent policy, say), and must not assume it has none.
+ */
+export function isNamesOnly(definition: AgentDefinition | undefined): boolean {
+  return definition !== undefined && NAMES_ONLY.has(definition);
 }

@@ -7,6 +7,7 @@ import { doorbellOf } from "../ports/queue.ts";
 import type { Submission } from "../ports/submission.ts";
 import { cancellationFor, cancelSubmission } from "./cancel.ts";
 import { iso, type AttemptContext } from "./engine-context.ts";
+import { isNamesOnly } from "./names-only-agents.ts";
 import { taskTargetsOf } from "./subagents.ts";
 
 /** The `task` tool's name, as the parent's outcome records carry it. */
@@ -164,7 +165,13 @@ export async function expireWait(ctx: AttemptContext, parent: Submission): Promi
 export async function cascadeToChildren(ctx: AttemptContext, parent: Submission): Promise<number> {
   if (ctx.subagents?.limits.onParentTerminal === "leave_running") return 0;
   const hasPending = (parent.pendingCalls?.length ?? 0) > 0;
-  if (!hasPending && taskTargetsOf(ctx.subagents, parent.sessionKey.agent, parent.depth) === undefined) return 0;
+  // A process that knows the agent by name only (the http and sweeper functions) does not know
+  // its policy: it lists the children of every parent it settles (cancels and recoveries: rare).
+  const mayHaveChildren =
+    hasPending ||
+    taskTargetsOf(ctx.subagents, parent.sessionKey.agent, parent.depth) !== undefined ||
+    isNamesOnly(ctx.definitions.get(parent.sessionKey.agent));
+  if (!mayHaveChildren) return 0;
   const byId = new Map<string, Submission>();
   for (const child of await ctx.store.listChildSubmissions(parent.id)) byId.set(child.id, child);
   if (hasPending) for (const { child } of await pendingChildren(ctx, parent)) if (child) byId.set(child.id, child);

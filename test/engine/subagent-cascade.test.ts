@@ -12,6 +12,7 @@ import type { Store } from "../../src/ports/store.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { namesOnlyAgents } from "../../src/engine/names-only-agents.ts";
 import { allRecords, scriptedAgent, settleTicks, startHarness } from "../support/harness.ts";
 
 const user = (body: string) => ({ kind: "user" as const, body });
@@ -120,5 +121,22 @@ describe("orphan cascade (embedded)", () => {
     const h = await startHarness({ agents, store, clock, config: { subagents: { lead: ["researcher"] } } });
     expect(await h.runtime.wait(ids["c-queued"]!)).toEqual(BY_PARENT);
     await h.runtime.close();
+  });
+
+  it("a parent whose crashed settlement a names-only process (the sweeper) finishes still cascades: it does not know the policy, so it lists", async () => {
+    const clock = new ManualClock();
+    const store = createMemoryStore({ clock });
+    const { ids } = await seed(store, clock);
+    // The parent was requeued, ran again and died mid-settlement (reserved, no record).
+    await store.resumeSubmission("P");
+    const again = await store.claimSubmission({ submissionId: "P", attemptId: "pa2", ownerId: "o", leaseExpiresAt: clock.now() + 30_000 });
+    await store.reserveSettlement("P", again.attemptId!, { outcome: { status: "succeeded" } });
+    const sweeper = createRuntime({ agents: namesOnlyAgents(["lead", "researcher"]), store, clock, leaseMs: 30_000 });
+    await clock.advance(31_000); // past the settlement grace
+    await sweeper.sweep();
+    expect(await store.getSubmission("P")).toMatchObject({ status: "settled", outcome: { status: "succeeded" } });
+    expect(await store.getSubmission(ids["c-queued"]!)).toMatchObject({ status: "settled", outcome: BY_PARENT });
+    expect((await store.getSubmission(ids["c-running"]!)).cancelRequested).toBe(true);
+    await sweeper.close();
   });
 });
