@@ -89,6 +89,7 @@ export async function benchHttp(): Promise<void> {
     for (const [clients, count] of ADMISSIONS) {
       await server.waitSettled(admitted);
       const latencies: number[] = [];
+      const admitCpu0 = server.cpuMs();
       const ms = await runConcurrently(count, clients, async () => {
         const t0 = performance.now();
         const posted = await client.post(path(newInstance("a")), { kind: "user", body: BODY });
@@ -97,11 +98,17 @@ export async function benchHttp(): Promise<void> {
       });
       admitted += count;
       figure(`admissions/s (${clients} client${clients > 1 ? "s" : ""}, ${count} × POST → 202)`, (count / ms) * 1000, "/s");
-      note(`  admission latency p50 ${fixed(percentile(latencies, 50))} ms, p99 ${fixed(percentile(latencies, 99))} ms`);
+      // Server CPU over the window (it also runs what it admits meanwhile), beside the wall-time rate.
+      const admitCpu = (server.cpuMs() - admitCpu0) / count;
+      note(
+        `  admission latency p50 ${fixed(percentile(latencies, 50))} ms, p99 ${fixed(percentile(latencies, 99))} ms; ` +
+          `server CPU ${admitCpu.toFixed(2)} ms per POST over the window`,
+      );
     }
     await server.waitSettled(admitted);
 
     // One at a time.
+    const waitCpu0 = server.cpuMs();
     const waits = await sequential(async () => {
       const answer = await client.post(`${path(newInstance("s"))}?wait=true`, { kind: "user", body: BODY });
       if (answer.status !== 200) throw new Error(`POST ?wait=true answered ${answer.status}: ${answer.body}`);
@@ -111,7 +118,7 @@ export async function benchHttp(): Promise<void> {
       missed.add("settled");
       settledOnDisk = waits;
     }
-    note(`  p99 ${fixed(percentile(waits, 99))} ms`);
+    note(`  p99 ${fixed(percentile(waits, 99))} ms; server CPU ${((server.cpuMs() - waitCpu0) / SEQUENTIAL).toFixed(2)} ms per submission`);
     const streamed = await sequential(() => completion(client, "s"));
     admitted += SEQUENTIAL;
     figure(`POST → 202, then SSE until submission_settled, sequential, p50 of ${SEQUENTIAL}`, percentile(streamed, 50), "ms", undefined, 2);
