@@ -148,9 +148,7 @@ export async function expireWait(ctx: AttemptContext, parent: Submission): Promi
     if (woke === "not_waiting") break; // resumed or settled meanwhile
   }
   for (const { child } of children) {
-    if (child && child.status !== "settled" && child.status !== "terminalizing") {
-      await cancelSubmission(ctx, child, cancellationFor("parent wait expired", "cancelled_by_parent"));
-    }
+    if (child && child.status !== "settled" && child.status !== "terminalizing") await cancelChild(ctx, child, "parent wait expired");
   }
 }
 
@@ -178,10 +176,24 @@ export async function cascadeToChildren(ctx: AttemptContext, parent: Submission)
   let cancelled = 0;
   for (const child of byId.values()) {
     if (child.status === "settled" || child.status === "terminalizing") continue;
-    await cancelSubmission(ctx, child, cancellationFor("parent settled", "cancelled_by_parent"));
-    cancelled++;
+    if (await cancelChild(ctx, child, "parent settled")) cancelled++;
   }
   return cancelled;
+}
+
+/**
+ * Cancels one child for its parent. A child that settled on its own after it was read (the
+ * store refuses the cancel; its own outcome stands) is left alone, so one child's timing never
+ * stops the cascade of the others, nor the parent's settlement or the sweep that runs it.
+ */
+async function cancelChild(ctx: AttemptContext, child: Submission, reason: string): Promise<boolean> {
+  try {
+    await cancelSubmission(ctx, child, cancellationFor(reason, "cancelled_by_parent"));
+    return true;
+  } catch (err) {
+    if (isHarnessError(err, "already_settled") || isHarnessError(err, "submission_not_found")) return false;
+    throw err;
+  }
 }
 
 /**

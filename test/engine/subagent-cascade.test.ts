@@ -76,6 +76,37 @@ describe("orphan cascade (embedded)", () => {
     await runtime.close();
   });
 
+  it("a child that settles on its own between the cascade's read and its cancel is left alone; the others are still cancelled and the parent's cancel completes", async () => {
+    const clock = new ManualClock();
+    const inner = createMemoryStore({ clock });
+    const { ids } = await seed(inner, clock);
+    // The race, made deterministic: c-queued is claimed and settles succeeded just before the
+    // cascade's cancel of it reaches the store (which then refuses: its own outcome stands).
+    const store = new Proxy(inner, {
+      get(target, prop) {
+        if (prop !== "cancelSubmission") {
+          const value = Reflect.get(target, prop, target);
+          return typeof value === "function" ? value.bind(target) : value; // private fields need the real receiver
+        }
+        return async (id: string, cancellation: Parameters<Store["cancelSubmission"]>[1]) => {
+          if (id === ids["c-queued"]) {
+            await target.claimSubmission({ submissionId: id, attemptId: "q1", ownerId: "elsewhere", leaseExpiresAt: clock.now() + 30_000 });
+            await target.reserveSettlement(id, "q1", { outcome: { status: "succeeded" } });
+            await target.finalizeSettlement(id);
+          }
+          return target.cancelSubmission(id, cancellation);
+        };
+      },
+    }) as Store;
+    const runtime = createRuntime({ agents, store, clock, subagents: { lead: ["researcher"] } });
+    expect((await runtime.cancel("P", "stop all")).status).toBe("cancelled");
+    expect(await store.getSubmission("P")).toMatchObject({ status: "settled", outcome: { errorCode: "cancelled" } });
+    expect(await store.getSubmission(ids["c-queued"]!)).toMatchObject({ status: "settled", outcome: { status: "succeeded" } });
+    expect(await store.getSubmission(ids["c-waiting"]!)).toMatchObject({ status: "settled", outcome: BY_PARENT });
+    expect(await store.getSubmission(ids["c-running"]!)).toMatchObject({ status: "running", cancelRequested: true });
+    await runtime.close();
+  });
+
   it("gated on the policy: onParentTerminal leave_running cancels no child (TestOrphanCascadeGatedOnPolicy)", async () => {
     const clock = new ManualClock();
     const store = createMemoryStore({ clock });
