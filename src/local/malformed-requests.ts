@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { getRequestListener } from "@hono/node-server";
+import { getRequestListener, RequestError } from "@hono/node-server";
 
 /** Statuses by the parser's error code; anything else is a 400. */
 const STATUS: Record<string, [number, string]> = {
@@ -14,6 +14,8 @@ const STATUS: Record<string, [number, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, "Request Timeout"],
   HPE_HEADER_TIMEOUT: [408, "Request Timeout"],
 };
+
+const JSON_TYPE = { "content-type": "application/json; charset=UTF-8" };
 
 function errorJson(reason: string, code = "invalid_request"): string {
   return JSON.stringify({ error: `malformed HTTP request: ${reason}`, code });
@@ -27,11 +29,12 @@ export function jsonRefusingServer(fetch: (request: Request) => Response | Promi
   return (options: object): ReturnType<typeof createServer> => {
     const listener = getRequestListener(fetch, {
       hostname,
+      // The adapter also hands over what the app itself threw: only a request it could not build
+      // is the client's fault; anything else is a 500 that names no internals.
       errorHandler: (err) =>
-        new Response(errorJson(err instanceof Error ? err.message : String(err)), {
-          status: 400,
-          headers: { "content-type": "application/json; charset=UTF-8" },
-        }),
+        err instanceof RequestError
+          ? new Response(errorJson(err.message), { status: 400, headers: JSON_TYPE })
+          : new Response(JSON.stringify({ error: "internal server error", code: "internal" }), { status: 500, headers: JSON_TYPE }),
     }) as (req: IncomingMessage, res: ServerResponse) => Promise<void>;
     const server = createServer(options, listener);
     server.on("clientError", answerParserRefusal);
@@ -40,8 +43,9 @@ export function jsonRefusingServer(fetch: (request: Request) => Response | Promi
 }
 
 function answerParserRefusal(err: Error & { code?: string }, socket: Duplex): void {
-  // Nothing to answer on a connection the client already dropped.
-  if (err.code === "ECONNRESET" || !socket.writable) {
+  // Nothing to answer on a connection the client already dropped, nor on one where a response
+  // (an SSE stream, say) is already being written: a second status line would corrupt it.
+  if (err.code === "ECONNRESET" || !socket.writable || (socket as Duplex & { bytesWritten?: number }).bytesWritten) {
     socket.destroy();
     return;
   }
