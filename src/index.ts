@@ -8,6 +8,7 @@ export * from "./errors.ts";
 export * from "./conversation/records.ts";
 export { newId, nextRecordIds } from "./conversation/ids.ts";
 export { reduce, activeLeafPath, type ConversationTree, type ReducedEntry } from "./conversation/reducer.ts";
+export type { LogCheckpoint } from "./conversation/checkpoint.ts";
 export { project, projectPath, type Projection, type ProjectionOptions } from "./session/projection.ts";
 export type { Clock } from "./ports/clock.ts";
 export { systemClock, ManualClock } from "./ports/clock.ts";
