@@ -17,7 +17,8 @@ import { encodeDoorbell } from "../../src/queues/sqs/doorbell-body.ts";
 import { messageGroupId } from "../../src/queues/sqs/message-group.ts";
 import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
 import { checkInvariants } from "./invariants.ts";
-import { driveSessions, mulberry32, percentiles, readBack, sleep } from "./session-driver.ts";
+import { driveSessions, percentiles, readBack, sleep } from "./session-driver.ts";
+import { seededRandom } from "../../src/storetest/random-log.ts";
 import { attemptsOf, type SoakReport } from "./report.ts";
 
 export interface CloudSoakOptions {
@@ -69,7 +70,7 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
   const log = options.log ?? (() => {});
   const started = performance.now();
   const deadline = Date.now() + options.maxSeconds * 1000;
-  const random = mulberry32(options.seed);
+  const random = seededRandom(options.seed);
   // The emulators of the test run when there are (AWS_ENDPOINT_URL_*), else our own.
   const emulators = process.env.AWS_ENDPOINT_URL_DYNAMODB ? undefined : await startEmulators();
   if (emulators) Object.assign(process.env, emulators.env);

@@ -18,7 +18,8 @@ import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
 import { EmbeddedServer } from "./embedded-server.ts";
 import { checkInvariants } from "./invariants.ts";
 import { attemptsOf, formatReport, type SoakReport } from "./report.ts";
-import { driveSessions, freePort, mulberry32, percentiles, readBack, sleep } from "./session-driver.ts";
+import { driveSessions, freePort, percentiles, readBack, sleep } from "./session-driver.ts";
+import { seededRandom } from "../../src/storetest/random-log.ts";
 
 export interface SoakOptions {
   sessions: number;
@@ -57,7 +58,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const log = options.log ?? (() => {});
   const started = performance.now();
   const deadline = Date.now() + options.maxSeconds * 1000;
-  const random = mulberry32(options.seed);
+  const random = seededRandom(options.seed);
   const dataDir = mkdtempSync(join(tmpdir(), "harness-soak-"));
   const server = new EmbeddedServer({ port: await freePort(), dataDir, leaseMs: options.leaseMs });
   let crashes = 0;
