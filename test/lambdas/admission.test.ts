@@ -7,48 +7,33 @@
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { DynamoDBClient, ScanCommand } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
-import { startLocalCloud, type LocalCloud } from "../../dev/local-cloud/local-cloud.ts";
-import type { Store } from "../../src/ports/store.ts";
-import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useLocalCloud } from "./support/local-cloud-suite.ts";
 
 const agentsModule = fileURLToPath(new URL("./fixtures/agents.ts", import.meta.url));
-const logs: string[] = [];
-let cloud: LocalCloud;
-let store: Store;
+const suite = useLocalCloud({
+  agentsModule,
+  workers: 1,
+  workerTimeoutMs: 20_000,
+  streamMaxMs: 3_000,
+  httpTimeoutMs: 20_000,
+  sweeperRateMs: false,
+  env: { HARNESS_LEASE_MS: "3000" },
+});
 let dynamo: DynamoDBClient;
 
-beforeAll(async () => {
-  cloud = await startLocalCloud({
-    agentsModule,
-    workers: 1,
-    workerTimeoutMs: 20_000,
-    streamMaxMs: 3_000,
-    httpTimeoutMs: 20_000,
-    sweeperRateMs: false,
-    env: { HARNESS_LEASE_MS: "3000" },
-    log: (line, source) => logs.push(`[${source}] ${line}`),
-    onError: (err, source) => logs.push(`[event-source ${source}] ${String(err)}`),
-  });
-  store = createDynamoStore({ tableName: cloud.tableName, bucketName: cloud.bucketName });
+beforeAll(() => {
   dynamo = new DynamoDBClient({});
-}, 180_000);
-
-afterAll(async () => {
-  await cloud?.stop();
-  dynamo?.destroy();
 });
 
-function dumpLogsOnFailure() {
-  onTestFailed(() => {
-    process.stderr.write(`--- local cloud output (last 100 lines) ---\n${logs.slice(-100).join("\n")}\n`);
-  });
-}
+afterAll(() => {
+  dynamo?.destroy();
+});
 
 const uid = () => randomUUID().slice(0, 8);
 
 async function post(path: string, body: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${cloud.url}${path}`, {
+  const res = await fetch(`${suite.cloud.url}${path}`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: JSON.stringify(body),
@@ -62,7 +47,7 @@ async function tableItems(): Promise<string> {
   const items: unknown[] = [];
   let start: Record<string, any> | undefined;
   do {
-    const page = await dynamo.send(new ScanCommand({ TableName: cloud.tableName, ConsistentRead: true, ExclusiveStartKey: start }));
+    const page = await dynamo.send(new ScanCommand({ TableName: suite.cloud.tableName, ConsistentRead: true, ExclusiveStartKey: start }));
     items.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
   } while (start);
@@ -87,7 +72,7 @@ async function refused(path: string, body: unknown, status: number, code: string
 
 describe("local cloud: admission checks", () => {
   it("an invalid resultSchema is a 400 invalid_dispatch with the compiler's message; a valid one runs", async () => {
-    dumpLogsOnFailure();
+    suite.dumpLogsOnFailure();
     const instance = `schema-${uid()}`;
     const cases: [unknown, RegExp][] = [
       [[], /must be object,boolean/],
@@ -100,16 +85,16 @@ describe("local cloud: admission checks", () => {
         await refused(`/agents/assistant/${instance}${wait}`, { kind: "user", body: "json please", resultSchema: schema }, 400, "invalid_dispatch", message);
       }
     }
-    await expect(store.getConversation({ agent: "assistant", instance, session: "default" })).rejects.toMatchObject({ code: "conversation_not_found" });
+    await expect(suite.store.getConversation({ agent: "assistant", instance, session: "default" })).rejects.toMatchObject({ code: "conversation_not_found" });
     // (waited for: a run still going would change the table under the next test's comparison)
     const ok = await post(`/agents/assistant/${instance}?wait=true`, { kind: "user", body: "json please", resultSchema: { type: "string" } });
     expect(ok.status).toBe(200);
   });
 
   it("an attachment whose digest the bucket does not hold is a 400 naming it; a stored one is admitted", async () => {
-    dumpLogsOnFailure();
+    suite.dumpLogsOnFailure();
     const instance = `attach-${uid()}`;
-    const stored = await store.putAttachment("text/plain", new TextEncoder().encode(`notes ${instance}`));
+    const stored = await suite.store.putAttachment("text/plain", new TextEncoder().encode(`notes ${instance}`));
     const missing = `sha256:${"f".repeat(64)}`;
     await refused(
       `/agents/assistant/${instance}`,
@@ -124,7 +109,7 @@ describe("local cloud: admission checks", () => {
   });
 
   it("a dispatch id reused for another target is a 409 that writes nothing: no conversation, no stream", async () => {
-    dumpLogsOnFailure();
+    suite.dumpLogsOnFailure();
     const [a, b, c] = [`a-${uid()}`, `b-${uid()}`, `c-${uid()}`];
     const dispatchId = `d-${uid()}`;
     const first = await post(`/agents/assistant/${a}?wait=true`, { kind: "user", body: "hello", dispatchId });
@@ -134,7 +119,7 @@ describe("local cloud: admission checks", () => {
     await refused(`/agents/assistant/${c}`, { kind: "user", body: "another body", dispatchId }, 409, "dispatch_conflict");
     await refused(`/agents/assistant/${a}`, { kind: "user", body: "hello", session: "other", dispatchId }, 409, "dispatch_conflict");
     for (const instance of [b, c]) {
-      const stream = await fetch(`${cloud.url}/agents/assistant/${instance}`);
+      const stream = await fetch(`${suite.cloud.url}/agents/assistant/${instance}`);
       expect(stream.status).toBe(404);
       expect(((await stream.json()) as { code: string }).code).toBe("conversation_not_found");
     }
