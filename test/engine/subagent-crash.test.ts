@@ -78,10 +78,16 @@ async function crashAndRecover(
   const atPhase = new Promise<void>((r) => (reached = r));
   let crashed = false;
   const first = runtimeOver(path, clock, events, async (p, id) => {
-    if (crashed || p !== phase || !which(id, parentId)) return;
+    if (p !== phase || !which(id, parentId)) return;
+    if (options.parentWaiting) {
+      // Hold every child here (none may settle: the parent must die with all its calls pending)
+      // until the parent has parked, then die.
+      while ((await first.store.getSubmission(parentId)).status !== "waiting") await new Promise((r) => setImmediate(r));
+      reached();
+      return hangForever();
+    }
+    if (crashed) return;
     crashed = true;
-    // Hold the child here until its parent has parked, then die.
-    while (options.parentWaiting && (await first.store.getSubmission(parentId)).status !== "waiting") await new Promise((r) => setImmediate(r));
     reached();
     return hangForever();
   });
