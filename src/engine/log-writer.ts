@@ -1,11 +1,11 @@
 import { checkpointOf, followsCheckpoint, viewFrom, wholeLogView, type LogCheckpoint, type LogView } from "../conversation/checkpoint.ts";
 import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
-import type { ConversationRecord, RecordDraft, RecordKind, RecordPayloads, SettledPayload } from "../conversation/records.ts";
+import type { ConversationRecord, ParentRef, RecordDraft, RecordKind, RecordPayloads, SettledPayload } from "../conversation/records.ts";
 import { isHarnessError, StoreFailure } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { LogWriter } from "../ports/log-writer.ts";
 import { correlationOf } from "../ports/observer.ts";
-import type { LogStore } from "../ports/store.ts";
+import type { ClaimStore, LogStore } from "../ports/store.ts";
 import type { InboxKind, Submission } from "../ports/submission.ts";
 
 /**
@@ -14,9 +14,10 @@ import type { InboxKind, Submission } from "../ports/submission.ts";
  */
 export class AttemptLogWriter implements LogWriter {
   readonly correlation: LogWriter["correlation"];
-  readonly #store: LogStore;
+  readonly #store: LogStore & Pick<ClaimStore, "getSubmission">;
   readonly #clock: Clock;
   readonly #attemptId: string | undefined;
+  readonly #parent: { submissionId: string; callId: string } | undefined;
   #recordHead: string | undefined;
   /** The log as last read (a checkpoint's view or the whole log), grown by this attempt's appends while they follow it without a gap. */
   #view: LogView | undefined;
@@ -33,10 +34,16 @@ export class AttemptLogWriter implements LogWriter {
   #timeText = "";
 
   /** `attemptId` is the writing attempt (undefined only for a recoverer of a row that has none). */
-  constructor(store: LogStore, clock: Clock, sub: Pick<Submission, "id" | "sessionKey" | "conversationId">, attemptId: string | undefined) {
+  constructor(
+    store: LogStore & Pick<ClaimStore, "getSubmission">,
+    clock: Clock,
+    sub: Pick<Submission, "id" | "sessionKey" | "conversationId" | "parentSubmissionId" | "parentCallId">,
+    attemptId: string | undefined,
+  ) {
     this.#store = store;
     this.#clock = clock;
     this.#attemptId = attemptId;
+    this.#parent = sub.parentSubmissionId !== undefined && sub.parentCallId !== undefined ? { submissionId: sub.parentSubmissionId, callId: sub.parentCallId } : undefined;
     this.correlation = correlationOf(sub, attemptId);
   }
 
@@ -188,10 +195,7 @@ export class AttemptLogWriter implements LogWriter {
     drafts: readonly RecordDraft[],
     options: { fence?: { submissionId: string; attemptId: string } },
   ): Promise<ConversationRecord[]> {
-    const batch =
-      head === ""
-        ? [conversationCreatedDraft(this.correlation.conversationId, this.correlation.sessionKey, this.#time(this.#clock.now())), ...drafts]
-        : [...drafts];
+    const batch = head === "" ? [await this.#createdDraft(), ...drafts] : [...drafts];
     try {
       const appended = await classified(() =>
         this.#store.appendRecords(this.correlation.conversationId, batch, head === undefined ? options : { ...options, expectedHead: head }),
@@ -203,6 +207,24 @@ export class AttemptLogWriter implements LogWriter {
       if (isHarnessError(err, "store_failure")) this.#recordHead = undefined;
       throw err;
     }
+  }
+
+  /**
+   * The log's first record, as admission writes it (`engine/admission.ts`): a child's carries its
+   * `parentRef`, whose conversation id only the parent's row holds (read here, on this rare path
+   * only: admission's own append of the record failed). A parent that is gone leaves it out.
+   */
+  async #createdDraft(): Promise<RecordDraft> {
+    let parentRef: ParentRef | undefined;
+    if (this.#parent) {
+      const { submissionId, callId } = this.#parent;
+      try {
+        parentRef = { conversationId: (await classified(() => this.#store.getSubmission(submissionId))).conversationId, callId };
+      } catch (err) {
+        if (!isHarnessError(err, "store_failure") || !isHarnessError(err.cause, "submission_not_found")) throw err;
+      }
+    }
+    return conversationCreatedDraft(this.correlation.conversationId, this.correlation.sessionKey, this.#time(this.#clock.now()), parentRef);
   }
 
   /** Moves the record head past `records`, appended after `after` (undefined: after whatever was there). */

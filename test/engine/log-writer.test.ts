@@ -3,7 +3,7 @@ import { conversationCreatedDraft } from "../../src/conversation/conversation-cr
 import { AttemptLogWriter } from "../../src/engine/log-writer.ts";
 import { ClaimLost, isHarnessError } from "../../src/errors.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
-import type { LogStore } from "../../src/ports/store.ts";
+import type { ClaimStore, LogStore } from "../../src/ports/store.ts";
 import type { SessionKey, Submission } from "../../src/ports/submission.ts";
 import { createMemoryStore } from "../../src/stores/memory/index.ts";
 
@@ -90,11 +90,12 @@ describe("the attempt's log writer", () => {
   it("any other store error is StoreFailure, after which the head is unknown and appends follow whatever is there", async () => {
     const { store, clock, sub } = await claimed();
     let failNext = true;
-    const flaky: LogStore = {
+    const flaky: LogStore & Pick<ClaimStore, "getSubmission"> = {
       readRecords: (...args) => store.readRecords(...args),
       readCheckpoint: (...args) => store.readCheckpoint(...args),
       writeCheckpoint: (...args) => store.writeCheckpoint(...args),
       drainInbox: (request) => store.drainInbox(request),
+      getSubmission: (id) => store.getSubmission(id),
       appendRecords: async (...args) => {
         const out = await store.appendRecords(...args);
         if (failNext) {
