@@ -1,6 +1,6 @@
 import type { TaskSpawnedPayload } from "../conversation/records.ts";
 import { childAddress } from "../conversation/task-names.ts";
-import { isHarnessError } from "../errors.ts";
+import { isHarnessError, StoreFailure } from "../errors.ts";
 import { correlationOf } from "../ports/observer.ts";
 import type { AdmissionStore, ClaimStore } from "../ports/store.ts";
 import type { Submission } from "../ports/submission.ts";
@@ -28,7 +28,7 @@ export function taskSpawner(
       return spawnOf(callId, await ctx.store.getSubmission(childAddress(at, callId).submissionId));
     } catch (err) {
       if (isHarnessError(err, "submission_not_found")) return undefined;
-      throw err;
+      throw asStoreFailure(err);
     }
   };
   return {
@@ -37,12 +37,21 @@ export function taskSpawner(
     existing,
     async spawn({ callId, agent, prompt }) {
       const child = childAddress(at, callId);
-      const admitted = await admit(ctx, {
-        key: { agent, instance: child.instance, session: child.session },
-        dispatchId: child.submissionId,
-        message: { kind: "user", body: prompt },
-        parent: { submissionId: parent.id, callId, conversationId: parent.conversationId, depth: parent.depth },
-      });
+      let admitted;
+      try {
+        admitted = await admit(ctx, {
+          key: { agent, instance: child.instance, session: child.session },
+          dispatchId: child.submissionId,
+          message: { kind: "user", body: prompt },
+          parent: { submissionId: parent.id, callId, conversationId: parent.conversationId, depth: parent.depth },
+        });
+      } catch (err) {
+        // A refusal of the child itself stays a refusal (the call's error result); anything else
+        // may have left the child admitted (its row is written before its first record and its
+        // doorbell), so the parent's attempt is retried and finds it (see `TaskSpawner`).
+        if (isHarnessError(err, "invalid_dispatch")) throw err;
+        throw asStoreFailure(err);
+      }
       ctx.observe({
         type: "submission_spawned",
         correlation: correlationOf(parent, parent.attemptId),
@@ -73,4 +82,13 @@ export function spawnOf(callId: string, child: Submission): TaskSpawnedPayload {
     childSubmissionId: child.id,
     prompt: child.input.body,
   };
+}
+
+/**
+ * A store error of a spawn as `StoreFailure` (retry the parent's attempt). A `ClaimLost` here is
+ * about the child's rows, never the parent's lease, so it must not read as the parent's
+ * interruption either.
+ */
+function asStoreFailure(err: unknown): StoreFailure {
+  return isHarnessError(err, "store_failure") ? err : new StoreFailure(err);
 }

@@ -220,7 +220,7 @@ class SubmissionDrive {
       initialState: {
         model: setup.model,
         thinkingLevel: setup.thinkingLevel ?? "off",
-        tools: [...(setup.tools ?? []), ...(this.#tasks ? [this.#tasks.tool()] : [])].map((tool) => boundedTool(tool, turnContext)),
+        tools: [...(setup.tools ?? []), ...(this.#tasks ? [this.#tasks.tool((err) => this.#onStoreError(err))] : [])].map((tool) => boundedTool(tool, turnContext)),
         messages: projectPath(path, { systemPrompt: setup.systemPrompt, tools: setup.tools }).messages,
       },
       streamFn: modelTurnStreamFn({

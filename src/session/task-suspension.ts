@@ -1,9 +1,10 @@
 import type { AgentEvent, AgentTool } from "@earendil-works/pi-agent-core";
-import type { ConversationRecord, RecordBody } from "../conversation/records.ts";
+import type { AssistantToolCallPayload, ConversationRecord, RecordBody } from "../conversation/records.ts";
 import type { Correlation, HarnessEvent } from "../ports/observer.ts";
 import type { EventEffects } from "./agent-events.ts";
 import type { Rebuilt } from "./rebuild.ts";
-import { spawnedOf, TASK_TOOL_NAME, taskTool, type TaskSpawner } from "./task-tool.ts";
+import { errorText, isHarnessError } from "../errors.ts";
+import { checkArguments, runCall, spawnedOf, TASK_TOOL_NAME, taskTool, type CallOutcome, type TaskSpawner } from "./task-tool.ts";
 
 /**
  * Suspension without a pi primitive (pi 1.6 has no tool-level suspend; ADR 0017): a drive's
@@ -34,28 +35,44 @@ export class TaskSuspension {
     this.#observe = observe;
   }
 
-  /** The `task` tool of this drive. */
-  tool(): AgentTool<any> {
-    return taskTool(this.#spawner, () => this.#live());
+  /** The `task` tool of this drive; a store error in a call goes to `onStoreError` (the drive stops). */
+  tool(onStoreError: (err: unknown) => void): AgentTool<any> {
+    return taskTool(this.#spawner, () => this.#live(), onStoreError);
   }
 
   /**
-   * At the start of a drive: the unanswered `task` calls whose child exists stay pending (they are
-   * taken out of `start`'s dangling calls and missing outcomes), with their `task_spawned` record
-   * repaired when the log lacks it. A call without a child is answered as interrupted, as any
-   * dangling call is. Returns the pending calls (the drive parks again when there are any).
+   * At the start of a drive, the unanswered `task` calls (a crash or a store error stopped the
+   * last attempt in their tool batch) are executed again, which is safe because a call's child is
+   * named after the call: a call whose child exists stays pending, with its `task_spawned` record
+   * repaired when the log lacks it; a call without a child admits it now (the batch's fan-out
+   * bound applies) and stays pending too. Pending calls are taken out of `start`'s dangling calls
+   * and missing outcomes; a call refused now (bad arguments, the child limit) is answered with
+   * its refusal. Returns the pending calls (the drive parks again when there are any). Store
+   * errors are thrown (`StoreFailure`: the attempt is retried).
    */
   async keepPending(start: Rebuilt): Promise<string[]> {
     const pending: string[] = [];
     const repairs: RecordBody[] = [];
+    const spawned: RecordBody[] = [];
+    const refusals = new Map<string, string>();
+    const names = this.#spawner.targets.map((t) => t.name);
     for (const call of start.dangling) {
       if (call.toolName !== TASK_TOOL_NAME) continue;
-      const child = await this.#spawner.existing(call.callId);
-      if (child === undefined) continue;
+      const found = await this.#spawner.existing(call.callId);
+      if (found !== undefined) {
+        pending.push(call.callId);
+        if (!this.#hasSpawnRecord(call.callId)) repairs.push({ kind: "task_spawned", payload: found });
+        continue;
+      }
+      const outcome = await this.#reexecute(call, names, new Set(pending));
+      if (outcome.refusal !== undefined) {
+        refusals.set(call.callId, outcome.refusal);
+        continue;
+      }
       pending.push(call.callId);
-      if (!this.#hasSpawnRecord(call.callId)) repairs.push({ kind: "task_spawned", payload: child });
+      spawned.push({ kind: "task_spawned", payload: outcome.spawned });
     }
-    if (pending.length === 0) return pending;
+    if (pending.length === 0 && refusals.size === 0) return pending;
     if (repairs.length > 0) {
       this.#observe({
         type: "recovery",
@@ -65,10 +82,32 @@ export class TaskSuspension {
       });
     }
     const kept = new Set(pending);
-    start.dangling = start.dangling.filter((d) => !kept.has(d.callId));
-    const missing = start.missing.filter((m) => !(m.kind === "tool_outcome" && kept.has(m.payload.callId)));
-    start.missing = [...repairs, ...missing];
+    start.dangling = start.dangling.filter((d) => !kept.has(d.callId) && !refusals.has(d.callId));
+    const missing = start.missing
+      .filter((m) => !(m.kind === "tool_outcome" && kept.has(m.payload.callId)))
+      .map((m): RecordBody => {
+        const refusal = m.kind === "tool_outcome" ? refusals.get(m.payload.callId) : undefined;
+        if (refusal === undefined) return m;
+        return { kind: "tool_outcome", payload: { callId: (m.payload as { callId: string }).callId, toolName: TASK_TOOL_NAME, content: [{ type: "text", text: refusal }], isError: true } };
+      });
+    start.missing = [...repairs, ...spawned, ...missing];
     return pending;
+  }
+
+  /** Runs an unanswered call that has no child (as the tool would); `pending` are the batch's calls kept so far. */
+  async #reexecute(call: AssistantToolCallPayload, names: readonly string[], pending: ReadonlySet<string>): Promise<CallOutcome> {
+    let args: { agent: string; prompt: string };
+    try {
+      args = checkArguments(call.args, names);
+    } catch (err) {
+      return { refusal: errorText(err) };
+    }
+    try {
+      return await runCall(this.#spawner, this.#live(), pending, { callId: call.callId, ...args });
+    } catch (err) {
+      if (isHarnessError(err, "invalid_dispatch")) return { refusal: `task: ${err.message}` };
+      throw err;
+    }
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { AgentTool, AgentToolResult } from "@earendil-works/pi-agent-core";
 import type { TaskSpawnedPayload } from "../conversation/records.ts";
+import { errorText, isHarnessError } from "../errors.ts";
 
 /** The tool's name, as the parent's model sees it. */
 export const TASK_TOOL_NAME = "task";
@@ -19,7 +20,10 @@ export interface TaskCall {
 
 /**
  * What the drive needs from the engine to run `task` calls: the parent's targets and limit, the
- * durable admission of a child, and the lookup of a child already admitted for a call.
+ * durable admission of a child, and the lookup of a child already admitted for a call. Both
+ * throw `StoreFailure` for a store error (the child may or may not exist then: the parent's
+ * attempt is retried and looks again); `spawn` throws `InvalidDispatch` for a child it refuses
+ * (nothing admitted).
  */
 export interface TaskSpawner {
   /** Sorted by name. */
@@ -61,11 +65,21 @@ export function taskToolSchema(targets: readonly TaskTarget[]) {
  * already has a child (a re-executed call) admits nothing new; otherwise one past
  * `maxChildrenPerRun` unsettled children is an error result, never a suspension.
  *
+ * A store error is not the call's result: it goes to `onStoreError` (the drive stops and its
+ * attempt is retried, recording nothing more), and the calls after it in the batch admit nothing.
+ * The retried attempt finds the calls unanswered and re-executes them (`TaskSuspension`), so a
+ * child admitted before the error is tracked, never left running with no parent waiting on it.
+ *
  * @param live the calls of this submission whose children have no outcome yet (the log's view)
  */
-export function taskTool(spawner: TaskSpawner, live: () => ReadonlySet<string>): AgentTool<any, TaskSpawnedDetails | undefined> {
+export function taskTool(
+  spawner: TaskSpawner,
+  live: () => ReadonlySet<string>,
+  onStoreError: (err: unknown) => void,
+): AgentTool<any, TaskSpawnedDetails | undefined> {
   const names = spawner.targets.map((t) => t.name);
   const spawnedHere = new Set<string>();
+  let failed: unknown;
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
     const run = queue.then(work, work);
@@ -81,23 +95,50 @@ export function taskTool(spawner: TaskSpawner, live: () => ReadonlySet<string>):
     prepareArguments: (args: unknown) => checkArguments(args, names),
     execute: (callId, params: { agent: string; prompt: string }) =>
       serial(async (): Promise<AgentToolResult<TaskSpawnedDetails | undefined>> => {
-        let spawned = await spawner.existing(callId);
-        if (spawned === undefined) {
-          const running = new Set([...live(), ...spawnedHere]);
-          if (running.size >= spawner.maxChildrenPerRun) {
-            return refusal(
-              `task: child limit reached (${running.size} live, max ${spawner.maxChildrenPerRun}); wait for a running child to settle or serialize the work`,
-            );
-          }
-          spawned = await spawner.spawn({ callId, agent: params.agent, prompt: params.prompt });
+        // Never recorded: the drive has stopped; its retry re-executes this call.
+        if (failed !== undefined) return refusal(`task: not run after a store error: ${errorText(failed)}`);
+        try {
+          const outcome = await runCall(spawner, live(), spawnedHere, { callId, agent: params.agent, prompt: params.prompt });
+          if (outcome.spawned === undefined) return refusal(outcome.refusal);
+          spawnedHere.add(callId);
+          return {
+            content: [{ type: "text", text: `spawned ${outcome.spawned.agent} as ${outcome.spawned.childSubmissionId}; its outcome will be this call's result` }],
+            details: { taskSpawned: outcome.spawned },
+          };
+        } catch (err) {
+          if (isHarnessError(err, "invalid_dispatch")) return refusal(`task: ${err.message}`);
+          failed = err;
+          onStoreError(err);
+          return refusal(`task: ${errorText(err)}`);
         }
-        spawnedHere.add(callId);
-        return {
-          content: [{ type: "text", text: `spawned ${spawned.agent} as ${spawned.childSubmissionId}; its outcome will be this call's result` }],
-          details: { taskSpawned: spawned },
-        };
       }),
   };
+}
+
+/** A call's child (found or admitted now), or the refusal that answers it instead. */
+export type CallOutcome = { spawned: TaskSpawnedPayload; refusal?: undefined } | { spawned?: undefined; refusal: string };
+
+/**
+ * Runs one `task` call (harness-spec §1.13, Execute steps 3-5): the replay short-circuit first
+ * (a call that has a child admits nothing new), then the fan-out bound over `live` and `spawned`
+ * (the calls with unsettled children), then the admission. Store errors and `InvalidDispatch`
+ * are thrown.
+ */
+export async function runCall(
+  spawner: TaskSpawner,
+  live: ReadonlySet<string>,
+  spawned: ReadonlySet<string>,
+  call: TaskCall,
+): Promise<CallOutcome> {
+  const found = await spawner.existing(call.callId);
+  if (found !== undefined) return { spawned: found };
+  const running = new Set([...live, ...spawned]);
+  if (running.size >= spawner.maxChildrenPerRun) {
+    return {
+      refusal: `task: child limit reached (${running.size} live, max ${spawner.maxChildrenPerRun}); wait for a running child to settle or serialize the work`,
+    };
+  }
+  return { spawned: await spawner.spawn(call) };
 }
 
 function refusal(text: string): AgentToolResult<undefined> {
@@ -105,7 +146,7 @@ function refusal(text: string): AgentToolResult<undefined> {
 }
 
 /** The arguments, or a thrown error whose message pi turns into the call's error result. */
-function checkArguments(args: unknown, names: readonly string[]): { agent: string; prompt: string } {
+export function checkArguments(args: unknown, names: readonly string[]): { agent: string; prompt: string } {
   const a = args as Record<string, unknown> | null;
   if (a === null || typeof a !== "object" || Array.isArray(a)) throw new Error("task: invalid arguments: expected an object");
   if (typeof a.agent !== "string") throw new Error("task: invalid arguments: agent must be a string");
