@@ -9,7 +9,7 @@ import type { Clock } from "../../src/ports/clock.ts";
 import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
 
 interface Task {
-  task: "append" | "claim";
+  task: "append" | "claim" | "groups";
   busyTimeoutMs: number;
   /** Added to the wall clock: lets the child mint ids from a clock skewed against the parent's. */
   clockOffsetMs?: number;
@@ -17,6 +17,8 @@ interface Task {
   batches?: number;
   batchSize?: number;
   label?: string;
+  /** `groups`: the conversations each round appends to at once (one group commit). */
+  conversationIds?: string[];
 }
 
 const [path, json] = process.argv.slice(2);
@@ -50,6 +52,20 @@ try {
         });
       }
       await store.appendRecords(task.conversationId!, drafts);
+    }
+    report({ ok: true, elapsedMs: Date.now() - started });
+  } else if (task.task === "groups") {
+    // Rounds of appends to every conversation at once, each round acknowledged once all of its
+    // appends resolved; runs until killed (the parent kill -9s it mid-run).
+    for (let round = 0; round < 100_000; round++) {
+      await Promise.all(
+        task.conversationIds!.map((id) =>
+          store.appendRecords(id, [
+            { kind: "assistant_text_delta", conversationId: id, session: "default", time: new Date().toISOString(), payload: { text: `r${round}` } },
+          ]),
+        ),
+      );
+      process.stdout.write(`acked ${round}\n`);
     }
     report({ ok: true, elapsedMs: Date.now() - started });
   } else {

@@ -3,8 +3,8 @@ import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../../ports/ch
 import type { Submission } from "../../ports/submission.ts";
 import type { SqliteDatabase } from "./database.ts";
 
-export function deliverChildOutcome(db: SqliteDatabase, delivery: ChildOutcomeDelivery): ChildOutcomeDelivered {
-  return db.write(() => {
+export function deliverChildOutcome(db: SqliteDatabase, delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered> {
+  return db.write((): ChildOutcomeDelivered => {
     // Checked and written under one write lock: a second delivery of the call sees it gone.
     const sub = db.mustGetSubmission(delivery.parentSubmissionId);
     if (sub.status !== "waiting") return { delivered: false, reason: "not_waiting" } as const;

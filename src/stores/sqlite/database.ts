@@ -10,6 +10,7 @@ import { ClaimLost, SubmissionNotFound } from "../../errors.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Submission } from "../../ports/submission.ts";
 import { SqliteStoreBusy, isSqliteBusy, isUniqueViolation } from "./busy.ts";
+import { GroupCommit } from "./group-commit.ts";
 import { type Statements, prepareStatements } from "./statements.ts";
 import { sessionKeyColumn, submissionFromRow, submissionUpdateParams } from "./submission-row.ts";
 
@@ -17,37 +18,36 @@ export class SqliteDatabase {
   readonly db: DatabaseSync;
   readonly sql: Statements;
   readonly clock: Clock;
-  readonly #location: string;
-  readonly #busyTimeoutMs: number;
+  readonly #group: GroupCommit;
 
   constructor(db: DatabaseSync, location: string, clock: Clock, busyTimeoutMs: number) {
     this.db = db;
     this.sql = prepareStatements(db);
     this.clock = clock;
-    this.#location = location;
-    this.#busyTimeoutMs = busyTimeoutMs;
+    this.#group = new GroupCommit(db, this.sql, (err) =>
+      isSqliteBusy(err) ? new SqliteStoreBusy(location, busyTimeoutMs, err) : err,
+    );
   }
 
   /**
-   * Runs `fn` inside `BEGIN IMMEDIATE … COMMIT`: the write lock is taken before the first read,
-   * so a check and the write it guards see the same state (a deferred transaction could fail
-   * its upgrade with BUSY_SNAPSHOT, which the busy timeout does not cover). Rolls back on any
-   * throw.
+   * Runs `fn` in a write transaction: `BEGIN IMMEDIATE … COMMIT`, shared with the other writes of
+   * this event-loop turn (group commit, ADR 0022), `fn` in its own savepoint. The write lock is
+   * taken before the first read, so a check and the write it guards see the same state (a
+   * deferred transaction could fail its upgrade with BUSY_SNAPSHOT, which the busy timeout does
+   * not cover). A throw rolls back `fn`'s writes alone. Resolves only after the `COMMIT`.
    */
-  write<T>(fn: () => T): T {
-    try {
-      this.sql.begin.run();
-    } catch (err) {
-      throw isSqliteBusy(err) ? new SqliteStoreBusy(this.#location, this.#busyTimeoutMs, err) : err;
-    }
-    try {
-      const result = fn();
-      this.sql.commit.run();
-      return result;
-    } catch (err) {
-      if (this.db.isTransaction) this.sql.rollback.run();
-      throw isSqliteBusy(err) ? new SqliteStoreBusy(this.#location, this.#busyTimeoutMs, err) : err;
-    }
+  write<T>(fn: () => T): Promise<T> {
+    return this.#group.run(fn);
+  }
+
+  /** Commits the writes queued for this turn now (before the database closes). */
+  flushWrites(): void {
+    this.#group.flush();
+  }
+
+  /** Groups committed and writes run in them since the store opened. */
+  get groupCommits(): { groups: number; writes: number } {
+    return { groups: this.#group.groups, writes: this.#group.members };
   }
 
   findSubmission(id: string): Submission | undefined {

@@ -89,9 +89,10 @@ function openDatabase(path: string, busyTimeoutMs: number): DatabaseSync {
 }
 
 /**
- * The embedded `Store` on `node:sqlite`. Every operation is synchronous under the hood and at
- * most one short `BEGIN IMMEDIATE` transaction, so compare-and-set checks and their writes
- * cannot interleave with another process's. Composes the parts (submissions, conversation log,
+ * The embedded `Store` on `node:sqlite`. Every write operation is synchronous under the hood and
+ * runs under the write lock of a `BEGIN IMMEDIATE` transaction it shares with the other writes
+ * of its event-loop turn (group commit, ADR 0022), in its own savepoint, so compare-and-set
+ * checks and their writes cannot interleave with another process's. Composes the parts (submissions, conversation log,
  * inbox, attachments) over one database. Use `openSqliteStore` to create one.
  */
 export class SqliteStore implements Store {
@@ -112,7 +113,9 @@ export class SqliteStore implements Store {
 
   /** Closes the database. Later calls reject; a second close is a no-op. */
   async close(): Promise<void> {
-    if (this.#db.db.isOpen) this.#db.db.close();
+    if (!this.#db.db.isOpen) return;
+    this.#db.flushWrites(); // what is queued for this turn commits, as if closed a turn later
+    this.#db.db.close();
   }
 
   // ---- submissions ----

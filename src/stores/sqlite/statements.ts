@@ -18,6 +18,10 @@ export const SQL = {
   begin: "BEGIN IMMEDIATE",
   commit: "COMMIT",
   rollback: "ROLLBACK",
+  /** One write of a group commit (`group-commit.ts`). */
+  savepoint: "SAVEPOINT write",
+  release: "RELEASE write",
+  rollbackToSavepoint: "ROLLBACK TO write",
 
   getSubmission: "SELECT * FROM submissions WHERE id = ?",
   /** The fence's columns only: a fenced append checks them without reading the whole row. */

@@ -119,7 +119,7 @@ export class SqliteSubmissions {
   }
 
   async startAttempt(attempt: Attempt): Promise<void> {
-    this.#db.write(() => {
+    return this.#db.write(() => {
       this.#db.sql.insertAttempt.run(attempt.id, attempt.submissionId, attempt.ownerId, attempt.startedAt);
     });
   }
@@ -146,7 +146,7 @@ export class SqliteSubmissions {
   }
 
   async releaseSubmission(release: SubmissionRelease): Promise<void> {
-    this.#db.write(() => {
+    return this.#db.write(() => {
       const sub = this.#db.mustHoldRunning(release.submissionId, release.attemptId);
       const next: Submission = {
         ...withoutLease(sub),
@@ -162,7 +162,7 @@ export class SqliteSubmissions {
   }
 
   async waitSubmission(wait: SubmissionWait): Promise<void> {
-    this.#db.write(() => {
+    return this.#db.write(() => {
       const sub = this.#db.mustHoldRunning(wait.submissionId, wait.attemptId);
       const next: Submission = {
         ...withoutLease(sub),
@@ -180,7 +180,7 @@ export class SqliteSubmissions {
   }
 
   async resumeSubmission(submissionId: string): Promise<void> {
-    this.#db.write(() => {
+    return this.#db.write(() => {
       const sub = this.#db.mustGetSubmission(submissionId);
       if (sub.status !== "waiting") throw new ClaimLost(`submission ${sub.id} is ${sub.status}, not waiting`);
       const next: Submission = { ...sub, status: "queued", updatedAt: this.#db.clock.now() };
@@ -231,7 +231,7 @@ export class SqliteSubmissions {
     attemptId: string,
     options?: { requireDrainedInbox?: boolean; outcome?: SettledPayload },
   ): Promise<void> {
-    this.#db.write(() => {
+    return this.#db.write(() => {
       const sub = this.#db.mustHoldRunning(submissionId, attemptId);
       if (options?.requireDrainedInbox && this.#db.sql.hasPendingInbox.get(submissionId)) {
         throw new InboxNotDrained(submissionId);
@@ -242,7 +242,7 @@ export class SqliteSubmissions {
   }
 
   async finalizeSettlement(submissionId: string, outcome?: SettledPayload): Promise<void> {
-    this.#db.write(() => {
+    return this.#db.write(() => {
       const sub = this.#db.mustGetSubmission(submissionId);
       if (sub.status === "settled") return;
       if (sub.status !== "terminalizing") {
