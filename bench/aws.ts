@@ -22,16 +22,8 @@ import { drainDeadLetters } from "../src/queues/sqs/dead-letter-drain.ts";
 import { createRuntime, type Runtime } from "../src/runtime/runtime.ts";
 import { keylessModel, streamBlocks } from "../src/session/block-stream.ts";
 import { RUNTIME_DEFAULTS } from "../src/runtime/defaults.ts";
-import {
-  countConsumedCapacity,
-  createDynamoClient,
-  createDynamoStore,
-  createHarnessBucket,
-  createHarnessTable,
-  createS3Client,
-} from "../src/stores/dynamodb/index.ts";
 import { startEmulators } from "../test/support/emulators.ts";
-import { UnitMeter } from "./dynamo-units.ts";
+import { meteredDynamo } from "./dynamo-units.ts";
 import { BenchClient, runConcurrently } from "./http-client.ts";
 import { printIdleCost } from "./idle-cost.ts";
 import { benchReviewCosts } from "./review-costs.ts";
@@ -147,16 +139,9 @@ async function emptyDrainMs(): Promise<number> {
 }
 
 async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: number; sweepMs: number }> {
-  const table = `bench-${process.pid}`;
-  const bucket = `bench-${process.pid}-blobs`;
-  const dynamo = createDynamoClient();
-  const probe = createDynamoClient();
-  const s3 = createS3Client();
-  await createHarnessTable(dynamo, table);
-  await createHarnessBucket(s3, bucket);
-  const counter = countConsumedCapacity(dynamo);
-  const meter = await UnitMeter.attach(dynamo, probe, table);
-  const store = meter.wrap(createDynamoStore({ tableName: table, bucketName: bucket, dynamo, s3 }));
+  const local = await meteredDynamo("turn");
+  const { meter, counter } = local;
+  const store = local.store();
   const plan = { delayMs: 0, turns: 1 };
   // The Lambda default; mutated below for the HARNESS_FLUSH_INTERVAL_MS figure (each attempt's
   // delta batcher reads this object).
@@ -272,10 +257,7 @@ async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: 
     return { sweepReadUnits: sweep.readUnits / 5, sweepCommands: sweep.commands / 5, sweepMs: median(sweepMs) };
   } finally {
     await runtime.close();
-    counter.detach();
-    dynamo.destroy();
-    probe.destroy();
-    s3.destroy();
+    local.close();
   }
 }
 

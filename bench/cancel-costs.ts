@@ -9,8 +9,7 @@ import type { StreamFn } from "@earendil-works/pi-agent-core";
 import type { Doorbell } from "../src/ports/queue.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
 import { keylessModel, streamBlocks } from "../src/session/block-stream.ts";
-import { countConsumedCapacity, createDynamoClient, createDynamoStore, createHarnessBucket, createHarnessTable, createS3Client } from "../src/stores/dynamodb/index.ts";
-import { UnitMeter } from "./dynamo-units.ts";
+import { meteredDynamo } from "./dynamo-units.ts";
 import { figure, note } from "./report.ts";
 
 /** Streams a little text, then holds the stream open until the attempt is aborted. */
@@ -26,17 +25,9 @@ const heldStream: StreamFn = (m, _context, options) =>
   );
 
 export async function benchCancelCosts(): Promise<void> {
-  const table = `bench-cancel-${process.pid}`;
-  const bucket = `bench-cancel-${process.pid}-blobs`;
-  const dynamo = createDynamoClient();
-  const probe = createDynamoClient();
-  const s3 = createS3Client();
-  await createHarnessTable(dynamo, table);
-  await createHarnessBucket(s3, bucket);
-  // Local reports a single-item write's units only when asked to: the meter takes those as reported.
-  countConsumedCapacity(dynamo);
-  const meter = await UnitMeter.attach(dynamo, probe, table);
-  const store = meter.wrap(createDynamoStore({ tableName: table, bucketName: bucket, dynamo, s3 }));
+  const local = await meteredDynamo("cancel");
+  const { meter } = local;
+  const store = local.store();
   const fifo: Doorbell[] = [];
   const runtime = createRuntime({
     agents: { bench: { initialize: () => ({ model: keylessModel("bench-cancel", "bench"), streamFn: heldStream }) } },
@@ -86,8 +77,6 @@ export async function benchCancelCosts(): Promise<void> {
     report("  then its owner's stop and settlement, with the one behind it settled in turn", await units(() => stopped));
   } finally {
     await runtime.close();
-    dynamo.destroy();
-    probe.destroy();
-    s3.destroy();
+    local.close();
   }
 }

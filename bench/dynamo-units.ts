@@ -20,7 +20,18 @@ import {
   GetItemCommand,
   type TransactWriteItem,
 } from "@aws-sdk/client-dynamodb";
+import type { S3Client } from "@aws-sdk/client-s3";
+import type { Clock } from "../src/ports/clock.ts";
 import type { Store } from "../src/ports/store.ts";
+import {
+  type CapacityCounter,
+  countConsumedCapacity,
+  createDynamoClient,
+  createDynamoStore,
+  createHarnessBucket,
+  createHarnessTable,
+  createS3Client,
+} from "../src/stores/dynamodb/index.ts";
 import { itemBytes } from "../src/stores/dynamodb/item.ts";
 
 const KB = 1024;
@@ -310,4 +321,48 @@ function numberSize(n: string): number {
 
 function utf8(s: string): number {
   return Buffer.byteLength(s, "utf8");
+}
+
+/** A fresh harness table and bucket on the local endpoints, with a meter on the store's client. */
+export interface MeteredDynamo {
+  readonly table: string;
+  readonly bucket: string;
+  readonly dynamo: DynamoDBClient;
+  readonly s3: S3Client;
+  readonly meter: UnitMeter;
+  /** What DynamoDB Local reports (asked on every request; the meter takes single writes from it). */
+  readonly counter: CapacityCounter;
+  /** A DynamoDB store on the table, every call metered. */
+  store(clock?: Clock): Store;
+  /** Closes the clients. */
+  close(): void;
+}
+
+/** Creates the table and bucket `bench-<name>-<pid>` and attaches a meter (the benches' shared setup). */
+export async function meteredDynamo(name: string): Promise<MeteredDynamo> {
+  const table = `bench-${name}-${process.pid}`;
+  const bucket = `${table}-blobs`;
+  const dynamo = createDynamoClient();
+  const probe = createDynamoClient();
+  const s3 = createS3Client();
+  await createHarnessTable(dynamo, table);
+  await createHarnessBucket(s3, bucket);
+  // Local reports a single-item write's units only when asked to: the meter takes those as reported.
+  const counter = countConsumedCapacity(dynamo);
+  const meter = await UnitMeter.attach(dynamo, probe, table);
+  return {
+    table,
+    bucket,
+    dynamo,
+    s3,
+    meter,
+    counter,
+    store: (clock) => meter.wrap(createDynamoStore({ tableName: table, bucketName: bucket, dynamo, s3, ...(clock ? { clock } : {}) })),
+    close: () => {
+      counter.detach();
+      dynamo.destroy();
+      probe.destroy();
+      s3.destroy();
+    },
+  };
 }

@@ -11,9 +11,8 @@ import type { Doorbell } from "../src/ports/queue.ts";
 import type { Store } from "../src/ports/store.ts";
 import { createRuntime, type Runtime } from "../src/runtime/runtime.ts";
 import { keylessModel, streamBlocks } from "../src/session/block-stream.ts";
-import { countConsumedCapacity, createDynamoClient, createDynamoStore, createHarnessBucket, createHarnessTable, createS3Client } from "../src/stores/dynamodb/index.ts";
 import { STREAM_PAGE } from "../src/transport/record-stream.ts";
-import { UnitMeter } from "./dynamo-units.ts";
+import { meteredDynamo } from "./dynamo-units.ts";
 import { atMost, figure, note } from "./report.ts";
 
 /** Submissions of ~8 KB replies (1 KB delta flushes) before the measured one: ~800 KB of log. */
@@ -48,18 +47,10 @@ function replyModel(text: () => string): StreamFn {
 }
 
 export async function benchReviewCosts(): Promise<void> {
-  const table = `bench-review-${process.pid}`;
-  const bucket = `bench-review-${process.pid}-blobs`;
-  const dynamo = createDynamoClient();
-  const probe = createDynamoClient();
-  const s3 = createS3Client();
-  await createHarnessTable(dynamo, table);
-  await createHarnessBucket(s3, bucket);
-  // Local reports a single-item write's units only when asked to: the meter takes those as reported.
-  countConsumedCapacity(dynamo);
-  const meter = await UnitMeter.attach(dynamo, probe, table);
+  const local = await meteredDynamo("review");
+  const { meter } = local;
   const clock = new ManualClock(Date.now());
-  const open = () => meter.wrap(createDynamoStore({ tableName: table, bucketName: bucket, dynamo, s3, clock }));
+  const open = () => local.store(clock);
   let reply = REPLY;
   const fifo: Doorbell[] = [];
   const runtimeOn = (store: Store): Runtime =>
@@ -156,8 +147,6 @@ export async function benchReviewCosts(): Promise<void> {
     figure("doorbell deliveries per submission, 5 sent one after another's settlement (2 duplicate doorbells not counted)", (deliveries - 2) / 5, "", TARGET.deliveries, 2);
   } finally {
     await runtime.close();
-    dynamo.destroy();
-    probe.destroy();
-    s3.destroy();
+    local.close();
   }
 }
