@@ -12,24 +12,14 @@ import type { Store } from "../src/ports/store.ts";
 import { createRuntime, type Runtime } from "../src/runtime/runtime.ts";
 import { keylessModel, streamBlocks } from "../src/session/block-stream.ts";
 import { STREAM_PAGE } from "../src/transport/record-stream.ts";
+import { proseLike } from "../test/support/store-variants.ts";
 import { meteredDynamo } from "./dynamo-units.ts";
 import { atMost, figure, note } from "./report.ts";
 
 /** Submissions of ~8 KB replies (1 KB delta flushes) before the measured one: ~800 KB of log. */
 const LONG_CONVERSATION_TURNS = 100;
 /** ~8 KB of text that compresses about as prose does (words drawn by a fixed LCG). */
-const REPLY = (() => {
-  const words = "the a harness log turn durable record agent model tool session store batch item read write unit cost lease sweep claim epoch fence queue doorbell conversation message reply stream delta flush".split(" ");
-  let x = 12345;
-  const out: string[] = [];
-  for (let n = 0; n < 8_000; ) {
-    x = (x * 1103515245 + 12345) % 2 ** 31;
-    const w = `${words[x % words.length]}${x % 7 === 0 ? ". " : " "}${x % 13 === 0 ? String(x % 1000) + " " : ""}`;
-    out.push(w);
-    n += w.length;
-  }
-  return out.join("").slice(0, 8_000);
-})();
+const REPLY = proseLike(8_000, 12345);
 const BIG_INPUT = "i".repeat(90_000);
 const RUNNING = 20;
 

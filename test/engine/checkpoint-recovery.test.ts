@@ -19,6 +19,7 @@ import { keylessModel, streamBlocks } from "../../src/session/block-stream.ts";
 import { clockTool } from "../../src/session/clock-tool.ts";
 import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
 import { settleTicks } from "../support/harness.ts";
+import { withoutCheckpoints } from "../support/store-variants.ts";
 
 const LEASE_MS = 30_000;
 const dir = mkdtempSync(join(tmpdir(), "checkpoint-recovery-"));
@@ -45,17 +46,6 @@ function recordingModel(contexts: string[]): StreamFn {
   };
 }
 
-/** The store with checkpoints switched off. */
-function withoutCheckpoints(store: Store): Store {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop === "readCheckpoint") return async () => undefined;
-      if (prop === "writeCheckpoint") return async () => {};
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
 
 async function story(name: string, checkpoints: boolean) {
   const path = join(dir, `${name}.db`);

@@ -14,6 +14,7 @@ import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
 import { keylessModel, streamBlocks } from "../../src/session/block-stream.ts";
 import { createDynamoClient, createDynamoStore } from "../../src/stores/dynamodb/index.ts";
 import { BUCKET, ensureBucket, freshStore, testClients } from "../stores/dynamodb-fixtures.ts";
+import { proseLike, withoutCheckpoints } from "../support/store-variants.ts";
 
 const clients = testClients();
 beforeAll(() => ensureBucket(clients.s3));
@@ -22,30 +23,10 @@ afterAll(() => {
   clients.s3.destroy();
 });
 
-/** ~8 KB of text per reply that compresses about as prose does (words drawn by an LCG; 1 KB delta flushes). */
-const LONG_REPLY = (() => {
-  const words = "the a log turn agent model tool reply batch unit read write lease claim epoch fence delta flush record session".split(" ");
-  let x = 7;
-  let text = "";
-  while (text.length < 8_000) {
-    x = (x * 1103515245 + 12345) % 2 ** 31;
-    text += `${words[x % words.length]}${x % 5 === 0 ? `, ${x % 997}` : ""}${x % 9 === 0 ? ". " : " "}`;
-  }
-  return text.slice(0, 8_000);
-})();
+/** ~8 KB of text per reply that compresses about as prose does (1 KB delta flushes). */
+const LONG_REPLY = proseLike(8_000, 7);
 const TURNS = 16;
 
-/** The store with checkpoints switched off (what every rebuild read before ADR 0018). */
-function withoutCheckpoints(store: Store): Store {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop === "readCheckpoint") return async () => undefined;
-      if (prop === "writeCheckpoint") return async () => {};
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
 
 describe("a rebuild's read units (DynamoDB Local)", () => {
   it("a new worker delivers a short submission on a long conversation for at most 20 read units; empty drains are one GetItem", async () => {

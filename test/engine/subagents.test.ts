@@ -10,6 +10,7 @@ import type { HarnessEvent } from "../../src/ports/observer.ts";
 import type { ScriptStep } from "../../src/session/scripted-model.ts";
 import { taskToolDescription, taskToolSchema } from "../../src/session/task-tool.ts";
 import { allRecords, scriptedAgent, startHarness } from "../support/harness.ts";
+import { THREE_CHILDREN_PARENT_LOG } from "../support/subagent-family.ts";
 
 const user = (body: string) => ({ kind: "user" as const, body });
 const lastUserText = (messages: { role: string; content: unknown }[]): string => {
@@ -53,22 +54,7 @@ describe("durable subagents (embedded)", () => {
     const parent = await h.store.getSubmission(submissionId);
     expect(parent.attemptCount, "the resume claim charged nothing").toBe(1);
     const log = await allRecords(h.store, conversationId);
-    expect(kindsOf(log)).toEqual([
-      "conversation_created",
-      "user_message",
-      "assistant_tool_call",
-      "assistant_tool_call",
-      "assistant_tool_call",
-      "assistant_message_completed",
-      "task_spawned",
-      "task_spawned",
-      "task_spawned",
-      "tool_outcome",
-      "tool_outcome",
-      "tool_outcome",
-      "assistant_message_completed",
-      "submission_settled",
-    ]);
+    expect(kindsOf(log)).toEqual(THREE_CHILDREN_PARENT_LOG);
     const outcomes = log.filter((r) => r.kind === "tool_outcome").map((r) => r.payload);
     expect(outcomes.map((o) => [o.callId, o.toolName, o.isError ?? false]).sort()).toEqual([
       ["call-a", "task", false],

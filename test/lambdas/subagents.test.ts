@@ -14,6 +14,7 @@ import { startLocalCloud, type LocalCloud } from "../../dev/local-cloud/local-cl
 import type { Store } from "../../src/ports/store.ts";
 import type { Submission } from "../../src/ports/submission.ts";
 import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
+import { THREE_CHILDREN_PARENT_LOG } from "../support/subagent-family.ts";
 
 const agentsModule = fileURLToPath(new URL("./fixtures/subagent-agents.ts", import.meta.url));
 const logs: string[] = [];
@@ -78,22 +79,7 @@ describe("local cloud: durable subagents", () => {
     const parent = await store.getSubmission(submissionId);
     expect(parent).toMatchObject({ status: "settled", attemptCount: 1 });
     const log = await store.readRecords(conversationId);
-    expect(kinds(log)).toEqual([
-      "conversation_created",
-      "user_message",
-      "assistant_tool_call",
-      "assistant_tool_call",
-      "assistant_tool_call",
-      "assistant_message_completed",
-      "task_spawned",
-      "task_spawned",
-      "task_spawned",
-      "tool_outcome",
-      "tool_outcome",
-      "tool_outcome",
-      "assistant_message_completed",
-      "submission_settled",
-    ]);
+    expect(kinds(log)).toEqual(THREE_CHILDREN_PARENT_LOG);
     const final = log.findLast((r) => r.kind === "assistant_message_completed")!;
     for (const item of ["alpha", "beta", "gamma"]) expect(JSON.stringify(final.payload)).toContain(`researcher on: ${item}`);
 
