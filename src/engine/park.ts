@@ -2,6 +2,7 @@ import { isHarnessError } from "../errors.ts";
 import { correlationOf } from "../ports/observer.ts";
 import type { Submission } from "../ports/submission.ts";
 import type { AttemptContext } from "./engine-context.ts";
+import { firstWaitCheckAt } from "./wait-check.ts";
 import { deliverSettledChildren } from "./wake.ts";
 
 /**
@@ -12,13 +13,17 @@ import { deliverSettledChildren } from "./wake.ts";
  * delivered here; a child settling after the park delivers by itself. Either way the delivery
  * that answers the last call requeues the parent. A lost lease (`ClaimLost`) parks nothing: the
  * submission's new owner parks it again.
+ *
+ * The wait's first check (the lost-wake backstop, `wait-check.ts`) is one settlement grace away.
  */
 export async function park(ctx: AttemptContext, sub: Submission, attemptId: string, calls: readonly string[]): Promise<void> {
+  const now = ctx.clock.now();
   const maxWaitMs = ctx.subagents?.limits.maxWaitMs ?? 0;
-  const waitUntil = maxWaitMs > 0 ? ctx.clock.now() + maxWaitMs : undefined;
+  const waitUntil = maxWaitMs > 0 ? now + maxWaitMs : undefined;
   const pendingCalls = [...new Set(calls)];
+  const waitCheckAt = firstWaitCheckAt(now, ctx.settlementGraceMs);
   try {
-    await ctx.store.waitSubmission({ submissionId: sub.id, attemptId, pendingCalls, ...(waitUntil !== undefined ? { waitUntil } : {}) });
+    await ctx.store.waitSubmission({ submissionId: sub.id, attemptId, pendingCalls, waitCheckAt, ...(waitUntil !== undefined ? { waitUntil } : {}) });
   } catch (err) {
     if (isHarnessError(err, "claim_lost")) return;
     throw err;

@@ -3,7 +3,8 @@ import type { SweepStore } from "../ports/store.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { reconcileTerminalizing } from "./settlement.ts";
 import { reclaimExpired } from "./worker.ts";
-import { deliverSettledChildren, expireWait } from "./wake.ts";
+import { checkWait } from "./wait-check.ts";
+import { expireWait } from "./wake.ts";
 
 export interface SweepOptions {
   /** Re-ring queued heads that have not moved for this long (0: every queued head). */
@@ -16,6 +17,8 @@ export interface SweepReport {
   rerung: number;
   /** Waiting parents whose wait ran past `maxWaitMs`: answered `task wait expired` and requeued. */
   expiredWaits: number;
+  /** Wait checks made: waiting parents whose check came due (the lost-wake backstop, ADR 0021). */
+  waitChecks: number;
   /** Children's outcomes delivered by the backstop (their own wake was lost). */
   rewoken: number;
 }
@@ -27,15 +30,16 @@ export interface SweepReport {
  * serverless one; every action is a compare-and-set, so concurrent sweeps are safe.
  */
 export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, options: SweepOptions): Promise<SweepReport> {
-  const report: SweepReport = { reconciled: 0, reclaimed: 0, rerung: 0, expiredWaits: 0, rewoken: 0 };
+  const report: SweepReport = { reconciled: 0, reclaimed: 0, rerung: 0, expiredWaits: 0, waitChecks: 0, rewoken: 0 };
   const now = ctx.clock.now();
 
-  // Listed together: a store may answer listings of one index bucket with one read.
-  const [terminalizing, expired, runnable, waiting] = await Promise.all([
+  // Listed together: a store may answer listings of one index bucket with one read. Of the
+  // waiting parents, only those whose wait check is due are read at all.
+  const [terminalizing, expired, runnable, dueWaits] = await Promise.all([
     ctx.store.listByStatus("terminalizing"),
     ctx.store.listExpiredLeases(now),
     ctx.store.listRunnable(),
-    ctx.store.listByStatus("waiting"),
+    ctx.store.listDueWaits(now),
   ]);
   for (const sub of terminalizing) {
     if (now - sub.updatedAt < ctx.settlementGraceMs) continue; // a live settlement, mid-flight
@@ -57,14 +61,15 @@ export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, opt
     report.rerung++;
   }
 
-  for (const parent of waiting) {
+  for (const parent of dueWaits) {
     if (parent.waitUntil !== undefined && parent.waitUntil < now) {
       await expireWait(ctx, parent);
       report.expiredWaits++;
-    } else if (now - parent.updatedAt >= options.staleQueuedMs) {
-      // The backstop: a child settled but its wake was lost (a crash between its settlement and
-      // the delivery); its row says so, and the guarded delivery makes a repeat harmless.
-      report.rewoken += await deliverSettledChildren(ctx, parent);
+    } else {
+      // The backstop: a child settled but its wake was lost (a crash around the park); its row
+      // says so. A check that finds nothing pushes the next one later.
+      report.waitChecks++;
+      report.rewoken += await checkWait(ctx, parent, now);
     }
   }
   return report;

@@ -17,6 +17,7 @@ import type {
   SubmissionRelease,
   SubmissionStatus,
   SubmissionWait,
+  WaitCheckPostponement,
 } from "./submission.ts";
 
 /**
@@ -75,11 +76,15 @@ export interface SubmissionStore {
   listExpiredLeases(now: number): Promise<Submission[]>;
   /** running → queued. `ClaimLost` unless running under this attempt. */
   releaseSubmission(release: SubmissionRelease): Promise<void>;
-  /** running → waiting: lease cleared, `pendingResume` set, `waitUntil` and `pendingCalls` stored. */
+  /**
+   * running → waiting: lease cleared, `pendingResume` set, `waitUntil` and `pendingCalls` stored,
+   * and the wait's first check: `waitCheckAt` = the earlier of `wait.waitCheckAt` (unset: the
+   * park's own time, so the next sweep checks it) and `waitUntil` (`firstWaitCheck`).
+   */
   waitSubmission(wait: SubmissionWait): Promise<void>;
   /**
-   * waiting → queued; `pendingResume` survives, `waitUntil` and `pendingCalls` cleared.
-   * `ClaimLost` unless waiting.
+   * waiting → queued; `pendingResume` survives, `waitUntil`, `waitCheckAt` and `pendingCalls`
+   * cleared. `ClaimLost` unless waiting.
    */
   resumeSubmission(submissionId: string): Promise<void>;
   /**
@@ -94,12 +99,27 @@ export interface SubmissionStore {
   deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered>;
   /** Submissions whose parent is `parentSubmissionId`, admission order, any status. */
   listChildSubmissions(parentSubmissionId: string): Promise<Submission[]>;
-  /** Waiting submissions with a `waitUntil` before `now`. */
-  listExpiredWaits(now: number): Promise<Submission[]>;
+  /**
+   * Waiting submissions whose wait check is due: `waitCheckAt` at or before `now`, admission
+   * order (an expired wait, `waitUntil` before `now`, is always among them, as its check is never
+   * later than its deadline). Reads the due rows only, through an index ordered by `waitCheckAt`:
+   * a wait that is not due costs nothing beyond that one index read. Every row that leaves
+   * `waiting` (resume, the last delivery, cancel) leaves the index with it.
+   */
+  listDueWaits(now: number): Promise<Submission[]>;
+  /**
+   * Moves a waiting submission's next check to `postponement.nextCheckAt` (clamped to its
+   * `waitUntil`), only while it is still waiting with the check the caller found due
+   * (`waitCheckAt` unchanged: not resumed, cancelled, re-parked or postponed by another sweep
+   * meanwhile). Answers whether it moved; otherwise nothing changes. `updatedAt` is left alone
+   * (the wait's age is measured from its park).
+   */
+  postponeWaitCheck(postponement: WaitCheckPostponement): Promise<boolean>;
   /**
    * queued/waiting → terminalizing with `cancelledOutcome(cancellation)` as the reservation's
    * outcome (`wasRunning: false`; the canceller then appends the settlement record and
-   * finalizes, or a recoverer does); running → `cancelRequested` and `cancellation` set, status
+   * finalizes, or a recoverer does; a waiting one leaves its wait: `waitUntil`, `waitCheckAt` and
+   * `pendingCalls` cleared); running → `cancelRequested` and `cancellation` set, status
    * unchanged (`wasRunning: true`; a repeated cancel keeps the first cancellation);
    * terminalizing/settled → `ClaimLost`, nothing stored. Every case sets `cancelRequested`.
    */
@@ -263,9 +283,12 @@ export interface ReadStore
     Pick<SubmissionStore, "getSubmission" | "getSessionHead" | "sessionLive" | "listAttempts" | "listSessionSubmissions">,
     Pick<AttachmentStore, "getAttachment"> {}
 
-/** The sweep's listings: what a crash, a lost doorbell or an expired wait left behind. */
+/**
+ * The sweep's listings: what a crash, a lost doorbell or an expired wait left behind; and the
+ * wait checks it makes (the lost-wake backstop), pushed later each time they find nothing.
+ */
 export interface SweepStore
-  extends Pick<SubmissionStore, "listByStatus" | "listExpiredLeases" | "listRunnable" | "listExpiredWaits"> {}
+  extends Pick<SubmissionStore, "listByStatus" | "listExpiredLeases" | "listRunnable" | "listDueWaits" | "postponeWaitCheck"> {}
 
 /**
  * Parents and children: park a parent waiting on its children, hand it a child's outcome (the

@@ -68,6 +68,12 @@ export interface Submission {
   /** Epoch ms; unset = unbounded wait. */
   waitUntil?: number;
   /**
+   * While waiting: when the sweep next checks the wait (epoch ms), the earlier of `waitUntil`
+   * and the lost-wake backstop's next look (its wait check, ADR 0021). Waiting rows are indexed
+   * by it, so a wait that is not due costs the sweep no read.
+   */
+  waitCheckAt?: number;
+  /**
    * While waiting: the `task` call ids whose outcomes have not been delivered yet (its
    * pending-children count is their number). Absent when not waiting on children.
    */
@@ -186,10 +192,32 @@ export interface SubmissionWait {
   /** Epoch ms; unset = unbounded. */
   waitUntil?: number;
   /**
+   * Epoch ms of the wait's first check (the backstop's first look for a lost wake); the store
+   * keeps the earlier of it and `waitUntil`. Unset: the park's own time (checked at the next sweep).
+   */
+  waitCheckAt?: number;
+  /**
    * The `task` call ids the submission waits for (`deliverChildOutcome` answers them one by one;
    * the last requeues it). Empty or absent: nothing but `resumeSubmission` or a cancel ends the wait.
    */
   pendingCalls?: string[];
+}
+
+/**
+ * The `waitCheckAt` a store keeps for `wait` parked at `now`: its first check, never after its
+ * deadline; unset, `now` (the next sweep checks it).
+ */
+export function firstWaitCheck(wait: SubmissionWait, now: number): number {
+  return Math.min(wait.waitCheckAt ?? now, wait.waitUntil ?? Number.POSITIVE_INFINITY);
+}
+
+/** A wait check that found nothing to do, pushing the next one later (`postponeWaitCheck`). */
+export interface WaitCheckPostponement {
+  submissionId: string;
+  /** The `waitCheckAt` the caller found due: the postponement applies only while it is unchanged. */
+  waitCheckAt: number;
+  /** Epoch ms of the next check (the store clamps it to the wait's `waitUntil`). */
+  nextCheckAt: number;
 }
 
 /** A conversation: one per session key. */

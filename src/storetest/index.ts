@@ -23,6 +23,7 @@ import { caseRegistrar, type StoreConformanceOptions } from "./harness.ts";
 import { inboxCases } from "./inbox-cases.ts";
 import { listingCases } from "./listing-cases.ts";
 import { submissionCases } from "./submission-cases.ts";
+import { waitCheckCases } from "./wait-check-cases.ts";
 
 export type { CaseContext, Fixtures, StoreConformanceOptions, StoreFactory } from "./harness.ts";
 export { textOfBytes } from "./conversation-cases.ts";
@@ -49,5 +50,6 @@ export function describeStoreConformance(
     concurrencyCases(test);
     childOutcomeCases(test);
     checkpointCases(test);
+    waitCheckCases(test);
   });
 }

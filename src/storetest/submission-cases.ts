@@ -568,13 +568,21 @@ export function submissionCases(test: Register): void {
       expect(children[0]!.status).toBe("running");
       expect(await store.listChildSubmissions("no-such-parent")).toEqual([]);
 
-      const bounded = await fx.waiting(clock.now() + 1_000);
-      await fx.waiting(undefined);
-      expect(await store.listExpiredWaits(clock.now()), "no wait has lapsed yet").toEqual([]);
+      // Expired waits are found among the due ones (their check is never after their deadline).
+      const checkLate = async (waitUntil?: number) => {
+        const sub = await fx.running();
+        await store.waitSubmission({ submissionId: sub.id, attemptId: sub.attemptId!, waitUntil, waitCheckAt: clock.now() + 10_000_000_000 });
+        return sub;
+      };
+      const bounded = await checkLate(clock.now() + 1_000);
+      const unbounded = await checkLate(undefined);
+      const expired = async () => (await store.listDueWaits(clock.now())).filter((s) => s.waitUntil !== undefined && s.waitUntil < clock.now());
+      expect(await store.listDueWaits(clock.now()), "no wait has lapsed yet").toEqual([]);
       await clock.advance(2_000);
-      expect(ids(await store.listExpiredWaits(clock.now())), "only the bounded, lapsed wait").toEqual([bounded.id]);
+      expect(ids(await expired()), "only the bounded, lapsed wait").toEqual([bounded.id]);
       await clock.advance(1_000_000_000);
-      expect(ids(await store.listExpiredWaits(clock.now())), "an unbounded wait never expires").toEqual([bounded.id]);
+      expect(ids(await expired()), "an unbounded wait never expires").toEqual([bounded.id]);
+      expect(ids(await store.listDueWaits(Number.MAX_SAFE_INTEGER)), "it is only checked, at its check time").toContain(unbounded.id);
     });
   });
 
@@ -606,7 +614,7 @@ export function submissionCases(test: Register): void {
       expect(stored.status, "waiting → terminalizing").toBe("terminalizing");
       expect(stored.waitUntil).toBeUndefined();
       expect(stored.outcome).toEqual(cancelledOutcome(byParent));
-      expect(await store.listExpiredWaits(Number.MAX_SAFE_INTEGER), "no longer waiting").toEqual([]);
+      expect(ids(await store.listDueWaits(Number.MAX_SAFE_INTEGER)), "no longer waiting").not.toContain(waiting.id);
 
       const running = await fx.running();
       expect(await store.cancelSubmission(running.id, cancellation("stop"))).toEqual({ wasRunning: true });

@@ -1,7 +1,8 @@
 /**
  * Subagent limits and the sweep's part (issue 10, embedded): the child limit (an error result,
  * never a suspension), the depth limit (children get no `task` tool at depth 1), the policy's
- * checks, wait expiry (`maxWaitMs`) and the backstop that re-runs a lost wake.
+ * checks, wait expiry (`maxWaitMs`) and the backstop that re-runs a
+ * lost wake at the wait's checks, which back off.
  */
 import { describe, expect, it } from "vitest";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
@@ -9,6 +10,8 @@ import { childAddress } from "../../src/conversation/task-names.ts";
 import { resolveSubagents, taskTargetsOf } from "../../src/engine/subagents.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
 import type { ScriptStep } from "../../src/session/scripted-model.ts";
+import { ManualClock } from "../../src/ports/clock.ts";
+import type { WaitCheckPostponement } from "../../src/ports/submission.ts";
 import { createMemoryStore } from "../../src/stores/memory/index.ts";
 import { allRecords, hangForever, scriptedAgent, settleTicks, startHarness } from "../support/harness.ts";
 
@@ -20,6 +23,8 @@ const results = (messages: unknown) => (messages as Msg[]).filter((m) => m.role 
 const lastUser = (messages: unknown) => textOf([...(messages as Msg[])].reverse().find((m) => m.role === "user"));
 const task = (id: string, prompt: string, agent = "researcher") => ({ toolCall: { id, name: "task", arguments: { agent, prompt } } });
 const answering = (n = 20): ScriptStep[] => Array.from({ length: n }, () => (messages) => [{ text: `researcher on: ${lastUser(messages)}` }]);
+/** A child whose one turn outlasts the test's clock (no turn timeout or budget ends it first). */
+const LONG_RUN = { turnTimeoutMs: 24 * 3_600_000, submissionTimeoutMs: 24 * 3_600_000 };
 const outcomesOf = (log: ConversationRecord[]) => log.filter((r) => r.kind === "tool_outcome").map((r) => r.payload);
 
 describe("subagent limits (embedded)", () => {
@@ -152,13 +157,53 @@ describe("subagent limits (embedded)", () => {
     await h.runtime.dispatch({ agent: "lead", instance: "bs", dispatchId: parentId, message: user("go") });
     await dead;
     await h.runtime.close({ abandon: true });
-    expect(await h.store.getSubmission(parentId)).toMatchObject({ status: "waiting", pendingCalls: ["call-a"] });
+    const parked = await h.store.getSubmission(parentId);
+    expect(parked, "its first wait check: one settlement grace (the lease) after the park").toMatchObject({
+      status: "waiting",
+      pendingCalls: ["call-a"],
+      waitCheckAt: parked.updatedAt + 30_000,
+    });
     const resumedBefore = h.events.filter((e) => e.type === "submission_resumed").length;
 
-    const runtime = await h.restart({ agents }); // its start-up sweep runs the backstop
+    const runtime = await h.restart({ agents });
+    await settleTicks();
+    expect((await h.store.getSubmission(parentId)).status, "its check is not due: the start-up sweep does not read it").toBe("waiting");
+    await h.clock.advance(30_000); // the check comes due; the sweep's next tick runs the backstop
     expect(await runtime.wait(parentId)).toMatchObject({ status: "succeeded" });
     expect(h.events.filter((e) => e.type === "submission_resumed").length - resumedBefore).toBe(1);
     expect(results(lead.scripted.calls[1]!.messages)).toEqual([{ id: "call-a", text: "researcher on: quick" }]);
     await runtime.close();
+  });
+
+  it("wait checks back off: a parent waiting 55 minutes with nothing lost is checked 6 times, not at each of the 55 sweeps", async () => {
+    const lead = scriptedAgent([[task("call-slow", "forever")], () => [{ text: "never reached" }]]);
+    const slow = scriptedAgent([[{ text: "thinking hard " }, { hang: "honest" }]], LONG_RUN);
+    const clock = new ManualClock();
+    const store = createMemoryStore({ clock });
+    const checks: number[] = [];
+    const postpone = store.postponeWaitCheck.bind(store);
+    store.postponeWaitCheck = async (p: WaitCheckPostponement) => {
+      checks.push(clock.now());
+      return postpone(p);
+    };
+    const h = await startHarness({
+      agents: { lead: lead.definition, researcher: slow.definition },
+      clock,
+      store,
+      config: { subagents: { lead: ["researcher"] }, sweepIntervalMs: 60_000 },
+    });
+    const parent = await h.runtime.dispatch({ agent: "lead", instance: "idle", message: user("go") });
+    for (let i = 0; i < 50 && (await store.getSubmission(parent.submissionId)).status !== "waiting"; i++) await settleTicks();
+    const parkedAt = (await store.getSubmission(parent.submissionId)).updatedAt;
+    for (let minute = 0; minute < 55; minute++) {
+      await clock.advance(60_000);
+      await settleTicks();
+    }
+    const waiting = await store.getSubmission(parent.submissionId);
+    expect(waiting.status).toBe("waiting");
+    const ages = checks.map((t) => Math.round((t - parkedAt) / 60_000));
+    expect(ages, "minutes after the park: each check doubles the wait's age").toEqual([1, 2, 4, 8, 16, 32]);
+    expect(waiting.waitCheckAt, "the next check: twice the last one's age").toBe(parkedAt + 2 * (checks.at(-1)! - parkedAt));
+    await h.runtime.close({ abandon: true });
   });
 });

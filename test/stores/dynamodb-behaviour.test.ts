@@ -627,7 +627,8 @@ describe("no scans", () => {
     await t.store.listRunnable();
     for (const s of ["queued", "running", "waiting", "terminalizing", "settled"] as const) await t.store.listByStatus(s);
     await t.store.listExpiredLeases(t.clock.now());
-    await t.store.listExpiredWaits(t.clock.now());
+    await t.store.listDueWaits(t.clock.now());
+    await t.store.postponeWaitCheck({ submissionId: sub.id, waitCheckAt: t.clock.now(), nextCheckAt: t.clock.now() + 1 });
     await t.store.listChildSubmissions(sub.id);
     await t.store.getSessionHead(k);
     await t.store.reserveSettlement(sub.id, sub.attemptId!, { requireDrainedInbox: true });

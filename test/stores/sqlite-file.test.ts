@@ -34,6 +34,10 @@ function pragma(path: string, name: string): unknown {
 
 const key = { agent: "agent", instance: "inst", session: "default" };
 
+/** Takes a file back to v8's layout: no `wait_check_at`, the deadline index it replaced. */
+const UNDO_V9 = `DROP INDEX sub_wait_check; ALTER TABLE submissions DROP COLUMN wait_check_at;
+  CREATE INDEX sub_wait ON submissions (wait_until) WHERE status = 'waiting' AND wait_until IS NOT NULL`;
+
 function delta(conversationId: string, text: string, payload: unknown = { text }): RecordDraft {
   return {
     kind: "assistant_text_delta",
@@ -136,7 +140,7 @@ describe("sqlite store on a file", () => {
     await store.close();
     expect(pragma(path, "journal_mode")).toBe("wal");
     expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(8);
+    expect(SCHEMA_VERSION).toBe(9);
   });
 
   it("refuses a file written by a newer schema with UnsupportedSchema and leaves it alone", async () => {
@@ -147,7 +151,7 @@ describe("sqlite store on a file", () => {
     db.close();
 
     expect(() => openSqliteStore({ path })).toThrow(expect.objectContaining({ code: "unsupported_schema", name: "UnsupportedSchema" }));
-    expect(() => openSqliteStore({ path })).toThrow(/schema version 9/);
+    expect(() => openSqliteStore({ path })).toThrow(/schema version 10/);
     expect(pragma(path, "user_version"), "the refused file is not rewritten").toBe(SCHEMA_VERSION + 1);
   });
 
@@ -158,15 +162,42 @@ describe("sqlite store on a file", () => {
     const [first] = await before.appendRecords(conversation.id, [delta(conversation.id, "kept")]);
     await before.close();
     const db = new DatabaseSync(path);
-    db.exec("DROP TABLE checkpoints; PRAGMA user_version = 7");
+    db.exec(`DROP TABLE checkpoints; ${UNDO_V9}; PRAGMA user_version = 7`);
     db.close();
 
     const store = openSqliteStore({ path });
-    expect(pragma(path, "user_version")).toBe(8);
+    expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
     expect(await store.readRecords(conversation.id)).toEqual([first]);
     expect(await store.readCheckpoint(conversation.id)).toBeUndefined();
     await store.writeCheckpoint(conversation.id, { at: first!.id, path: [first!], open: [] });
     expect(await store.readCheckpoint(conversation.id)).toEqual({ at: first!.id, path: [first!], open: [] });
+    await store.close();
+  });
+
+  it("opens a version 8 file (before wait checks) at version 9: a parent waiting in it is due at once, then checked by its index", async () => {
+    const path = freshPath();
+    const clock = new ManualClock();
+    const before = openSqliteStore({ path, clock });
+    for (const id of ["bounded", "unbounded"]) {
+      await before.admitSubmission({ id, conversationId: `conv-${id}`, sessionKey: { ...key, instance: id }, input: { kind: "user", body: id }, createdAt: clock.now() });
+      await before.claimSubmission({ submissionId: id, attemptId: `att-${id}`, ownerId: "owner", leaseExpiresAt: clock.now() + 30_000 });
+    }
+    await before.waitSubmission({ submissionId: "bounded", attemptId: "att-bounded", waitUntil: clock.now() + 60_000, pendingCalls: ["call-1"] });
+    await before.waitSubmission({ submissionId: "unbounded", attemptId: "att-unbounded", pendingCalls: ["call-2"] });
+    await before.close();
+    const db = new DatabaseSync(path);
+    db.exec(`${UNDO_V9}; PRAGMA user_version = 8`);
+    db.close();
+
+    await clock.advance(10_000);
+    const store = openSqliteStore({ path, clock });
+    expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
+    const due = await store.listDueWaits(clock.now());
+    expect(due.map((s) => s.id), "both rows waiting at the migration are due at once").toEqual(["bounded", "unbounded"]);
+    expect(due.map((s) => s.waitCheckAt)).toEqual([due[0]!.updatedAt, due[1]!.updatedAt]);
+    expect(due[0]).toMatchObject({ status: "waiting", pendingCalls: ["call-1"], waitUntil: due[0]!.updatedAt + 60_000 });
+    expect(await store.postponeWaitCheck({ submissionId: "unbounded", waitCheckAt: due[1]!.waitCheckAt!, nextCheckAt: clock.now() + 5_000 })).toBe(true);
+    expect((await store.listDueWaits(clock.now())).map((s) => s.id)).toEqual(["bounded"]);
     await store.close();
   });
 

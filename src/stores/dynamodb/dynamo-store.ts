@@ -27,10 +27,12 @@ import type {
   SubmissionRelease,
   SubmissionStatus,
   SubmissionWait,
+  WaitCheckPostponement,
 } from "../../ports/submission.ts";
 import { BlobStore } from "./blob-store.ts";
 import { Checkpoints } from "./checkpoints.ts";
 import { deliverChildOutcome } from "./child-outcome.ts";
+import { postponeWaitCheck } from "./wait-check.ts";
 import { createDynamoClient, createS3Client } from "./clients.ts";
 import type { StoreContext } from "./context.ts";
 import { ConversationLog } from "./conversation-log.ts";
@@ -155,8 +157,11 @@ class DynamoStore implements Store {
   listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
     return this.#submissions.listChildSubmissions(parentSubmissionId);
   }
-  listExpiredWaits(now: number): Promise<Submission[]> {
-    return this.#submissions.listExpiredWaits(now);
+  listDueWaits(now: number): Promise<Submission[]> {
+    return this.#submissions.listDueWaits(now);
+  }
+  postponeWaitCheck(postponement: WaitCheckPostponement): Promise<boolean> {
+    return postponeWaitCheck(this.#ctx, postponement);
   }
   cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
     return this.#submissions.cancelSubmission(submissionId, cancellation);

@@ -10,7 +10,7 @@ import { contentDigest } from "../../conversation/content-digest.ts";
 import type { StoreContext } from "./context.ts";
 import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
 import { INPUT_SK, STATE_SK, submissionPk } from "./keys.ts";
-import { shardOf, type StatusBucket, statusBucketKey } from "./table.ts";
+import { shardOf, type StatusBucket, statusBucketKey, waitCheckOfSortKey } from "./table.ts";
 
 export function stateKey(id: string): Record<string, AttributeValue> {
   return { pk: S(submissionPk(id)), sk: S(STATE_SK) };
@@ -99,6 +99,8 @@ export function submissionFromItems(state: Item, input: DispatchMessage): Submis
   if (callId !== undefined) sub.parentCallId = callId;
   const waitUntil = num(state, "waitUntil");
   if (waitUntil !== undefined) sub.waitUntil = waitUntil;
+  const waitCheckAt = sub.status === "waiting" ? waitCheckOfSortKey(str(state, "byStatusSk")) : undefined;
+  if (waitCheckAt !== undefined) sub.waitCheckAt = waitCheckAt;
   // Only a waiting row waits for calls (a cancel of a waiting parent leaves the set behind).
   const pendingCalls = state.pendingCalls?.SS;
   if (pendingCalls !== undefined && sub.status === "waiting") sub.pendingCalls = [...pendingCalls];

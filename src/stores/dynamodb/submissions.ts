@@ -25,6 +25,7 @@ import {
   type SubmissionRelease,
   type SubmissionStatus,
   type SubmissionWait,
+  firstWaitCheck,
 } from "../../ports/submission.ts";
 import { setPendingCalls } from "./child-outcome.ts";
 import type { StoreContext } from "./context.ts";
@@ -43,9 +44,9 @@ import { failedCondition, isTransientCancellation } from "./errors.ts";
 import { transact, updateItem } from "./transact.ts";
 import { type UpdateOutcome, updateState } from "./state-update.ts";
 import { bucketOf, cancellationOf, inputFromItem, inputKey, newInputItem, outcomeAttribute, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
-import { type StatusBucket, waitSortKey } from "./table.ts";
+import { type StatusBucket, waitCheckOfSortKey, waitSortKey } from "./table.ts";
 
-export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOutcome"> {
+export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOutcome" | "postponeWaitCheck"> {
   readonly #ctx: StoreContext;
   readonly #log: ConversationLog;
   readonly #peeks: BucketPeeks;
@@ -199,7 +200,7 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
       .set("updatedAt", N(this.#ctx.clock.now()))
       .set("charge", N(0))
       .set("byStatusPk", statusPk("waiting", id))
-      .set("byStatusSk", S(waitSortKey(wait.waitUntil, id)))
+      .set("byStatusSk", S(waitSortKey(firstWaitCheck(wait, this.#ctx.clock.now()), id)))
       .remove("attemptId", "ownerId", "leaseExpiresAt");
     if (wait.waitUntil !== undefined) e.set("waitUntil", N(wait.waitUntil));
     else e.remove("waitUntil");
@@ -251,10 +252,10 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
     return freshSubmissions(this.#ctx, ids, (s) => str(s, "parentSubmissionId") === parentSubmissionId);
   }
 
-  async listExpiredWaits(now: number): Promise<Submission[]> {
-    return freshSubmissions(this.#ctx, this.#peeks.peek("waiting", pad(now)), (s) => {
-      const until = num(s, "waitUntil");
-      return str(s, "status") === "waiting" && until !== undefined && until < now;
+  async listDueWaits(now: number): Promise<Submission[]> {
+    return freshSubmissions(this.#ctx, this.#peeks.peek("waiting", pad(Math.min(now + 1, Number.MAX_SAFE_INTEGER))), (s) => {
+      const check = waitCheckOfSortKey(str(s, "byStatusSk"));
+      return str(s, "status") === "waiting" && check !== undefined && check <= now;
     });
   }
 

@@ -55,11 +55,19 @@ export function shardOf(submissionId: string): number {
 }
 
 /**
- * `byStatusSk` of a waiting submission: its wait deadline first, so expired waits are one range
- * Query; an unbounded wait sorts after every deadline (`~` > digits) and never matches.
+ * `byStatusSk` of a waiting submission: the time of its next wait check first (ADR 0021: never
+ * after its deadline), so the due waits, expired ones included, are one range Query per shard,
+ * and the key is where the check time lives (`waitCheckOfSortKey`). A row parked before wait
+ * checks existed with an unbounded wait has `~` (after every time: never due).
  */
-export function waitSortKey(waitUntil: number | undefined, ord: string): string {
-  return `${waitUntil === undefined ? "~" : pad(waitUntil)}#${ord}`;
+export function waitSortKey(waitCheckAt: number | undefined, submissionId: string): string {
+  return `${waitCheckAt === undefined ? "~" : pad(waitCheckAt)}#${submissionId}`;
+}
+
+/** The wait check time a waiting row's `byStatusSk` holds, or undefined (`~`). */
+export function waitCheckOfSortKey(sortKey: string | undefined): number | undefined {
+  const time = sortKey?.slice(0, sortKey.indexOf("#"));
+  return time === undefined || time === "~" || time === "" ? undefined : Number(time);
 }
 
 /**

@@ -19,7 +19,9 @@ import {
   type SubmissionRelease,
   type SubmissionStatus,
   type SubmissionWait,
+  type WaitCheckPostponement,
   cancelledOutcome,
+  firstWaitCheck,
   isRunInFlight,
   sessionKeyString,
 } from "../../ports/submission.ts";
@@ -27,7 +29,7 @@ import { MemoryAttachments } from "./attachments.ts";
 import { MemoryConversationLog } from "./conversation-log.ts";
 import { frozenCopy } from "./frozen-copy.ts";
 import { jsonEqual } from "./json-equal.ts";
-import { clearLease, copy, freezeKey, inAdmissionOrder, pushTo, type Row, sessionId, STATUSES } from "./rows.ts";
+import { clearLease, copy, freezeKey, inAdmissionOrder, leaveWait, pushTo, type Row, sessionId, STATUSES } from "./rows.ts";
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -203,6 +205,7 @@ export class MemoryStore implements Store {
     sub.pendingResume = true;
     if (wait.waitUntil !== undefined) sub.waitUntil = wait.waitUntil;
     else delete sub.waitUntil;
+    sub.waitCheckAt = firstWaitCheck(wait, this.#clock.now());
     const pending = [...new Set(wait.pendingCalls ?? [])];
     if (pending.length > 0) sub.pendingCalls = Object.freeze(pending) as string[];
     else delete sub.pendingCalls;
@@ -214,8 +217,7 @@ export class MemoryStore implements Store {
     if (row.sub.status !== "waiting") {
       throw new ClaimLost(`resume: submission ${submissionId} is ${row.sub.status}, not waiting`);
     }
-    delete row.sub.waitUntil;
-    delete row.sub.pendingCalls;
+    leaveWait(row.sub);
     this.#transition(row, "queued");
   }
 
@@ -232,8 +234,7 @@ export class MemoryStore implements Store {
       sub.pendingCalls = Object.freeze(rest) as string[];
       return { delivered: true, records, requeued: false };
     }
-    delete sub.pendingCalls;
-    delete sub.waitUntil;
+    leaveWait(sub);
     this.#transition(row, "queued");
     return { delivered: true, records, requeued: true };
   }
@@ -242,11 +243,16 @@ export class MemoryStore implements Store {
     return (this.#children.get(parentSubmissionId) ?? []).map(copy);
   }
 
-  async listExpiredWaits(now: number): Promise<Submission[]> {
-    const expired = [...this.#byStatus.get("waiting")!].filter(
-      (r) => r.sub.waitUntil !== undefined && r.sub.waitUntil < now,
-    );
-    return inAdmissionOrder(expired).map(copy);
+  async listDueWaits(now: number): Promise<Submission[]> {
+    const due = [...this.#byStatus.get("waiting")!].filter((r) => r.sub.waitCheckAt! <= now);
+    return inAdmissionOrder(due).map(copy);
+  }
+
+  async postponeWaitCheck(postponement: WaitCheckPostponement): Promise<boolean> {
+    const sub = this.#rows.get(postponement.submissionId)?.sub;
+    if (sub?.status !== "waiting" || sub.waitCheckAt !== postponement.waitCheckAt) return false;
+    sub.waitCheckAt = Math.min(postponement.nextCheckAt, sub.waitUntil ?? Infinity);
+    return true;
   }
 
   async cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
@@ -264,8 +270,7 @@ export class MemoryStore implements Store {
         sub.cancelRequested = true;
         sub.cancellation = frozenCopy(cancellation);
         sub.outcome = frozenCopy(cancelledOutcome(cancellation));
-        delete sub.waitUntil;
-        delete sub.pendingCalls;
+        leaveWait(sub);
         this.#transition(row, "terminalizing");
         return { wasRunning: false };
       default:

@@ -33,6 +33,13 @@ export function clearLease(sub: Submission): void {
   delete sub.leaseExpiresAt;
 }
 
+/** What a submission that stops waiting (resumed, answered or cancelled) no longer carries. */
+export function leaveWait(sub: Submission): void {
+  delete sub.waitUntil;
+  delete sub.waitCheckAt;
+  delete sub.pendingCalls;
+}
+
 export function inAdmissionOrder(rows: Iterable<Row>): Row[] {
   return [...rows].sort((a, b) => a.seq - b.seq);
 }

@@ -124,6 +124,19 @@ CREATE TABLE checkpoints (
 `;
 
 /**
+ * v9: the wait check (ADR 0021). `wait_check_at` is when the sweep next checks a waiting row
+ * (the earlier of its deadline and the lost-wake backstop's next look); the sweep reads only the
+ * due rows through `sub_wait_check`, which replaces `sub_wait` (a deadline is never before its
+ * check, so expired waits are due ones). Rows waiting when the file is migrated are due at once.
+ */
+const V9 = `
+ALTER TABLE submissions ADD COLUMN wait_check_at INTEGER;
+UPDATE submissions SET wait_check_at = MIN(updated_at, COALESCE(wait_until, updated_at)) WHERE status = 'waiting';
+DROP INDEX sub_wait;
+CREATE INDEX sub_wait_check ON submissions (wait_check_at) WHERE status = 'waiting';
+`;
+
+/**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
  */
@@ -136,6 +149,7 @@ const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
   (db) => db.exec(V6),
   (db) => db.exec(V7),
   (db) => db.exec(V8),
+  (db) => db.exec(V9),
 ];
 
 /** The schema version this code writes (`PRAGMA user_version`). */

@@ -21,6 +21,7 @@ import type {
   SubmissionRelease,
   SubmissionStatus,
   SubmissionWait,
+  WaitCheckPostponement,
 } from "../../ports/submission.ts";
 import { SqliteAttachments } from "./attachments.ts";
 import { SqliteStoreBusy, isSqliteBusy } from "./busy.ts";
@@ -170,8 +171,11 @@ export class SqliteStore implements Store {
   listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
     return this.#submissions.listChildSubmissions(parentSubmissionId);
   }
-  listExpiredWaits(now: number): Promise<Submission[]> {
-    return this.#submissions.listExpiredWaits(now);
+  listDueWaits(now: number): Promise<Submission[]> {
+    return this.#submissions.listDueWaits(now);
+  }
+  postponeWaitCheck(postponement: WaitCheckPostponement): Promise<boolean> {
+    return this.#submissions.postponeWaitCheck(postponement);
   }
   cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
     return this.#submissions.cancelSubmission(submissionId, cancellation);

@@ -46,8 +46,11 @@ export const SQL = {
   // order), which walks every running / waiting row instead of only the expired ones.
   listExpiredLeases: `SELECT * FROM submissions INDEXED BY sub_lease
     WHERE status = 'running' AND lease_expires_at <= ? ORDER BY seq`,
-  listExpiredWaits: `SELECT * FROM submissions INDEXED BY sub_wait
-    WHERE status = 'waiting' AND wait_until IS NOT NULL AND wait_until < ? ORDER BY seq`,
+  listDueWaits: `SELECT * FROM submissions INDEXED BY sub_wait_check
+    WHERE status = 'waiting' AND wait_check_at <= ? ORDER BY seq`,
+  /** ?1 next check (clamped to the deadline), ?2 id, ?3 the check found due (uses the key). */
+  postponeWaitCheck: `UPDATE submissions SET wait_check_at = MIN(?1, COALESCE(wait_until, ?1))
+    WHERE id = ?2 AND status = 'waiting' AND wait_check_at = ?3`,
   /** One page of a session's submissions, newest first, before `seq` ?2 (uses `sub_session`). */
   listSessionSubmissions: `SELECT * FROM submissions INDEXED BY sub_session
     WHERE session_key = ?1 AND seq < ?2 AND (?3 IS NULL OR status = ?3) ORDER BY seq DESC LIMIT ?4`,

@@ -30,6 +30,7 @@ export const SUBMISSION_SET_COLUMNS = [
   "pending_calls",
   "not_before",
   "cancellation",
+  "wait_check_at",
 ] as const;
 
 /** Parameters for the `UPDATE ... SET <SUBMISSION_SET_COLUMNS> WHERE id = ?` statement. */
@@ -49,6 +50,8 @@ export function submissionUpdateParams(sub: Submission): SQLInputValue[] {
     sub.pendingCalls === undefined || sub.pendingCalls.length === 0 ? null : JSON.stringify(sub.pendingCalls),
     sub.notBefore ?? null,
     sub.cancellation === undefined ? null : JSON.stringify(sub.cancellation),
+    // Only a waiting row has a wait check: leaving `waiting` takes it out of `sub_wait_check`.
+    sub.status === "waiting" ? (sub.waitCheckAt ?? null) : null,
     sub.id,
   ];
 }
@@ -92,6 +95,7 @@ export function submissionFromRow(row: Row): Submission {
   if (row.parent_submission_id !== null) sub.parentSubmissionId = row.parent_submission_id as string;
   if (row.parent_call_id !== null) sub.parentCallId = row.parent_call_id as string;
   if (row.wait_until !== null) sub.waitUntil = row.wait_until as number;
+  if (row.wait_check_at !== null && row.wait_check_at !== undefined) sub.waitCheckAt = row.wait_check_at as number;
   if (row.pending_calls !== null && row.pending_calls !== undefined) sub.pendingCalls = JSON.parse(row.pending_calls as string) as string[];
   if (row.not_before !== null && row.not_before !== undefined) sub.notBefore = row.not_before as number;
   return sub;

@@ -18,6 +18,8 @@ import {
   type SubmissionRelease,
   type SubmissionStatus,
   type SubmissionWait,
+  type WaitCheckPostponement,
+  firstWaitCheck,
   sessionKeyString,
 } from "../../ports/submission.ts";
 import type { SqliteDatabase } from "./database.ts";
@@ -172,6 +174,7 @@ export class SqliteSubmissions {
       };
       delete next.waitUntil;
       if (wait.waitUntil !== undefined) next.waitUntil = wait.waitUntil;
+      next.waitCheckAt = firstWaitCheck(wait, next.updatedAt);
       delete next.pendingCalls;
       const pending = [...new Set(wait.pendingCalls ?? [])];
       if (pending.length > 0) next.pendingCalls = pending;
@@ -194,8 +197,14 @@ export class SqliteSubmissions {
     return this.#db.sql.listChildren.all(parentSubmissionId).map(submissionFromRow);
   }
 
-  async listExpiredWaits(now: number): Promise<Submission[]> {
-    return this.#db.sql.listExpiredWaits.all(now).map(submissionFromRow);
+  async listDueWaits(now: number): Promise<Submission[]> {
+    return this.#db.sql.listDueWaits.all(now).map(submissionFromRow);
+  }
+
+  async postponeWaitCheck(postponement: WaitCheckPostponement): Promise<boolean> {
+    // One conditional UPDATE: atomic by itself, no read first.
+    const { submissionId, waitCheckAt, nextCheckAt } = postponement;
+    return this.#db.write(() => this.#db.sql.postponeWaitCheck.run(nextCheckAt, submissionId, waitCheckAt).changes > 0);
   }
 
   async cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
