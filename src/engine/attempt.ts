@@ -182,7 +182,7 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
       }
       await heartbeat.stop();
       if (outcome.kind === "waiting") {
-        await park(ctx, sub, attemptId, outcome.calls);
+        await park(ctx, sub, attemptId, outcome.calls, sub.createdAt + timeoutMs);
         return {};
       }
       if (outcome.kind === "failed") {

@@ -14,16 +14,20 @@ import { deliverSettledChildren } from "./wake.ts";
  * that answers the last call requeues the parent. A lost lease (`ClaimLost`) parks nothing: the
  * submission's new owner parks it again.
  *
- * The wait's first check (the lost-wake backstop, `wait-check.ts`) is one settlement grace away.
+ * The wait ends by `maxWaitMs` and, at the latest, at the submission's own `deadline` (admission
+ * + its submission timeout): waiting cannot stretch a budget. Either way the sweep answers the
+ * pending calls `task wait expired` and requeues the parent; one whose budget is spent then
+ * settles `timeout_exceeded` at its claim, as any submission past its budget does. The wait's
+ * first check (the lost-wake backstop, `wait-check.ts`) is one settlement grace away.
  */
-export async function park(ctx: AttemptContext, sub: Submission, attemptId: string, calls: readonly string[]): Promise<void> {
+export async function park(ctx: AttemptContext, sub: Submission, attemptId: string, calls: readonly string[], deadline: number): Promise<void> {
   const now = ctx.clock.now();
   const maxWaitMs = ctx.subagents?.limits.maxWaitMs ?? 0;
-  const waitUntil = maxWaitMs > 0 ? now + maxWaitMs : undefined;
+  const waitUntil = maxWaitMs > 0 ? Math.min(now + maxWaitMs, deadline) : deadline;
   const pendingCalls = [...new Set(calls)];
   const waitCheckAt = firstWaitCheckAt(now, ctx.settlementGraceMs);
   try {
-    await ctx.store.waitSubmission({ submissionId: sub.id, attemptId, pendingCalls, waitCheckAt, ...(waitUntil !== undefined ? { waitUntil } : {}) });
+    await ctx.store.waitSubmission({ submissionId: sub.id, attemptId, pendingCalls, waitUntil, waitCheckAt });
   } catch (err) {
     if (isHarnessError(err, "claim_lost")) return;
     throw err;

@@ -13,7 +13,7 @@ import { taskTargetsOf } from "./subagents.ts";
 /** The `task` tool's name, as the parent's outcome records carry it. */
 const TASK = "task";
 
-/** The error outcome of a call whose parent stopped waiting (`maxWaitMs`). */
+/** The error outcome of a call whose parent stopped waiting (`maxWaitMs`, or its own budget). */
 export const TASK_WAIT_EXPIRED = "task wait expired";
 
 /** What handing a child's outcome to its parent came to (see `ChildOutcomeDelivered`). */
@@ -136,7 +136,7 @@ export async function deliverSettledChildren(ctx: AttemptContext, parent: Submis
 }
 
 /**
- * A parent's wait ran past `maxWaitMs`: each pending call is answered `task wait expired` (the
+ * A parent's wait ran past its `waitUntil` (`maxWaitMs`, or its own budget): each pending call is answered `task wait expired` (the
  * last answer requeues it), then its unsettled children are cancelled (`cancelled_by_parent`).
  * A child's genuine outcome racing this one: the store keeps whichever lands first.
  */

@@ -1,7 +1,7 @@
 /**
  * Subagent limits and the sweep's part (issue 10, embedded): the child limit (an error result,
  * never a suspension), the depth limit (children get no `task` tool at depth 1), the policy's
- * checks, wait expiry (`maxWaitMs`) and the backstop that re-runs a
+ * checks, wait expiry (`maxWaitMs`, and the parent's own budget) and the backstop that re-runs a
  * lost wake at the wait's checks, which back off.
  */
 import { describe, expect, it } from "vitest";
@@ -203,7 +203,36 @@ describe("subagent limits (embedded)", () => {
     expect(waiting.status).toBe("waiting");
     const ages = checks.map((t) => Math.round((t - parkedAt) / 60_000));
     expect(ages, "minutes after the park: each check doubles the wait's age").toEqual([1, 2, 4, 8, 16, 32]);
-    expect(waiting.waitCheckAt, "the next check: twice the last one's age").toBe(parkedAt + 2 * (checks.at(-1)! - parkedAt));
+    const doubled = parkedAt + 2 * (checks.at(-1)! - parkedAt);
+    expect(waiting.waitUntil, "the parent's default budget (1 h) bounds the wait").toBe(waiting.createdAt + 3_600_000);
+    expect(waiting.waitCheckAt, "the next check: twice the last one's age, but not past the deadline").toBe(Math.min(doubled, waiting.waitUntil!));
     await h.runtime.close({ abandon: true });
+  });
+
+  it("a wait never outlasts the parent's budget: its calls are answered 'task wait expired' at its deadline, and it settles timeout_exceeded", async () => {
+    const budgetMs = 10 * 60_000;
+    const lead = scriptedAgent([[task("call-slow", "forever")], () => [{ text: "never reached" }]], { submissionTimeoutMs: budgetMs });
+    const slow = scriptedAgent([[{ text: "thinking hard " }, { hang: "honest" }]], LONG_RUN);
+    const h = await startHarness({
+      agents: { lead: lead.definition, researcher: slow.definition },
+      config: { subagents: { lead: ["researcher"] } }, // maxWaitMs unbounded: only the budget bounds the wait
+    });
+    const parent = await h.runtime.dispatch({ agent: "lead", instance: "budget", message: user("go") });
+    const childId = childAddress({ submissionId: parent.submissionId, instance: "budget" }, "call-slow").submissionId;
+    for (let i = 0; i < 50 && (await h.store.getSubmission(parent.submissionId)).status !== "waiting"; i++) await settleTicks();
+    const waiting = await h.store.getSubmission(parent.submissionId);
+    expect(waiting.waitUntil, "the wait ends at the submission's own deadline").toBe(waiting.createdAt + budgetMs);
+    await h.clock.advance(budgetMs);
+    await settleTicks();
+    await h.clock.advance(5_000); // the sweep's next tick
+    const outcome = await h.runtime.wait(parent.submissionId);
+    expect(outcome).toMatchObject({ status: "failed", errorCode: "timeout_exceeded" });
+    expect(outcome.error).toMatch(/^durability timeout exceeded: admitted .* ago \(budget 10m/);
+    expect(lead.scripted.calls, "no turn runs past the budget").toHaveLength(1);
+    expect(outcomesOf(await allRecords(h.store, parent.conversationId))).toEqual([
+      { callId: "call-slow", toolName: "task", content: [{ type: "text", text: "task wait expired" }], isError: true },
+    ]);
+    expect(await h.runtime.wait(childId)).toMatchObject({ status: "failed", errorCode: "cancelled_by_parent", error: "cancelled: parent wait expired" });
+    await h.runtime.close();
   });
 });
