@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { ScheduledEvent, SQSEvent } from "aws-lambda";
-import { checkAgentNames, discoverAgentNames } from "../../src/cdk/agent-names.ts";
+import { checkAgentNames, discoverAgentsModule, type DiscoveredAgentsModule } from "../../src/cdk/agent-names.ts";
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../src/lambdas/env.ts";
 import { SCHEDULED_TIME_ATTRIBUTE } from "../../src/runtime/scheduled-dispatch.ts";
 import { createDynamoClient, createHarnessBucket, createHarnessTable, createS3Client } from "../../src/stores/dynamodb/index.ts";
@@ -144,7 +144,13 @@ export interface LocalCloud {
 
 /** Creates the resources on the emulators named by `AWS_ENDPOINT_URL_*` and starts everything. */
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
-  const agentNames = options.agentNames ? checkAgentNames(options.agentNames) : discoverAgentNames(options.agentsModule);
+  const known: DiscoveredAgentsModule = options.agentNames ? { names: checkAgentNames(options.agentNames) } : discoverAgentsModule(options.agentsModule);
+  const agentNames = known.names;
+  // As the construct does: the functions that know the agents by name only get the limits too.
+  const namesOnlyEnv: Record<string, string> = {
+    [HARNESS_ENV.agentNames]: agentNames.join(AGENT_NAMES_SEPARATOR),
+    ...(known.subagentLimits ? { [HARNESS_ENV.subagentLimits]: JSON.stringify(known.subagentLimits) } : {}),
+  };
   const name = options.name ?? `harness-local-${randomUUID().slice(0, 8)}`;
   const workerTimeoutMs = options.workerTimeoutMs ?? 15 * 60_000;
   const streamMaxMs = options.streamMaxMs ?? 5 * 60_000;
@@ -203,7 +209,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     ...base,
     ...(role === "http" ? { [HARNESS_ENV.streamMaxMs]: String(streamMaxMs) } : {}),
     ...(role === "dlq" ? { [HARNESS_ENV.deadLetterQueueUrl]: queues.deadLetterQueueUrl } : {}),
-    ...(NAMES_ONLY_ROLES.includes(role) ? { [HARNESS_ENV.agentNames]: agentNames.join(AGENT_NAMES_SEPARATOR) } : {}),
+    ...(NAMES_ONLY_ROLES.includes(role) ? namesOnlyEnv : {}),
     ...options.env,
     ...options.functionEnv?.[role],
   });
@@ -296,7 +302,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   }
 
   async function scheduleFunction(): Promise<LocalFunction> {
-    const env = { ...base, [HARNESS_ENV.agentNames]: agentNames.join(AGENT_NAMES_SEPARATOR), ...options.env };
+    const env = { ...base, ...namesOnlyEnv, ...options.env };
     const fn = new LocalFunction({
       name: `schedule-${extras.length + 1}`,
       handlerModule: `${REPO_ROOT}src/lambdas/schedule.ts`,

@@ -1,12 +1,14 @@
 /**
  * The agent names of an agents module, for the functions that know agents by name only
- * (`HARNESS_AGENT_NAMES`): given, or discovered by importing the module in a child Node process
- * (Node 22 strips TypeScript types), so the synthesizing process never evaluates user code and
- * its provider SDKs. Imports only Node built-ins and the id rules.
+ * (`HARNESS_AGENT_NAMES`), and its `subagentLimits` (`HARNESS_SUBAGENT_LIMITS`, ADR 0023): given,
+ * or discovered by importing the module in a child Node process (Node 22 strips TypeScript
+ * types), so the synthesizing process never evaluates user code and its provider SDKs. Imports
+ * only Node built-ins, the id rules and the subagent limits' check.
  */
 import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { pathToFileURL } from "node:url";
+import { resolveLimits, type SubagentLimits } from "../engine/subagents.ts";
 import { ID_RULES } from "../runtime/requests.ts";
 
 const MARKER = "__harness_agent_names__=";
@@ -18,7 +20,7 @@ try {
   const mod = await import(process.argv[1]);
   const agents = mod.agents;
   if (agents === null || typeof agents !== "object") throw new Error("the module exports no \`agents\` object");
-  process.stdout.write("\\n${MARKER}" + JSON.stringify(Object.keys(agents)) + "\\n");
+  process.stdout.write("\\n${MARKER}" + JSON.stringify({ names: Object.keys(agents), subagentLimits: mod.subagentLimits }) + "\\n");
   process.exit(0);
 } catch (err) {
   const text = err instanceof Error ? (err.code ? err.code + " " : "") + err.name + ": " + err.message : String(err);
@@ -26,7 +28,14 @@ try {
   process.exit(1);
 }`;
 
-const discovered = new Map<string, string[]>();
+/** What discovery reads from an agents module. */
+export interface DiscoveredAgentsModule {
+  names: string[];
+  /** The module's `subagentLimits` with the defaults applied, when it exports any. */
+  subagentLimits?: Required<SubagentLimits>;
+}
+
+const discovered = new Map<string, DiscoveredAgentsModule>();
 
 /** Thrown when the agent names could not be discovered (the message says what to do). */
 export class AgentNamesDiscoveryError extends Error {
@@ -45,6 +54,14 @@ export class AgentNamesDiscoveryError extends Error {
  * @throws {AgentNamesDiscoveryError} when the import fails, times out or exports no valid names.
  */
 export function discoverAgentNames(agentsEntry: string, options: { timeoutMs?: number } = {}): string[] {
+  return discoverAgentsModule(agentsEntry, options).names;
+}
+
+/**
+ * The agent names and the checked `subagentLimits` of `agentsEntry` (see {@link discoverAgentNames}).
+ * @throws {AgentNamesDiscoveryError} as {@link discoverAgentNames}, and for invalid limits
+ */
+export function discoverAgentsModule(agentsEntry: string, options: { timeoutMs?: number } = {}): DiscoveredAgentsModule {
   let key = agentsEntry;
   try {
     key = `${agentsEntry}@${statSync(agentsEntry).mtimeMs}`;
@@ -52,7 +69,7 @@ export function discoverAgentNames(agentsEntry: string, options: { timeoutMs?: n
     throw new AgentNamesDiscoveryError(agentsEntry, "the file does not exist");
   }
   const known = discovered.get(key);
-  if (known) return [...known];
+  if (known) return copyOf(known);
   const run = spawnSync(
     process.execPath,
     ["--disable-warning=ExperimentalWarning", "--input-type=module", "--eval", DISCOVER, pathToFileURL(agentsEntry).href],
@@ -73,14 +90,20 @@ export function discoverAgentNames(agentsEntry: string, options: { timeoutMs?: n
   }
   const line = marked(MARKER);
   if (line === undefined) throw new AgentNamesDiscoveryError(agentsEntry, "the child printed no names");
-  let names: string[];
+  let found: DiscoveredAgentsModule;
   try {
-    names = checkAgentNames(JSON.parse(line) as string[]);
+    const read = JSON.parse(line) as { names: string[]; subagentLimits?: SubagentLimits };
+    found = { names: checkAgentNames(read.names) };
+    if (read.subagentLimits !== undefined) found.subagentLimits = resolveLimits(read.subagentLimits);
   } catch (err) {
     throw new AgentNamesDiscoveryError(agentsEntry, err instanceof Error ? err.message : String(err));
   }
-  discovered.set(key, names);
-  return [...names];
+  discovered.set(key, found);
+  return copyOf(found);
+}
+
+function copyOf(found: DiscoveredAgentsModule): DiscoveredAgentsModule {
+  return { ...found, names: [...found.names] };
 }
 
 /**

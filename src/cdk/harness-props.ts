@@ -3,6 +3,7 @@ import type { FunctionUrlAuthType } from "aws-cdk-lib/aws-lambda";
 import type { RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { ITopic } from "aws-cdk-lib/aws-sns";
+import type { SubagentLimits } from "../engine/subagents.ts";
 import type { HarnessFunctionRole } from "../lambdas/env.ts";
 import type { HarnessApiGatewayOptions } from "./harness-api.ts";
 import type { HarnessSchedule } from "./harness-schedules.ts";
@@ -46,6 +47,15 @@ export interface HarnessProps {
    *   strips TypeScript types); synth fails with a message asking for this prop if that fails
    */
   readonly agentNames?: readonly string[];
+
+  /**
+   * The agents module's `subagentLimits`. The http and sweeper functions settle parents too (a
+   * cancel, a recovery) without loading the module, so they receive these as
+   * `HARNESS_SUBAGENT_LIMITS` and honour `onParentTerminal` (ADR 0023).
+   * @default discovered with the agent names; when `agentNames` is given, nothing is discovered:
+   *   give these too if the module exports any
+   */
+  readonly subagentLimits?: SubagentLimits;
 
   /**
    * Ship source maps (without sources) beside each bundle and start Node with

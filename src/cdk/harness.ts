@@ -23,7 +23,8 @@ import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 
 import { AuthorizationType } from "aws-cdk-lib/aws-apigateway";
 import { Construct, type IConstruct } from "constructs";
 import { STREAM_MAX_MS } from "../runtime/defaults.ts";
-import { checkAgentNames, discoverAgentNames } from "./agent-names.ts";
+import { resolveLimits } from "../engine/subagents.ts";
+import { checkAgentNames, discoverAgentsModule, type DiscoveredAgentsModule } from "./agent-names.ts";
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../lambdas/env.ts";
 import { HarnessApi } from "./harness-api.ts";
 import { providerSdkEnv } from "./provider-retries.ts";
@@ -146,7 +147,13 @@ export class Harness extends Construct {
     if (!existsSync(agentsEntry)) {
       throw new Error(`Harness: agentsEntry ${agentsEntry} does not exist (a module exporting \`agents\`)`);
     }
-    this.agentNames = agentNamesOf(props, agentsEntry);
+    const known = agentsModuleOf(props, agentsEntry);
+    this.agentNames = known.names;
+    // What the functions that know the agents by name only are told about them.
+    const namesOnlyEnv: Record<string, string> = {
+      [HARNESS_ENV.agentNames]: this.agentNames.join(AGENT_NAMES_SEPARATOR),
+      ...(known.subagentLimits ? { [HARNESS_ENV.subagentLimits]: JSON.stringify(known.subagentLimits) } : {}),
+    };
     const common = {
       agentsEntry,
       // The asset's nominal source (never copied or hashed: the hash is the bundle's).
@@ -166,7 +173,7 @@ export class Harness extends Construct {
     };
     const roleEnv = (role: HarnessFunctionRole): Record<string, string> =>
       NAMES_ONLY_ROLES.includes(role)
-        ? { ...baseEnv, [HARNESS_ENV.agentNames]: this.agentNames.join(AGENT_NAMES_SEPARATOR) }
+        ? { ...baseEnv, ...namesOnlyEnv }
         : { ...providerSdkEnv(props.bedrock), ...baseEnv };
     const entry = (role: HarnessFunctionRole): string => {
       const given = props.handlerEntries?.[role];
@@ -248,7 +255,7 @@ export class Harness extends Construct {
         timeout: Duration.seconds(30),
         memorySize: 256,
         // Names only, as the http function: it admits, never runs an agent.
-        environment: { ...baseEnv, [HARNESS_ENV.agentNames]: this.agentNames.join(AGENT_NAMES_SEPARATOR) },
+        environment: { ...baseEnv, ...namesOnlyEnv },
       });
       this.grantTableData(schedule.role);
       this.grantObjects(schedule.role);
@@ -435,14 +442,20 @@ function functionUrlCors(origins: readonly string[]): FunctionUrlCorsOptions {
   };
 }
 
-/** The given agent names (checked), or those discovered from the agents module. */
-function agentNamesOf(props: HarnessProps, agentsEntry: string): string[] {
-  if (props.agentNames === undefined) return discoverAgentNames(agentsEntry);
-  try {
-    return checkAgentNames(props.agentNames);
-  } catch (err) {
-    throw new Error(`Harness: agentNames: ${err instanceof Error ? err.message : String(err)}`);
-  }
+/** The given agent names and subagent limits (checked), or those discovered from the agents module. */
+function agentsModuleOf(props: HarnessProps, agentsEntry: string): DiscoveredAgentsModule {
+  const discovered = props.agentNames === undefined ? discoverAgentsModule(agentsEntry) : undefined;
+  const given = (what: string, check: () => void) => {
+    try {
+      check();
+    } catch (err) {
+      throw new Error(`Harness: ${what}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  const known: DiscoveredAgentsModule = discovered ?? { names: [] };
+  if (props.agentNames !== undefined) given("agentNames", () => (known.names = checkAgentNames(props.agentNames!)));
+  if (props.subagentLimits !== undefined) given("subagentLimits", () => (known.subagentLimits = resolveLimits(props.subagentLimits)));
+  return known;
 }
 
 function validate(

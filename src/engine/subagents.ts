@@ -67,7 +67,10 @@ export function resolveSubagents(
   return { targets, limits: resolveLimits(limits) };
 }
 
-function resolveLimits(limits: SubagentLimits | undefined): Required<SubagentLimits> {
+/**
+ * The limits checked (a mistake throws a plain `Error` naming the field) with the defaults applied.
+ */
+export function resolveLimits(limits: SubagentLimits | undefined): Required<SubagentLimits> {
   const l = limits ?? {};
   if (l === null || typeof l !== "object") throw new Error("subagentLimits must be an object");
   const count = (name: "maxChildrenPerRun" | "maxDepth" | "maxWaitMs") => {

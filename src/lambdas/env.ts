@@ -35,6 +35,12 @@ export const HARNESS_ENV = {
    * so they do not bundle the agents module: admission only needs to know which agents exist.
    */
   agentNames: "HARNESS_AGENT_NAMES",
+  /**
+   * The agents module's `subagentLimits` as JSON, defaults applied (http, sweeper and schedule
+   * only, set when the module exports them). These functions settle parents too (a cancel, a
+   * recovery) and must honour `onParentTerminal` without loading the module (ADR 0023).
+   */
+  subagentLimits: "HARNESS_SUBAGENT_LIMITS",
   /** Powertools service name, the same for all functions (the function role is in the logs). */
   serviceName: "POWERTOOLS_SERVICE_NAME",
   /** Powertools log level (`DEBUG`, `INFO`, `WARN`, `ERROR`). */

@@ -1,3 +1,4 @@
+import type { SubagentLimits } from "../engine/subagents.ts";
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV } from "./env.ts";
 import { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "../runtime/defaults.ts";
 import { DEFAULT_TURN_TIMEOUT_MS } from "../session/agent-setup.ts";
@@ -98,4 +99,25 @@ export function agentNamesFromEnv(env: NodeJS.ProcessEnv = process.env): string[
     .filter(Boolean);
   if (names.length === 0) throw new Error(`missing environment variable ${HARNESS_ENV.agentNames} (the agent names, comma-separated)`);
   return names;
+}
+
+/**
+ * The subagent limits of a function that knows agents by name only (`HARNESS_SUBAGENT_LIMITS`,
+ * JSON; the `Harness` construct sets it from the agents module's `subagentLimits`), or undefined
+ * when unset (the defaults apply). Only the shape is checked here; `createRuntime` checks the fields.
+ * @throws naming the variable when it is not a JSON object
+ */
+export function subagentLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): SubagentLimits | undefined {
+  const raw = env[HARNESS_ENV.subagentLimits];
+  if (raw === undefined || raw === "") return undefined;
+  let limits: unknown;
+  try {
+    limits = JSON.parse(raw);
+  } catch {
+    limits = undefined;
+  }
+  if (limits === null || typeof limits !== "object" || Array.isArray(limits)) {
+    throw new Error(`${HARNESS_ENV.subagentLimits} must be a JSON object (the agents module's subagentLimits), got ${raw}`);
+  }
+  return limits as SubagentLimits;
 }

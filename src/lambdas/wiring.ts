@@ -17,7 +17,7 @@ import { createRuntime, type Runtime } from "../runtime/runtime.ts";
 import { createDynamoStore } from "../stores/dynamodb/index.ts";
 import { bearerAuth } from "../transport/bearer-auth.ts";
 import { checkAgentsModule, type HarnessAgentsModule } from "./agents-module.ts";
-import { readSettings, type LambdaSettings } from "./settings.ts";
+import { readSettings, subagentLimitsFromEnv, type LambdaSettings } from "./settings.ts";
 import { METRIC, telemetryObserver } from "./telemetry.ts";
 
 export interface Harness {
@@ -49,7 +49,11 @@ export function harness(agents: HandlerAgents): Harness {
 }
 
 function build(given: HandlerAgents): Harness {
-  const mod: HarnessAgentsModule = isNameList(given) ? { agents: namesOnlyAgents(given) } : checkAgentsModule(given);
+  // Names only: the module's subagent limits come from the environment (a parent this function
+  // settles must treat its children as the module says: ADR 0023).
+  const mod: HarnessAgentsModule = isNameList(given)
+    ? { agents: namesOnlyAgents(given), subagentLimits: subagentLimitsFromEnv() }
+    : checkAgentsModule(given);
   const settings = readSettings();
   const logger = new Logger({ serviceName: settings.serviceName });
   const metrics = new Metrics({ namespace: settings.metricsNamespace, serviceName: settings.serviceName });

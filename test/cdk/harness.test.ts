@@ -576,6 +576,20 @@ describe("Harness: agent names for the functions that run no agent", () => {
     );
   });
 
+  it("gives them the agents module's subagentLimits (defaults applied) when it exports any, so a cancel there honours onParentTerminal", () => {
+    const s = synth({ agentsEntry: fixture("leave-running-agents.ts") });
+    const limits = { maxChildrenPerRun: 3, maxDepth: 1, maxWaitMs: 0, onParentTerminal: "leave_running" };
+    for (const role of NAMES_ONLY_ROLES) expect(JSON.parse(envOf(s, role)[HARNESS_ENV.subagentLimits]), role).toEqual(limits);
+    for (const role of ["worker", "dlq"] as const) expect(envOf(s, role)[HARNESS_ENV.subagentLimits], role).toBeUndefined();
+    expect(envOf(synth(), "http")[HARNESS_ENV.subagentLimits], "a module without limits: the defaults").toBeUndefined();
+  });
+
+  it("takes subagentLimits as given beside agentNames (nothing is discovered then), and refuses invalid ones", () => {
+    const s = synth({ agentsEntry: fixture("broken-agents.ts"), agentNames: ["lead"], subagentLimits: { onParentTerminal: "leave_running" } });
+    expect(JSON.parse(envOf(s, "sweeper")[HARNESS_ENV.subagentLimits])).toMatchObject({ onParentTerminal: "leave_running" });
+    expect(() => synth({ subagentLimits: { onParentTerminal: "later" as never } })).toThrow(/subagentLimits: subagentLimits.onParentTerminal must be/);
+  });
+
   it("refuses invalid agent names", () => {
     expect(() => synth({ agentNames: [] })).toThrow(/agentNames: no agent names/);
     expect(() => synth({ agentNames: ["a,b"] })).toThrow(/agentNames: invalid agent name "a,b"/);

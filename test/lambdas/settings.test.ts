@@ -1,6 +1,9 @@
 /** The handlers' settings from the environment: defaults, tuning knobs, and refusals that name the variable. */
 import { describe, expect, it } from "vitest";
-import { readSettings } from "../../src/lambdas/settings.ts";
+import { readSettings, subagentLimitsFromEnv } from "../../src/lambdas/settings.ts";
+import { createRuntime } from "../../src/runtime/runtime.ts";
+import { namesOnlyAgents } from "../../src/engine/names-only-agents.ts";
+import { createMemoryStore } from "../../src/stores/memory/index.ts";
 import { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "../../src/runtime/defaults.ts";
 
 const base = { TABLE_NAME: "t", BUCKET_NAME: "b", QUEUE_URL: "https://sqs.local/q.fifo" };
@@ -34,5 +37,22 @@ describe("readSettings", () => {
     expect(() => readSettings({ ...base, HARNESS_FLUSH_INTERVAL_MS: "soon" })).toThrow(/HARNESS_FLUSH_INTERVAL_MS/);
     expect(() => readSettings({ ...base, HARNESS_LEASE_MS: "-5" })).toThrow(/HARNESS_LEASE_MS/);
     expect(() => readSettings({ TABLE_NAME: "t", BUCKET_NAME: "b" })).toThrow(/QUEUE_URL/);
+  });
+});
+
+describe("subagentLimitsFromEnv (the functions that know the agents by name only)", () => {
+  it("reads the agents module's limits from HARNESS_SUBAGENT_LIMITS; unset: none (the defaults)", () => {
+    expect(subagentLimitsFromEnv({})).toBeUndefined();
+    expect(subagentLimitsFromEnv({ HARNESS_SUBAGENT_LIMITS: '{"onParentTerminal":"leave_running"}' })).toEqual({ onParentTerminal: "leave_running" });
+  });
+
+  it("refuses anything but a JSON object, naming the variable; createRuntime checks the fields", () => {
+    for (const raw of ["leave_running", "[1]", "null", "{"]) {
+      expect(() => subagentLimitsFromEnv({ HARNESS_SUBAGENT_LIMITS: raw }), raw).toThrow(/HARNESS_SUBAGENT_LIMITS must be a JSON object/);
+    }
+    const limits = subagentLimitsFromEnv({ HARNESS_SUBAGENT_LIMITS: '{"onParentTerminal":"sometimes"}' });
+    expect(() => createRuntime({ agents: namesOnlyAgents(["lead"]), store: createMemoryStore(), subagentLimits: limits })).toThrow(
+      /subagentLimits.onParentTerminal must be "cancel_children" or "leave_running"/,
+    );
   });
 });

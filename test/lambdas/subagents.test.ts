@@ -148,4 +148,38 @@ describe("local cloud: durable subagents", () => {
     expect(deliveriesOf(submissionId).length, "rung once more, by the last child").toBe(deliveredBefore + 1);
     expect((await store.getSubmission(submissionId)).outcome).toMatchObject({ status: "succeeded" });
   });
+
+  it("onParentTerminal leave_running reaches the http function: a parent cancelled there leaves its running child running", { timeout: 90_000 }, async () => {
+    dumpLogsOnFailure();
+    const instance = `l-${uid()}`;
+    const gates = `/tmp/h-sub-gates/${instance}`;
+    mkdirSync(gates, { recursive: true });
+    const admitted = await post(`/agents/lead/${instance}`, { kind: "user", body: `spawn: gate:${gates}/one` });
+    expect(admitted.status).toBe(202);
+    const { submissionId } = admitted.json as { submissionId: string };
+    const child = childAddress({ submissionId, instance }, `call-gate:${gates}/one`).submissionId;
+    const deadline = Date.now() + 30_000;
+    while ((await store.getSubmission(submissionId)).status !== "waiting" || (await store.getSubmission(child).catch(() => undefined))?.status !== "running") {
+      if (Date.now() > deadline) throw new Error("the parent never parked with its child running");
+      await sleep(100);
+    }
+
+    const cancelled = await post(`/agents/lead/${instance}/submissions/${submissionId}/cancel`, { reason: "enough" });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.json).toMatchObject({ status: "cancelled" });
+    // Past a few lease renewals of the child (a cancel reaches a running child through them).
+    await sleep(2_500);
+    const running = await store.getSubmission(child);
+    expect(running.status, "the child still runs").toBe("running");
+    expect(running.cancelRequested ?? false, "no cancel was requested for it").toBe(false);
+
+    writeFileSync(`${gates}/one`, "");
+    const settledAt = Date.now() + 30_000;
+    while ((await store.getSubmission(child)).status !== "settled") {
+      if (Date.now() > settledAt) throw new Error("the child never settled");
+      await sleep(100);
+    }
+    expect((await store.getSubmission(child)).outcome, "it ran to its own end").toMatchObject({ status: "succeeded" });
+    expect((await store.getSubmission(submissionId)).outcome).toMatchObject({ status: "failed", errorCode: "cancelled" });
+  });
 });
