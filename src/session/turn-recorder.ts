@@ -32,8 +32,13 @@ export interface TurnRecorderHost {
 /**
  * Records one attempt's pi agent events in the log: the turn's id and correlation, delta
  * batching, and the write barrier (pi awaits its listeners in order, so the promise `onEvent`
- * returns is what makes a record durable before the agent goes on; a batched delta returns
- * nothing, which keeps the hot path free of promises). The mapping itself is `agentEventEffects`.
+ * returns is what makes a record durable before the agent goes on). The mapping itself is
+ * `agentEventEffects`.
+ *
+ * Deltas have no barrier (ADR 0022): a flushed delta batch is written at once when none of this
+ * recorder's writes is in flight, and otherwise waits for the next one, so deltas that arrive
+ * while a write is in flight share one append (one transaction) instead of one each. Every other
+ * record is a barrier and takes the waiting deltas with it, so the log keeps its order.
  */
 export class TurnRecorder {
   readonly #host: TurnRecorderHost;
@@ -41,6 +46,10 @@ export class TurnRecorder {
   /** The current turn as the mapping sees it; one object, updated in place (per delta, no allocation). */
   readonly #view: TurnView;
   #turnId: string | undefined;
+  /** Flushed delta batches waiting for the write in flight to end (or for the next record). */
+  #ready: DeltaBatch[] = [];
+  /** This recorder's writes started and not yet ended. */
+  #inFlight = 0;
   /** The `mid_stream` fault point was passed (once per attempt). */
   #midStreamPassed = false;
   /** The last assistant message that ended (the operation is classified by it); the drive resets it. */
@@ -73,11 +82,14 @@ export class TurnRecorder {
     let written: Promise<void> | undefined;
     if (effects.delta) {
       const batches = this.#batcher.push(effects.delta.kind, effects.delta.text);
-      if (batches.length > 0) written = this.#write(batches.map(deltaRecord), false);
-      if (written && host.faults && !this.#midStreamPassed) {
+      for (const batch of batches) this.#ready.push(batch);
+      // Written now only when nothing is in flight; not awaited (no barrier) except by the
+      // test-only mid-stream fault point, which must act once the first delta write is durable.
+      const started = batches.length > 0 && this.#inFlight === 0 ? this.#write([], false) : undefined;
+      if (started && host.faults && !this.#midStreamPassed) {
         this.#midStreamPassed = true;
         const faults = host.faults;
-        written = written.then(() => faults("mid_stream"));
+        written = started.then(() => faults("mid_stream"));
       }
     }
     if (effects.records) written = this.#write(effects.records);
@@ -97,19 +109,37 @@ export class TurnRecorder {
     return appended;
   }
 
-  /** Appends pending deltas (unless `flush` is false) then `records`, as one batch; failures become halts. */
+  /**
+   * Appends the waiting delta batches, then (unless `flush` is false: a write of deltas alone)
+   * the pending fragments, then `records`, as one batch; failures become halts. When it ends and
+   * deltas are waiting with nothing else in flight, they go in the next write.
+   */
   #write(records: readonly RecordBody[], flush = true): Promise<void> | undefined {
     // After an interruption, a store failure or a planned stop nothing more is recorded; after a
     // run failure the in-flight turn is still recorded truthfully.
     const halt = this.#host.halted();
     if (halt !== undefined && halt.kind !== "failed") return undefined;
-    const pending = flush ? this.#batcher.take() : undefined;
-    const batch = pending ? [deltaRecord(pending), ...records] : records;
+    const batch = this.#ready.map(deltaRecord);
+    this.#ready = [];
+    if (flush) {
+      const pending = this.#batcher.take();
+      if (pending) batch.push(deltaRecord(pending));
+    }
+    for (const r of records) batch.push(r);
     if (batch.length === 0) return undefined;
+    this.#inFlight++;
     return this.append(batch).then(
-      () => {},
-      (err: unknown) => this.#host.onStoreError(err),
+      () => this.#ended(),
+      (err: unknown) => {
+        this.#host.onStoreError(err);
+        this.#ended();
+      },
     );
+  }
+
+  /** A write ended: deltas that waited for it are written now, unless another write is in flight. */
+  #ended(): void {
+    if (--this.#inFlight === 0 && this.#ready.length > 0) void this.#write([], false);
   }
 }
 

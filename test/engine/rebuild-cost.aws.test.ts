@@ -25,7 +25,7 @@ afterAll(() => {
 
 /** ~8 KB of text per reply that compresses about as prose does (1 KB delta flushes). */
 const LONG_REPLY = proseLike(8_000, 7);
-const TURNS = 16;
+const TURNS = 24;
 
 
 describe("a rebuild's read units (DynamoDB Local)", () => {
@@ -80,7 +80,9 @@ describe("a rebuild's read units (DynamoDB Local)", () => {
 
       // The same delivery rebuilding from the whole log, as before ADR 0018.
       const wholeLog = await deliver(withoutCheckpoints(open()));
-      expect(wholeLog.total.readUnits, "the whole log's rebuild (what the checkpoint saves)").toBeGreaterThan(2 * 20);
+      // (Deltas that arrive while a write is in flight share one append (ADR 0022), so the log's
+      // items are fewer and compress better than one per flush: ~37 units for 24 turns here.)
+      expect(wholeLog.total.readUnits, "the whole log's rebuild misses what the checkpoint meets").toBeGreaterThan(20);
     } finally {
       for (const runtime of runtimes) await runtime.close();
       probe.destroy();

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { AgentEvent } from "@earendil-works/pi-agent-core";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
@@ -16,7 +16,16 @@ const delta = (text: string) =>
   ({ type: "message_update", message: assistant(), assistantMessageEvent: { type: "text_delta", delta: text, contentIndex: 0 } }) as AgentEvent;
 
 /** A recorder over a claimed submission's real log writer (memory store). */
-async function setup(options: { log?: (log: LogWriter) => LogWriter; halt?: DriveOutcome } = {}) {
+async function setup(
+  options: {
+    log?: (log: LogWriter) => LogWriter;
+    halt?: DriveOutcome;
+    halted?: () => DriveOutcome | undefined;
+    onStoreError?: (err: unknown) => void;
+    flushPolicy?: { bytes: number; intervalMs: number };
+    faults?: boolean;
+  } = {},
+) {
   const h = new Harness();
   await h.admit({ kind: "user", body: "hi" });
   await h.claim();
@@ -30,13 +39,13 @@ async function setup(options: { log?: (log: LogWriter) => LogWriter; halt?: Driv
     {
       log: options.log ? options.log(writer) : writer,
       clock: h.clock,
-      flushPolicy: { bytes: 1024, intervalMs: 200 },
+      flushPolicy: options.flushPolicy ?? { bytes: 1024, intervalMs: 200 },
       observe: (e) => events.push(e),
       modelId: "m-1",
-      faults: (phase) => void phases.push(phase),
+      faults: options.faults === false ? undefined : (phase) => void phases.push(phase),
       records,
-      halted: () => options.halt,
-      onStoreError: (err) => storeErrors.push(err),
+      halted: options.halted ?? (() => options.halt),
+      onStoreError: options.onStoreError ?? ((err) => storeErrors.push(err)),
     },
     3,
   );
@@ -105,5 +114,112 @@ describe("TurnRecorder: pi agent events into the log through the attempt's write
     const halted = await setup({ halt: { kind: "interrupted" } });
     expect(halted.recorder.onEvent({ type: "message_start", message: assistant() } as AgentEvent)).toBeUndefined();
     expect(halted.records).toEqual([]);
+  });
+
+  describe("deltas without a write barrier (ADR 0022)", () => {
+    /** A log writer whose appends wait for `open()`, counting them (each is one store transaction). */
+    function gated(log: LogWriter) {
+      const appends: string[][] = [];
+      let gate: { promise: Promise<void>; open: () => void } | undefined;
+      const hold = () => {
+        let open!: () => void;
+        gate = { promise: new Promise<void>((r) => (open = r)), open };
+      };
+      const wrapped = {
+        ...log,
+        correlation: log.correlation,
+        draft: log.draft.bind(log),
+        append: async (drafts: Parameters<LogWriter["append"]>[0]) => {
+          appends.push(drafts.map((d) => (d.kind === "assistant_text_delta" ? `delta:${(d.payload as { text: string }).text}` : d.kind)));
+          await gate?.promise;
+          return log.append(drafts);
+        },
+      } as LogWriter;
+      return { wrapped, appends, hold, open: () => gate?.open() };
+    }
+    const everyDelta = { bytes: 0, intervalMs: 0 };
+
+    it("a delta is written at once but not awaited; deltas arriving while it is in flight share the next append", async () => {
+      let g!: ReturnType<typeof gated>;
+      const { h, recorder, records } = await setup({ flushPolicy: everyDelta, faults: false, log: (log) => (g = gated(log)).wrapped });
+      await recorder.onEvent({ type: "turn_start" } as AgentEvent);
+      await recorder.onEvent({ type: "message_start", message: assistant() } as AgentEvent);
+      g.hold();
+      expect(recorder.onEvent(delta("a")), "no barrier on a delta").toBeUndefined();
+      expect(recorder.onEvent(delta("b"))).toBeUndefined();
+      expect(recorder.onEvent(delta("c"))).toBeUndefined();
+      await new Promise((r) => setImmediate(r));
+      // One write in flight (the first delta); the other two wait for it.
+      expect(g.appends.slice(1)).toEqual([["delta:a"]]);
+      g.open();
+      await vi.waitFor(() => expect(records.map(summary)).toEqual(["assistant_message_started", "assistant_text_delta: a", "assistant_text_delta: b", "assistant_text_delta: c"]));
+      expect(g.appends.slice(1), "the waiting deltas went in one append").toEqual([["delta:a"], ["delta:b", "delta:c"]]);
+      await recorder.onEvent({ type: "message_end", message: assistant({ content: [{ type: "text", text: "abc" }] }) } as AgentEvent);
+      expect((await h.records()).map(summary).slice(-5)).toEqual([
+        "assistant_message_started",
+        "assistant_text_delta: a",
+        "assistant_text_delta: b",
+        "assistant_text_delta: c",
+        "assistant_message_completed: stop",
+      ]);
+    });
+
+    it("a record that is a barrier takes the waiting deltas with it, in order, and is awaited", async () => {
+      let g!: ReturnType<typeof gated>;
+      const { h, recorder, records } = await setup({ flushPolicy: everyDelta, faults: false, log: (log) => (g = gated(log)).wrapped });
+      await recorder.onEvent({ type: "turn_start" } as AgentEvent);
+      g.hold();
+      recorder.onEvent(delta("x"));
+      recorder.onEvent(delta("y"));
+      const ended = recorder.onEvent({ type: "message_end", message: assistant({ content: [{ type: "text", text: "xy" }] }) } as AgentEvent);
+      expect(ended, "the message's end is a barrier").toBeInstanceOf(Promise);
+      let durable = false;
+      void ended!.then(() => (durable = true));
+      await new Promise((r) => setImmediate(r));
+      expect(durable).toBe(false);
+      g.open();
+      await ended;
+      expect(g.appends).toEqual([["delta:x"], ["delta:y", "assistant_message_completed"]]);
+      expect(records.map(summary)).toEqual(["assistant_text_delta: x", "assistant_text_delta: y", "assistant_message_completed: stop"]);
+      const ids = (await h.records()).map((r) => r.id);
+      expect(ids).toEqual([...ids].sort());
+    });
+
+    it("a failed delta write becomes the drive's halt, and the deltas waiting behind it are not written", async () => {
+      const lost = new ClaimLost("taken over");
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const appends: number[] = [];
+      const storeErrors: unknown[] = [];
+      let halt: DriveOutcome | undefined;
+      const { recorder } = await setup({
+        flushPolicy: everyDelta,
+        faults: false,
+        halted: () => halt,
+        onStoreError: (err) => {
+          storeErrors.push(err);
+          halt = { kind: "interrupted" }; // what the drive does with a ClaimLost
+        },
+        log: (log) =>
+          ({
+            ...log,
+            correlation: log.correlation,
+            draft: log.draft.bind(log),
+            append: async (drafts: unknown[]) => {
+              appends.push(drafts.length);
+              await gate;
+              throw lost;
+            },
+          }) as LogWriter,
+      });
+      expect(recorder.onEvent(delta("1"))).toBeUndefined();
+      expect(recorder.onEvent(delta("2"))).toBeUndefined();
+      release();
+      await vi.waitFor(() => expect(storeErrors).toEqual([lost]));
+      await new Promise((r) => setImmediate(r));
+      expect(appends, "only the first delta's append was tried").toEqual([1]);
+      expect(recorder.onEvent({ type: "message_end", message: assistant() } as AgentEvent), "nothing more is written").toBeUndefined();
+      expect(appends).toEqual([1]);
+    });
   });
 });
