@@ -1,6 +1,6 @@
 /**
  * The soak on the local cloud (`npm run soak -- --cloud`): the same sessions of mixed work as the
- * embedded soak (`session-driver.ts`), against the serverless shape on DynamoDB Local and fauxqs,
+ * embedded soak (`session-driver.ts`, the agents of `soak-agents.ts`, subagents included), against the serverless shape on DynamoDB Local and fauxqs,
  * while worker processes are `kill -9`-ed at random, duplicate doorbells are sent into the work
  * queue, and a share of DynamoDB calls is answered with a throttle (a proxy in front of the
  * table). At the end the checker reads every log back over HTTP, the rows from the store, and the
@@ -17,9 +17,11 @@ import { encodeDoorbell } from "../../src/queues/sqs/doorbell-body.ts";
 import { messageGroupId } from "../../src/queues/sqs/message-group.ts";
 import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
 import { checkInvariants } from "./invariants.ts";
-import { driveSessions, percentiles, readBack, sleep } from "./session-driver.ts";
+import { driveSessions, familyPhases, percentiles, readBack, readFamilies, sleep, type Family } from "./session-driver.ts";
 import { seededRandom } from "../../src/storetest/random-log.ts";
-import { attemptsOf, type SoakReport } from "./report.ts";
+import { attemptsOf, type KillPhases, type SoakReport } from "./report.ts";
+import { ASSISTANT, RESEARCHER } from "./soak-agents.ts";
+import { checkSubagents, subagentFigures } from "./subagent-invariants.ts";
 
 export interface CloudSoakOptions {
   sessions: number;
@@ -33,8 +35,10 @@ export interface CloudSoakOptions {
   duplicateRate: number;
   /** Share of submissions followed by a manual compaction. */
   compactionRate: number;
-  /** Share of slow replies cancelled while they run or wait. */
+  /** Share of slow replies and research requests cancelled while they run or wait. */
   cancelRate: number;
+  /** Share of submissions that delegate to 1–3 parallel subagents (`soak-agents.ts`). */
+  subagentRate: number;
   maxSeconds: number;
   leaseMs: number;
   workers: number;
@@ -50,6 +54,7 @@ export const DEFAULT_CLOUD_SOAK: CloudSoakOptions = {
   duplicateRate: 0.3,
   compactionRate: 0.15,
   cancelRate: 0.3,
+  subagentRate: 0.2,
   maxSeconds: 180,
   leaseMs: 2_000,
   workers: 2,
@@ -64,7 +69,7 @@ export interface CloudSoakReport extends SoakReport {
 }
 
 const UNSETTLED: SubmissionStatus[] = ["queued", "running", "waiting", "terminalizing"];
-const AGENTS = fileURLToPath(new URL("../../examples/basic/agents.ts", import.meta.url));
+const AGENTS = fileURLToPath(new URL("./soak-agents.ts", import.meta.url));
 
 export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoakReport> {
   const log = options.log ?? (() => {});
@@ -78,7 +83,7 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
   const output: string[] = [];
   const cloud = await startLocalCloud({
     agentsModule: AGENTS,
-    agentNames: ["assistant"],
+    agentNames: [ASSISTANT, RESEARCHER],
     workers: options.workers,
     workerTimeoutMs: 60_000,
     queueVisibilityTimeoutMs: 70_000,
@@ -97,6 +102,9 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
   const store = createDynamoStore({ tableName: cloud.tableName, bucketName: cloud.bucketName });
   let crashes = 0;
   let duplicates = 0;
+  const families: Family[] = [];
+  const settledFamilies = new Set<string>();
+  const killPhases: KillPhases = { parentWaiting: 0, parentRunning: 0 };
   try {
     proxy.throttleEvery = options.throttleEvery;
     let killing = options.killEveryMs > 0;
@@ -104,9 +112,14 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
       while (killing && Date.now() < deadline && crashes < (options.maxCrashes ?? Infinity)) {
         await sleep(options.killEveryMs * (0.5 + random()));
         if (!killing) break;
+        const phases = await familyPhases(cloud.url, families, settledFamilies);
         const busy = cloud.workers.filter((w) => w.busy);
         const victim = busy[Math.floor(random() * busy.length)];
-        if (victim?.kill("SIGKILL")) crashes++;
+        if (victim?.kill("SIGKILL")) {
+          crashes++;
+          if (phases.waiting) killPhases.parentWaiting++;
+          if (phases.running) killPhases.parentRunning++;
+        }
       }
     })();
     let driven: Awaited<ReturnType<typeof driveSessions>>;
@@ -120,6 +133,8 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
         deadline,
         compactionRate: options.compactionRate,
         cancelRate: options.cancelRate,
+        subagentRate: options.subagentRate,
+        families,
         onAdmitted: async (submissionId, instance) => {
           if (random() >= options.duplicateRate) return;
           // A duplicate as SQS's at-least-once delivery or a re-ring would make it.
@@ -135,6 +150,9 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
           duplicates++;
         },
       });
+    } catch (err) {
+      log(`local cloud output (tail):\n${output.slice(-150).join("\n")}`);
+      throw err;
     } finally {
       killing = false;
       await killer;
@@ -149,9 +167,10 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
       leftInQueues = await queued(sqs, [cloud.queueUrl, cloud.deadLetterQueueUrl]);
     }
     const { records, outcomes } = await readBack(cloud.url, sessions);
+    const familyEvidence = await readFamilies(cloud.url, sessions);
     const unsettled = (await Promise.all(UNSETTLED.map((status) => store.listByStatus(status)))).flat();
     const attempts = await attemptsOf(store, sessions);
-    const violations = checkInvariants({ sessions, unsettled });
+    const violations = [...checkInvariants({ sessions, unsettled }), ...checkSubagents(sessions, familyEvidence)];
     if (leftInQueues > 0) violations.push(`${leftInQueues} message(s) left in the queues after the run`);
     if (violations.length > 0) log(`local cloud output (tail):\n${output.slice(-150).join("\n")}`);
     return {
@@ -160,12 +179,14 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
       crashes,
       steersDelivered: driven.steers,
       compactions: driven.compactions,
-    cancels: driven.cancels,
+      cancels: driven.cancels,
       followUpsDelivered: driven.followUps,
       records,
       outcomes,
       attempts,
       settleMs: percentiles(driven.settleMs),
+      subagents: subagentFigures(familyEvidence, sessions),
+      killPhases,
       seconds: Math.round((performance.now() - started) / 100) / 10,
       duplicates,
       throttled: proxy.throttled,

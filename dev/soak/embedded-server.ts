@@ -1,4 +1,4 @@
-/** The `npm start` server as a child process the soak can `kill -9` and start again. */
+/** The `npm start` server (or the soak's variant of it) as a child process the soak can `kill -9` and start again. */
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { FAULTS_ENV } from "../faults/process-faults.ts";
@@ -13,7 +13,17 @@ export interface EmbeddedServerOptions {
   leaseMs: number;
   /** Extra environment, e.g. `HARNESS_FAULTS` (the fault seam's preload is loaded when it is set). */
   env?: Record<string, string>;
+  /**
+   * Which server: `basic` (default), `npm start`'s examples/basic/main.ts; `soak`, the same
+   * server with the soak's agents, subagents included (`soak-server.ts`).
+   */
+  entry?: "basic" | "soak";
 }
+
+const ENTRIES = {
+  basic: join(ROOT, "examples", "basic", "main.ts"),
+  soak: join(ROOT, "dev", "soak", "soak-server.ts"),
+} as const;
 
 export class EmbeddedServer {
   readonly url: string;
@@ -34,11 +44,11 @@ export class EmbeddedServer {
     return this.#output;
   }
 
-  /** Starts the basic example on the fixed port and resolves once it listens. */
+  /** Starts the server on the fixed port and resolves once it listens. */
   async start(): Promise<void> {
     const env = this.#options.env ?? {};
     const preload = env[FAULTS_ENV] ? ["--import", join(ROOT, "dev", "faults", "preload.ts")] : [];
-    const proc = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", ...preload, join(ROOT, "examples", "basic", "main.ts")], {
+    const proc = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", ...preload, ENTRIES[this.#options.entry ?? "basic"]], {
       cwd: ROOT,
       env: {
         ...process.env,

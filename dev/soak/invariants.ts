@@ -42,6 +42,8 @@ export interface Evidence {
  * 6. the log starts with `conversation_created` (exactly one);
  * 7. no submission left unsettled (no lease held, nothing queued or waiting);
  * 8. a submission whose cancel was answered 200 settled `failed` with code `cancelled`.
+ *
+ * The subagent invariants (9–13) are `checkSubagents` (`subagent-invariants.ts`).
  */
 export function checkInvariants(evidence: Evidence): string[] {
   const violations: string[] = [];
@@ -52,7 +54,8 @@ export function checkInvariants(evidence: Evidence): string[] {
   return violations;
 }
 
-function checkSession(session: SessionEvidence, violations: string[]): void {
+/** Invariants 1–6 of one session (a child's session too: `subagent-invariants.ts`), into `violations`. */
+export function checkSession(session: SessionEvidence, violations: string[]): void {
   const { key, log } = session;
   const fail = (what: string) => violations.push(`${key}: ${what}`);
 

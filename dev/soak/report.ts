@@ -1,6 +1,13 @@
 /** What a soak reports, in both shapes, and how it prints. */
 import type { Store } from "../../src/ports/store.ts";
 import type { SessionEvidence } from "./invariants.ts";
+import type { SubagentFigures } from "./subagent-invariants.ts";
+
+/** Kills that landed while some parent waited on its children, and while some parent ran. */
+export interface KillPhases {
+  parentWaiting: number;
+  parentRunning: number;
+}
 
 export interface SoakReport {
   violations: string[];
@@ -16,38 +23,44 @@ export interface SoakReport {
   /** Settlements by outcome: `succeeded`, or the failed error code. */
   outcomes: Record<string, number>;
   /** Attempts charged, by submission, from the store. */
-  attempts: { total: number; max: number };
+  attempts: { total: number; max: number; maxId?: string };
   /** Milliseconds from first POST to the settled outcome, per submission. */
   settleMs: { p50: number; p99: number; max: number };
+  /** Parents that spawned children, the children, and how both settled. */
+  subagents: SubagentFigures;
+  /** What the kills hit, as the harness answered just before each. */
+  killPhases: KillPhases;
   seconds: number;
 }
 
 /** Attempts charged, from the store's rows of every acknowledged submission. */
-export async function attemptsOf(store: Pick<Store, "getSubmission">, sessions: readonly SessionEvidence[]): Promise<{ total: number; max: number }> {
+export async function attemptsOf(store: Pick<Store, "getSubmission">, sessions: readonly SessionEvidence[]): Promise<SoakReport["attempts"]> {
   let total = 0;
   let max = 0;
+  let maxId: string | undefined;
   for (const session of sessions) {
     for (const id of session.acknowledged) {
       const sub = await store.getSubmission(id);
       total += sub.attemptCount;
-      max = Math.max(max, sub.attemptCount);
+      if (sub.attemptCount > max) [max, maxId] = [sub.attemptCount, id];
     }
   }
-  return { total, max };
+  return { total, max, maxId };
 }
 
 /** The report's figures, one per line. */
 export function formatReport(report: SoakReport, extra: Record<string, string> = {}): string {
   const lines = [
     `submissions settled:      ${report.submissions}`,
-    `outcomes:                 ${Object.entries(report.outcomes).map(([k, n]) => `${n} ${k}`).join(", ")}`,
-    `crashes (kill -9):        ${report.crashes}`,
+    `outcomes:                 ${tally(report.outcomes)}`,
+    `crashes (kill -9):        ${report.crashes} (${report.killPhases.parentWaiting} while a parent waited on its children, ${report.killPhases.parentRunning} while a parent ran)`,
     ...Object.entries(extra).map(([k, v]) => `${`${k}:`.padEnd(26)}${v}`),
     `steers / follow-ups:      ${report.steersDelivered} / ${report.followUpsDelivered} delivered`,
     `manual compactions:       ${report.compactions}`,
     `cancels accepted:         ${report.cancels}`,
+    `subagent families:        ${report.subagents.families} parents (${tally(report.subagents.parents)}), ${report.subagents.children} children (${tally(report.subagents.childOutcomes)})`,
     `records read back:        ${report.records}`,
-    `attempts charged:         ${report.attempts.total} (max ${report.attempts.max} for one submission)`,
+    `attempts charged:         ${report.attempts.total} (max ${report.attempts.max} for one submission${report.attempts.maxId ? `, ${report.attempts.maxId}` : ""})`,
     `POST → settled (ms):      (awaited ones) p50 ${report.settleMs.p50}, p99 ${report.settleMs.p99}, max ${report.settleMs.max}`,
     `duration:                 ${report.seconds} s`,
     `invariants:               ${report.violations.length === 0 ? "all hold" : `${report.violations.length} VIOLATED`}`,
@@ -56,3 +69,7 @@ export function formatReport(report: SoakReport, extra: Record<string, string> =
   return lines.join("\n");
 }
 
+
+function tally(counts: Record<string, number>): string {
+  return Object.entries(counts).map(([k, n]) => `${n} ${k}`).join(", ") || "none";
+}

@@ -5,11 +5,20 @@
  * cut off, as a client would (same dispatch id).
  */
 import { createServer } from "node:net";
-import { createClient } from "../../src/client/client.ts";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import { childSessionOf } from "../../src/client/child-session.ts";
+import { createClient, type HarnessClient } from "../../src/client/client.ts";
+import { HarnessHttpError } from "../../src/client/http-error.ts";
+import type { ConversationRecord, TaskSpawnedPayload } from "../../src/conversation/records.ts";
+import type { SubmissionStatus } from "../../src/ports/submission.ts";
 import type { SessionEvidence } from "./invariants.ts";
+import { seededRandom } from "../../src/storetest/random-log.ts";
+import { researchMessage } from "./soak-agents.ts";
+import type { ChildEvidence, FamilyEvidence } from "./subagent-invariants.ts";
 
-/** What one submission asks of the keyless model: a short reply, a tool call, or a slow reply to steer. */
+/**
+ * What one submission asks of the keyless model: a short reply, a tool call, or a slow reply to
+ * steer (and, at `subagentRate`, a research request delegated to parallel children).
+ */
 const MESSAGES = [
   (n: string) => `hello ${n}`,
   (n: string) => `what time is it? ${n}`,
@@ -27,10 +36,23 @@ export interface SessionsOptions {
   deadline: number;
   /** Share of submissions followed by a manual compaction of the session. */
   compactionRate: number;
-  /** Share of slow replies cancelled while they run (or wait their turn). */
+  /** Share of slow replies and research requests cancelled while they run (or wait). */
   cancelRate: number;
+  /**
+   * Share of submissions that delegate to 1–3 parallel `researcher` children (`task` calls); the
+   * parent parks `waiting` until they settle. Each is pushed onto `families` once admitted.
+   */
+  subagentRate: number;
+  /** Research submissions admitted so far (the soak's killer looks at them; see `familyPhases`). */
+  families?: Family[];
   /** Called with each acknowledged submission (e.g. to ring a duplicate doorbell). */
   onAdmitted?: (submissionId: string, instance: string) => Promise<void>;
+}
+
+/** A research submission: a parent that spawns children. */
+export interface Family {
+  instance: string;
+  submissionId: string;
 }
 
 export interface SessionsReport {
@@ -49,7 +71,6 @@ export interface SessionsReport {
 export async function driveSessions(o: SessionsOptions): Promise<SessionsReport> {
   const client = createClient({ baseUrl: o.url });
   const report: SessionsReport = { sessions: [], steers: 0, followUps: 0, compactions: 0, cancels: 0, settleMs: [] };
-  const { random } = o;
 
   /** POSTs until the harness answers below 500 (it may be down for a moment); refusals are returned. */
   async function post(path: string, body: unknown): Promise<Response> {
@@ -91,6 +112,9 @@ export async function driveSessions(o: SessionsOptions): Promise<SessionsReport>
   }
 
   const workers = Array.from({ length: o.sessions }, async (_, s) => {
+    // A generator per session, seeded before the first await: each session's mix is the same
+    // from run to run, however the sessions interleave.
+    const random = seededRandom(Math.floor(o.random() * 2 ** 31));
     const instance = `${o.run}-${s}`;
     const path = `/agents/assistant/${instance}`;
     const acknowledged: string[] = [];
@@ -102,13 +126,18 @@ export async function driveSessions(o: SessionsOptions): Promise<SessionsReport>
     const reader = s % 2 === 0 ? follow(instance, live) : undefined;
     for (let m = 0; m < o.submissionsPerSession; m++) {
       const dispatchId = `${instance}-${m}`;
-      const body = { kind: "user", body: MESSAGES[Math.floor(random() * MESSAGES.length)]!(`#${m}`), dispatchId };
+      const researching = random() < o.subagentRate;
+      const text = researching
+        ? researchMessage(1 + Math.floor(random() * 3), 200 + Math.floor(random() * 1300), `#${m}`)
+        : MESSAGES[Math.floor(random() * MESSAGES.length)]!(`#${m}`);
+      const body = { kind: "user", body: text, dispatchId };
       const t0 = performance.now();
       const res = await post(path, body);
       if (res.status !== 202) throw new Error(`${dispatchId}: admission answered ${res.status} ${await res.text()}`);
       const { submissionId } = (await res.json()) as { submissionId: string };
       acknowledged.push(submissionId);
       await o.onAdmitted?.(submissionId, instance);
+      if (researching) o.families?.push({ instance, submissionId });
       if (body.body.startsWith("slow") && random() < 0.6) {
         // Steer or follow up the slow reply while it runs (409 when it already finished: fine).
         await sleep(random() * 400);
@@ -117,11 +146,12 @@ export async function driveSessions(o: SessionsOptions): Promise<SessionsReport>
         if (injected.status === 200) route === "steer" ? report.steers++ : report.followUps++;
         else await injected.body?.cancel();
       }
-      if (body.body.startsWith("slow") && random() < o.cancelRate) {
-        // Cancel it, running or still queued: 200 (settled cancelled at once), 202 (the run stops
-        // at its next safe point), 409 when it had already settled: all fine. A POST cut by a
-        // crash is retried; a cancel is idempotent.
-        await sleep(random() * 300);
+      if ((body.body.startsWith("slow") || researching) && random() < o.cancelRate) {
+        // Cancel it, running, waiting on its children or still queued: 200 (settled cancelled at
+        // once; a parent's children are cancelled with it), 202 (the run stops at its next safe
+        // point), 409 when it had already settled: all fine. A POST cut by a crash is retried; a
+        // cancel is idempotent.
+        await sleep(random() * (researching ? 1000 : 300));
         const res = await post(`${path}/submissions/${submissionId}/cancel`, { reason: `soak ${m}` });
         if (res.status === 200 || res.status === 202) {
           report.cancels++;
@@ -157,7 +187,19 @@ export async function driveSessions(o: SessionsOptions): Promise<SessionsReport>
     }
     await reader?.stop();
   });
-  await Promise.all(workers);
+  try {
+    await Promise.all(workers);
+  } catch (err) {
+    // Say what was left unsettled (the usual cause of a passed deadline), through the listing.
+    const stuck: string[] = [];
+    for (let s = 0; s < o.sessions; s++) {
+      const page = await client.listSubmissions("assistant", `${o.run}-${s}`, {}).catch(() => undefined);
+      for (const sub of page?.submissions ?? []) {
+        if (sub.status !== "settled") stuck.push(`${sub.id} (${sub.kind}) ${sub.status}, ${sub.attemptCount} attempt(s)${sub.lastError ? `, last error ${sub.lastError}` : ""}`);
+      }
+    }
+    throw new Error(`${(err as Error).message}; unsettled: ${stuck.join("; ") || "none"}`, { cause: err });
+  }
   return report;
 }
 
@@ -179,6 +221,72 @@ export async function readBack(url: string, sessions: SessionEvidence[]): Promis
     }
   }
   return { records, outcomes };
+}
+
+/**
+ * Every parent in the sessions' logs (a submission with `task_spawned` records) with its children:
+ * each child's session log and each row's status, over HTTP (the sessions' logs read first).
+ */
+export async function readFamilies(url: string, sessions: readonly SessionEvidence[]): Promise<FamilyEvidence[]> {
+  const client = createClient({ baseUrl: url });
+  const families: FamilyEvidence[] = [];
+  for (const session of sessions) {
+    const [agent, instance] = session.key.split("/") as [string, string];
+    const spawnedBy = new Map<string, Map<string, TaskSpawnedPayload>>();
+    for (const r of session.log) {
+      if (r.kind !== "task_spawned" || r.submissionId === undefined) continue;
+      const children = spawnedBy.get(r.submissionId) ?? new Map<string, TaskSpawnedPayload>();
+      if (!children.has(r.payload.childSubmissionId)) children.set(r.payload.childSubmissionId, r.payload);
+      spawnedBy.set(r.submissionId, children);
+    }
+    for (const [submissionId, spawned] of spawnedBy) {
+      const children: ChildEvidence[] = [];
+      for (const payload of spawned.values()) {
+        const child = childSessionOf(payload);
+        const log: ConversationRecord[] = [];
+        for await (const record of client.stream(child.agent, child.instance, { session: child.session })) log.push(record);
+        const status = await statusOf(client, child.agent, child.instance, payload.childSubmissionId);
+        children.push({ spawned: payload, key: `${child.agent}/${child.instance}/${child.session}`, log, status });
+      }
+      families.push({ key: session.key, submissionId, status: await statusOf(client, agent, instance, submissionId), children });
+    }
+  }
+  return families;
+}
+
+async function statusOf(client: HarnessClient, agent: string, instance: string, id: string): Promise<SubmissionStatus | "missing"> {
+  try {
+    return (await client.getSubmission(agent, instance, id)).status;
+  } catch (err) {
+    if (err instanceof HarnessHttpError && err.status === 404) return "missing";
+    throw err;
+  }
+}
+
+/**
+ * Where the unsettled research submissions are right now, counted by the parent's status (the
+ * killer asks just before a kill, so the report can say which phases the kills hit). Ones seen
+ * settled are added to `settled` and not asked again. Best effort: one that does not answer
+ * within a second is not counted.
+ */
+export async function familyPhases(url: string, families: readonly Family[], settled: Set<string>): Promise<Partial<Record<SubmissionStatus, number>>> {
+  const client = createClient({ baseUrl: url });
+  const phases: Partial<Record<SubmissionStatus, number>> = {};
+  const signal = AbortSignal.timeout(1_000);
+  await Promise.all(
+    families
+      .filter((f) => !settled.has(f.submissionId))
+      .map(async (family) => {
+        try {
+          const { status } = await client.getSubmission("assistant", family.instance, family.submissionId, { signal });
+          if (status === "settled") settled.add(family.submissionId);
+          else phases[status] = (phases[status] ?? 0) + 1;
+        } catch {
+          // down or slow: not counted
+        }
+      }),
+  );
+  return phases;
 }
 
 /** p50 / p99 / max of `ms`, rounded. */

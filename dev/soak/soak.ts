@@ -6,6 +6,7 @@
  *
  *   npm run soak                                   # defaults: about three minutes
  *   npm run soak -- --sessions 4 --submissions 5 --kill-every-ms 3000 --seconds 60
+ *   npm run soak -- --subagent-rate 0.5 --cancel-rate 0.5   # more subagent families, more cancels
  *   npm run soak -- --cloud                        # the local cloud (cloud-soak.ts); Java for DynamoDB Local
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -17,8 +18,9 @@ import type { SubmissionStatus } from "../../src/ports/submission.ts";
 import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
 import { EmbeddedServer } from "./embedded-server.ts";
 import { checkInvariants } from "./invariants.ts";
-import { attemptsOf, formatReport, type SoakReport } from "./report.ts";
-import { driveSessions, freePort, percentiles, readBack, sleep } from "./session-driver.ts";
+import { attemptsOf, formatReport, type KillPhases, type SoakReport } from "./report.ts";
+import { driveSessions, familyPhases, freePort, percentiles, readBack, readFamilies, sleep, type Family } from "./session-driver.ts";
+import { checkSubagents, subagentFigures } from "./subagent-invariants.ts";
 import { seededRandom } from "../../src/storetest/random-log.ts";
 
 export interface SoakOptions {
@@ -33,8 +35,10 @@ export interface SoakOptions {
   leaseMs: number;
   /** Share of submissions followed by a manual compaction. */
   compactionRate: number;
-  /** Share of slow replies cancelled while they run or wait. */
+  /** Share of slow replies and research requests cancelled while they run or wait. */
   cancelRate: number;
+  /** Share of submissions that delegate to 1–3 parallel subagents (`research …`: `soak-agents.ts`). */
+  subagentRate: number;
   /** Deterministic choice of messages and crash timing. */
   seed: number;
   log?: (line: string) => void;
@@ -48,6 +52,7 @@ export const DEFAULT_SOAK: SoakOptions = {
   leaseMs: 1_000,
   compactionRate: 0.15,
   cancelRate: 0.3,
+  subagentRate: 0.2,
   seed: 1,
 };
 
@@ -60,8 +65,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const deadline = Date.now() + options.maxSeconds * 1000;
   const random = seededRandom(options.seed);
   const dataDir = mkdtempSync(join(tmpdir(), "harness-soak-"));
-  const server = new EmbeddedServer({ port: await freePort(), dataDir, leaseMs: options.leaseMs });
+  const server = new EmbeddedServer({ port: await freePort(), dataDir, leaseMs: options.leaseMs, entry: "soak" });
   let crashes = 0;
+  const families: Family[] = [];
+  const settledFamilies = new Set<string>();
+  const killPhases: KillPhases = { parentWaiting: 0, parentRunning: 0 };
 
   await server.start();
   let crashing = options.killEveryMs > 0;
@@ -70,6 +78,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     while (crashing && Date.now() < deadline && crashes < (options.maxCrashes ?? Infinity)) {
       await sleep(options.killEveryMs * (0.5 + random()));
       if (!crashing) break;
+      const phases = await familyPhases(server.url, families, settledFamilies);
+      if (phases.waiting) killPhases.parentWaiting++;
+      if (phases.running) killPhases.parentRunning++;
       serverReady = (async () => {
         await server.crash();
         crashes++;
@@ -91,22 +102,31 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       deadline,
       compactionRate: options.compactionRate,
       cancelRate: options.cancelRate,
+      subagentRate: options.subagentRate,
+      families,
     });
-  } finally {
+  } catch (err) {
     crashing = false;
     await killer;
     await serverReady;
+    log(`server output (tail):\n${server.output.slice(-4000)}`);
+    await server.crash();
+    throw err;
   }
+  crashing = false;
+  await killer;
+  await serverReady;
   const { sessions } = driven;
 
   // Read every log back, then stop the server and look at the rows it left.
   const { records, outcomes } = await readBack(server.url, sessions);
+  const familyEvidence = await readFamilies(server.url, sessions);
   await server.stop();
   const store = openSqliteStore({ path: join(dataDir, "harness.db") });
   const unsettled = (await Promise.all(UNSETTLED.map((status) => store.listByStatus(status)))).flat();
   const attempts = await attemptsOf(store, sessions);
   await store.close?.();
-  const violations = checkInvariants({ sessions, unsettled });
+  const violations = [...checkInvariants({ sessions, unsettled }), ...checkSubagents(sessions, familyEvidence)];
   if (violations.length > 0) log(`server output (tail):\n${server.output.slice(-4000)}`);
   rmSync(dataDir, { recursive: true, force: true });
 
@@ -122,6 +142,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     outcomes,
     attempts,
     settleMs: percentiles(driven.settleMs),
+    subagents: subagentFigures(familyEvidence, sessions),
+    killPhases,
     seconds: Math.round((performance.now() - started) / 100) / 10,
   };
 }
@@ -136,6 +158,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       "throttle-every": { type: "string" },
       "duplicate-rate": { type: "string" },
       "cancel-rate": { type: "string" },
+      "subagent-rate": { type: "string" },
       workers: { type: "string" },
       seconds: { type: "string" },
       seed: { type: "string" },
@@ -153,12 +176,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       throttleEvery: num(values["throttle-every"], d.throttleEvery),
       duplicateRate: num(values["duplicate-rate"], d.duplicateRate),
       cancelRate: num(values["cancel-rate"], d.cancelRate),
+      subagentRate: num(values["subagent-rate"], d.subagentRate),
       workers: num(values.workers, d.workers),
       maxSeconds: num(values.seconds, d.maxSeconds),
       seed: num(values.seed, d.seed),
       log: (line: string) => console.log(line),
     };
-    console.log(`soak (local cloud): ${options.sessions} sessions × ${options.submissionsPerSession} submissions, ${options.workers} workers, a worker kill -9 every ~${options.killEveryMs} ms, every ${options.throttleEvery}th DynamoDB call throttled, ${Math.round(options.duplicateRate * 100)}% duplicate doorbells, lease ${options.leaseMs} ms, seed ${options.seed}`);
+    console.log(`soak (local cloud): ${options.sessions} sessions × ${options.submissionsPerSession} submissions, ${options.workers} workers, a worker kill -9 every ~${options.killEveryMs} ms, every ${options.throttleEvery}th DynamoDB call throttled, ${Math.round(options.duplicateRate * 100)}% duplicate doorbells, ${Math.round(options.subagentRate * 100)}% subagent families, lease ${options.leaseMs} ms, seed ${options.seed}`);
     const report = await runCloudSoak(options);
     console.log(formatReport(report, {
       "duplicate doorbells": String(report.duplicates),
@@ -173,11 +197,12 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       submissionsPerSession: num(values.submissions, DEFAULT_SOAK.submissionsPerSession),
       killEveryMs: num(values["kill-every-ms"], DEFAULT_SOAK.killEveryMs),
       cancelRate: num(values["cancel-rate"], DEFAULT_SOAK.cancelRate),
+      subagentRate: num(values["subagent-rate"], DEFAULT_SOAK.subagentRate),
       maxSeconds: num(values.seconds, DEFAULT_SOAK.maxSeconds),
       seed: num(values.seed, DEFAULT_SOAK.seed),
       log: (line) => console.log(line),
     };
-    console.log(`soak (embedded): ${options.sessions} sessions × ${options.submissionsPerSession} submissions, kill -9 every ~${options.killEveryMs} ms, lease ${options.leaseMs} ms, seed ${options.seed}`);
+    console.log(`soak (embedded): ${options.sessions} sessions × ${options.submissionsPerSession} submissions, kill -9 every ~${options.killEveryMs} ms, ${Math.round(options.subagentRate * 100)}% subagent families, lease ${options.leaseMs} ms, seed ${options.seed}`);
     const report = await runSoak(options);
     console.log(formatReport(report));
     ok = report.violations.length === 0;
