@@ -3,6 +3,7 @@
  * ids and the raw call id, so a re-executed call (a crash, a replayed turn) finds the child it
  * already admitted instead of admitting another.
  */
+import { ID_RULES, MAX_ID_CHARS } from "./id-rules.ts";
 
 /** Longest sanitized prefix of a call id, in bytes (before the hash suffix). */
 const SAFE_PREFIX_BYTES = 48;
@@ -45,4 +46,23 @@ export interface ChildAddress {
 export function childAddress(parent: { submissionId: string; instance: string }, callId: string): ChildAddress {
   const safe = safeCallId(callId);
   return { submissionId: `${parent.submissionId}:${safe}`, instance: `${parent.instance}:${safe}`, session: `task-${safe}` };
+}
+
+/**
+ * Why the child of `parent` at `child` could not be admitted, or undefined. The names are pinned
+ * by the spec and each adds `:` and the 57-character safe call id to a parent id, so a parent
+ * whose submission id (a long dispatch id) or instance id is longer than 198 characters would
+ * give its child an id past {@link MAX_ID_CHARS}: no route could address it. Such a call is
+ * refused rather than the pinned names shortened (ADR 0023).
+ */
+export function childAddressProblem(parent: { submissionId: string; instance: string }, child: ChildAddress): string | undefined {
+  const check = (what: string, id: string, parentId: string, rule: RegExp): string | undefined => {
+    if (rule.test(id)) return undefined;
+    if (id.length > MAX_ID_CHARS) {
+      return `the child's ${what} would be ${id.length} characters, over the ${MAX_ID_CHARS} an id may have (the parent's ${what} is ${parentId.length}); spawning needs the parent's ${what} to be at most ${MAX_ID_CHARS - (id.length - parentId.length)} characters`;
+    }
+    return `the child's ${what} ${JSON.stringify(id)} does not match ${rule.source}`;
+  };
+  // (The session, `task-` + the safe call id, is at most 62 characters: always valid.)
+  return check("submission id", child.submissionId, parent.submissionId, ID_RULES.dispatchId) ?? check("instance id", child.instance, parent.instance, ID_RULES.instance);
 }

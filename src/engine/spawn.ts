@@ -1,6 +1,6 @@
 import type { TaskSpawnedPayload } from "../conversation/records.ts";
-import { childAddress } from "../conversation/task-names.ts";
-import { isHarnessError, StoreFailure } from "../errors.ts";
+import { childAddress, childAddressProblem } from "../conversation/task-names.ts";
+import { InvalidDispatch, isHarnessError, StoreFailure } from "../errors.ts";
 import { correlationOf } from "../ports/observer.ts";
 import type { AdmissionStore, ClaimStore } from "../ports/store.ts";
 import type { Submission } from "../ports/submission.ts";
@@ -37,6 +37,8 @@ export function taskSpawner(
     existing,
     async spawn({ callId, agent, prompt }) {
       const child = childAddress(at, callId);
+      const problem = childAddressProblem(at, child);
+      if (problem !== undefined) throw new InvalidDispatch(`cannot spawn: ${problem}`);
       let admitted;
       try {
         admitted = await admit(ctx, {

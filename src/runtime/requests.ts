@@ -4,26 +4,15 @@
  * checks only that the body decodes to fields of the right types; everything else reaches the
  * caller as the runtime's typed errors.
  */
+import { ID_RULES } from "../conversation/id-rules.ts";
 import { InvalidDispatch, InvalidRequest, UnknownAgent } from "../errors.ts";
 import type { DispatchMessage, SessionKey, SubmissionStatus } from "../ports/submission.ts";
 
 /** The session of a request that names none. */
 export const DEFAULT_SESSION = "default";
 
-/**
- * Identifier rules. They keep ids safe as URL path segments, DynamoDB keys and SQS group ids
- * (an instance id and a dispatch id, which is also a submission id, are path segments).
- * Instance ids admit `:` because a child instance is `parentInstance:callId`. A record id (a
- * stream offset) is a ULID: Crockford base32, 26 characters.
- */
-export const ID_RULES = {
-  agent: /^[A-Za-z0-9_-]{1,64}$/,
-  // `.` and `..` are refused: a URL path normalises them away, so no route could reach them.
-  instance: /^(?!\.{1,2}$)[A-Za-z0-9._:~-]{1,256}$/,
-  session: /^[A-Za-z0-9._:~-]{1,128}$/,
-  dispatchId: /^(?!\.{1,2}$)[A-Za-z0-9._:~-]{1,256}$/,
-  recordId: /^[0-9A-HJKMNP-TV-Z]{26}$/,
-} as const;
+/** Identifier rules (they live beside the child names they also bound). */
+export { ID_RULES };
 
 /** Largest message body in bytes (UTF-8), dispatched or injected; larger bodies belong in attachments. */
 export const MAX_BODY_BYTES = 256 * 1024;

@@ -51,6 +51,34 @@ describe("subagent limits (embedded)", () => {
     await h.runtime.close();
   });
 
+  it("a parent whose ids leave its child no room (a 250-character dispatch id, a 245-character instance): the call is refused naming the problem, nothing admitted", async () => {
+    for (const [dispatchId, instance, expected] of [
+      [
+        "d".repeat(250),
+        "short",
+        "task: cannot spawn: the child's submission id would be 266 characters, over the 256 an id may have (the parent's submission id is 250); spawning needs the parent's submission id to be at most 240 characters",
+      ],
+      [
+        "long-instance",
+        "i".repeat(245),
+        "task: cannot spawn: the child's instance id would be 261 characters, over the 256 an id may have (the parent's instance id is 245); spawning needs the parent's instance id to be at most 240 characters",
+      ],
+    ] as const) {
+      const lead = scriptedAgent([[task("call-a", "alpha")], (m) => [{ text: `lead got: ${results(m)[0]!.text}` }]]);
+      const researcher = scriptedAgent(answering());
+      const h = await startHarness({ agents: { lead: lead.definition, researcher: researcher.definition }, config: { subagents: { lead: ["researcher"] } } });
+      const { submissionId, conversationId } = await h.runtime.dispatch({ agent: "lead", instance, dispatchId, message: user("go") });
+      expect(await h.runtime.wait(submissionId)).toMatchObject({ status: "succeeded" });
+      expect(results(lead.scripted.calls[1]!.messages)).toEqual([{ id: "call-a", text: expected }]);
+      const log = await allRecords(h.store, conversationId);
+      expect(log.filter((r) => r.kind === "task_spawned")).toEqual([]);
+      expect(outcomesOf(log)).toMatchObject([{ callId: "call-a", toolName: "task", isError: true }]);
+      expect(await h.store.listChildSubmissions(submissionId)).toEqual([]);
+      expect(researcher.scripted.calls).toHaveLength(0);
+      await h.runtime.close();
+    }
+  });
+
   it("children get no task tool at depth 1 (maxDepth 1): a child's task call is 'Tool task not found'; a root of the same agent has it", async () => {
     const lead = scriptedAgent([[task("call-a", "dig")], (m) => [{ text: `lead got: ${results(m)[0]!.text}` }]]);
     // The researcher always tries to delegate first, then reports what it got back.
