@@ -301,7 +301,7 @@ async function profile(): Promise<void> {
 
 /** Re-runs the load against a server with the memory probe and splits its RSS. */
 async function explainRss(): Promise<void> {
-  const server = await startQuickstart({ nodeFlags: ["--expose-gc", "--import", "./bench/memory-probe.ts"] });
+  const server = await startQuickstart({ nodeFlags: ["--expose-gc", "--import", "./bench/memory-probe.mjs"] });
   const client = new BenchClient(server.url);
   try {
     const atStart = await server.memoryAfterGc();
@@ -314,7 +314,7 @@ async function explainRss(): Promise<void> {
       `where the RSS goes (same load, probe preloaded): RSS ${rss.toFixed(1)} MiB before a forced GC; after it ` +
         `live JS heap ${mib(after.heapUsed)} MiB of ${mib(after.heapTotal)} MiB reserved, external ${mib(after.external)} MiB, ` +
         `RSS ${mib(after.rss)} MiB; at start the RSS was ${mib(atStart.rss)} MiB with a ${mib(atStart.heapUsed)} MiB heap ` +
-        `(Node 22 + its TypeScript stripper + the modules)`,
+        `(Node 22 + the modules)`,
     );
   } finally {
     client.close();

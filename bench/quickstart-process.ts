@@ -1,11 +1,11 @@
 /**
- * The quickstart server as `npm start` runs it, in a child process: Node 22 from
- * node_modules/.bin with the flags and script of package.json's `start`, a free PORT and a
- * temporary DATA_DIR. The banner gives the URL and the pid; stdout is read line by line so
+ * The quickstart server as `npm start` runs it, in a child process: package.json's `prestart`
+ * (the bundle), then Node 22 from node_modules/.bin with the flags and script of its `start`, a
+ * free PORT and a temporary DATA_DIR. The banner gives the URL and the pid; stdout is read line by line so
  * a benchmark can count the `settled` lines the example logs (its backlog has drained when they
  * match the admissions).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -36,7 +36,7 @@ export interface Quickstart {
   /** CPU time (user + system) the server has used so far, in ms. */
   cpuMs(): number;
   /**
-   * With `bench/memory-probe.ts` preloaded: a full GC in the server, then its
+   * With `bench/memory-probe.mjs` preloaded: a full GC in the server, then its
    * `process.memoryUsage()` (bytes).
    */
   memoryAfterGc(): Promise<NodeJS.MemoryUsage>;
@@ -121,7 +121,7 @@ export async function startQuickstart(options: QuickstartOptions = {}): Promise<
     cpuMs: () => cpuMs(pid),
     memoryAfterGc() {
       return new Promise((resolveUsage, reject) => {
-        const timer = setTimeout(() => reject(new Error("no BENCH_MEMORY line (is bench/memory-probe.ts preloaded?)")), 10_000);
+        const timer = setTimeout(() => reject(new Error("no BENCH_MEMORY line (is bench/memory-probe.mjs preloaded?)")), 10_000);
         memoryWaiter = (usage) => {
           clearTimeout(timer);
           memoryWaiter = undefined;
@@ -140,9 +140,16 @@ export async function startQuickstart(options: QuickstartOptions = {}): Promise<
   };
 }
 
-/** The arguments after `node` in package.json's `start` script (its flags, then the script). */
+/**
+ * Runs package.json's `prestart` (as npm would, with node_modules/.bin on the PATH), then returns
+ * the arguments after `node` in its `start` script (its flags, then the script).
+ */
 function startArgs(): string[] {
-  const pkg = JSON.parse(readFileSync(resolve(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
+  const pkg = JSON.parse(readFileSync(resolve(ROOT, "package.json"), "utf8")) as { scripts: { start: string; prestart?: string } };
+  if (pkg.scripts.prestart) {
+    const path = `${resolve(ROOT, "node_modules/.bin")}:${process.env.PATH ?? ""}`;
+    execSync(pkg.scripts.prestart, { cwd: ROOT, env: { ...process.env, PATH: path }, stdio: "inherit" });
+  }
   const [command, ...args] = pkg.scripts.start.trim().split(/\s+/);
   if (command !== "node") throw new Error(`package.json start is not "node …": ${pkg.scripts.start}`);
   return args;
