@@ -7,7 +7,8 @@ import { UnsupportedSchema } from "../../errors.ts";
  * - `submissions.seq` is admission order (rowid, never reused: nothing is deleted).
  * - `session_key` is the JSON array `[agent, instance, session]` (no separator can collide).
  * - `sub_unsettled` (partial) finds a session's head: its oldest submission not yet settled.
- * - `sub_lease` / `sub_wait` are partial, so only rows in that status carry (and rewrite) them.
+ * - `sub_lease` / `sub_wait` are partial, so only rows in that status carry (and rewrite) them
+ *   (v9 replaces `sub_wait` with `sub_wait_check`).
  * - `records` is clustered by `(conversation_id, id)`: head lookup and `id > afterId` reads are
  *   range scans; the id primary key also rejects a duplicate record id.
  * - `inbox.delivered_record_id` is the `user_message` record a message became (NULL = pending).
