@@ -45,7 +45,8 @@ export class TaskSuspension {
    * last attempt in their tool batch) are executed again, which is safe because a call's child is
    * named after the call: a call whose child exists stays pending, with its `task_spawned` record
    * repaired when the log lacks it; a call without a child admits it now (the batch's fan-out
-   * bound applies) and stays pending too. Pending calls are taken out of `start`'s dangling calls
+   * bound applies) and stays pending too. (A call is recorded in one batch with its completed,
+   * non-failed assistant message, so the agent did go on to execute it.) Pending calls are taken out of `start`'s dangling calls
    * and missing outcomes; a call refused now (bad arguments, the child limit) is answered with
    * its refusal. Returns the pending calls (the drive parks again when there are any). Store
    * errors are thrown (`StoreFailure`: the attempt is retried).
