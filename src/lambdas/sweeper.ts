@@ -1,6 +1,7 @@
 /**
  * The sweeper function, on an EventBridge schedule: re-rings queued heads idle longer than
- * HARNESS_STALE_QUEUED_MS, reclaims expired leases, finishes interrupted settlements. It never
+ * HARNESS_STALE_QUEUED_MS, reclaims expired leases, finishes interrupted settlements, expires
+ * waits and makes the wait checks that are due (the lost-wake backstop, ADR 0021). It never
  * runs an agent: it knows the agents by name (HARNESS_AGENT_NAMES) and does not bundle the agents
  * module.
  */
@@ -17,7 +18,9 @@ export async function handler(_event: ScheduledEvent, context: Context): Promise
     const report = await h.runtime.sweep({ staleQueuedMs: h.settings.staleQueuedMs });
     // An idle deployment's sweeps find nothing: log and publish only when one acted, so a custom
     // metric exists (and is billed) only in months with recoveries, and idle logs stay minimal.
-    if (report.reclaimed + report.rerung + report.reconciled === 0) {
+    // A wait check that found nothing is routine (a few per waiting parent); one that delivered
+    // (a lost wake recovered) or an expired wait is an action.
+    if (report.reclaimed + report.rerung + report.reconciled + report.expiredWaits + report.rewoken === 0) {
       h.logger.debug("sweep found nothing to do");
       return report;
     }
