@@ -195,12 +195,13 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
 
   async waitSubmission(wait: SubmissionWait): Promise<void> {
     const id = wait.submissionId;
+    const now = this.#ctx.clock.now();
     const e = new Expr()
       .set("status", S("waiting"))
-      .set("updatedAt", N(this.#ctx.clock.now()))
+      .set("updatedAt", N(now))
       .set("charge", N(0))
       .set("byStatusPk", statusPk("waiting", id))
-      .set("byStatusSk", S(waitSortKey(firstWaitCheck(wait, this.#ctx.clock.now()), id)))
+      .set("byStatusSk", S(waitSortKey(firstWaitCheck(wait, now), id)))
       .remove("attemptId", "ownerId", "leaseExpiresAt");
     if (wait.waitUntil !== undefined) e.set("waitUntil", N(wait.waitUntil));
     else e.remove("waitUntil");
