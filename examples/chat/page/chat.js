@@ -37,7 +37,12 @@ const state = {
   submissions: [],
   reopenDelay: 250,
   drawScheduled: false,
+  /** A pending re-read of the listing while a row is still `terminalizing`. */
+  listingRecheck: null,
 };
+
+/** How soon the listing is read again while a submission is between its settlement record and its row's finalize. */
+const TERMINALIZING_RECHECK_MS = 300;
 
 // ---- rendering: records → view items → DOM ------------------------------------------------
 
@@ -238,6 +243,14 @@ async function refreshSubmissions() {
       return row;
     }),
   );
+  // The settlement record is written before the row is finalized: a listing read on that record
+  // can still say `terminalizing`, so it is read again until the row says `settled`.
+  if (page.submissions.some((s) => s.status === "terminalizing") && state.listingRecheck === null) {
+    state.listingRecheck = setTimeout(() => {
+      state.listingRecheck = null;
+      refreshSubmissions().catch(() => {}); // a background read: the next settlement reads it again
+    }, TERMINALIZING_RECHECK_MS);
+  }
 }
 
 // ---- sessions ------------------------------------------------------------------------------
