@@ -14,17 +14,15 @@ import {
   SendMessageCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
 import { HARNESS_ENV } from "../../src/lambdas/env.ts";
-import { startLocalCloud, type LocalCloud } from "../../dev/local-cloud/local-cloud.ts";
 import type { LocalFunction, LocalFunctionUrl } from "../../dev/local-cloud/function-host.ts";
 import { toSqsEvent } from "../../dev/local-cloud/sqs-event-source.ts";
-import type { Store } from "../../src/ports/store.ts";
 import type { Submission } from "../../src/ports/submission.ts";
 import { encodeDoorbell } from "../../src/queues/sqs/doorbell-body.ts";
 import { messageGroupId } from "../../src/queues/sqs/message-group.ts";
-import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
+import { useLocalCloud } from "./support/local-cloud-suite.ts";
 import { followSse, type SseFollower } from "./support/sse-follower.ts";
 import { startThrottleProxy, type ThrottleProxy } from "../../dev/local-cloud/throttle-proxy.ts";
 
@@ -34,56 +32,46 @@ const WORKER_TIMEOUT_MS = 6_000;
 const YIELD_MARGIN_MS = 4_000;
 
 const agentsModule = fileURLToPath(new URL("./fixtures/agents.ts", import.meta.url));
-const logs: string[] = [];
-let cloud: LocalCloud;
 let proxy: ThrottleProxy;
-let store: Store;
 let sqs: SQSClient;
 
+// Started first: every function reaches DynamoDB through it.
 beforeAll(async () => {
   proxy = await startThrottleProxy(process.env.AWS_ENDPOINT_URL_DYNAMODB!);
-  cloud = await startLocalCloud({
-    agentsModule,
-    workers: 2,
-    workerTimeoutMs: WORKER_TIMEOUT_MS,
-    // Far above the lease: a message that comes back sooner does so because the worker lowered
-    // its visibility (the heartbeat), not because the queue default ran out.
-    queueVisibilityTimeoutMs: 30_000,
-    streamMaxMs: 3_000,
-    httpTimeoutMs: 20_000,
-    sweeperRateMs: false,
-    env: {
-      HARNESS_LEASE_MS: String(LEASE_MS),
-      HARNESS_YIELD_MARGIN_MS: String(YIELD_MARGIN_MS),
-      HARNESS_STALE_QUEUED_MS: "500",
-      // Every function reaches DynamoDB through the proxy, which throttles when told to.
-      AWS_ENDPOINT_URL_DYNAMODB: proxy.url,
-      POWERTOOLS_METRICS_DISABLED: "false",
-    },
-    log: (line, source) => logs.push(`[${source}] ${line}`),
-    onError: (err, source) => logs.push(`[event-source ${source}] ${String(err)}`),
-  });
-  store = createDynamoStore({ tableName: cloud.tableName, bucketName: cloud.bucketName });
   sqs = new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS });
-}, 180_000);
-
+});
 afterAll(async () => {
-  await cloud?.stop();
   await proxy?.close();
   sqs?.destroy();
 });
 
-function dumpLogsOnFailure() {
-  onTestFailed(() => {
-    process.stderr.write(`--- local cloud output (last 150 lines) ---\n${logs.slice(-150).join("\n")}\n`);
-  });
-}
+const suite = useLocalCloud(() => ({
+  agentsModule,
+  workers: 2,
+  workerTimeoutMs: WORKER_TIMEOUT_MS,
+  // Far above the lease: a message that comes back sooner does so because the worker lowered
+  // its visibility (the heartbeat), not because the queue default ran out.
+  queueVisibilityTimeoutMs: 30_000,
+  streamMaxMs: 3_000,
+  httpTimeoutMs: 20_000,
+  sweeperRateMs: false,
+  env: {
+    HARNESS_LEASE_MS: String(LEASE_MS),
+    HARNESS_YIELD_MARGIN_MS: String(YIELD_MARGIN_MS),
+    HARNESS_STALE_QUEUED_MS: "500",
+    // Every function reaches DynamoDB through the proxy, which throttles when told to.
+    AWS_ENDPOINT_URL_DYNAMODB: proxy.url,
+    POWERTOOLS_METRICS_DISABLED: "false",
+  },
+}));
+
+const dumpLogsOnFailure = () => suite.dumpLogsOnFailure(150);
 
 const uid = () => randomUUID().slice(0, 8);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** POSTs like `curl -d` (form content type, JSON body). */
-async function post(path: string, body: unknown, base = cloud.url): Promise<{ status: number; json: any }> {
+async function post(path: string, body: unknown, base = suite.cloud.url): Promise<{ status: number; json: any }> {
   const res = await fetch(`${base}${path}`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -107,14 +95,14 @@ const waitSettled = (submissionId: string, timeoutMs = 30_000): Promise<Submissi
   waitFor(
     `${submissionId} to settle`,
     async () => {
-      const sub = await store.getSubmission(submissionId);
+      const sub = await suite.store.getSubmission(submissionId);
       return sub.status === "settled" ? sub : undefined;
     },
     timeoutMs,
   );
 
 const settledPayload = async (conversationId: string, submissionId: string) => {
-  const settled = (await store.readRecords(conversationId)).filter(
+  const settled = (await suite.store.readRecords(conversationId)).filter(
     (r) => r.kind === "submission_settled" && r.submissionId === submissionId,
   );
   expect(settled).toHaveLength(1);
@@ -139,18 +127,18 @@ async function expectSseSawEverything(follower: SseFollower, conversationId: str
   const ids = events.map((e) => e.id);
   expect(new Set(ids).size, "no record twice").toBe(ids.length);
   expect([...ids].sort(), "in order").toEqual(ids);
-  const log = await store.readRecords(conversationId);
+  const log = await suite.store.readRecords(conversationId);
   expect(ids).toEqual(log.map((r) => r.id));
   for (const e of events) expect(JSON.parse(e.data).kind).toBe(e.event);
 }
 
 const deliveriesOf = (submissionId: string) =>
-  cloud.deliveries.filter((d) => d.queue === "work" && d.body.includes(`"submissionId":${JSON.stringify(submissionId)}`));
+  suite.cloud.deliveries.filter((d) => d.queue === "work" && d.body.includes(`"submissionId":${JSON.stringify(submissionId)}`));
 
 async function queueEmpty(): Promise<true | undefined> {
   const out = await sqs.send(
     new GetQueueAttributesCommand({
-      QueueUrl: cloud.queueUrl,
+      QueueUrl: suite.cloud.queueUrl,
       AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
     }),
   );
@@ -184,7 +172,7 @@ function freePort(): Promise<number> {
 let deadQueueHttp: Promise<LocalFunctionUrl> | undefined;
 const httpWithoutQueue = async () =>
   (deadQueueHttp ??= freePort().then((port) =>
-    cloud.extraFunction("http", { AWS_ENDPOINT_URL_SQS: `http://127.0.0.1:${port}` }),
+    suite.cloud.extraFunction("http", { AWS_ENDPOINT_URL_SQS: `http://127.0.0.1:${port}` }),
   ));
 
 describe("local cloud: http + worker through SQS FIFO", () => {
@@ -194,7 +182,7 @@ describe("local cloud: http + worker through SQS FIFO", () => {
     const first = await post(`/agents/assistant/${instance}`, { kind: "user", body: "what time is it?" });
     expect(first.status).toBe(202);
     expect(Object.keys(first.json).sort()).toEqual(["conversationId", "submissionId"]);
-    const follower = followSse(`${cloud.url}/agents/assistant/${instance}`);
+    const follower = followSse(`${suite.cloud.url}/agents/assistant/${instance}`);
     expect((await waitSettled(first.json.submissionId)).attemptCount).toBe(1);
 
     const second = await post(`/agents/assistant/${instance}?wait=true`, { kind: "user", body: "hello there" });
@@ -206,7 +194,7 @@ describe("local cloud: http + worker through SQS FIFO", () => {
     expect(steer.json.code).toBe("no_run_in_flight");
 
     await expectSseSawEverything(follower, first.json.conversationId);
-    const records = await store.readRecords(first.json.conversationId);
+    const records = await suite.store.readRecords(first.json.conversationId);
     const kinds = records.map((r) => r.kind);
     expect(kinds).toContain("assistant_tool_call");
     expect(kinds).toContain("tool_outcome");
@@ -220,16 +208,16 @@ describe("local cloud: http + worker through SQS FIFO", () => {
     expect(follower.connections).toBeGreaterThanOrEqual(1);
     // The agents module's own observers and interceptors run in the worker, beside its telemetry.
     const submission = first.json.submissionId as string;
-    expect(logs.some((l) => l.startsWith("[worker") && l.includes(`fixture-observer settled ${submission}`)), "observer").toBe(true);
-    expect(logs.some((l) => l.startsWith("[worker") && l.includes(`fixture-interceptor tool clock ${submission}`)), "interceptor").toBe(true);
+    expect(suite.logs.some((l) => l.startsWith("[worker") && l.includes(`fixture-observer settled ${submission}`)), "observer").toBe(true);
+    expect(suite.logs.some((l) => l.startsWith("[worker") && l.includes(`fixture-interceptor tool clock ${submission}`)), "interceptor").toBe(true);
   });
 
   it("gives http and sweeper the agent names instead of the agents module; http answers 404 for any other agent", async () => {
     dumpLogsOnFailure();
     for (const role of ["http", "sweeper"] as const) {
-      expect(cloud.functionEnv(role)[HARNESS_ENV.agentNames], role).toBe("assistant,stepper,fragile");
+      expect(suite.cloud.functionEnv(role)[HARNESS_ENV.agentNames], role).toBe("assistant,stepper,fragile");
     }
-    expect(cloud.functionEnv("worker")[HARNESS_ENV.agentNames]).toBeUndefined();
+    expect(suite.cloud.functionEnv("worker")[HARNESS_ENV.agentNames]).toBeUndefined();
     const unknown = await post(`/agents/nobody/demo-${uid()}`, { kind: "user", body: "hi" });
     expect(unknown.status).toBe(404);
     expect(unknown.json.code).toBe("unknown_agent");
@@ -241,18 +229,18 @@ describe("local cloud: http + worker through SQS FIFO", () => {
     const dispatchId = `d-${uid()}`;
     const body = { kind: "user", body: "steps=1 sleep=600", dispatchId };
     const { json } = await post(`/agents/stepper/${instance}`, body);
-    const follower = followSse(`${cloud.url}/agents/stepper/${instance}`);
+    const follower = followSse(`${suite.cloud.url}/agents/stepper/${instance}`);
     const sessionKey = `stepper/${instance}/default`;
     // Duplicates: SQS redelivery, a client retrying the dispatch, a sweeper re-ring.
-    await sendDoorbell(cloud.queueUrl, json.submissionId, sessionKey);
+    await sendDoorbell(suite.cloud.queueUrl, json.submissionId, sessionKey);
     expect((await post(`/agents/stepper/${instance}`, body)).status).toBe(202);
-    await sendDoorbell(cloud.queueUrl, json.submissionId, sessionKey);
+    await sendDoorbell(suite.cloud.queueUrl, json.submissionId, sessionKey);
     const sub = await waitSettled(json.submissionId);
     await waitFor("the work queue to drain", queueEmpty);
     expect(sub.attemptCount).toBe(1);
     expect(deliveriesOf(json.submissionId).length, "the duplicates were delivered").toBeGreaterThanOrEqual(3);
     expect(await settledPayload(json.conversationId, json.submissionId)).toMatchObject({ status: "succeeded" });
-    const records = await store.readRecords(json.conversationId);
+    const records = await suite.store.readRecords(json.conversationId);
     expect(records.filter((r) => r.kind === "tool_outcome")).toHaveLength(1);
     expect(records.filter((r) => r.kind === "user_message")).toHaveLength(1);
     expectNoInterleaving(records, json.submissionId);
@@ -263,38 +251,38 @@ describe("local cloud: http + worker through SQS FIFO", () => {
     dumpLogsOnFailure();
     const instance = `kill-${uid()}`;
     const { json } = await post(`/agents/stepper/${instance}`, { kind: "user", body: "steps=1 sleep=3000" });
-    const follower = followSse(`${cloud.url}/agents/stepper/${instance}`);
+    const follower = followSse(`${suite.cloud.url}/agents/stepper/${instance}`);
     await waitFor("the tool call", async () =>
-      (await store.readRecords(json.conversationId)).some((r) => r.kind === "assistant_tool_call") ? true : undefined,
+      (await suite.store.readRecords(json.conversationId)).some((r) => r.kind === "assistant_tool_call") ? true : undefined,
     );
     await sleep(200); // inside the tool's 3 s
-    const victim = cloud.workers.find((w) => w.busy);
+    const victim = suite.cloud.workers.find((w) => w.busy);
     expect(victim, "a worker is running the turn").toBeDefined();
-    const held = cloud.deliveries.filter((d) => d.function === victim!.name).at(-1)!;
+    const held = suite.cloud.deliveries.filter((d) => d.function === victim!.name).at(-1)!;
     expect(JSON.parse(held.body).submissionId).toBe(json.submissionId);
     const starts = victim!.coldStarts;
-    const firstAttempt = (await store.getSubmission(json.submissionId)).attemptId;
+    const firstAttempt = (await suite.store.getSubmission(json.submissionId)).attemptId;
     const killedAt = Date.now();
     expect(victim!.kill("SIGKILL")).toBe(true);
 
     // The doorbell comes back when its last visibility extension runs out: within one lease
     // (plus rounding to whole seconds and scheduling), not after the queue's 30 s default.
     const redelivered = await waitFor("the doorbell's redelivery", async () =>
-      cloud.deliveries.find((d) => d.messageId === held.messageId && d.at > killedAt),
+      suite.cloud.deliveries.find((d) => d.messageId === held.messageId && d.at > killedAt),
     );
     expect(redelivered.receiveCount).toBeGreaterThan(held.receiveCount);
     expect(redelivered.at - killedAt).toBeLessThan(LEASE_MS + 2_500);
     // A worker takes it over once the dead attempt's lease has expired (a redelivery that finds
     // the lease still live comes back after its remaining time).
     const recoveredAt = await waitFor("a new attempt", async () => {
-      const sub = await store.getSubmission(json.submissionId);
+      const sub = await suite.store.getSubmission(json.submissionId);
       return sub.attemptId !== firstAttempt && sub.attemptId ? Date.now() : undefined;
     });
     expect(recoveredAt - killedAt).toBeLessThan(LEASE_MS + 6_000);
     const sub = await waitSettled(json.submissionId);
     expect(sub.attemptCount).toBe(2);
     expect(await settledPayload(json.conversationId, json.submissionId)).toMatchObject({ status: "succeeded" });
-    const records = await store.readRecords(json.conversationId);
+    const records = await suite.store.readRecords(json.conversationId);
     const attempts = expectNoInterleaving(records, json.submissionId);
     expect(attempts.length).toBeGreaterThanOrEqual(2);
     // The interrupted tool call was closed with a synthesized outcome, not run again.
@@ -310,11 +298,11 @@ describe("local cloud: http + worker through SQS FIFO", () => {
     dumpLogsOnFailure();
     const instance = `long-${uid()}`;
     const { json } = await post(`/agents/stepper/${instance}`, { kind: "user", body: "steps=4 sleep=1200" });
-    const follower = followSse(`${cloud.url}/agents/stepper/${instance}`);
+    const follower = followSse(`${suite.cloud.url}/agents/stepper/${instance}`);
     const sub = await waitSettled(json.submissionId, 60_000);
     expect(sub.attemptCount).toBe(1);
     expect(await settledPayload(json.conversationId, json.submissionId)).toMatchObject({ status: "succeeded" });
-    const records = await store.readRecords(json.conversationId);
+    const records = await suite.store.readRecords(json.conversationId);
     const invocations = expectNoInterleaving(records, json.submissionId);
     expect(invocations.length).toBeGreaterThanOrEqual(3);
     expect(records.filter((r) => r.kind === "tool_outcome").map((r) => (r.payload as { isError: boolean }).isError)).toEqual([
@@ -339,7 +327,7 @@ describe("local cloud: http + worker through SQS FIFO", () => {
     try {
       const { status, json } = await post(`/agents/stepper/${instance}`, { kind: "user", body: "steps=2 sleep=100" });
       expect(status).toBe(202);
-      const follower = followSse(`${cloud.url}/agents/stepper/${instance}`);
+      const follower = followSse(`${suite.cloud.url}/agents/stepper/${instance}`);
       const sub = await waitSettled(json.submissionId);
       expect(sub.attemptCount).toBe(1);
       expect(await settledPayload(json.conversationId, json.submissionId)).toMatchObject({ status: "succeeded" });
@@ -354,17 +342,17 @@ describe("local cloud: http + worker through SQS FIFO", () => {
     dumpLogsOnFailure();
     const instance = `race-${uid()}`;
     const { json } = await post(`/agents/stepper/${instance}`, { kind: "user", body: "steps=2 sleep=800" });
-    const follower = followSse(`${cloud.url}/agents/stepper/${instance}`);
+    const follower = followSse(`${suite.cloud.url}/agents/stepper/${instance}`);
     const sessionKey = `stepper/${instance}/default`;
     // Misrouted duplicates in other message groups: FIFO no longer serializes them, so both
     // workers hold a doorbell for this submission at the same time.
-    for (const g of ["race-a", "race-b", "race-c"]) await sendDoorbell(cloud.queueUrl, json.submissionId, sessionKey, `${g}-${instance}`);
+    for (const g of ["race-a", "race-b", "race-c"]) await sendDoorbell(suite.cloud.queueUrl, json.submissionId, sessionKey, `${g}-${instance}`);
     const sub = await waitSettled(json.submissionId);
     await waitFor("the work queue to drain", queueEmpty);
     expect(sub.attemptCount).toBe(1);
     const holders = new Set(deliveriesOf(json.submissionId).map((d) => d.function));
     expect(holders, "both workers held a doorbell of this submission").toEqual(new Set(["worker-1", "worker-2"]));
-    const records = await store.readRecords(json.conversationId);
+    const records = await suite.store.readRecords(json.conversationId);
     expectNoInterleaving(records, json.submissionId);
     expect(records.filter((r) => r.kind === "tool_outcome")).toHaveLength(2);
     expect(await settledPayload(json.conversationId, json.submissionId)).toMatchObject({ status: "succeeded" });
@@ -390,10 +378,10 @@ describe("local cloud: recovery of lost doorbells", () => {
     const body = { kind: "user", body: "steps=1 sleep=50", dispatchId: `d-${uid()}` };
     const failed = await post(`/agents/stepper/${instance}`, body, dead.url);
     expect(failed.status).toBe(500);
-    const queued = await store.getSubmission(body.dispatchId);
+    const queued = await suite.store.getSubmission(body.dispatchId);
     expect(queued).toMatchObject({ status: "queued", attemptCount: 0 });
     await sleep(1_500);
-    expect((await store.getSubmission(body.dispatchId)).status).toBe("queued"); // no doorbell, nothing runs
+    expect((await suite.store.getSubmission(body.dispatchId)).status).toBe("queued"); // no doorbell, nothing runs
 
     const retried = await post(`/agents/stepper/${instance}`, body);
     expect(retried.status).toBe(202);
@@ -408,10 +396,10 @@ describe("local cloud: recovery of lost doorbells", () => {
     const instance = `sweep-${uid()}`;
     const failed = await post(`/agents/stepper/${instance}`, { kind: "user", body: "steps=0", dispatchId: `s-${uid()}` }, dead.url);
     expect(failed.status).toBe(500);
-    const [stranded] = (await store.listRunnable()).filter((s) => s.sessionKey.instance === instance);
+    const [stranded] = (await suite.store.listRunnable()).filter((s) => s.sessionKey.instance === instance);
     expect(stranded).toBeDefined();
     await sleep(700); // older than HARNESS_STALE_QUEUED_MS
-    const report = (await cloud.sweep()) as { rerung: number };
+    const report = (await suite.cloud.sweep()) as { rerung: number };
     expect(report.rerung).toBeGreaterThanOrEqual(1);
     await waitSettled(stranded!.id);
     expect(await settledPayload(stranded!.conversationId, stranded!.id)).toMatchObject({ status: "succeeded" });
@@ -420,7 +408,7 @@ describe("local cloud: recovery of lost doorbells", () => {
   /** Ticks of the schedule's dlq target until one drained a dead letter (a short poll may miss one). */
   async function drainUntilEmpty() {
     await waitFor("the dlq drain to handle the dead letter", async () => {
-      const report = (await cloud.drainDeadLetters()) as { handled: number };
+      const report = (await suite.cloud.drainDeadLetters()) as { handled: number };
       return report.handled > 0 ? true : undefined;
     });
   }
@@ -432,30 +420,30 @@ describe("local cloud: recovery of lost doorbells", () => {
     // Healthy: attempts left. SQS's receive count says nothing about that.
     const healthyInstance = `dlq-ok-${uid()}`;
     await post(`/agents/fragile/${healthyInstance}`, { kind: "user", body: "steps=1 sleep=50", dispatchId: `h-${uid()}` }, dead.url);
-    const [healthy] = (await store.listRunnable()).filter((s) => s.sessionKey.instance === healthyInstance);
+    const [healthy] = (await suite.store.listRunnable()).filter((s) => s.sessionKey.instance === healthyInstance);
     expect(healthy).toMatchObject({ status: "queued", attemptCount: 0 });
-    await sendDoorbell(cloud.deadLetterQueueUrl, healthy!.id, `fragile/${healthyInstance}/default`);
+    await sendDoorbell(suite.cloud.deadLetterQueueUrl, healthy!.id, `fragile/${healthyInstance}/default`);
     await drainUntilEmpty();
     await waitSettled(healthy!.id);
     expect(await settledPayload(healthy!.conversationId, healthy!.id)).toMatchObject({ status: "succeeded" });
     await waitFor("the rerung alarm metric", async () =>
-      logs.some((l) => l.startsWith("[dlq]") && l.includes('"DeadLetterRerung"')) ? true : undefined,
+      suite.logs.some((l) => l.startsWith("[dlq]") && l.includes('"DeadLetterRerung"')) ? true : undefined,
     );
 
     // Spent: two attempts charged and lost (as two crashed workers would leave it).
     const spentInstance = `dlq-spent-${uid()}`;
     await post(`/agents/fragile/${spentInstance}`, { kind: "user", body: "steps=1 sleep=50", dispatchId: `x-${uid()}` }, dead.url);
-    const [spent] = (await store.listRunnable()).filter((s) => s.sessionKey.instance === spentInstance);
+    const [spent] = (await suite.store.listRunnable()).filter((s) => s.sessionKey.instance === spentInstance);
     for (const error of ["worker crashed", "model unreachable"]) {
-      const claimed = await store.claimSubmission({
+      const claimed = await suite.store.claimSubmission({
         submissionId: spent!.id,
         attemptId: `crashed-${uid()}`,
         ownerId: "a-worker-that-died",
         leaseExpiresAt: Date.now() + LEASE_MS,
       });
-      await store.releaseSubmission({ submissionId: spent!.id, attemptId: claimed.attemptId!, lastError: error });
+      await suite.store.releaseSubmission({ submissionId: spent!.id, attemptId: claimed.attemptId!, lastError: error });
     }
-    await sendDoorbell(cloud.deadLetterQueueUrl, spent!.id, `fragile/${spentInstance}/default`);
+    await sendDoorbell(suite.cloud.deadLetterQueueUrl, spent!.id, `fragile/${spentInstance}/default`);
     await drainUntilEmpty();
     const settled = await waitSettled(spent!.id);
     expect(settled.attemptCount).toBe(3);
@@ -463,7 +451,7 @@ describe("local cloud: recovery of lost doorbells", () => {
     expect(payload).toMatchObject({ status: "failed", errorCode: "attempt_budget_exhausted" });
     expect(payload.error).toContain("last error: model unreachable");
     // Settled from the claim: the agent never ran.
-    const kinds = (await store.readRecords(spent!.conversationId)).map((r) => r.kind);
+    const kinds = (await suite.store.readRecords(spent!.conversationId)).map((r) => r.kind);
     expect(kinds).not.toContain("assistant_message_started");
   });
 });
@@ -475,10 +463,10 @@ describe("local cloud: the worker never throws", () => {
 
   beforeAll(async () => {
     const port = await freePort();
-    worker = await cloud.extraFunction("worker", { AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${port}` });
+    worker = await suite.cloud.extraFunction("worker", { AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${port}` });
     const created = await sqs.send(
       new CreateQueueCommand({
-        QueueName: `${cloud.tableName.replace(/-table$/, "")}-scratch.fifo`,
+        QueueName: `${suite.cloud.tableName.replace(/-table$/, "")}-scratch.fifo`,
         Attributes: { FifoQueue: "true", VisibilityTimeout: "30" },
       }),
     );

@@ -10,18 +10,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
-import { startLocalCloud, type LocalCloud } from "../../dev/local-cloud/local-cloud.ts";
-import type { Store } from "../../src/ports/store.ts";
+import { afterAll, describe, expect, it, onTestFailed } from "vitest";
 import type { Submission } from "../../src/ports/submission.ts";
-import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
+import { useLocalCloud } from "./support/local-cloud-suite.ts";
 
 const agentsModule = fileURLToPath(new URL("./fixtures/subagent-agents.ts", import.meta.url));
 const run = randomUUID().slice(0, 6);
 const firedDir = mkdtempSync(join(tmpdir(), "subagent-crash-fired-"));
-const logs: string[] = [];
-let cloud: LocalCloud;
-let store: Store;
 
 const parentOf = (name: string) => `sc-${name}-${run}`;
 const CASES: Array<{ name: string; phase: string; match: string }> = [
@@ -31,39 +26,31 @@ const CASES: Array<{ name: string; phase: string; match: string }> = [
   { name: "requeued", phase: "parent_requeued", match: parentOf("requeued") },
 ];
 
-beforeAll(async () => {
-  cloud = await startLocalCloud({
-    agentsModule,
-    workers: 3,
-    workerTimeoutMs: 30_000,
-    queueVisibilityTimeoutMs: 40_000,
-    streamMaxMs: 5_000,
-    httpTimeoutMs: 20_000,
-    sweeperRateMs: 1_000,
-    env: {
-      HARNESS_LEASE_MS: "2000",
-      HARNESS_STALE_QUEUED_MS: "1000",
-      HARNESS_FLUSH_BYTES: "1", // every delta durable at once: mid_stream is reached
-      HARNESS_FAULTS: JSON.stringify(CASES.map(({ phase, match }) => ({ phase, action: "crash", match }))),
-      HARNESS_FAULTS_DIR: firedDir,
-    },
-    log: (line, source) => logs.push(`[${source}] ${line}`),
-    onError: (err, source) => logs.push(`[event-source ${source}] ${String(err)}`),
-  });
-  store = createDynamoStore({ tableName: cloud.tableName, bucketName: cloud.bucketName });
-}, 180_000);
-
-afterAll(async () => {
-  await cloud?.stop();
-  rmSync(firedDir, { recursive: true, force: true });
+const suite = useLocalCloud({
+  agentsModule,
+  workers: 3,
+  workerTimeoutMs: 30_000,
+  queueVisibilityTimeoutMs: 40_000,
+  streamMaxMs: 5_000,
+  httpTimeoutMs: 20_000,
+  sweeperRateMs: 1_000,
+  env: {
+    HARNESS_LEASE_MS: "2000",
+    HARNESS_STALE_QUEUED_MS: "1000",
+    HARNESS_FLUSH_BYTES: "1", // every delta durable at once: mid_stream is reached
+    HARNESS_FAULTS: JSON.stringify(CASES.map(({ phase, match }) => ({ phase, action: "crash", match }))),
+    HARNESS_FAULTS_DIR: firedDir,
+  },
 });
+
+afterAll(() => rmSync(firedDir, { recursive: true, force: true }));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function settled(id: string, timeoutMs: number): Promise<Submission> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const sub = await store.getSubmission(id).catch(() => undefined);
+    const sub = await suite.store.getSubmission(id).catch(() => undefined);
     if (sub?.status === "settled") return sub;
     if (Date.now() > deadline) throw new Error(`${id} did not settle within ${timeoutMs} ms (${sub?.status ?? "not admitted"})`);
     await sleep(250);
@@ -73,16 +60,16 @@ async function settled(id: string, timeoutMs: number): Promise<Submission> {
 describe.concurrent("local cloud: subagents under kill -9", () => {
   it.for(CASES)("$name ($phase)", { timeout: 240_000 }, async ({ name, match }) => {
     onTestFailed(() => {
-      process.stderr.write(`--- ${name}: local cloud output (last 120 lines) ---\n${logs.slice(-120).join("\n")}\n`);
+      process.stderr.write(`--- ${name}: local cloud output (last 120 lines) ---\n${suite.logs.slice(-120).join("\n")}\n`);
     });
     const id = parentOf(name);
-    const res = await fetch(`${cloud.url}/agents/lead/${name}-${run}`, { method: "POST", body: JSON.stringify({ kind: "user", body: "spawn: alpha, beta", dispatchId: id }) });
+    const res = await fetch(`${suite.cloud.url}/agents/lead/${name}-${run}`, { method: "POST", body: JSON.stringify({ kind: "user", body: "spawn: alpha, beta", dispatchId: id }) });
     expect(res.status).toBe(202);
     await res.body?.cancel();
     const parent = await settled(id, 200_000);
     expect(parent.outcome).toMatchObject({ status: "succeeded" });
-    expect(logs.some((l) => l.includes(`fault: crash at`) && l.includes(match)), "the worker was killed at the phase").toBe(true);
-    const log = await store.readRecords(parent.conversationId);
+    expect(suite.logs.some((l) => l.includes(`fault: crash at`) && l.includes(match)), "the worker was killed at the phase").toBe(true);
+    const log = await suite.store.readRecords(parent.conversationId);
     expect(log.filter((r) => r.kind === "submission_settled")).toHaveLength(1);
     const outcomes = log.filter((r) => r.kind === "tool_outcome").map((r) => r.payload);
     expect(outcomes.map((o) => o.callId).sort()).toEqual(["call-alpha", "call-beta"]);

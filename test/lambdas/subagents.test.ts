@@ -7,53 +7,39 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
 import { childAddress } from "../../src/conversation/task-names.ts";
-import { startLocalCloud, type LocalCloud } from "../../dev/local-cloud/local-cloud.ts";
-import type { Store } from "../../src/ports/store.ts";
 import type { Submission } from "../../src/ports/submission.ts";
-import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
 import { THREE_CHILDREN_PARENT_LOG } from "../support/subagent-family.ts";
+import { useLocalCloud } from "./support/local-cloud-suite.ts";
 
 const agentsModule = fileURLToPath(new URL("./fixtures/subagent-agents.ts", import.meta.url));
-const logs: string[] = [];
-let cloud: LocalCloud;
-let store: Store;
 let sqs: SQSClient;
 
-beforeAll(async () => {
-  cloud = await startLocalCloud({
-    agentsModule,
-    workers: 2,
-    workerTimeoutMs: 20_000,
-    streamMaxMs: 3_000,
-    httpTimeoutMs: 30_000,
-    sweeperRateMs: false,
-    env: { HARNESS_LEASE_MS: "3000", HARNESS_STALE_QUEUED_MS: "500" },
-    log: (line, source) => logs.push(`[${source}] ${line}`),
-    onError: (err, source) => logs.push(`[event-source ${source}] ${String(err)}`),
-  });
-  store = createDynamoStore({ tableName: cloud.tableName, bucketName: cloud.bucketName });
-  sqs = new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS });
-}, 180_000);
-
-afterAll(async () => {
-  await cloud?.stop();
-  sqs?.destroy();
+const suite = useLocalCloud({
+  agentsModule,
+  workers: 2,
+  workerTimeoutMs: 20_000,
+  streamMaxMs: 3_000,
+  httpTimeoutMs: 30_000,
+  sweeperRateMs: false,
+  env: { HARNESS_LEASE_MS: "3000", HARNESS_STALE_QUEUED_MS: "500" },
 });
 
-function dumpLogsOnFailure() {
-  onTestFailed(() => {
-    process.stderr.write(`--- local cloud output (last 150 lines) ---\n${logs.slice(-150).join("\n")}\n`);
-  });
-}
+beforeAll(() => {
+  sqs = new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS });
+});
+
+afterAll(() => sqs?.destroy());
+
+const dumpLogsOnFailure = () => suite.dumpLogsOnFailure(150);
 
 const uid = () => randomUUID().slice(0, 8);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function post(path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${cloud.url}${path}`, {
+  const res = await fetch(`${suite.cloud.url}${path}`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -65,7 +51,7 @@ async function post(path: string, body?: unknown): Promise<{ status: number; jso
 const kinds = (records: ConversationRecord[]) =>
   records.map((r) => r.kind).filter((k) => k !== "assistant_text_delta" && k !== "assistant_message_started");
 const deliveriesOf = (submissionId: string) =>
-  cloud.deliveries.filter((d) => d.body.includes(`"submissionId":${JSON.stringify(submissionId)}`));
+  suite.cloud.deliveries.filter((d) => d.body.includes(`"submissionId":${JSON.stringify(submissionId)}`));
 
 describe("local cloud: durable subagents", () => {
   it("a parent with three parallel children settles once with all three outcomes", { timeout: 90_000 }, async () => {
@@ -76,9 +62,9 @@ describe("local cloud: durable subagents", () => {
     expect(answer.json).toMatchObject({ status: "succeeded" });
     const { submissionId, conversationId } = answer.json as { submissionId: string; conversationId: string };
 
-    const parent = await store.getSubmission(submissionId);
+    const parent = await suite.store.getSubmission(submissionId);
     expect(parent).toMatchObject({ status: "settled", attemptCount: 1 });
-    const log = await store.readRecords(conversationId);
+    const log = await suite.store.readRecords(conversationId);
     expect(kinds(log)).toEqual(THREE_CHILDREN_PARENT_LOG);
     const final = log.findLast((r) => r.kind === "assistant_message_completed")!;
     for (const item of ["alpha", "beta", "gamma"]) expect(JSON.stringify(final.payload)).toContain(`researcher on: ${item}`);
@@ -86,7 +72,7 @@ describe("local cloud: durable subagents", () => {
     const children: Submission[] = [];
     for (const item of ["alpha", "beta", "gamma"]) {
       const address = childAddress({ submissionId, instance }, `call-${item}`);
-      const child = await store.getSubmission(address.submissionId);
+      const child = await suite.store.getSubmission(address.submissionId);
       expect(child).toMatchObject({ status: "settled", depth: 1, parentSubmissionId: submissionId, parentCallId: `call-${item}` });
       children.push(child);
     }
@@ -107,11 +93,11 @@ describe("local cloud: durable subagents", () => {
     expect(admitted.status).toBe(202);
     const { submissionId, conversationId } = admitted.json as { submissionId: string; conversationId: string };
     const deadline = Date.now() + 30_000;
-    while ((await store.getSubmission(submissionId)).status !== "waiting") {
+    while ((await suite.store.getSubmission(submissionId)).status !== "waiting") {
       if (Date.now() > deadline) throw new Error("the parent never parked");
       await sleep(100);
     }
-    const parked = await store.getSubmission(submissionId);
+    const parked = await suite.store.getSubmission(submissionId);
     expect(parked.leaseExpiresAt, "no lease").toBeUndefined();
     expect(parked.pendingCalls?.length).toBe(2);
     const deliveredBefore = deliveriesOf(submissionId).length;
@@ -123,7 +109,7 @@ describe("local cloud: durable subagents", () => {
       const attrs = (
         await sqs.send(
           new GetQueueAttributesCommand({
-            QueueUrl: cloud.queueUrl,
+            QueueUrl: suite.cloud.queueUrl,
             AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"],
           }),
         )
@@ -132,21 +118,21 @@ describe("local cloud: durable subagents", () => {
       expect(messages, "only the two running children's doorbells (each held by its invocation)").toBe(2);
       expect(Number(attrs.ApproximateNumberOfMessages), "nothing waiting to be delivered").toBe(0);
       expect(deliveriesOf(submissionId).length, "no invocation for the waiting parent").toBe(deliveredBefore);
-      expect((await store.getSubmission(submissionId)).status).toBe("waiting");
+      expect((await suite.store.getSubmission(submissionId)).status).toBe("waiting");
     }
-    const log = await store.readRecords(conversationId);
-    const caughtUp = await fetch(`${cloud.url}/agents/lead/${instance}?lastEventId=${log.at(-1)!.id}`);
+    const log = await suite.store.readRecords(conversationId);
+    const caughtUp = await fetch(`${suite.cloud.url}/agents/lead/${instance}?lastEventId=${log.at(-1)!.id}`);
     expect(caughtUp.status, "a waiting, caught-up session: nothing to send, stop reconnecting").toBe(204);
 
     writeFileSync(`${gates}/one`, "");
     writeFileSync(`${gates}/two`, "");
     const settledAt = Date.now() + 30_000;
-    while ((await store.getSubmission(submissionId)).status !== "settled") {
+    while ((await suite.store.getSubmission(submissionId)).status !== "settled") {
       if (Date.now() > settledAt) throw new Error("the parent never settled");
       await sleep(100);
     }
     expect(deliveriesOf(submissionId).length, "rung once more, by the last child").toBe(deliveredBefore + 1);
-    expect((await store.getSubmission(submissionId)).outcome).toMatchObject({ status: "succeeded" });
+    expect((await suite.store.getSubmission(submissionId)).outcome).toMatchObject({ status: "succeeded" });
   });
 
   it("onParentTerminal leave_running reaches the http function: a parent cancelled there leaves its running child running", { timeout: 90_000 }, async () => {
@@ -159,7 +145,7 @@ describe("local cloud: durable subagents", () => {
     const { submissionId } = admitted.json as { submissionId: string };
     const child = childAddress({ submissionId, instance }, `call-gate:${gates}/one`).submissionId;
     const deadline = Date.now() + 30_000;
-    while ((await store.getSubmission(submissionId)).status !== "waiting" || (await store.getSubmission(child).catch(() => undefined))?.status !== "running") {
+    while ((await suite.store.getSubmission(submissionId)).status !== "waiting" || (await suite.store.getSubmission(child).catch(() => undefined))?.status !== "running") {
       if (Date.now() > deadline) throw new Error("the parent never parked with its child running");
       await sleep(100);
     }
@@ -169,17 +155,17 @@ describe("local cloud: durable subagents", () => {
     expect(cancelled.json).toMatchObject({ status: "cancelled" });
     // Past a few lease renewals of the child (a cancel reaches a running child through them).
     await sleep(2_500);
-    const running = await store.getSubmission(child);
+    const running = await suite.store.getSubmission(child);
     expect(running.status, "the child still runs").toBe("running");
     expect(running.cancelRequested ?? false, "no cancel was requested for it").toBe(false);
 
     writeFileSync(`${gates}/one`, "");
     const settledAt = Date.now() + 30_000;
-    while ((await store.getSubmission(child)).status !== "settled") {
+    while ((await suite.store.getSubmission(child)).status !== "settled") {
       if (Date.now() > settledAt) throw new Error("the child never settled");
       await sleep(100);
     }
-    expect((await store.getSubmission(child)).outcome, "it ran to its own end").toMatchObject({ status: "succeeded" });
-    expect((await store.getSubmission(submissionId)).outcome).toMatchObject({ status: "failed", errorCode: "cancelled" });
+    expect((await suite.store.getSubmission(child)).outcome, "it ran to its own end").toMatchObject({ status: "succeeded" });
+    expect((await suite.store.getSubmission(submissionId)).outcome).toMatchObject({ status: "failed", errorCode: "cancelled" });
   });
 });
