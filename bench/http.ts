@@ -283,10 +283,13 @@ async function settledWithoutFsync(onDisk: number[]): Promise<void> {
   }
 }
 
-/** Re-runs the completions load against a `--cpu-prof` server and prints where its CPU went. */
+/**
+ * Re-runs the completions load against a `--cpu-prof` server and prints where its CPU went (the
+ * server from source, so the profile names `src/<dir>`, not the one bundled file).
+ */
 async function profile(): Promise<void> {
   const dir = newProfileDir();
-  const server = await startQuickstart({ nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`] });
+  const server = await startQuickstart({ nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`], fromSource: true });
   const client = new BenchClient(server.url);
   try {
     await runConcurrently(1_000, CLIENTS, () => completion(client, "p"));

@@ -20,6 +20,11 @@ export interface QuickstartOptions {
   nodeFlags?: string[];
   /** Where the temporary DATA_DIR is made; default the OS temp directory. */
   dataRoot?: string;
+  /**
+   * Run `examples/basic/main.ts` (with the `start` flags) instead of the bundle `npm start` runs:
+   * a CPU profile then names the source files (`src/<dir>`) rather than one bundled file.
+   */
+  fromSource?: boolean;
 }
 
 export interface Quickstart {
@@ -48,7 +53,8 @@ export interface Quickstart {
 export async function startQuickstart(options: QuickstartOptions = {}): Promise<Quickstart> {
   const dataDir = mkdtempSync(join(options.dataRoot ?? tmpdir(), "harness-bench-"));
   const node = resolve(ROOT, "node_modules/.bin/node");
-  const child = spawn(node, [...(options.nodeFlags ?? []), ...startArgs()], {
+  const args = options.fromSource ? [...startArgs({ build: false }).slice(0, -1), "examples/basic/main.ts"] : startArgs();
+  const child = spawn(node, [...(options.nodeFlags ?? []), ...args], {
     cwd: ROOT,
     env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -141,12 +147,13 @@ export async function startQuickstart(options: QuickstartOptions = {}): Promise<
 }
 
 /**
- * Runs package.json's `prestart` (as npm would, with node_modules/.bin on the PATH), then returns
- * the arguments after `node` in its `start` script (its flags, then the script).
+ * Runs package.json's `prestart` (as npm would, with node_modules/.bin on the PATH) unless `build`
+ * is false, then returns the arguments after `node` in its `start` script (its flags, then the
+ * script, last).
  */
-function startArgs(): string[] {
+function startArgs({ build = true } = {}): string[] {
   const pkg = JSON.parse(readFileSync(resolve(ROOT, "package.json"), "utf8")) as { scripts: { start: string; prestart?: string } };
-  if (pkg.scripts.prestart) {
+  if (build && pkg.scripts.prestart) {
     const path = `${resolve(ROOT, "node_modules/.bin")}:${process.env.PATH ?? ""}`;
     execSync(pkg.scripts.prestart, { cwd: ROOT, env: { ...process.env, PATH: path }, stdio: "inherit" });
   }
