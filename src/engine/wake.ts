@@ -136,17 +136,26 @@ export async function deliverSettledChildren(ctx: AttemptContext, parent: Submis
 }
 
 /**
- * A parent's wait ran past its `waitUntil` (`maxWaitMs`, or its own budget): each pending call is answered `task wait expired` (the
- * last answer requeues it), then its unsettled children are cancelled (`cancelled_by_parent`).
- * A child's genuine outcome racing this one: the store keeps whichever lands first.
+ * A parent's wait ran past its `waitUntil` (`maxWaitMs`, or its own budget). Each pending call is
+ * answered: with its child's real outcome when the child has settled (its own wake was lost), or
+ * `task wait expired`; the last answer requeues the parent. A wait bounded by `maxWaitMs` then
+ * cancels the unsettled children (`cancelled_by_parent`, "parent wait expired"; harness-spec
+ * §1.13). A wait that only the parent's budget bounded leaves them to the parent's settlement
+ * (`timeout_exceeded` at its next claim), whose orphan cascade applies `onParentTerminal`, so
+ * `leave_running` children keep running. A child's outcome racing this one: the store keeps
+ * whichever lands first.
  */
 export async function expireWait(ctx: AttemptContext, parent: Submission): Promise<void> {
   const children = await pendingChildren(ctx, parent);
-  for (const { callId } of children) {
-    const expired: ToolOutcomePayload = { callId, toolName: TASK, content: [{ type: "text", text: TASK_WAIT_EXPIRED }], isError: true };
-    const woke = await deliver(ctx, parent, expired);
-    if (woke === "not_waiting") break; // resumed or settled meanwhile
+  for (const { callId, child } of children) {
+    const settled = child && (await settledOutcomeOf(ctx, child));
+    const woke =
+      child && settled
+        ? await wakeParent(ctx, child, settled)
+        : await deliver(ctx, parent, { callId, toolName: TASK, content: [{ type: "text", text: TASK_WAIT_EXPIRED }], isError: true });
+    if (woke === "not_waiting" || woke === "no_parent") break; // resumed or settled meanwhile
   }
+  if ((ctx.subagents?.limits.maxWaitMs ?? 0) <= 0) return; // only the budget bounded this wait
   for (const { child } of children) {
     if (child && child.status !== "settled" && child.status !== "terminalizing") await cancelChild(ctx, child, "parent wait expired");
   }

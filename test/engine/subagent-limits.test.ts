@@ -237,13 +237,17 @@ describe("subagent limits (embedded)", () => {
     await h.runtime.close({ abandon: true });
   });
 
-  it("a wait never outlasts the parent's budget: its calls are answered 'task wait expired' at its deadline, and it settles timeout_exceeded", async () => {
+  it.each([
+    ["cancel_children", { status: "failed", errorCode: "cancelled_by_parent", error: "cancelled: parent settled" }],
+    ["leave_running", undefined],
+  ] as const)("a wait never outlasts the parent's budget: its calls are answered 'task wait expired' at its deadline, it settles timeout_exceeded, and its children follow onParentTerminal (%s)", async (onParentTerminal, childOutcome) => {
     const budgetMs = 10 * 60_000;
     const lead = scriptedAgent([[task("call-slow", "forever")], () => [{ text: "never reached" }]], { submissionTimeoutMs: budgetMs });
     const slow = scriptedAgent([[{ text: "thinking hard " }, { hang: "honest" }]], LONG_RUN);
     const h = await startHarness({
       agents: { lead: lead.definition, researcher: slow.definition },
-      config: { subagents: { lead: ["researcher"] } }, // maxWaitMs unbounded: only the budget bounds the wait
+      // maxWaitMs unbounded: only the budget bounds the wait
+      config: { subagents: { lead: ["researcher"] }, subagentLimits: { onParentTerminal } },
     });
     const parent = await h.runtime.dispatch({ agent: "lead", instance: "budget", message: user("go") });
     const childId = childAddress({ submissionId: parent.submissionId, instance: "budget" }, "call-slow").submissionId;
@@ -260,7 +264,8 @@ describe("subagent limits (embedded)", () => {
     expect(outcomesOf(await allRecords(h.store, parent.conversationId))).toEqual([
       { callId: "call-slow", toolName: "task", content: [{ type: "text", text: "task wait expired" }], isError: true },
     ]);
-    expect(await h.runtime.wait(childId)).toMatchObject({ status: "failed", errorCode: "cancelled_by_parent", error: "cancelled: parent wait expired" });
-    await h.runtime.close();
+    if (childOutcome) expect(await h.runtime.wait(childId)).toMatchObject(childOutcome);
+    else expect((await h.store.getSubmission(childId)).status, "a leave_running child outlives its parent's budget").toBe("running");
+    await h.runtime.close({ abandon: true });
   });
 });
