@@ -41,8 +41,8 @@ export class TaskSuspension {
   }
 
   /**
-   * At the start of a drive, the unanswered `task` calls (a crash or a store error stopped the
-   * last attempt in their tool batch) are executed again, which is safe because a call's child is
+   * At the start of a drive, this submission's unanswered `task` calls (a crash or a store error
+   * stopped its last attempt in their tool batch) are executed again, which is safe because a call's child is
    * named after the call: a call whose child exists stays pending, with its `task_spawned` record
    * repaired when the log lacks it; a call without a child admits it now (the batch's fan-out
    * bound applies) and stays pending too. (A call is recorded in one batch with its completed,
@@ -57,8 +57,15 @@ export class TaskSuspension {
     const spawned: RecordBody[] = [];
     const refusals = new Map<string, string>();
     const names = this.#spawner.targets.map((t) => t.name);
+    // Only this submission's calls: an earlier submission's unanswered call (it was cancelled or
+    // failed while it waited) is answered interrupted like any dangling call, never run again
+    // under this submission's name.
+    const own = new Set<string>();
+    for (const r of start.path) {
+      if (r.kind === "assistant_tool_call" && r.submissionId === this.#correlation.submissionId) own.add(r.payload.callId);
+    }
     for (const call of start.dangling) {
-      if (call.toolName !== TASK_TOOL_NAME) continue;
+      if (call.toolName !== TASK_TOOL_NAME || !own.has(call.callId)) continue;
       const found = await this.#spawner.existing(call.callId);
       if (found !== undefined) {
         pending.push(call.callId);

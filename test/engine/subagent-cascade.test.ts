@@ -170,4 +170,34 @@ describe("orphan cascade (embedded)", () => {
     expect((await store.getSubmission(ids["c-running"]!)).cancelRequested).toBe(true);
     await sweeper.close();
   });
+
+  it("the session's next submission answers a cancelled parent's unanswered task call interrupted: it spawns no child for it and does not wait on it", async () => {
+    type Msg = { role: string; content: unknown };
+    const lastUser = (messages: unknown) => {
+      const m = [...(messages as Msg[])].reverse().find((x) => x.role === "user");
+      return typeof m?.content === "string" ? m.content : ((m?.content as { text?: string }[]) ?? []).map((c) => c.text ?? "").join("");
+    };
+    // The lead delegates "first" and answers "second" itself; the researcher never finishes.
+    const lead = scriptedAgent(
+      Array.from({ length: 4 }, () => (messages: unknown) =>
+        lastUser(messages) === "second" ? [{ text: "answered myself" }] : [{ toolCall: { id: "call-a", name: "task", arguments: { agent: "researcher", prompt: "alpha" } } }],
+      ),
+    );
+    const researcher = scriptedAgent([[{ text: "thinking " }, { hang: "honest" }]], { turnTimeoutMs: 86_400_000, submissionTimeoutMs: 86_400_000 });
+    const h = await startHarness({ agents: { lead: lead.definition, researcher: researcher.definition }, config: { subagents: { lead: ["researcher"] } } });
+    const first = await h.runtime.dispatch({ agent: "lead", instance: "next", message: user("first") });
+    for (let i = 0; i < 50 && (await h.store.getSubmission(first.submissionId)).status !== "waiting"; i++) await settleTicks();
+    await h.runtime.cancel(first.submissionId);
+    expect(await h.runtime.wait(first.submissionId)).toMatchObject({ status: "failed", errorCode: "cancelled" });
+
+    const second = await h.runtime.dispatch({ agent: "lead", instance: "next", message: user("second") });
+    expect(await h.runtime.wait(second.submissionId)).toMatchObject({ status: "succeeded" });
+    const respawned = childAddress({ submissionId: second.submissionId, instance: "next" }, "call-a").submissionId;
+    await expect(h.store.getSubmission(respawned), "no child for the earlier submission's call").rejects.toThrow(/not found/);
+    const log = await allRecords(h.store, first.conversationId);
+    const mine = log.filter((r) => r.submissionId === second.submissionId).map((r) => r.kind);
+    expect(mine, "the call is answered (interrupted) before the new input; nothing is spawned").not.toContain("task_spawned");
+    expect(log.filter((r) => r.kind === "tool_outcome" && r.payload.callId === "call-a")).toHaveLength(1);
+    await h.runtime.close({ abandon: true });
+  });
 });
