@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { ScheduledEvent, SQSEvent } from "aws-lambda";
 import { checkAgentNames, discoverAgentsModule, type DiscoveredAgentsModule } from "../../src/cdk/agent-names.ts";
+import { resolveLimits, type SubagentLimits } from "../../src/engine/subagents.ts";
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../src/lambdas/env.ts";
 import { SCHEDULED_TIME_ATTRIBUTE } from "../../src/runtime/scheduled-dispatch.ts";
 import { createDynamoClient, createHarnessBucket, createHarnessTable, createS3Client } from "../../src/stores/dynamodb/index.ts";
@@ -46,6 +47,11 @@ export interface LocalCloudOptions {
    * discovered by importing `agentsModule` in a child process, as the construct does.
    */
   agentNames?: readonly string[];
+  /**
+   * The module's `subagentLimits` for the names-only functions (`HARNESS_SUBAGENT_LIMITS`), as the
+   * construct's prop of that name: discovered with the names, or given here beside `agentNames`.
+   */
+  subagentLimits?: SubagentLimits;
   /** Handler modules by role; default `src/lambdas/<role>.ts` of this repository. */
   handlers?: Partial<Record<HarnessFunctionRole, string>>;
   /** Prefix of the table, bucket and queue names; default `harness-local-<random>`. */
@@ -145,6 +151,7 @@ export interface LocalCloud {
 /** Creates the resources on the emulators named by `AWS_ENDPOINT_URL_*` and starts everything. */
 export async function startLocalCloud(options: LocalCloudOptions): Promise<LocalCloud> {
   const known: DiscoveredAgentsModule = options.agentNames ? { names: checkAgentNames(options.agentNames) } : discoverAgentsModule(options.agentsModule);
+  if (options.subagentLimits !== undefined) known.subagentLimits = resolveLimits(options.subagentLimits);
   const agentNames = known.names;
   // As the construct does: the functions that know the agents by name only get the limits too.
   const namesOnlyEnv: Record<string, string> = {
