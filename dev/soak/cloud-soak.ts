@@ -170,7 +170,7 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
     const familyEvidence = await readFamilies(cloud.url, sessions);
     const unsettled = (await Promise.all(UNSETTLED.map((status) => store.listByStatus(status)))).flat();
     const attempts = await attemptsOf(store, sessions);
-    const violations = [...checkInvariants({ sessions, unsettled }), ...checkSubagents(sessions, familyEvidence)];
+    const violations = [...checkInvariants({ sessions, unsettled }), ...checkSubagents(sessions, familyEvidence, families.map((f) => f.submissionId))];
     if (leftInQueues > 0) violations.push(`${leftInQueues} message(s) left in the queues after the run`);
     if (violations.length > 0) log(`local cloud output (tail):\n${output.slice(-150).join("\n")}`);
     return {

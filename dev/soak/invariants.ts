@@ -43,7 +43,7 @@ export interface Evidence {
  * 7. no submission left unsettled (no lease held, nothing queued or waiting);
  * 8. a submission whose cancel was answered 200 settled `failed` with code `cancelled`.
  *
- * The subagent invariants (9–13) are `checkSubagents` (`subagent-invariants.ts`).
+ * The subagent invariants (9–15) are `checkSubagents` (`subagent-invariants.ts`).
  */
 export function checkInvariants(evidence: Evidence): string[] {
   const violations: string[] = [];

@@ -12,7 +12,8 @@ import type { ConversationRecord, TaskSpawnedPayload } from "../../src/conversat
 import type { SubmissionStatus } from "../../src/ports/submission.ts";
 import type { SessionEvidence } from "./invariants.ts";
 import { seededRandom } from "../../src/storetest/random-log.ts";
-import { researchMessage } from "./soak-agents.ts";
+import { childAddress } from "../../src/conversation/task-names.ts";
+import { RESEARCHER, researchMessage } from "./soak-agents.ts";
 import type { ChildEvidence, FamilyEvidence } from "./subagent-invariants.ts";
 
 /**
@@ -233,13 +234,17 @@ export async function readFamilies(url: string, sessions: readonly SessionEviden
   for (const session of sessions) {
     const [agent, instance] = session.key.split("/") as [string, string];
     const spawnedBy = new Map<string, Map<string, TaskSpawnedPayload>>();
+    const callsBy = new Map<string, Set<string>>();
     for (const r of session.log) {
-      if (r.kind !== "task_spawned" || r.submissionId === undefined) continue;
+      if (r.submissionId === undefined) continue;
+      if (r.kind === "assistant_tool_call" && r.payload.toolName === "task") callsBy.set(r.submissionId, (callsBy.get(r.submissionId) ?? new Set()).add(r.payload.callId));
+      if (r.kind !== "task_spawned") continue;
       const children = spawnedBy.get(r.submissionId) ?? new Map<string, TaskSpawnedPayload>();
       if (!children.has(r.payload.childSubmissionId)) children.set(r.payload.childSubmissionId, r.payload);
       spawnedBy.set(r.submissionId, children);
     }
-    for (const [submissionId, spawned] of spawnedBy) {
+    for (const submissionId of new Set([...callsBy.keys(), ...spawnedBy.keys()])) {
+      const spawned = spawnedBy.get(submissionId) ?? new Map<string, TaskSpawnedPayload>();
       const children: ChildEvidence[] = [];
       for (const payload of spawned.values()) {
         const child = childSessionOf(payload);
@@ -248,7 +253,19 @@ export async function readFamilies(url: string, sessions: readonly SessionEviden
         const status = await statusOf(client, child.agent, child.instance, payload.childSubmissionId);
         children.push({ spawned: payload, key: `${child.agent}/${child.instance}/${child.session}`, log, status });
       }
-      families.push({ key: session.key, submissionId, status: await statusOf(client, agent, instance, submissionId), children });
+      // Every child the harness lists for this parent's calls must be one its log names.
+      const untracked: string[] = [];
+      for (const callId of callsBy.get(submissionId) ?? []) {
+        const at = childAddress({ submissionId, instance }, callId);
+        const page = await client.listSubmissions(RESEARCHER, at.instance, { session: at.session, limit: 100 }).catch((err: unknown) => {
+          if (err instanceof HarnessHttpError && err.status === 404) return { submissions: [] };
+          throw err;
+        });
+        for (const listed of page.submissions) {
+          if (listed.parentSubmissionId === submissionId && !spawned.has(listed.id)) untracked.push(listed.id);
+        }
+      }
+      families.push({ key: session.key, submissionId, status: await statusOf(client, agent, instance, submissionId), children, untracked });
     }
   }
   return families;

@@ -126,7 +126,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const unsettled = (await Promise.all(UNSETTLED.map((status) => store.listByStatus(status)))).flat();
   const attempts = await attemptsOf(store, sessions);
   await store.close?.();
-  const violations = [...checkInvariants({ sessions, unsettled }), ...checkSubagents(sessions, familyEvidence)];
+  const violations = [...checkInvariants({ sessions, unsettled }), ...checkSubagents(sessions, familyEvidence, families.map((f) => f.submissionId))];
   if (violations.length > 0) log(`server output (tail):\n${server.output.slice(-4000)}`);
   rmSync(dataDir, { recursive: true, force: true });
 

@@ -5,6 +5,7 @@
  * from `GET …/submissions/:id`.
  */
 import type { ConversationRecord, SettledPayload, TaskSpawnedPayload } from "../../src/conversation/records.ts";
+import { TASK_WAIT_EXPIRED } from "../../src/engine/wake.ts";
 import type { SubmissionStatus } from "../../src/ports/submission.ts";
 import { checkSession, type SessionEvidence } from "./invariants.ts";
 
@@ -20,7 +21,7 @@ export interface ChildEvidence {
   status: SubmissionStatus | "missing";
 }
 
-/** One parent (a submission whose log has `task_spawned` records) and its children. */
+/** One parent (a submission whose log has `task` calls or `task_spawned` records) and its children. */
 export interface FamilyEvidence {
   /** The parent's session key. */
   key: string;
@@ -28,6 +29,11 @@ export interface FamilyEvidence {
   /** The parent's row status at the end. */
   status: SubmissionStatus | "missing";
   children: readonly ChildEvidence[];
+  /**
+   * Children the harness lists (`GET …/submissions` of the child instance of each of the parent's
+   * `task` calls) with this parent as their `parentSubmissionId` but no `task_spawned` in its log.
+   */
+  untracked?: readonly string[];
 }
 
 /** Figures for the report. */
@@ -56,9 +62,13 @@ type Settled = Extract<ConversationRecord, { kind: "submission_settled" }>;
  *     no outcome; the children of a cancelled parent end `cancelled_by_parent` or settled by
  *     themselves, never `cancelled` (nobody cancels a child directly here);
  * 13. an outcome delivered to the parent agrees with the child's settlement (an error iff the
- *     child failed).
+ *     child failed);
+ * 14. a parent spawns only for the `task` calls its own model made (its `assistant_tool_call`
+ *     records), every child the harness lists for those calls is in its log, and each `task`
+ *     call of a parent that succeeded has a child or an outcome (a refusal);
+ * 15. a research request (`research`: the ids the driver sent) that settled succeeded spawned.
  */
-export function checkSubagents(sessions: readonly SessionEvidence[], families: readonly FamilyEvidence[]): string[] {
+export function checkSubagents(sessions: readonly SessionEvidence[], families: readonly FamilyEvidence[], research: readonly string[] = []): string[] {
   const violations: string[] = [];
   const logs = new Map(sessions.map((s) => [s.key, s.log] as const));
   // 10. Each child session as a session of its own. Calls of one parent instance with the same
@@ -82,6 +92,19 @@ export function checkSubagents(sessions: readonly SessionEvidence[], families: r
 
     // 11.
     if (family.status !== "settled") fail(`left ${family.status}`);
+
+    // 14.
+    const calls = new Set(mine.filter((r) => r.kind === "assistant_tool_call" && r.payload.toolName === "task").map((r) => (r.payload as { callId: string }).callId));
+    for (const r of mine) {
+      if (r.kind === "task_spawned" && !calls.has(r.payload.callId)) fail(`spawned ${r.payload.childSubmissionId} for call ${r.payload.callId}, which its model never made`);
+    }
+    for (const id of family.untracked ?? []) fail(`child ${id} is listed with this parent but no task_spawned names it`);
+    if (settled?.status === "succeeded") {
+      for (const callId of calls) {
+        const answered = mine.some((r) => (r.kind === "task_spawned" || r.kind === "tool_outcome") && r.payload.callId === callId);
+        if (!answered) fail(`task call ${callId} has neither a child nor an outcome`);
+      }
+    }
 
     // 9.
     const spawnedBy = new Map<string, Set<string>>();
@@ -112,7 +135,9 @@ export function checkSubagents(sessions: readonly SessionEvidence[], families: r
       // 12.
       const delivered = outcomesOf(before, child.spawned.callId);
       if (outcome.errorCode === "cancelled") childFail("settled cancelled, yet nobody cancelled it directly");
-      if (outcome.errorCode === "cancelled_by_parent") {
+      // A wait that expired answers the call "task wait expired" and then cancels the child.
+      const expired = delivered.some((d) => d.payload.content?.some((c) => c.type === "text" && c.text === TASK_WAIT_EXPIRED));
+      if (outcome.errorCode === "cancelled_by_parent" && !expired) {
         if (settled?.status !== "failed") childFail(`cancelled_by_parent, yet its parent settled ${settled?.status ?? "(never)"}`);
         if (delivered.length > 0) childFail("cancelled_by_parent, yet its outcome reached the parent");
       }
@@ -124,18 +149,27 @@ export function checkSubagents(sessions: readonly SessionEvidence[], families: r
       }
     }
   }
+  // 15.
+  const spawning = new Set(families.filter((f) => f.children.length > 0).map((f) => f.submissionId));
+  for (const session of sessions) {
+    for (const r of session.log) {
+      if (r.kind !== "submission_settled" || r.payload.status !== "succeeded" || !research.includes(r.submissionId ?? "")) continue;
+      if (!spawning.has(r.submissionId!)) violations.push(`${session.key}: research request ${r.submissionId} settled succeeded without spawning a child`);
+    }
+  }
   return violations;
 }
 
 /** Families, children and how they settled. */
 export function subagentFigures(families: readonly FamilyEvidence[], sessions: readonly SessionEvidence[]): SubagentFigures {
-  const figures: SubagentFigures = { families: families.length, children: 0, parents: {}, childOutcomes: {} };
+  const parents = families.filter((f) => f.children.length > 0);
+  const figures: SubagentFigures = { families: parents.length, children: 0, parents: {}, childOutcomes: {} };
   const logs = new Map(sessions.map((s) => [s.key, s.log] as const));
   const count = (into: Record<string, number>, outcome: SettledPayload | undefined) => {
     const k = outcome === undefined ? "unsettled" : outcome.status === "succeeded" ? "succeeded" : (outcome.errorCode ?? "failed");
     into[k] = (into[k] ?? 0) + 1;
   };
-  for (const family of families) {
+  for (const family of parents) {
     count(figures.parents, settlementOf(logs.get(family.key) ?? [], family.submissionId));
     for (const child of family.children) {
       figures.children++;

@@ -107,4 +107,21 @@ describe("soak subagent invariants", () => {
     expect(violations).toContain("child p1:call_0-h: cancelled_by_parent, yet its outcome reached the parent");
     expect(violations).toContain("child p1:call_1-h: settled failed/run_failed, yet the parent got a success for call call_1");
   });
+
+  it("catch a spawn for a call the parent's model never made, a child the harness lists but the log does not name, and a research request that never spawned", () => {
+    const foreign = healthy();
+    foreign.sessions[0]!.log = foreign.sessions[0]!.log.filter((x) => !(x.kind === "assistant_tool_call" && x.payload.callId === "call_1"));
+    expect(checkSubagents(foreign.sessions, foreign.families).join("\n")).toContain("spawned p1:call_1-h for call call_1, which its model never made");
+
+    const untracked = healthy();
+    untracked.families[0]!.untracked = ["p1:call_9-h"];
+    expect(checkSubagents(untracked.sessions, untracked.families).join("\n")).toContain("child p1:call_9-h is listed with this parent but no task_spawned names it");
+
+    const unspawned = healthy();
+    unspawned.sessions[0]!.log = unspawned.sessions[0]!.log.filter((x) => x.kind !== "task_spawned" && x.kind !== "tool_outcome");
+    unspawned.families[0]!.children = [];
+    const violations = checkSubagents(unspawned.sessions, unspawned.families, ["p1"]).join("\n");
+    expect(violations).toContain("task call call_0 has neither a child nor an outcome");
+    expect(violations).toContain("research request p1 settled succeeded without spawning a child");
+  });
 });
