@@ -50,6 +50,8 @@ export class TurnRecorder {
   #ready: DeltaBatch[] = [];
   /** This recorder's writes started and not yet ended. */
   #inFlight = 0;
+  /** The last write's end (its failure handed on): the next write starts after it. */
+  #writes: Promise<void> = Promise.resolve();
   /** The `mid_stream` fault point was passed (once per attempt). */
   #midStreamPassed = false;
   /** The last assistant message that ended (the operation is classified by it); the drive resets it. */
@@ -128,13 +130,22 @@ export class TurnRecorder {
     for (const r of records) batch.push(r);
     if (batch.length === 0) return undefined;
     this.#inFlight++;
-    return this.append(batch).then(
-      () => this.#ended(),
-      (err: unknown) => {
-        this.#host.onStoreError(err);
-        this.#ended();
-      },
-    );
+    // One write at a time, each started only once the one before it has ended and its failure
+    // (if any) has become a halt: a write queued behind a failed one is then not made at all.
+    const done = this.#writes
+      .then(() => {
+        const stopped = this.#host.halted();
+        return stopped !== undefined && stopped.kind !== "failed" ? undefined : this.append(batch);
+      })
+      .then(
+        () => this.#ended(),
+        (err: unknown) => {
+          this.#host.onStoreError(err);
+          this.#ended();
+        },
+      );
+    this.#writes = done;
+    return done;
   }
 
   /** A write ended: deltas that waited for it are written now, unless another write is in flight. */

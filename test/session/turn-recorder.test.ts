@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { AgentEvent } from "@earendil-works/pi-agent-core";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { ConversationRecord } from "../../src/conversation/records.ts";
-import { ClaimLost } from "../../src/errors.ts";
+import { ClaimLost, StoreFailure } from "../../src/errors.ts";
 import type { LogWriter } from "../../src/ports/log-writer.ts";
 import type { HarnessEvent } from "../../src/ports/observer.ts";
 import { emptyAssistantMessage, keylessModel } from "../../src/session/block-stream.ts";
@@ -114,6 +114,38 @@ describe("TurnRecorder: pi agent events into the log through the attempt's write
     const halted = await setup({ halt: { kind: "interrupted" } });
     expect(halted.recorder.onEvent({ type: "message_start", message: assistant() } as AgentEvent)).toBeUndefined();
     expect(halted.records).toEqual([]);
+  });
+
+  it("a write queued behind one that fails is not made: the failure's halt stops it (review finding)", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let calls = 0;
+    let halt: DriveOutcome | undefined;
+    const { h, recorder } = await setup({
+      flushPolicy: { bytes: 0, intervalMs: 0 },
+      log: (log) =>
+        ({
+          ...log,
+          correlation: log.correlation,
+          draft: log.draft.bind(log),
+          // The first append (the delta) fails transiently once the gate opens; the rest are real.
+          append: async (drafts: Parameters<LogWriter["append"]>[0]) => {
+            if (calls++ > 0) return log.append(drafts);
+            await gate;
+            throw new StoreFailure(new Error("throttled"));
+          },
+        }) as LogWriter,
+      halted: () => halt,
+      onStoreError: () => (halt = { kind: "transient", error: "throttled" }),
+    });
+    await recorder.onEvent({ type: "turn_start" } as AgentEvent);
+    void recorder.onEvent(delta("a")); // in flight, not awaited
+    const ended = recorder.onEvent({ type: "message_end", message: assistant({ content: [{ type: "text", text: "a" }] }) } as AgentEvent);
+    release();
+    await ended;
+    expect(halt?.kind).toBe("transient");
+    expect(calls, "the message's end was never appended").toBe(1);
+    expect((await h.records()).map(summary).filter((r) => r.startsWith("assistant_"))).toEqual([]);
   });
 
   describe("deltas without a write barrier (ADR 0022)", () => {
