@@ -82,12 +82,15 @@ export class GroupCommit {
       for (const m of group) m.reject(this.#mapError(err));
       return;
     }
-    const outcomes = group.length === 1 ? this.#runAlone(group[0]!) : this.#runEach(group);
-    if (outcomes === undefined) return;
+    let outcomes: Outcome[] | undefined;
     try {
+      outcomes = group.length === 1 ? this.#runAlone(group[0]!) : this.#runEach(group);
+      if (outcomes === undefined) return;
       this.#sql.commit.run();
     } catch (err) {
-      if (this.#db.isTransaction) this.#sql.rollback.run();
+      // A savepoint, release, rollback or the COMMIT itself failed: nothing of the group is
+      // committed, and every caller hears it (a second rejection of an answered one is a no-op).
+      this.#abandon();
       for (const m of group) m.reject(this.#mapError(err));
       return;
     }
@@ -97,6 +100,15 @@ export class GroupCommit {
       const o = outcomes[i]!;
       if (o.ok) group[i]!.resolve(o.value);
       else group[i]!.reject(o.error);
+    }
+  }
+
+  /** Rolls back what is left of the transaction after a failure of the group's own statements. */
+  #abandon(): void {
+    try {
+      if (this.#db.isTransaction) this.#sql.rollback.run();
+    } catch {
+      // The connection already ended it.
     }
   }
 
