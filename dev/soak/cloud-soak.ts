@@ -85,8 +85,11 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
     agentsModule: AGENTS,
     agentNames: [ASSISTANT, RESEARCHER],
     workers: options.workers,
-    workerTimeoutMs: 60_000,
-    queueVisibilityTimeoutMs: 70_000,
+    // A killed worker's message stays invisible for the visibility timeout, and its session's FIFO
+    // group waits behind it: short timeouts (the soak's replies take a few seconds) keep a kill
+    // from stalling its session for a minute.
+    workerTimeoutMs: 20_000,
+    queueVisibilityTimeoutMs: 25_000,
     streamMaxMs: 10_000,
     httpTimeoutMs: 30_000,
     sweeperRateMs: 2_000,
