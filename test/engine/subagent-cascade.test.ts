@@ -14,6 +14,7 @@ import { ManualClock } from "../../src/ports/clock.ts";
 import { createMemoryStore } from "../../src/stores/memory/index.ts";
 import { namesOnlyAgents } from "../../src/engine/names-only-agents.ts";
 import { allRecords, scriptedAgent, settleTicks, startHarness } from "../support/harness.ts";
+import { lastUserText as lastUser } from "../support/model-messages.ts";
 
 const user = (body: string) => ({ kind: "user" as const, body });
 const BY_PARENT = { status: "failed", error: "cancelled: parent settled", errorCode: "cancelled_by_parent" };
@@ -172,11 +173,6 @@ describe("orphan cascade (embedded)", () => {
   });
 
   it("the session's next submission answers a cancelled parent's unanswered task call interrupted: it spawns no child for it and does not wait on it", async () => {
-    type Msg = { role: string; content: unknown };
-    const lastUser = (messages: unknown) => {
-      const m = [...(messages as Msg[])].reverse().find((x) => x.role === "user");
-      return typeof m?.content === "string" ? m.content : ((m?.content as { text?: string }[]) ?? []).map((c) => c.text ?? "").join("");
-    };
     // The lead delegates "first" and answers "second" itself; the researcher never finishes.
     const lead = scriptedAgent(
       Array.from({ length: 4 }, () => (messages: unknown) =>

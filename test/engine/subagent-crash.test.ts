@@ -19,16 +19,13 @@ import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
 import type { ScriptStep } from "../../src/session/scripted-model.ts";
 import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
 import { hangForever, scriptedAgent, settleTicks } from "../support/harness.ts";
+import { lastUserText as lastUser, textOf, toolResults } from "../support/model-messages.ts";
 
 const LEASE_MS = 30_000;
 const dir = mkdtempSync(join(tmpdir(), "subagent-crash-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-type Msg = { role: string; content: unknown; toolCallId?: string };
-const textOf = (m: Msg | undefined) =>
-  typeof m?.content === "string" ? m.content : ((m?.content as { text?: string }[]) ?? []).map((c) => c.text ?? "").join("");
-const results = (messages: unknown) => (messages as Msg[]).filter((m) => m.role === "toolResult").map((m) => textOf(m));
-const lastUser = (messages: unknown) => textOf([...(messages as Msg[])].reverse().find((m) => m.role === "user"));
+const results = (messages: unknown) => toolResults(messages).map(textOf);
 
 /** Stateless scripts (a restarted process replays them from the transcript). */
 const leadStep: ScriptStep = (messages) =>

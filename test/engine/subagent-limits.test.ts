@@ -14,13 +14,10 @@ import { ManualClock } from "../../src/ports/clock.ts";
 import type { WaitCheckPostponement } from "../../src/ports/submission.ts";
 import { createMemoryStore } from "../../src/stores/memory/index.ts";
 import { allRecords, hangForever, scriptedAgent, settleTicks, startHarness } from "../support/harness.ts";
+import { lastUserText as lastUser, textOf, toolResults } from "../support/model-messages.ts";
 
 const user = (body: string) => ({ kind: "user" as const, body });
-type Msg = { role: string; content: unknown; toolCallId?: string };
-const textOf = (m: Msg | undefined) =>
-  typeof m?.content === "string" ? m.content : ((m?.content as { text?: string }[]) ?? []).map((c) => c.text ?? "").join("");
-const results = (messages: unknown) => (messages as Msg[]).filter((m) => m.role === "toolResult").map((m) => ({ id: m.toolCallId, text: textOf(m) }));
-const lastUser = (messages: unknown) => textOf([...(messages as Msg[])].reverse().find((m) => m.role === "user"));
+const results = (messages: unknown) => toolResults(messages).map((m) => ({ id: m.toolCallId, text: textOf(m) }));
 const task = (id: string, prompt: string, agent = "researcher") => ({ toolCall: { id, name: "task", arguments: { agent, prompt } } });
 const answering = (n = 20): ScriptStep[] => Array.from({ length: n }, () => (messages) => [{ text: `researcher on: ${lastUser(messages)}` }]);
 /** A child whose one turn outlasts the test's clock (no turn timeout or budget ends it first). */

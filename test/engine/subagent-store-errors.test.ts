@@ -13,12 +13,9 @@ import type { Store } from "../../src/ports/store.ts";
 import type { ScriptStep } from "../../src/session/scripted-model.ts";
 import { createMemoryStore } from "../../src/stores/memory/index.ts";
 import { allRecords, scriptedAgent, startHarness } from "../support/harness.ts";
+import { lastUserText as lastUser, textOf, toolResults } from "../support/model-messages.ts";
 
-type Msg = { role: string; content: unknown };
-const textOf = (m: Msg | undefined) =>
-  typeof m?.content === "string" ? m.content : ((m?.content as { text?: string }[]) ?? []).map((c) => c.text ?? "").join("");
-const results = (messages: unknown) => (messages as Msg[]).filter((m) => m.role === "toolResult").map((m) => textOf(m));
-const lastUser = (messages: unknown) => textOf([...(messages as Msg[])].reverse().find((m) => m.role === "user"));
+const results = (messages: unknown) => toolResults(messages).map(textOf);
 
 /** Stateless: two parallel calls, then a summary of what came back. */
 const leadStep: ScriptStep = (messages) =>
