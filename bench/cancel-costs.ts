@@ -8,7 +8,7 @@
 import type { StreamFn } from "@earendil-works/pi-agent-core";
 import type { Doorbell } from "../src/ports/queue.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
-import { keylessModel, streamBlocks } from "../src/session/block-stream.ts";
+import { keylessModel, streamBlocks } from "../src/agent/block-stream.ts";
 import { meteredDynamo } from "./dynamo-units.ts";
 import { figure, note } from "./report.ts";
 

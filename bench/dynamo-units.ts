@@ -22,7 +22,7 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { Clock } from "../src/ports/clock.ts";
-import type { Store } from "../src/ports/store.ts";
+import type { Store } from "../src/store/store.ts";
 import {
   type CapacityCounter,
   countConsumedCapacity,
@@ -31,8 +31,8 @@ import {
   createHarnessBucket,
   createHarnessTable,
   createS3Client,
-} from "../src/stores/dynamodb/index.ts";
-import { itemBytes } from "../src/stores/dynamodb/item.ts";
+} from "../src/dynamodb/index.ts";
+import { itemBytes } from "../src/dynamodb/item.ts";
 
 const KB = 1024;
 const READS = new Set(["GetItemCommand", "QueryCommand", "ScanCommand", "BatchGetItemCommand", "TransactGetItemsCommand"]);
@@ -274,7 +274,7 @@ export class UnitMeter {
   }
 }
 
-/** What an item is, from its sort key (src/stores/dynamodb/keys.ts). */
+/** What an item is, from its sort key (src/dynamodb/keys.ts). */
 function itemKind(key: Item): string {
   const sk = key.sk?.S ?? "";
   if (sk.startsWith("L#")) return "log batch";

@@ -43,7 +43,7 @@ export function printIdleCost(inputs: IdleInputs): number {
   const drainGbSeconds = sweeps * (drainBilledMs / 1000) * sweeperMemoryGb;
   const sweepReads = sweeps * inputs.sweepReadUnits;
   // An idle sweep logs only Lambda's START/END/REPORT platform lines (~0.35 KB): its own line is
-  // at debug level and it publishes no metrics when it finds nothing (src/lambdas/sweeper.ts).
+  // at debug level and it publishes no metrics when it finds nothing (src/lambda/sweeper.ts).
   const logGb = (2 * sweeps * 0.35 * 1024) / 1024 ** 3;
   const lines: Line[] = [
     {

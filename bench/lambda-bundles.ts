@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Metafile } from "esbuild";
 import { discoverAgentNames } from "../src/cdk/agent-names.ts";
-import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../src/lambdas/env.ts";
+import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../src/lambda/env.ts";
 import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, staticClosure } from "../src/cdk/lambda-bundling.ts";
 import { median } from "./stats.ts";
 
@@ -47,7 +47,7 @@ export async function bundleLambdas(agentsEntry = resolve(ROOT, "examples/basic/
   for (const role of HARNESS_FUNCTION_ROLES) {
     const outdir = join(outRoot, role);
     const result = await build(
-      lambdaBuildOptions({ entry: resolve(ROOT, `src/lambdas/${role}.ts`), agentsEntry, outdir, sourceMap: true }),
+      lambdaBuildOptions({ entry: resolve(ROOT, `src/lambda/${role}.ts`), agentsEntry, outdir, sourceMap: true }),
     );
     const outputs = result.metafile.outputs;
     const abs = (path: string) => resolve(process.cwd(), path);

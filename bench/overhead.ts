@@ -7,8 +7,8 @@
  */
 import { Agent, type AgentTool } from "@earendil-works/pi-agent-core";
 import { createRuntime } from "../src/runtime/runtime.ts";
-import { scriptedModel, type ScriptStep } from "../src/session/scripted-model.ts";
-import { createMemoryStore } from "../src/stores/memory/index.ts";
+import { scriptedModel, type ScriptStep } from "../src/agent/scripted-model.ts";
+import { createMemoryStore } from "../src/memory/index.ts";
 import { median } from "./stats.ts";
 
 const TURNS = 20;

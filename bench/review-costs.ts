@@ -8,10 +8,10 @@
 import type { StreamFn } from "@earendil-works/pi-agent-core";
 import { ManualClock } from "../src/ports/clock.ts";
 import type { Doorbell } from "../src/ports/queue.ts";
-import type { Store } from "../src/ports/store.ts";
+import type { Store } from "../src/store/store.ts";
 import { createRuntime, type Runtime } from "../src/runtime/runtime.ts";
-import { keylessModel, streamBlocks } from "../src/session/block-stream.ts";
-import { STREAM_PAGE } from "../src/transport/record-stream.ts";
+import { keylessModel, streamBlocks } from "../src/agent/block-stream.ts";
+import { STREAM_PAGE } from "../src/http/record-stream.ts";
 import { proseLike } from "../test/support/store-variants.ts";
 import { meteredDynamo } from "./dynamo-units.ts";
 import { atMost, figure, note } from "./report.ts";

@@ -4,8 +4,8 @@
  * (`BENCH_MODEL_LATENCY_MS`, default 1000 here and in the benchmark), as a provider does, with a short reply. A worker
  * mostly waits on its model; this is what lets a second worker add throughput.
  */
-import type { AgentDefinition } from "../src/engine/agent-definition.ts";
-import { keylessModel, streamBlocks } from "../src/session/block-stream.ts";
+import type { AgentDefinition } from "../src/agent/agent-definition.ts";
+import { keylessModel, streamBlocks } from "../src/agent/block-stream.ts";
 
 const model = keylessModel("bench-latency", "bench");
 

@@ -10,8 +10,8 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLocalCloud } from "../dev/local-cloud/local-cloud.ts";
-import type { ConversationRecord } from "../src/conversation/records.ts";
-import { createDynamoStore } from "../src/stores/dynamodb/index.ts";
+import type { ConversationRecord } from "../src/protocol/records.ts";
+import { createDynamoStore } from "../src/dynamodb/index.ts";
 import { startEmulators } from "../test/support/emulators.ts";
 import { BenchClient, runConcurrently } from "./http-client.ts";
 import { atLeast, figure, note } from "./report.ts";

@@ -15,9 +15,9 @@ import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-s
 import type { ScheduledEvent, SQSEvent } from "aws-lambda";
 import { checkAgentNames, discoverAgentsModule, type DiscoveredAgentsModule } from "../../src/cdk/agent-names.ts";
 import { resolveLimits, type SubagentLimits } from "../../src/engine/subagents.ts";
-import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../src/lambdas/env.ts";
+import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../src/lambda/env.ts";
 import { SCHEDULED_TIME_ATTRIBUTE } from "../../src/runtime/scheduled-dispatch.ts";
-import { createDynamoClient, createHarnessBucket, createHarnessTable, createS3Client } from "../../src/stores/dynamodb/index.ts";
+import { createDynamoClient, createHarnessBucket, createHarnessTable, createS3Client } from "../../src/dynamodb/index.ts";
 import { LocalFunction, LocalFunctionUrl, type LogSink } from "./function-host.ts";
 import { SqsEventSource } from "./sqs-event-source.ts";
 
@@ -52,7 +52,7 @@ export interface LocalCloudOptions {
    * construct's prop of that name: discovered with the names, or given here beside `agentNames`.
    */
   subagentLimits?: SubagentLimits;
-  /** Handler modules by role; default `src/lambdas/<role>.ts` of this repository. */
+  /** Handler modules by role; default `src/lambda/<role>.ts` of this repository. */
   handlers?: Partial<Record<HarnessFunctionRole, string>>;
   /** Prefix of the table, bucket and queue names; default `harness-local-<random>`. */
   name?: string;
@@ -133,7 +133,7 @@ export interface LocalCloud {
   extraFunction(role: "http", env?: Record<string, string>): Promise<LocalFunctionUrl>;
   extraFunction(role: Exclude<HarnessFunctionRole, "http">, env?: Record<string, string>): Promise<LocalFunction>;
   /**
-   * Starts one more deployment (container) of the schedule function (`src/lambdas/schedule.ts`,
+   * Starts one more deployment (container) of the schedule function (`src/lambda/schedule.ts`,
    * names only, as the construct's `schedules` deploy it); closed with the cloud.
    */
   scheduleFunction(): Promise<LocalFunction>;
@@ -220,7 +220,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     ...options.env,
     ...options.functionEnv?.[role],
   });
-  const handlerModule = (role: HarnessFunctionRole) => options.handlers?.[role] ?? `${REPO_ROOT}src/lambdas/${role}.ts`;
+  const handlerModule = (role: HarnessFunctionRole) => options.handlers?.[role] ?? `${REPO_ROOT}src/lambda/${role}.ts`;
   const common = (role: HarnessFunctionRole, fnName: string, env: Record<string, string>) => ({
     name: fnName,
     handlerModule: handlerModule(role),
@@ -312,7 +312,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     const env = { ...base, ...namesOnlyEnv, ...options.env };
     const fn = new LocalFunction({
       name: `schedule-${extras.length + 1}`,
-      handlerModule: `${REPO_ROOT}src/lambdas/schedule.ts`,
+      handlerModule: `${REPO_ROOT}src/lambda/schedule.ts`,
       agentsModule: options.agentsModule,
       timeoutMs: SCHEDULE_TIMEOUT_MS,
       env,

@@ -12,13 +12,13 @@ import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from "@aws-s
 import { startLocalCloud } from "../local-cloud/local-cloud.ts";
 import { startThrottleProxy } from "../local-cloud/throttle-proxy.ts";
 import { startEmulators } from "../../test/support/emulators.ts";
-import type { SubmissionStatus } from "../../src/ports/submission.ts";
-import { encodeDoorbell } from "../../src/queues/sqs/doorbell-body.ts";
-import { messageGroupId } from "../../src/queues/sqs/message-group.ts";
-import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
+import type { SubmissionStatus } from "../../src/store/submission.ts";
+import { encodeDoorbell } from "../../src/sqs/doorbell-body.ts";
+import { messageGroupId } from "../../src/sqs/message-group.ts";
+import { createDynamoStore } from "../../src/dynamodb/index.ts";
 import { checkInvariants } from "./invariants.ts";
 import { driveSessions, familyPhases, percentiles, readBack, readFamilies, sleep, type Family } from "./session-driver.ts";
-import { seededRandom } from "../../src/storetest/random-log.ts";
+import { seededRandom } from "../../src/store/conformance/random-log.ts";
 import { attemptsOf, type KillPhases, type SoakReport } from "./report.ts";
 import { ASSISTANT, RESEARCHER } from "./soak-agents.ts";
 import { checkSubagents, subagentFigures } from "./subagent-invariants.ts";

@@ -3,8 +3,8 @@
  * judged only from what a client can see (the conversation logs read back over HTTP, what live
  * readers saw while it ran) plus the store's rows once the server is stopped.
  */
-import type { ConversationRecord } from "../../src/conversation/records.ts";
-import type { Submission } from "../../src/ports/submission.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
+import type { Submission } from "../../src/store/submission.ts";
 
 /** One session as the soak saw it. */
 export interface SessionEvidence {

@@ -1,5 +1,5 @@
 /** What a soak reports, in both shapes, and how it prints. */
-import type { Store } from "../../src/ports/store.ts";
+import type { Store } from "../../src/store/store.ts";
 import type { SessionEvidence } from "./invariants.ts";
 import type { SubagentFigures } from "./subagent-invariants.ts";
 

@@ -10,11 +10,11 @@
  * a crash to land while its parent waits and it runs.
  */
 import type { StreamFn } from "@earendil-works/pi-agent-core";
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import type { SubagentPolicy } from "../../src/engine/subagents.ts";
-import { localModel } from "../../src/session/local-model.ts";
-import { SUMMARY_TRANSCRIPT_OPEN } from "../../src/session/summarizer.ts";
-import { TASK_TOOL_NAME } from "../../src/session/task-tool.ts";
+import { localModel } from "../../src/agent/local-model.ts";
+import { SUMMARY_TRANSCRIPT_OPEN } from "../../src/drive/summarizer.ts";
+import { TASK_TOOL_NAME } from "../../src/drive/task-tool.ts";
 import { agents as basic } from "../../examples/basic/agents.ts";
 import { keylessExampleModel, resultText, type KeylessTurn, type StreamBlock } from "../../examples/shared/keyless-model.ts";
 

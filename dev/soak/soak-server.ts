@@ -6,12 +6,12 @@
  * Environment: PORT, DATA_DIR, LEASE_MS (as the basic example's).
  */
 import { join, resolve } from "node:path";
-import { closeOnSignals, serve } from "../../src/local/server.ts";
+import { closeOnSignals, serve } from "../../src/server/server.ts";
 import { consoleObserver } from "../../src/logging/console.ts";
 import { stdoutLine } from "../../src/logging/stdout-lines.ts";
 import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import { openSqliteStore } from "../../src/sqlite/index.ts";
 import { agents, subagents } from "./soak-agents.ts";
 
 const env = process.env;

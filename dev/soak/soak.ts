@@ -14,14 +14,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import type { SubmissionStatus } from "../../src/ports/submission.ts";
-import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import type { SubmissionStatus } from "../../src/store/submission.ts";
+import { openSqliteStore } from "../../src/sqlite/index.ts";
 import { EmbeddedServer } from "./embedded-server.ts";
 import { checkInvariants } from "./invariants.ts";
 import { attemptsOf, formatReport, type KillPhases, type SoakReport } from "./report.ts";
 import { driveSessions, familyPhases, freePort, percentiles, readBack, readFamilies, sleep, type Family } from "./session-driver.ts";
 import { checkSubagents, subagentFigures } from "./subagent-invariants.ts";
-import { seededRandom } from "../../src/storetest/random-log.ts";
+import { seededRandom } from "../../src/store/conformance/random-log.ts";
 
 export interface SoakOptions {
   sessions: number;

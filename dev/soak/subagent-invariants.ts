@@ -4,9 +4,9 @@
  * only: the parent's log and each child's session log read back over HTTP, and each row's status
  * from `GET …/submissions/:id`.
  */
-import type { ConversationRecord, SettledPayload, TaskSpawnedPayload } from "../../src/conversation/records.ts";
+import type { ConversationRecord, SettledPayload, TaskSpawnedPayload } from "../../src/protocol/records.ts";
 import { TASK_WAIT_EXPIRED } from "../../src/engine/wake.ts";
-import type { SubmissionStatus } from "../../src/ports/submission.ts";
+import type { SubmissionStatus } from "../../src/store/submission.ts";
 import { checkSession, type SessionEvidence } from "./invariants.ts";
 
 /** One child as read back. */

@@ -6,10 +6,10 @@
  */
 import type { StreamFn } from "@earendil-works/pi-agent-core";
 import type { Api, Message, Model } from "@earendil-works/pi-ai";
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
-import { clockTool } from "../../src/session/clock-tool.ts";
-import { localModel } from "../../src/session/local-model.ts";
-import { resolveModel } from "../../src/session/models.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
+import { clockTool } from "../../src/agent/clock-tool.ts";
+import { localModel } from "../../src/agent/local-model.ts";
+import { resolveModel } from "../../src/agent/models.ts";
 
 export const agents: Record<string, AgentDefinition> = {
   assistant: {

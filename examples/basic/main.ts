@@ -23,14 +23,14 @@
  * none: a page of another origin is refused with 403).
  */
 import { join, resolve } from "node:path";
-import { closeOnSignals, serve } from "../../src/local/server.ts";
+import { closeOnSignals, serve } from "../../src/server/server.ts";
 import { consoleObserver, consoleTimingInterceptor } from "../../src/logging/console.ts";
 import { stdoutLine } from "../../src/logging/stdout-lines.ts";
 import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import { resolveModel } from "../../src/session/models.ts";
-import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
-import { parseCorsOrigins } from "../../src/transport/cors-origins.ts";
+import { resolveModel } from "../../src/agent/models.ts";
+import { openSqliteStore } from "../../src/sqlite/index.ts";
+import { parseCorsOrigins } from "../../src/http/cors-origins.ts";
 import { agents } from "./agents.ts";
 
 const env = process.env;

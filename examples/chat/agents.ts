@@ -8,7 +8,7 @@
  *
  * A real model (see the basic example's MODEL) would decide by itself; the page is the same.
  */
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import { keylessExampleModel, resultText, type KeylessTurn, type StreamBlock } from "../shared/keyless-model.ts";
 import { researchTool } from "./research-tool.ts";
 

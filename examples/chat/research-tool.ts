@@ -1,6 +1,6 @@
-import type { AgentTool } from "../../src/session/agent-setup.ts";
-import { defineTool } from "../../src/session/define-tool.ts";
-import * as schema from "../../src/session/tool-schema.ts";
+import type { AgentTool } from "../../src/agent/agent-setup.ts";
+import { defineTool } from "../../src/agent/define-tool.ts";
+import * as schema from "../../src/agent/tool-schema.ts";
 
 const parameters = schema.obj({
   topic: schema.str({ minLength: 1, description: "What to look into." }),

@@ -9,7 +9,7 @@
  * Anything else gets a short help text. A real model (see the basic example's MODEL) would choose
  * the calls itself; the tools are the same.
  */
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import { keylessExampleModel, resultText, type KeylessTurn, type StreamBlock } from "../shared/keyless-model.ts";
 import { bashTool } from "./bash-tool.ts";
 import { editTool, readTool, writeTool } from "./file-tools.ts";

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
-import type { AgentTool } from "../../src/session/agent-setup.ts";
-import { defineTool } from "../../src/session/define-tool.ts";
-import * as schema from "../../src/session/tool-schema.ts";
+import type { AgentTool } from "../../src/agent/agent-setup.ts";
+import { defineTool } from "../../src/agent/define-tool.ts";
+import * as schema from "../../src/agent/tool-schema.ts";
 
 /** The output kept for the model: the last this many characters (a build log can be huge). */
 const MAX_OUTPUT_CHARS = 32 * 1024;

@@ -1,9 +1,9 @@
 import { constants } from "node:fs";
 import { mkdir, open, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { AgentTool } from "../../src/session/agent-setup.ts";
-import { defineTool } from "../../src/session/define-tool.ts";
-import * as schema from "../../src/session/tool-schema.ts";
+import type { AgentTool } from "../../src/agent/agent-setup.ts";
+import { defineTool } from "../../src/agent/define-tool.ts";
+import * as schema from "../../src/agent/tool-schema.ts";
 import { workspacePath } from "./workspace-path.ts";
 
 /** Largest text a read returns (the rest is cut, with a note saying so). */

@@ -3,7 +3,7 @@
  * `github_issue_comment` signals. Keyless: a deterministic model thanks the commenter through the
  * `post_issue_comment` tool, then says what it did.
  */
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import { keylessExampleModel, resultText, type KeylessTurn, type StreamBlock } from "../shared/keyless-model.ts";
 import { issueLabel, issueOf } from "./issue-ref.ts";
 import { POST_ISSUE_COMMENT, postIssueCommentTool } from "./post-issue-comment-tool.ts";

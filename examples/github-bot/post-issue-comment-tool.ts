@@ -1,6 +1,6 @@
-import type { AgentTool } from "../../src/session/agent-setup.ts";
-import { defineTool } from "../../src/session/define-tool.ts";
-import * as schema from "../../src/session/tool-schema.ts";
+import type { AgentTool } from "../../src/agent/agent-setup.ts";
+import { defineTool } from "../../src/agent/define-tool.ts";
+import * as schema from "../../src/agent/tool-schema.ts";
 import { log } from "../shared/settings.ts";
 import { issueLabel, type IssueRef } from "./issue-ref.ts";
 

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Runtime } from "../../src/runtime/runtime.ts";
-import { RequestError } from "../../src/transport/http-errors.ts";
+import { RequestError } from "../../src/http/http-errors.ts";
 import { ISSUE_BOT, ISSUE_COMMENT_SIGNAL } from "./agents.ts";
 import { instanceOf } from "./issue-ref.ts";
 

@@ -4,7 +4,7 @@
  * REPLY_MS (700) per answer and signs it as its prompt says, so runs are long enough to see
  * queueing inside a session and parallelism across sessions.
  */
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import { keylessExampleModel, type KeylessTurn, type StreamBlock } from "../shared/keyless-model.ts";
 import { TENANTS, tenantPrompt } from "./tenants.ts";
 

@@ -2,9 +2,9 @@
  * The scheduler's agent: `reporter`, woken by one `scheduled_tick` signal per window. Keyless: it
  * reads the clock tool, then writes a one-line report naming the window and the time it ran.
  */
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import { SCHEDULED_TICK } from "../../src/runtime/scheduled-dispatch.ts";
-import { CLOCK_TOOL_NAME, clockTool } from "../../src/session/clock-tool.ts";
+import { CLOCK_TOOL_NAME, clockTool } from "../../src/agent/clock-tool.ts";
 import { keylessExampleModel, resultText, type KeylessTurn, type StreamBlock } from "../shared/keyless-model.ts";
 
 export const REPORTER = "reporter";

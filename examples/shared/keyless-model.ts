@@ -1,8 +1,8 @@
 import type { StreamFn } from "@earendil-works/pi-agent-core";
 import { contentText, getSystemMessageText, type Api, type Message, type Model, type ToolResultMessage } from "@earendil-works/pi-ai";
-import { keylessModel, streamBlocks, type StreamBlock } from "../../src/session/block-stream.ts";
+import { keylessModel, streamBlocks, type StreamBlock } from "../../src/agent/block-stream.ts";
 
-export type { StreamBlock } from "../../src/session/block-stream.ts";
+export type { StreamBlock } from "../../src/agent/block-stream.ts";
 
 /** What an example's keyless model looks at to answer: the turn so far. */
 export interface KeylessTurn {

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { parseCorsOrigins } from "../../src/transport/cors-origins.ts";
+import { parseCorsOrigins } from "../../src/http/cors-origins.ts";
 
 /** What every example reads from its environment, the same way `npm start` does. */
 export interface ExampleSettings {

@@ -1,12 +1,12 @@
 import type { Hono, MiddlewareHandler } from "hono";
 import { join } from "node:path";
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import type { SubagentPolicy } from "../../src/engine/subagents.ts";
-import { closeOnSignals, serve, type ServerHandle } from "../../src/local/server.ts";
+import { closeOnSignals, serve, type ServerHandle } from "../../src/server/server.ts";
 import type { Interceptor, Observer } from "../../src/ports/observer.ts";
 import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import { openSqliteStore } from "../../src/sqlite/index.ts";
 import { consoleObserver, consoleTimingInterceptor } from "../../src/logging/console.ts";
 import { log, type ExampleSettings } from "./settings.ts";
 

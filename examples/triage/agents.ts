@@ -13,7 +13,7 @@
  *   long enough to see the parent `waiting` (no lease, no worker) in its submissions listing.
  */
 import type { Message } from "@earendil-works/pi-ai";
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import type { SubagentPolicy } from "../../src/engine/subagents.ts";
 import { keylessExampleModel, resultText, type KeylessTurn, type StreamBlock } from "../shared/keyless-model.ts";
 
@@ -57,7 +57,7 @@ export const agents: Record<string, AgentDefinition> = {
   },
 };
 
-/** How the harness's corrective message starts (src/session/structured-result.ts). */
+/** How the harness's corrective message starts (src/drive/structured-result.ts). */
 const CORRECTION = "Your previous reply did not validate";
 
 function textOf(m: Message): string {

@@ -8,7 +8,7 @@ import { lambdaBuildOptions } from "./lambda-bundling.ts";
 
 /** What one harness Lambda function needs beyond the shared bundling settings. */
 export interface HarnessFunctionProps {
-  /** Absolute path of the handler module (`lambdas/<role>.ts`). */
+  /** Absolute path of the handler module (`lambda/<role>.ts`). */
   entry: string;
   /** Name of the exported handler. */
   handler?: string;

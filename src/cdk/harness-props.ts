@@ -4,7 +4,7 @@ import type { RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { ITopic } from "aws-cdk-lib/aws-sns";
 import type { SubagentLimits } from "../engine/subagents.ts";
-import type { HarnessFunctionRole } from "../lambdas/env.ts";
+import type { HarnessFunctionRole } from "../lambda/env.ts";
 import type { HarnessApiGatewayOptions } from "./harness-api.ts";
 import type { HarnessSchedule } from "./harness-schedules.ts";
 
@@ -67,7 +67,7 @@ export interface HarnessProps {
   /**
    * Handler modules per function role (for tests and forks; a handler must do what the
    * shipped one does).
-   * @default the handlers shipped with this package (`resolute-harness/dist/lambdas/<role>.js`)
+   * @default the handlers shipped with this package (`resolute-harness/dist/lambda/<role>.js`)
    */
   readonly handlerEntries?: Partial<Record<HarnessFunctionRole, string>>;
 

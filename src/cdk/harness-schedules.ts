@@ -41,7 +41,7 @@ export const MAX_SCHEDULE_BODY_CHARS = 6_000;
 /** What the schedules need from the construct. */
 export interface HarnessSchedulesProps {
   schedules: readonly HarnessSchedule[];
-  /** The function that admits a firing (`lambdas/schedule.ts`). */
+  /** The function that admits a firing (`lambda/schedule.ts`). */
   target: IFunction;
   agentNames: readonly string[];
 }

@@ -25,7 +25,7 @@ import { Construct, type IConstruct } from "constructs";
 import { STREAM_MAX_MS } from "../runtime/defaults.ts";
 import { resolveLimits } from "../engine/subagents.ts";
 import { checkAgentNames, discoverAgentsModule, type DiscoveredAgentsModule } from "./agent-names.ts";
-import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../lambdas/env.ts";
+import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../lambda/env.ts";
 import { HarnessApi } from "./harness-api.ts";
 import { providerSdkEnv } from "./provider-retries.ts";
 import { HarnessFunction } from "./harness-function.ts";
@@ -38,8 +38,8 @@ import type { HarnessBedrockOptions, HarnessProps } from "./harness-props.ts";
 
 // `.ts` when running from the sources (this repository's tests and app), `.js` in the package.
 const OWN_EXTENSION = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
-/** The handler modules beside this construct: `src/lambdas` here, `dist/lambdas` in the package. */
-const HANDLERS_DIR = fileURLToPath(new URL("../lambdas", import.meta.url));
+/** The handler modules beside this construct: `src/lambda` here, `dist/lambda` in the package. */
+const HANDLERS_DIR = fileURLToPath(new URL("../lambda", import.meta.url));
 
 /**
  * The handler module of a role as shipped with this construct. Bundling it from the same
@@ -235,7 +235,7 @@ export class Harness extends Construct {
       }),
     );
     // No event source on the DLQ: its pollers would bill ~650,000 empty receives a month. The
-    // dlq function drains it on the sweep schedule instead (src/queues/sqs/dead-letter-drain.ts).
+    // dlq function drains it on the sweep schedule instead (src/sqs/dead-letter-drain.ts).
     this.deadLetterQueue.grantConsumeMessages(dlq.role);
     if (props.bedrock) this.grantBedrock(worker.role, props.bedrock === true ? {} : props.bedrock);
 

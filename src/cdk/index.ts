@@ -7,5 +7,5 @@ export { Harness, type HarnessBedrockOptions, type HarnessLogLevel, type Harness
 export { HarnessApi, type HarnessApiGatewayOptions, type HarnessApiProps } from "./harness-api.ts";
 export { HarnessSchedules, MAX_SCHEDULE_BODY_CHARS, type HarnessSchedule, type HarnessSchedulesProps } from "./harness-schedules.ts";
 export { AgentNamesDiscoveryError } from "./agent-names.ts";
-export { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../lambdas/env.ts";
-export type { HarnessAgentsModule } from "../lambdas/agents-module.ts";
+export { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../lambda/env.ts";
+export type { HarnessAgentsModule } from "../lambda/agents-module.ts";

@@ -4,7 +4,7 @@
  * them, so the bench measures exactly what deploys. Imports nothing but types and `env.ts`.
  */
 import type { BuildOptions, Metafile } from "esbuild";
-import { AGENTS_ALIAS } from "../lambdas/env.ts";
+import { AGENTS_ALIAS } from "../lambda/env.ts";
 
 /**
  * Prepended to every output file: CommonJS dependencies inside an ESM bundle may `require` Node
@@ -18,7 +18,7 @@ export const LAMBDA_ENTRY_FILE = "index.mjs";
 
 /** What one function's bundle is built from. */
 export interface LambdaBundleInput {
-  /** Absolute path of the handler module (`lambdas/<role>.ts`). */
+  /** Absolute path of the handler module (`lambda/<role>.ts`). */
   entry: string;
   /** Absolute path of the module exporting `agents`, bound to `#harness-agents`. */
   agentsEntry: string;

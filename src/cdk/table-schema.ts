@@ -1,5 +1,5 @@
 import { AttributeType, type GlobalSecondaryIndexPropsV2, ProjectionType } from "aws-cdk-lib/aws-dynamodb";
-import { HARNESS_TABLE } from "../stores/dynamodb/table.ts";
+import { HARNESS_TABLE } from "../dynamodb/table.ts";
 
 /**
  * The table's key schema in CDK terms, derived from the DynamoDB adapter's own definition

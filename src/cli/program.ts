@@ -2,8 +2,8 @@ import { readFile } from "node:fs/promises";
 import { Command, CommanderError } from "commander";
 import { createClient, type HarnessClient } from "../client/client.ts";
 import { HarnessHttpError } from "../client/http-error.ts";
-import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
-import type { DispatchMessage, SubmissionStatus } from "../ports/submission.ts";
+import type { ConversationRecord, SettledPayload } from "../protocol/records.ts";
+import type { DispatchMessage, SubmissionStatus } from "../store/submission.ts";
 import { RecordRenderer, type TerminalOutput } from "./record-renderer.ts";
 import { formatSubmissionDetail, formatSubmissionPage } from "./submission-table.ts";
 

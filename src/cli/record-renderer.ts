@@ -1,4 +1,4 @@
-import type { ConversationRecord } from "../conversation/records.ts";
+import type { ConversationRecord } from "../protocol/records.ts";
 
 /** Where the renderer writes: a terminal (spinner and colour) or a pipe (plain text). */
 export interface TerminalOutput {

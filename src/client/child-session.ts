@@ -1,4 +1,4 @@
-import type { TaskSpawnedPayload } from "../conversation/records.ts";
+import type { TaskSpawnedPayload } from "../protocol/records.ts";
 
 /** Where a `task` call's child runs: an ordinary session of its own agent. */
 export interface ChildSession {

@@ -1,6 +1,6 @@
-import type { ConversationRecord, SettledPayload, TaskSpawnedPayload } from "../conversation/records.ts";
+import type { ConversationRecord, SettledPayload, TaskSpawnedPayload } from "../protocol/records.ts";
 import { childSessionOf } from "./child-session.ts";
-import type { DispatchMessage, SubmissionStatus } from "../ports/submission.ts";
+import type { DispatchMessage, SubmissionStatus } from "../store/submission.ts";
 import type { SubmissionDetail, SubmissionPage } from "../runtime/submission-view.ts";
 import { HarnessHttpError } from "./http-error.ts";
 import { sigv4Signer, type SigV4Options } from "./sigv4.ts";

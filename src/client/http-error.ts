@@ -1,4 +1,4 @@
-import type { ErrorBody } from "../transport/http-errors.ts";
+import type { ErrorBody } from "../http/http-errors.ts";
 
 /**
  * A `code` the harness answers with (`ErrorBody["code"]`), or `"unexpected_response"` when the

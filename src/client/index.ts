@@ -39,7 +39,7 @@ export type {
   SettledErrorCode,
   SettledStatus,
   TaskSpawnedPayload,
-} from "../conversation/records.ts";
-export type { DispatchMessage, SignalMeta, SubmissionStatus } from "../ports/submission.ts";
+} from "../protocol/records.ts";
+export type { DispatchMessage, SignalMeta, SubmissionStatus } from "../store/submission.ts";
 export type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionSummary } from "../runtime/submission-view.ts";
-export type { ErrorBody } from "../transport/http-errors.ts";
+export type { ErrorBody } from "../http/http-errors.ts";

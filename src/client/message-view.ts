@@ -1,4 +1,4 @@
-import type { ConversationRecord, SettledErrorCode, SettledStatus, SettledUsage } from "../conversation/records.ts";
+import type { ConversationRecord, SettledErrorCode, SettledStatus, SettledUsage } from "../protocol/records.ts";
 
 // Only type imports: the chat example serves this file to the browser with its types stripped.
 

@@ -1,4 +1,4 @@
-import type { ParentRef, RecordDraft } from "./records.ts";
+import type { ParentRef, RecordDraft } from "../protocol/records.ts";
 
 /**
  * The first record of every conversation. Admission writes it when it creates the

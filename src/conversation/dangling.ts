@@ -1,4 +1,4 @@
-import type { AssistantToolCallPayload, ConversationRecord, ToolOutcomePayload } from "./records.ts";
+import type { AssistantToolCallPayload, ConversationRecord, ToolOutcomePayload } from "../protocol/records.ts";
 
 /**
  * Content of the error outcome synthesized for a tool call whose result was never recorded.

@@ -1,4 +1,4 @@
-import type { ConversationRecord } from "./records.ts";
+import type { ConversationRecord } from "../protocol/records.ts";
 
 /** One record placed in the conversation tree. */
 export interface ReducedEntry {

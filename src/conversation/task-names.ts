@@ -3,7 +3,7 @@
  * ids and the raw call id, so a re-executed call (a crash, a replayed turn) finds the child it
  * already admitted instead of admitting another.
  */
-import { ID_RULES, MAX_ID_CHARS } from "./id-rules.ts";
+import { ID_RULES, MAX_ID_CHARS } from "../protocol/id-rules.ts";
 
 /** Longest sanitized prefix of a call id, in bytes (before the hash suffix). */
 const SAFE_PREFIX_BYTES = 48;

@@ -4,8 +4,8 @@
  * dispatch that would fail later for these reasons is refused now.
  */
 import { InvalidDispatch } from "../errors.ts";
-import type { AdmissionStore } from "../ports/store.ts";
-import type { DispatchMessage } from "../ports/submission.ts";
+import type { AdmissionStore } from "../store/store.ts";
+import type { DispatchMessage } from "../store/submission.ts";
 
 /**
  * `InvalidDispatch` with the compiler's message for a result schema that does not compile;
@@ -15,7 +15,7 @@ import type { DispatchMessage } from "../ports/submission.ts";
  */
 export async function checkAdmissible(store: Pick<AdmissionStore, "getAttachmentRef">, message: DispatchMessage): Promise<void> {
   if (message.resultSchema !== undefined) {
-    const { resultSchemaError } = await import("../session/structured-result.ts");
+    const { resultSchemaError } = await import("../drive/structured-result.ts");
     const problem = resultSchemaError(message.resultSchema);
     if (problem !== undefined) throw new InvalidDispatch(`invalid resultSchema: ${problem}`);
   }

@@ -1,10 +1,10 @@
 import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
 import { ClaimLost } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
-import type { AdmissionStore } from "../ports/store.ts";
+import type { AdmissionStore } from "../store/store.ts";
 import { correlationOf } from "../ports/observer.ts";
 import { doorbellOf } from "../ports/queue.ts";
-import type { DispatchMessage, SessionKey } from "../ports/submission.ts";
+import type { DispatchMessage, SessionKey } from "../store/submission.ts";
 import { checkAdmissible } from "./admission-checks.ts";
 import { iso, type EngineContext } from "./engine-context.ts";
 

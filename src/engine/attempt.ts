@@ -1,19 +1,19 @@
 import { errorText, isHarnessError } from "../errors.ts";
-import type { SettledPayload } from "../conversation/records.ts";
+import type { SettledPayload } from "../protocol/records.ts";
 import { correlationOf } from "../ports/observer.ts";
 import { doorbellOf } from "../ports/queue.ts";
-import type { Cancellation, Submission } from "../ports/submission.ts";
+import type { Cancellation, Submission } from "../store/submission.ts";
 import {
   agentBudgets,
   DEFAULT_TOOL_TIMEOUT_MS,
   DEFAULT_TURN_TIMEOUT_MS,
   validateAgentSetup,
   type AgentSetup,
-} from "../session/agent-setup.ts";
-import { formatDuration } from "../session/duration.ts";
-import { backpressureDelayMs } from "../session/provider-backpressure.ts";
-import { runInterceptors } from "../session/interceptors.ts";
-import type { DriveOutcome } from "../session/drive.ts";
+} from "../agent/agent-setup.ts";
+import { formatDuration } from "../drive/duration.ts";
+import { backpressureDelayMs } from "../drive/provider-backpressure.ts";
+import { runInterceptors } from "../drive/interceptors.ts";
+import type { DriveOutcome } from "../drive/drive.ts";
 import { transientBackoffMs } from "./backoff.ts";
 import { ABORT_ABANDON, ABORT_LEASE_LOST, ABORT_SHUTDOWN, type AttemptContext } from "./engine-context.ts";
 import { AttemptLogWriter } from "./log-writer.ts";
@@ -214,8 +214,8 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
  * settles (the serverless http and sweeper functions) never parses it, and with code splitting
  * never even loads it (ADR 0010).
  */
-export function loadSessionDriver(): Promise<typeof import("../session/drive.ts")> {
-  return import("../session/drive.ts");
+export function loadSessionDriver(): Promise<typeof import("../drive/drive.ts")> {
+  return import("../drive/drive.ts");
 }
 
 async function driveIntercepted(

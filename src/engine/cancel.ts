@@ -1,7 +1,7 @@
-import type { SettledPayload } from "../conversation/records.ts";
+import type { SettledPayload } from "../protocol/records.ts";
 import { AlreadySettled, isHarnessError } from "../errors.ts";
-import type { CancelStore } from "../ports/store.ts";
-import { type Cancellation, cancelledOutcome, type Submission } from "../ports/submission.ts";
+import type { CancelStore } from "../store/store.ts";
+import { type Cancellation, cancelledOutcome, type Submission } from "../store/submission.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { completeReservation } from "./settlement.ts";
 

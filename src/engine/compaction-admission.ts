@@ -1,5 +1,5 @@
-import type { AdmissionStore, ReadStore } from "../ports/store.ts";
-import type { DispatchMessage, SessionKey } from "../ports/submission.ts";
+import type { AdmissionStore, ReadStore } from "../store/store.ts";
+import type { DispatchMessage, SessionKey } from "../store/submission.ts";
 import { admit, type DispatchResult } from "./admission.ts";
 import type { EngineContext } from "./engine-context.ts";
 

@@ -1,7 +1,7 @@
 import { errorText, isHarnessError } from "../errors.ts";
 import { doorbellOf, type Doorbell } from "../ports/queue.ts";
-import type { Submission } from "../ports/submission.ts";
-import { agentBudgets, validateAgentSetup } from "../session/agent-setup.ts";
+import type { Submission } from "../store/submission.ts";
+import { agentBudgets, validateAgentSetup } from "../agent/agent-setup.ts";
 import { attemptBudgetExhausted } from "./attempt.ts";
 import type { AttemptContext } from "./engine-context.ts";
 import { AttemptLogWriter } from "./log-writer.ts";

@@ -1,7 +1,7 @@
 import { idFloor } from "../conversation/ids.ts";
-import type { SettledPayload } from "../conversation/records.ts";
-import type { Submission } from "../ports/submission.ts";
-import { submissionUsage } from "../session/submission-usage.ts";
+import type { SettledPayload } from "../protocol/records.ts";
+import type { Submission } from "../store/submission.ts";
+import { submissionUsage } from "../drive/submission-usage.ts";
 import type { AttemptContext } from "./engine-context.ts";
 
 /**

@@ -1,10 +1,10 @@
-import type { SettledPayload } from "../conversation/records.ts";
+import type { SettledPayload } from "../protocol/records.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { HarnessEvent, Interceptor } from "../ports/observer.ts";
 import type { WorkQueue } from "../ports/queue.ts";
-import type { AdmissionStore, CancelStore, ClaimStore, LogStore, ParentChildStore, Store } from "../ports/store.ts";
+import type { AdmissionStore, CancelStore, ClaimStore, LogStore, ParentChildStore, Store } from "../store/store.ts";
 import type { FaultHook, FaultPhase } from "../ports/faults.ts";
-import type { AgentDefinition } from "./agent-definition.ts";
+import type { AgentDefinition } from "../agent/agent-definition.ts";
 import type { Subagents } from "./subagents.ts";
 
 /** Points where a test may inject a fault (e.g. simulate a crash): the fault seam's phases. */

@@ -1,12 +1,12 @@
 import { checkpointOf, followsCheckpoint, viewFrom, wholeLogView, type LogCheckpoint, type LogView } from "../conversation/checkpoint.ts";
 import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
-import type { ConversationRecord, ParentRef, RecordDraft, RecordKind, RecordPayloads, SettledPayload } from "../conversation/records.ts";
+import type { ConversationRecord, ParentRef, RecordDraft, RecordKind, RecordPayloads, SettledPayload } from "../protocol/records.ts";
 import { isHarnessError, StoreFailure } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { LogWriter } from "../ports/log-writer.ts";
 import { correlationOf } from "../ports/observer.ts";
-import type { ClaimStore, LogStore } from "../ports/store.ts";
-import type { InboxKind, Submission } from "../ports/submission.ts";
+import type { ClaimStore, LogStore } from "../store/store.ts";
+import type { InboxKind, Submission } from "../store/submission.ts";
 
 /**
  * The engine's {@link LogWriter}: one per attempt (and one per recoverer that settles a

@@ -1,6 +1,6 @@
 import { isHarnessError } from "../errors.ts";
 import { correlationOf } from "../ports/observer.ts";
-import type { Submission } from "../ports/submission.ts";
+import type { Submission } from "../store/submission.ts";
 import type { AttemptContext } from "./engine-context.ts";
 import { firstWaitCheckAt } from "./wait-check.ts";
 import { deliverSettledChildren } from "./wake.ts";

@@ -1,8 +1,8 @@
 import { isHarnessError } from "../errors.ts";
-import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
+import type { ConversationRecord, SettledPayload } from "../protocol/records.ts";
 import { doorbellOf } from "../ports/queue.ts";
-import type { SessionKey, Submission } from "../ports/submission.ts";
-import type { ClaimStore, ReadStore } from "../ports/store.ts";
+import type { SessionKey, Submission } from "../store/submission.ts";
+import type { ClaimStore, ReadStore } from "../store/store.ts";
 import { correlationOf } from "../ports/observer.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { AttemptLogWriter } from "./log-writer.ts";

@@ -1,10 +1,10 @@
-import type { TaskSpawnedPayload } from "../conversation/records.ts";
+import type { TaskSpawnedPayload } from "../protocol/records.ts";
 import { childAddress, childAddressProblem } from "../conversation/task-names.ts";
 import { InvalidDispatch, isHarnessError, StoreFailure } from "../errors.ts";
 import { correlationOf } from "../ports/observer.ts";
-import type { AdmissionStore, ClaimStore } from "../ports/store.ts";
-import type { Submission } from "../ports/submission.ts";
-import type { TaskSpawner } from "../session/task-tool.ts";
+import type { AdmissionStore, ClaimStore } from "../store/store.ts";
+import type { Submission } from "../store/submission.ts";
+import type { TaskSpawner } from "../drive/task-tool.ts";
 import { admit } from "./admission.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { taskTargetsOf } from "./subagents.ts";

@@ -1,5 +1,5 @@
-import type { TaskTarget } from "../session/task-tool.ts";
-import type { AgentDefinition } from "./agent-definition.ts";
+import type { TaskTarget } from "../drive/task-tool.ts";
+import type { AgentDefinition } from "../agent/agent-definition.ts";
 
 /**
  * Which agents may spawn which as durable children through the `task` tool: parent name →

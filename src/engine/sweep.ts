@@ -1,5 +1,5 @@
 import { doorbellOf } from "../ports/queue.ts";
-import type { SweepStore } from "../ports/store.ts";
+import type { SweepStore } from "../store/store.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { reconcileTerminalizing } from "./settlement.ts";
 import { reclaimExpired } from "./worker.ts";

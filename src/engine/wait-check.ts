@@ -7,8 +7,8 @@
  * day at most later). Waiting rows are indexed by their next check, so between checks a waiting
  * parent costs the sweep no read at all.
  */
-import type { SweepStore } from "../ports/store.ts";
-import type { Submission } from "../ports/submission.ts";
+import type { SweepStore } from "../store/store.ts";
+import type { Submission } from "../store/submission.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { deliverSettledChildren } from "./wake.ts";
 

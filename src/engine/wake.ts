@@ -1,13 +1,13 @@
-import type { ConversationRecord, RecordDraft, SettledPayload, ToolOutcomePayload } from "../conversation/records.ts";
+import type { ConversationRecord, RecordDraft, SettledPayload, ToolOutcomePayload } from "../protocol/records.ts";
 import { activeLeafPath, reduce } from "../conversation/reducer.ts";
 import { childAddress } from "../conversation/task-names.ts";
 import { isHarnessError } from "../errors.ts";
 import { correlationOf } from "../ports/observer.ts";
 import { doorbellOf } from "../ports/queue.ts";
-import type { Submission } from "../ports/submission.ts";
+import type { Submission } from "../store/submission.ts";
 import { cancellationFor, cancelSubmission } from "./cancel.ts";
 import { iso, type AttemptContext } from "./engine-context.ts";
-import { isNamesOnly } from "./names-only-agents.ts";
+import { isNamesOnly } from "../agent/names-only-agents.ts";
 import { taskTargetsOf } from "./subagents.ts";
 
 /** The `task` tool's name, as the parent's outcome records carry it. */

@@ -2,7 +2,7 @@ import { isHarnessError } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import { correlationOf } from "../ports/observer.ts";
 import type { DoorbellOutcome, Doorbell } from "../ports/queue.ts";
-import type { Submission } from "../ports/submission.ts";
+import type { Submission } from "../store/submission.ts";
 import { runAttempt, type AttemptOptions } from "./attempt.ts";
 import type { AttemptContext } from "./engine-context.ts";
 import { reconcileTerminalizing, ringSessionHead } from "./settlement.ts";

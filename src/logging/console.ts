@@ -1,5 +1,5 @@
 import type { HarnessEvent, Interceptor, Observer } from "../ports/observer.ts";
-import { sessionKeyString } from "../ports/submission.ts";
+import { sessionKeyString } from "../store/submission.ts";
 
 /** Where and how {@link consoleObserver} and {@link consoleTimingInterceptor} write. */
 export interface ConsoleLogOptions {

@@ -1,6 +1,6 @@
-import type { ConversationRecord, RecordDraft, RecordKind, RecordPayloads } from "../conversation/records.ts";
+import type { ConversationRecord, RecordDraft, RecordKind, RecordPayloads } from "../protocol/records.ts";
 import type { Correlation } from "./observer.ts";
-import type { InboxKind } from "./submission.ts";
+import type { InboxKind } from "../store/submission.ts";
 
 /**
  * One attempt's writer of its conversation's log: the engine creates it when it claims a

@@ -1,5 +1,5 @@
-import type { RecordKind, SettledPayload } from "../conversation/records.ts";
-import type { DispatchMessage, SessionKey, Submission } from "./submission.ts";
+import type { RecordKind, SettledPayload } from "../protocol/records.ts";
+import type { DispatchMessage, SessionKey, Submission } from "../store/submission.ts";
 
 /** The ids that tie an event to the records it concerns (same ids as record envelopes). */
 export interface Correlation {

@@ -1,4 +1,4 @@
-import { sessionKeyString, type Submission } from "./submission.ts";
+import { sessionKeyString, type Submission } from "../store/submission.ts";
 
 /**
  * The work queue is a doorbell: a message carries only ids, and the store stays the truth.

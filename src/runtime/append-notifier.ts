@@ -1,4 +1,4 @@
-import type { Store } from "../ports/store.ts";
+import type { Store } from "../store/store.ts";
 
 type Listener = () => void;
 

@@ -1,4 +1,4 @@
-import { DEFAULT_FLUSH_POLICY } from "../session/delta-batcher.ts";
+import { DEFAULT_FLUSH_POLICY } from "../drive/delta-batcher.ts";
 
 /**
  * The runtime's defaults, one place for every shape: `createRuntime` falls back to them, the

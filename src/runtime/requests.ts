@@ -4,9 +4,9 @@
  * checks only that the body decodes to fields of the right types; everything else reaches the
  * caller as the runtime's typed errors.
  */
-import { ID_RULES } from "../conversation/id-rules.ts";
+import { ID_RULES } from "../protocol/id-rules.ts";
 import { InvalidDispatch, InvalidRequest, UnknownAgent } from "../errors.ts";
-import type { DispatchMessage, SessionKey, SubmissionStatus } from "../ports/submission.ts";
+import type { DispatchMessage, SessionKey, SubmissionStatus } from "../store/submission.ts";
 
 /** The session of a request that names none. */
 export const DEFAULT_SESSION = "default";

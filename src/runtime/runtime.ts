@@ -1,10 +1,10 @@
 import { RuntimeClosed, SubmissionNotFound } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
-import type { ConversationRecord, SettledPayload } from "../conversation/records.ts";
+import type { ConversationRecord, SettledPayload } from "../protocol/records.ts";
 import { admit, type DispatchResult } from "../engine/admission.ts";
 import { admitCompaction } from "../engine/compaction-admission.ts";
 import { handleDeadLetter, type DeadLetterOutcome } from "../engine/dead-letter.ts";
-import type { AgentDefinition } from "../engine/agent-definition.ts";
+import type { AgentDefinition } from "../agent/agent-definition.ts";
 import {
   ABORT_ABANDON,
   ABORT_SHUTDOWN,
@@ -20,10 +20,10 @@ import { handleDoorbell } from "../engine/worker.ts";
 import { systemClock, type Clock } from "../ports/clock.ts";
 import type { HarnessEvent, Interceptor, Observer } from "../ports/observer.ts";
 import type { ConsumableQueue, DoorbellOutcome, Doorbell, WorkQueue } from "../ports/queue.ts";
-import type { Store } from "../ports/store.ts";
-import type { Conversation, InboxKind, Submission } from "../ports/submission.ts";
+import type { Store } from "../store/store.ts";
+import type { Conversation, InboxKind, Submission } from "../store/submission.ts";
 import { processFaults } from "../ports/faults.ts";
-import { InProcessQueue } from "../queues/inprocess/inprocess-queue.ts";
+import { InProcessQueue } from "./in-process-queue.ts";
 import { AppendNotifier } from "./append-notifier.ts";
 import { RUNTIME_DEFAULTS } from "./defaults.ts";
 import {

@@ -3,10 +3,10 @@
  * answers and `Runtime.listSubmissions` / `Runtime.submission` return. A view is built from the
  * stored row (and its attempt markers): it never reads the conversation log.
  */
-import type { SettledPayload } from "../conversation/records.ts";
+import type { SettledPayload } from "../protocol/records.ts";
 import { InvalidRequest, isHarnessError, SubmissionNotFound } from "../errors.ts";
-import type { ReadStore } from "../ports/store.ts";
-import type { Attempt, DispatchMessage, InboundKind, Submission, SubmissionStatus } from "../ports/submission.ts";
+import type { ReadStore } from "../store/store.ts";
+import type { Attempt, DispatchMessage, InboundKind, Submission, SubmissionStatus } from "../store/submission.ts";
 import type { CheckedSubmissionList, SubmissionAddress } from "./requests.ts";
 
 /** One submission in a session's listing. Times are epoch ms. */

@@ -12,10 +12,10 @@ import { Topic } from "aws-cdk-lib/aws-sns";
 import nag from "cdk-nag";
 import { describe, expect, it } from "vitest";
 import { build } from "esbuild";
-import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../src/lambdas/env.ts";
+import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../src/lambda/env.ts";
 import { defaultHandlerEntry, Harness, type HarnessProps } from "../../src/cdk/harness.ts";
 import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, staticClosure } from "../../src/cdk/lambda-bundling.ts";
-import { HARNESS_TABLE } from "../../src/stores/dynamodb/table.ts";
+import { HARNESS_TABLE } from "../../src/dynamodb/table.ts";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
@@ -598,9 +598,9 @@ describe("Harness: agent names for the functions that run no agent", () => {
 });
 
 describe("Harness: handlers", () => {
-  it("bundles the handlers shipped beside the construct (src/lambdas here, dist/lambdas in the package)", () => {
+  it("bundles the handlers shipped beside the construct (src/lambda here, dist/lambda in the package)", () => {
     for (const role of HARNESS_FUNCTION_ROLES) {
-      expect(defaultHandlerEntry(role)).toBe(join(repoRoot, "src", "lambdas", `${role}.ts`));
+      expect(defaultHandlerEntry(role)).toBe(join(repoRoot, "src", "lambda", `${role}.ts`));
       expect(existsSync(defaultHandlerEntry(role)), role).toBe(true);
     }
   });
@@ -672,7 +672,7 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
   }, 180_000);
 
   const missing = [
-    ...HARNESS_FUNCTION_ROLES.map((role) => `src/lambdas/${role}.ts`),
+    ...HARNESS_FUNCTION_ROLES.map((role) => `src/lambda/${role}.ts`),
     "examples/basic/agents.ts",
   ].filter((path) => !existsSync(join(repoRoot, path)));
   it.skipIf(missing.length > 0)(

@@ -5,7 +5,7 @@ import nag from "cdk-nag";
 import { describe, expect, it } from "vitest";
 import { Harness, type HarnessProps } from "../../src/cdk/harness.ts";
 import type { HarnessSchedule } from "../../src/cdk/harness-schedules.ts";
-import { HARNESS_ENV } from "../../src/lambdas/env.ts";
+import { HARNESS_ENV } from "../../src/lambda/env.ts";
 import { scheduledDispatch } from "../../src/runtime/scheduled-dispatch.ts";
 
 /** The construct's `schedules` option: EventBridge Scheduler → the schedule function → one dispatch per firing. */

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../../src/cli/program.ts";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
-import { serve, type ServerHandle } from "../../src/local/server.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
+import { serve, type ServerHandle } from "../../src/server/server.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { scriptedModel } from "../../src/session/scripted-model.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { scriptedModel } from "../../src/agent/scripted-model.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 import { Gate, gatedLocalModel } from "../transport/support.ts";
 import { harness } from "./support.ts";
 

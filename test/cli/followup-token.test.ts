@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../../src/cli/program.ts";
-import { serve, type ServerHandle } from "../../src/local/server.ts";
-import { bearerAuth } from "../../src/transport/bearer-auth.ts";
+import { serve, type ServerHandle } from "../../src/server/server.ts";
+import { bearerAuth } from "../../src/http/bearer-auth.ts";
 import { startHarness, type TestHarness } from "../transport/support.ts";
 import { harness } from "./support.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RecordRenderer } from "../../src/cli/record-renderer.ts";
-import type { ConversationRecord, RecordKind, RecordPayloads } from "../../src/conversation/records.ts";
+import type { ConversationRecord, RecordKind, RecordPayloads } from "../../src/protocol/records.ts";
 
 function record<K extends RecordKind>(kind: K, payload: RecordPayloads[K]): ConversationRecord {
   return { id: "r", kind, conversationId: "c", session: "s", submissionId: "sub", time: "2026-01-01T00:00:00Z", payload } as ConversationRecord;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, HarnessHttpError, type HarnessClient } from "../../src/client/index.ts";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
-import { bearerAuth } from "../../src/transport/bearer-auth.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
+import { bearerAuth } from "../../src/http/bearer-auth.ts";
 import { startHarness, type TestHarness } from "../transport/support.ts";
 
 interface Call {

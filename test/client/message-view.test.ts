@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MessageView } from "../../src/client/message-view.ts";
-import type { ConversationRecord, RecordKind, RecordPayloads } from "../../src/conversation/records.ts";
+import type { ConversationRecord, RecordKind, RecordPayloads } from "../../src/protocol/records.ts";
 
 /** Records of one submission, numbered in log order; `at(attempt, turn)` sets the envelope. */
 function log() {

@@ -9,7 +9,7 @@ import { AwsV4Signer } from "aws4fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, HarnessHttpError, type AwsCredentials, type HarnessClient } from "../../src/client/index.ts";
 import { sigv4Signer } from "../../src/client/sigv4.ts";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { sigv4Verifier } from "../support/sigv4-verifier.ts";
 import { snapshot, startHarness, type TestHarness } from "../transport/support.ts";
 

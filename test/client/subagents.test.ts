@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { childSessionOf, createClient, type HarnessClient } from "../../src/client/index.ts";
-import type { ConversationRecord, TaskSpawnedPayload } from "../../src/conversation/records.ts";
-import { serve, type ServerHandle } from "../../src/local/server.ts";
+import type { ConversationRecord, TaskSpawnedPayload } from "../../src/protocol/records.ts";
+import { serve, type ServerHandle } from "../../src/server/server.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { scriptedModel } from "../../src/session/scripted-model.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { scriptedModel } from "../../src/agent/scripted-model.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 import { Gate, gatedLocalModel } from "../transport/support.ts";
 
 let runtime: Runtime;

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "../../src/client/client.ts";
 import { MessageView } from "../../src/client/message-view.ts";
-import type { ConversationRecord, ConversationRecordOf } from "../../src/conversation/records.ts";
+import type { ConversationRecord, ConversationRecordOf } from "../../src/protocol/records.ts";
 import { freePort } from "../examples/support.ts";
 import { startScriptedProvider, type ProviderApi, type ScriptedProvider } from "../support/scripted-provider.ts";
 

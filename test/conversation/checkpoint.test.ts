@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { checkpointOf, followsCheckpoint, viewFrom, wholeLogView, type LogCheckpoint, type LogView } from "../../src/conversation/checkpoint.ts";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
-import { expectSameRebuild, unsettledIn } from "../../src/storetest/checkpoint-cases.ts";
-import { randomLog, seededRandom } from "../../src/storetest/random-log.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
+import { expectSameRebuild, unsettledIn } from "../../src/store/conformance/checkpoint-cases.ts";
+import { randomLog, seededRandom } from "../../src/store/conformance/random-log.ts";
 import { idAt, rec } from "./fixtures.ts";
 
 /** A log generated with sequential ids (no store). */

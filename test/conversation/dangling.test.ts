@@ -6,7 +6,7 @@ import {
   danglingToolOutcome,
 } from "../../src/conversation/dangling.ts";
 import { activeLeafPath, reduce } from "../../src/conversation/reducer.ts";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { rec } from "./fixtures.ts";
 
 const call = (id: string, callId: string, thoughtSignature?: string): ConversationRecord =>

@@ -4,7 +4,7 @@ import {
   type ConversationRecord,
   type RecordKind,
   type RecordPayloads,
-} from "../../src/conversation/records.ts";
+} from "../../src/protocol/records.ts";
 
 /** A record with a fixed envelope, for tests that care only about kind, id and payload. */
 export function rec<K extends RecordKind>(id: string, kind: K, payload: RecordPayloads[K], time?: string): ConversationRecord {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { activeLeafPath, reduce, type ConversationTree } from "../../src/conversation/reducer.ts";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { idAt, logArb, rec, stepArb, buildLog } from "./fixtures.ts";
 
 const parents = (tree: ConversationTree): string[] => tree.entries.map((e) => e.parentId);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord, RecordKind, RecordPayloads } from "../../src/conversation/records.ts";
-import type { Submission } from "../../src/ports/submission.ts";
+import type { ConversationRecord, RecordKind, RecordPayloads } from "../../src/protocol/records.ts";
+import type { Submission } from "../../src/store/submission.ts";
 import { checkInvariants, type SessionEvidence } from "../../dev/soak/invariants.ts";
 
 let n = 0;

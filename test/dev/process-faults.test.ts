@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { faultHook, parseFaultRules } from "../../dev/faults/process-faults.ts";
 import { EmbeddedServer } from "../../dev/soak/embedded-server.ts";
 import { createClient } from "../../src/client/client.ts";
-import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import { openSqliteStore } from "../../src/sqlite/index.ts";
 import { freePort } from "../examples/support.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "process-faults-"));

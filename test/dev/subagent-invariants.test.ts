@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord, RecordKind, RecordPayloads, SettledPayload } from "../../src/conversation/records.ts";
+import type { ConversationRecord, RecordKind, RecordPayloads, SettledPayload } from "../../src/protocol/records.ts";
 import type { SessionEvidence } from "../../dev/soak/invariants.ts";
 import { checkSubagents, subagentFigures, type FamilyEvidence } from "../../dev/soak/subagent-invariants.ts";
 

@@ -5,9 +5,9 @@
  * next submission runs.
  */
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import { allRecords, scriptedAgent, settleTicks, startHarness } from "../support/harness.ts";
 

@@ -13,11 +13,11 @@ import type { Message } from "@earendil-works/pi-ai";
 import { afterAll, describe, expect, it } from "vitest";
 import type { FaultPhase } from "../../src/ports/faults.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
-import type { Store } from "../../src/ports/store.ts";
+import type { Store } from "../../src/store/store.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { keylessModel, streamBlocks } from "../../src/session/block-stream.ts";
-import { clockTool } from "../../src/session/clock-tool.ts";
-import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import { keylessModel, streamBlocks } from "../../src/agent/block-stream.ts";
+import { clockTool } from "../../src/agent/clock-tool.ts";
+import { openSqliteStore } from "../../src/sqlite/index.ts";
 import { settleTicks } from "../support/harness.ts";
 import { withoutCheckpoints } from "../support/store-variants.ts";
 

@@ -1,12 +1,12 @@
 import { contentText, type Message } from "@earendil-works/pi-ai";
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord, ConversationRecordOf } from "../../src/conversation/records.ts";
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { ConversationRecord, ConversationRecordOf } from "../../src/protocol/records.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import type { HarnessEvent } from "../../src/ports/observer.ts";
-import type { AgentSetup } from "../../src/session/agent-setup.ts";
-import { clockTool } from "../../src/session/clock-tool.ts";
-import { localModel } from "../../src/session/local-model.ts";
-import { scriptedModel, type ScriptStep } from "../../src/session/scripted-model.ts";
+import type { AgentSetup } from "../../src/agent/agent-setup.ts";
+import { clockTool } from "../../src/agent/clock-tool.ts";
+import { localModel } from "../../src/agent/local-model.ts";
+import { scriptedModel, type ScriptStep } from "../../src/agent/scripted-model.ts";
 import { allRecords, startHarness, type TestHarness } from "../support/harness.ts";
 
 const OVERFLOW = "400 prompt is too long: 250000 tokens > 200000 maximum";

@@ -12,9 +12,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SUBMISSION_FAULT_PHASES, type FaultPhase } from "../../src/ports/faults.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { clockTool } from "../../src/session/clock-tool.ts";
-import { localModel } from "../../src/session/local-model.ts";
-import { openSqliteStore, type SqliteStore } from "../../src/stores/sqlite/index.ts";
+import { clockTool } from "../../src/agent/clock-tool.ts";
+import { localModel } from "../../src/agent/local-model.ts";
+import { openSqliteStore, type SqliteStore } from "../../src/sqlite/index.ts";
 import { CRASH_MATRIX, CRASHED_MESSAGE, crashCaseViolations, NEXT_MESSAGE } from "../support/crash-matrix.ts";
 import { settleTicks } from "../support/harness.ts";
 

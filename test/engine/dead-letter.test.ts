@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { Doorbell, WorkQueue } from "../../src/ports/queue.ts";
-import { sessionKeyString } from "../../src/ports/submission.ts";
+import { sessionKeyString } from "../../src/store/submission.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import { scriptedModel } from "../../src/session/scripted-model.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { scriptedModel } from "../../src/agent/scripted-model.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 
 const MAX_ATTEMPTS = 2;
 const LEASE_MS = 30_000;

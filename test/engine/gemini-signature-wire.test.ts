@@ -7,7 +7,7 @@
  */
 import type { AgentTool } from "@earendil-works/pi-agent-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import { allRecords, startHarness } from "../support/harness.ts";
 import { MISSING_SIGNATURE, startScriptedGemini, type ScriptedGemini } from "../support/scripted-gemini.ts";
 

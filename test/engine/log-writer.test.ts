@@ -3,9 +3,9 @@ import { conversationCreatedDraft } from "../../src/conversation/conversation-cr
 import { AttemptLogWriter } from "../../src/engine/log-writer.ts";
 import { ClaimLost, isHarnessError } from "../../src/errors.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
-import type { ClaimStore, LogStore } from "../../src/ports/store.ts";
-import type { SessionKey, Submission } from "../../src/ports/submission.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import type { ClaimStore, LogStore } from "../../src/store/store.ts";
+import type { SessionKey, Submission } from "../../src/store/submission.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 
 const KEY: SessionKey = { agent: "assistant", instance: "w", session: "default" };
 

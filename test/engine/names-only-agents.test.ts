@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { AgentNotLoaded, isHarnessError } from "../../src/errors.ts";
-import { namesOnlyAgents } from "../../src/engine/names-only-agents.ts";
+import { namesOnlyAgents } from "../../src/agent/names-only-agents.ts";
 import type { Doorbell, WorkQueue } from "../../src/ports/queue.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
-import { createApp } from "../../src/transport/app.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
+import { createApp } from "../../src/http/app.ts";
 
 /** A doorbell queue nobody consumes here (as SQS is for the http function). */
 function recordingQueue(): WorkQueue & { rung: Doorbell[] } {

@@ -5,8 +5,8 @@
  * `context_overflow`, stays in the log, and the session's next submission succeeds without it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
-import { localModel } from "../../src/session/local-model.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
+import { localModel } from "../../src/agent/local-model.ts";
 import { startScriptedProvider, type ProviderApi, type ProviderStep, type ScriptedProvider } from "../support/scripted-provider.ts";
 import { allRecords, startHarness } from "../support/harness.ts";
 

@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UnitMeter } from "../../bench/dynamo-units.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { Doorbell } from "../../src/ports/queue.ts";
-import type { Store } from "../../src/ports/store.ts";
+import type { Store } from "../../src/store/store.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { keylessModel, streamBlocks } from "../../src/session/block-stream.ts";
-import { createDynamoClient, createDynamoStore } from "../../src/stores/dynamodb/index.ts";
+import { keylessModel, streamBlocks } from "../../src/agent/block-stream.ts";
+import { createDynamoClient, createDynamoStore } from "../../src/dynamodb/index.ts";
 import { BUCKET, ensureBucket, freshStore, testClients } from "../stores/dynamodb-fixtures.ts";
 import { proseLike, withoutCheckpoints } from "../support/store-variants.ts";
 

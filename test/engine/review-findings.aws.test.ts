@@ -4,7 +4,7 @@
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll } from "vitest";
-import { createDynamoClient, createDynamoStore } from "../../src/stores/dynamodb/index.ts";
+import { createDynamoClient, createDynamoStore } from "../../src/dynamodb/index.ts";
 import { BUCKET, ensureBucket, freshStore, testClients } from "../stores/dynamodb-fixtures.ts";
 import { describeReviewFindings, type FaultyStore, writeFaults } from "./review-findings.cases.ts";
 

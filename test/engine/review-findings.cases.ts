@@ -5,12 +5,12 @@
  * held between two steps, a write that fails or never returns, a duplicate doorbell.
  */
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { HarnessEvent } from "../../src/ports/observer.ts";
 import type { Doorbell, WorkQueue } from "../../src/ports/queue.ts";
-import type { Store } from "../../src/ports/store.ts";
+import type { Store } from "../../src/store/store.ts";
 import { createRuntime, type RuntimeConfig } from "../../src/runtime/runtime.ts";
 import { scriptedAgent } from "../support/harness.ts";
 

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import type { Store } from "../../src/ports/store.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
-import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import type { Store } from "../../src/store/store.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
+import { openSqliteStore } from "../../src/sqlite/index.ts";
 import { describeReviewFindings, faultyAppends } from "./review-findings.cases.ts";
 
 describeReviewFindings("memory", async (clock) => {

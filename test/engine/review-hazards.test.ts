@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { ClaimLost } from "../../src/errors.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { Doorbell, WorkQueue } from "../../src/ports/queue.ts";
-import type { Store } from "../../src/ports/store.ts";
-import { sessionKeyString } from "../../src/ports/submission.ts";
+import type { Store } from "../../src/store/store.ts";
+import { sessionKeyString } from "../../src/store/submission.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 import { allRecords, scriptedAgent, settleTicks, startHarness } from "../support/harness.ts";
 
 const user = (body: string) => ({ kind: "user" as const, body });

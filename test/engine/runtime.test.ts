@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { isHarnessError } from "../../src/errors.ts";
 import type { EnginePhase } from "../../src/engine/engine-context.ts";
 import type { HarnessEvent } from "../../src/ports/observer.ts";
-import type { DispatchMessage } from "../../src/ports/submission.ts";
+import type { DispatchMessage } from "../../src/store/submission.ts";
 import { allRecords, hangForever, scriptedAgent, settleTicks, startHarness } from "../support/harness.ts";
 
 const user = (body: string) => ({ kind: "user" as const, body });

@@ -8,11 +8,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { childAddress } from "../../src/conversation/task-names.ts";
-import type { Store } from "../../src/ports/store.ts";
+import type { Store } from "../../src/store/store.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
-import { namesOnlyAgents } from "../../src/engine/names-only-agents.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
+import { namesOnlyAgents } from "../../src/agent/names-only-agents.ts";
 import { allRecords, scriptedAgent, settleTicks, startHarness } from "../support/harness.ts";
 import { lastUserText as lastUser } from "../support/model-messages.ts";
 

@@ -10,14 +10,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { childAddress } from "../../src/conversation/task-names.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { FaultPhase } from "../../src/ports/faults.ts";
 import type { HarnessEvent } from "../../src/ports/observer.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import type { ScriptStep } from "../../src/session/scripted-model.ts";
-import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import type { ScriptStep } from "../../src/agent/scripted-model.ts";
+import { openSqliteStore } from "../../src/sqlite/index.ts";
 import { hangForever, scriptedAgent, settleTicks } from "../support/harness.ts";
 import { lastUserText as lastUser, textOf, toolResults } from "../support/model-messages.ts";
 

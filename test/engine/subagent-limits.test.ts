@@ -5,14 +5,14 @@
  * lost wake at the wait's checks, which back off.
  */
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { childAddress } from "../../src/conversation/task-names.ts";
 import { resolveSubagents, taskTargetsOf } from "../../src/engine/subagents.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import type { ScriptStep } from "../../src/session/scripted-model.ts";
+import type { ScriptStep } from "../../src/agent/scripted-model.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
-import type { WaitCheckPostponement } from "../../src/ports/submission.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import type { WaitCheckPostponement } from "../../src/store/submission.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 import { allRecords, hangForever, scriptedAgent, settleTicks, startHarness } from "../support/harness.ts";
 import { lastUserText as lastUser, textOf, toolResults } from "../support/model-messages.ts";
 

@@ -1,7 +1,7 @@
 /** Two children settling at once wake their parent exactly once, on DynamoDB Local (two store instances, as two Lambdas). */
 import { afterAll, beforeAll, it } from "vitest";
 import { systemClock } from "../../src/ports/clock.ts";
-import { createDynamoStore } from "../../src/stores/dynamodb/index.ts";
+import { createDynamoStore } from "../../src/dynamodb/index.ts";
 import { raceTwoChildren } from "../support/subagent-race.ts";
 import { BUCKET, ensureBucket, freshStore, testClients } from "../stores/dynamodb-fixtures.ts";
 

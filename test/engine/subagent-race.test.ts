@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, it } from "vitest";
 import { systemClock } from "../../src/ports/clock.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
-import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
+import { openSqliteStore } from "../../src/sqlite/index.ts";
 import { raceTwoChildren } from "../support/subagent-race.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "subagent-race-"));

@@ -7,11 +7,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { childAddress } from "../../src/conversation/task-names.ts";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
-import type { Store } from "../../src/ports/store.ts";
-import type { ScriptStep } from "../../src/session/scripted-model.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import type { Store } from "../../src/store/store.ts";
+import type { ScriptStep } from "../../src/agent/scripted-model.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 import { allRecords, scriptedAgent, startHarness } from "../support/harness.ts";
 import { lastUserText as lastUser, textOf, toolResults } from "../support/model-messages.ts";
 

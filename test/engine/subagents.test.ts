@@ -4,11 +4,11 @@
  * exactly once; the resumed run continues from the log with every outcome.
  */
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { childAddress } from "../../src/conversation/task-names.ts";
 import type { HarnessEvent } from "../../src/ports/observer.ts";
-import type { ScriptStep } from "../../src/session/scripted-model.ts";
-import { taskToolDescription, taskToolSchema } from "../../src/session/task-tool.ts";
+import type { ScriptStep } from "../../src/agent/scripted-model.ts";
+import { taskToolDescription, taskToolSchema } from "../../src/drive/task-tool.ts";
 import { allRecords, scriptedAgent, startHarness } from "../support/harness.ts";
 import { THREE_CHILDREN_PARENT_LOG } from "../support/subagent-family.ts";
 

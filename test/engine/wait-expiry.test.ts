@@ -9,7 +9,7 @@ import type { AttemptContext } from "../../src/engine/engine-context.ts";
 import { expireWait, TASK_WAIT_EXPIRED } from "../../src/engine/wake.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { Doorbell } from "../../src/ports/queue.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 
 const user = (body: string) => ({ kind: "user" as const, body });
 

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ConversationRecordOf } from "../../src/conversation/records.ts";
+import type { ConversationRecordOf } from "../../src/protocol/records.ts";
 import { killExamples, recordsUntilSettled, startExampleProcess, type ExampleProcess } from "./support.ts";
 
 /** `npm run example -- github-bot` as a process, fed webhook deliveries over HTTP. */

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { ConversationRecordOf } from "../../src/conversation/records.ts";
+import type { ConversationRecordOf } from "../../src/protocol/records.ts";
 import { parseSse, recordsOf } from "../transport/support.ts";
 import { killExamples, ROOT, startExampleProcess } from "./support.ts";
 

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { ConversationRecordOf } from "../../src/conversation/records.ts";
-import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import type { ConversationRecordOf } from "../../src/protocol/records.ts";
+import { openSqliteStore } from "../../src/sqlite/index.ts";
 import { killExamples, startExampleProcess, stopExample, type ExampleProcess } from "./support.ts";
 
 /** `npm run example -- scheduler` as processes: replicas and a restart over one data dir. */

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { expect } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { readUntil, recordsOf, type SseFrame } from "../transport/support.ts";
 
 /** The repository root (where `npm start` / `npm run example` run). */

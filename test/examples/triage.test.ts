@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { ConversationRecord, ConversationRecordOf, RecordKind } from "../../src/conversation/records.ts";
+import type { ConversationRecord, ConversationRecordOf, RecordKind } from "../../src/protocol/records.ts";
 import { TRIAGE_SCHEMA } from "../../examples/triage/agents.ts";
 import { childSessionOf } from "../../src/client/child-session.ts";
 import { killExamples, recordsUntilSettled, startExampleProcess, type ExampleProcess } from "./support.ts";

@@ -1,5 +1,5 @@
 /**
- * Admission's checks in the serverless shape: the http function of `src/lambdas/` on the local
+ * Admission's checks in the serverless shape: the http function of `src/lambda/` on the local
  * cloud (DynamoDB Local, fauxqs SQS FIFO + S3), reached through the local function URL. Each
  * refusal is a 4xx JSON `{error, code}`, and the table and bucket hold exactly what they held
  * before (a full scan of the table, compared item for item).

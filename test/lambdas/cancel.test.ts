@@ -1,5 +1,5 @@
 /**
- * Cancel in the serverless shape: the handlers of `src/lambdas/` on the local cloud (DynamoDB
+ * Cancel in the serverless shape: the handlers of `src/lambda/` on the local cloud (DynamoDB
  * Local, fauxqs SQS FIFO + S3), reached through the local function URL. The http function
  * cancels; a running submission is on a worker Lambda, which learns of the cancel from its lease
  * renewal, stops at its next safe point (the model stream aborted) and settles; a queued or
@@ -8,8 +8,8 @@
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
-import type { Submission } from "../../src/ports/submission.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
+import type { Submission } from "../../src/store/submission.ts";
 import { followSse } from "./support/sse-follower.ts";
 import { useLocalCloud } from "./support/local-cloud-suite.ts";
 

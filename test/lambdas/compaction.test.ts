@@ -1,12 +1,12 @@
 /**
- * Compaction in the serverless shape: the handlers of `src/lambdas/` on the local cloud (DynamoDB
+ * Compaction in the serverless shape: the handlers of `src/lambda/` on the local cloud (DynamoDB
  * Local, fauxqs SQS FIFO + S3), reached through the local function URL. A manual compaction is
  * admitted by the http function (which never loads a model) and run by a worker.
  */
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord, ConversationRecordOf } from "../../src/conversation/records.ts";
+import type { ConversationRecord, ConversationRecordOf } from "../../src/protocol/records.ts";
 import { OVERFLOW_ERROR } from "./fixtures/compaction-agents.ts";
 import { followSse } from "./support/sse-follower.ts";
 import { useLocalCloud } from "./support/local-cloud-suite.ts";

@@ -1,5 +1,5 @@
 /**
- * The serverless shape end to end on the local cloud: the exact handler modules of `src/lambdas/`
+ * The serverless shape end to end on the local cloud: the exact handler modules of `src/lambda/`
  * run in child processes against DynamoDB Local and fauxqs (SQS FIFO + S3), fed by a local SQS
  * event source and reached through a local streaming function URL. No AWS call is mocked; faults
  * are real (killed processes, an unreachable endpoint, throttling answered on the wire).
@@ -15,13 +15,13 @@ import {
   SQSClient,
 } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
-import { HARNESS_ENV } from "../../src/lambdas/env.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
+import { HARNESS_ENV } from "../../src/lambda/env.ts";
 import type { LocalFunction, LocalFunctionUrl } from "../../dev/local-cloud/function-host.ts";
 import { toSqsEvent } from "../../dev/local-cloud/sqs-event-source.ts";
-import type { Submission } from "../../src/ports/submission.ts";
-import { encodeDoorbell } from "../../src/queues/sqs/doorbell-body.ts";
-import { messageGroupId } from "../../src/queues/sqs/message-group.ts";
+import type { Submission } from "../../src/store/submission.ts";
+import { encodeDoorbell } from "../../src/sqs/doorbell-body.ts";
+import { messageGroupId } from "../../src/sqs/message-group.ts";
 import { useLocalCloud } from "./support/local-cloud-suite.ts";
 import { followSse, type SseFollower } from "./support/sse-follower.ts";
 import { startThrottleProxy, type ThrottleProxy } from "../../dev/local-cloud/throttle-proxy.ts";

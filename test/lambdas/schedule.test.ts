@@ -1,5 +1,5 @@
 /**
- * The schedule function on the local cloud: `src/lambdas/schedule.ts` in its own process (names
+ * The schedule function on the local cloud: `src/lambda/schedule.ts` in its own process (names
  * only, as the construct deploys it), fired with the construct's own target input as EventBridge
  * Scheduler fills it in, against DynamoDB Local and fauxqs. A firing dispatches a
  * `scheduled_tick` that a worker runs; a repeated firing of the same scheduled time (a Scheduler
@@ -9,7 +9,7 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { DispatchResult } from "../../src/engine/admission.ts";
-import type { Submission } from "../../src/ports/submission.ts";
+import type { Submission } from "../../src/store/submission.ts";
 import { scheduledFiringInput } from "../../src/runtime/scheduled-dispatch.ts";
 import { useLocalCloud } from "./support/local-cloud-suite.ts";
 

@@ -1,9 +1,9 @@
 /** The handlers' settings from the environment: defaults, tuning knobs, and refusals that name the variable. */
 import { describe, expect, it } from "vitest";
-import { readSettings, subagentLimitsFromEnv } from "../../src/lambdas/settings.ts";
+import { readSettings, subagentLimitsFromEnv } from "../../src/lambda/settings.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import { namesOnlyAgents } from "../../src/engine/names-only-agents.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { namesOnlyAgents } from "../../src/agent/names-only-agents.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 import { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "../../src/runtime/defaults.ts";
 
 const base = { TABLE_NAME: "t", BUCKET_NAME: "b", QUEUE_URL: "https://sqs.local/q.fifo" };

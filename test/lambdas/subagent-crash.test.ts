@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, onTestFailed } from "vitest";
-import type { Submission } from "../../src/ports/submission.ts";
+import type { Submission } from "../../src/store/submission.ts";
 import { useLocalCloud } from "./support/local-cloud-suite.ts";
 
 const agentsModule = fileURLToPath(new URL("./fixtures/subagent-agents.ts", import.meta.url));

@@ -1,5 +1,5 @@
 /**
- * Durable subagents in the serverless shape: the handlers of `src/lambdas/` on the local cloud
+ * Durable subagents in the serverless shape: the handlers of `src/lambda/` on the local cloud
  * (DynamoDB Local, fauxqs SQS FIFO + S3). A parent's children are submissions of their own, run
  * by the workers; the parent parks `waiting` and the last child's settlement rings it.
  */
@@ -8,9 +8,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { childAddress } from "../../src/conversation/task-names.ts";
-import type { Submission } from "../../src/ports/submission.ts";
+import type { Submission } from "../../src/store/submission.ts";
 import { THREE_CHILDREN_PARENT_LOG } from "../support/subagent-family.ts";
 import { useLocalCloud } from "./support/local-cloud-suite.ts";
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { consoleObserver, consoleTimingInterceptor } from "../../src/index.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import { clockTool } from "../../src/session/clock-tool.ts";
-import { scriptedModel } from "../../src/session/scripted-model.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { clockTool } from "../../src/agent/clock-tool.ts";
+import { scriptedModel } from "../../src/agent/scripted-model.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 
 describe("console logging from the library", () => {
   it("consoleObserver logs admission, claim, finished tool calls and settlement; consoleTimingInterceptor times each op", async () => {

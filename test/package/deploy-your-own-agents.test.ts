@@ -194,7 +194,7 @@ describe("the packed tarball", () => {
       expect(f.startsWith("dist/"), f).toBe(true);
       expect(f, f).not.toMatch(/\.test\.|local-cloud|^dist\/(src|dev|test|bench|examples|scripts|tools)\//);
     }
-    for (const role of ["http", "worker", "dlq", "sweeper"]) expect(tarballFiles).toContain(`dist/lambdas/${role}.js`);
+    for (const role of ["http", "worker", "dlq", "sweeper"]) expect(tarballFiles).toContain(`dist/lambda/${role}.js`);
     expect(tarballFiles).toContain("dist/cdk/index.js");
     expect(tarballFiles).toContain("dist/cdk/index.d.ts");
     const license = readFileSync(join(repoRoot, "LICENSE"), "utf8");
@@ -288,7 +288,7 @@ describe("an app of your own (README: Deploy your own agents)", () => {
         expect(twice, role).toEqual([]);
         for (const name of ["@earendil-works/pi-ai", "@earendil-works/pi-agent-core"]) expect(roots.has(name), `${role}: ${name}`).toBe(true);
         const harness = sources.filter((s) => s.startsWith("node_modules/resolute-harness/"));
-        expect(harness.filter((s) => s === `node_modules/resolute-harness/dist/lambdas/${role}.js`), role).toHaveLength(1);
+        expect(harness.filter((s) => s === `node_modules/resolute-harness/dist/lambda/${role}.js`), role).toHaveLength(1);
         expect(harness.every((s) => s.startsWith("node_modules/resolute-harness/dist/")), role).toBe(true);
         expect(harness.filter((s) => s.endsWith("/runtime/runtime.js")), role).toHaveLength(1);
       }

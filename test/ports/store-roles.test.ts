@@ -1,5 +1,5 @@
 import { describe, expectTypeOf, it } from "vitest";
-import type { Store, StoreRoles } from "../../src/ports/store.ts";
+import type { Store, StoreRoles } from "../../src/store/store.ts";
 
 // Type-level: `npm run typecheck` fails when a Store method has no role, or a role names
 // something the Store lacks (the test body runs nothing that could fail at run time).

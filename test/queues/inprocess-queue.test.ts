@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { DoorbellOutcome, Doorbell } from "../../src/ports/queue.ts";
-import { InProcessQueue } from "../../src/queues/inprocess/inprocess-queue.ts";
+import { InProcessQueue } from "../../src/runtime/in-process-queue.ts";
 
 const bell = (group: string, id: string): Doorbell => ({ group, submissionId: id });
 const tick = () => new Promise((r) => setImmediate(r));

@@ -3,8 +3,8 @@ import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, S
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { successfulIds, toSqsEvent } from "../../dev/local-cloud/sqs-event-source.ts";
 import type { DoorbellOutcome } from "../../src/ports/queue.ts";
-import { consumeSqsBatch, failureBackoffMs } from "../../src/queues/sqs/batch-consumer.ts";
-import { encodeDoorbell } from "../../src/queues/sqs/doorbell-body.ts";
+import { consumeSqsBatch, failureBackoffMs } from "../../src/sqs/batch-consumer.ts";
+import { encodeDoorbell } from "../../src/sqs/doorbell-body.ts";
 
 const client = new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS });
 let queueUrl: string;

@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import type { Doorbell } from "../../src/ports/queue.ts";
-import { drainDeadLetters } from "../../src/queues/sqs/dead-letter-drain.ts";
-import { encodeDoorbell } from "../../src/queues/sqs/doorbell-body.ts";
+import { drainDeadLetters } from "../../src/sqs/dead-letter-drain.ts";
+import { encodeDoorbell } from "../../src/sqs/doorbell-body.ts";
 
 // fauxqs (SQS FIFO), started by the aws project's global setup.
 const client = new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS });

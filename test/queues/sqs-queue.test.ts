@@ -8,10 +8,10 @@ import {
   type Message,
 } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeDoorbell, MalformedDoorbell } from "../../src/queues/sqs/doorbell-body.ts";
-import { messageGroupId } from "../../src/queues/sqs/message-group.ts";
-import { startMessageHeartbeat } from "../../src/queues/sqs/message-heartbeat.ts";
-import { SqsWorkQueue, visibilitySeconds } from "../../src/queues/sqs/sqs-queue.ts";
+import { decodeDoorbell, MalformedDoorbell } from "../../src/sqs/doorbell-body.ts";
+import { messageGroupId } from "../../src/sqs/message-group.ts";
+import { startMessageHeartbeat } from "../../src/sqs/message-heartbeat.ts";
+import { SqsWorkQueue, visibilitySeconds } from "../../src/sqs/sqs-queue.ts";
 
 // The SDK sends to the QueueUrl's host unless `endpoint` is explicit; fauxqs's queue URL host
 // does not resolve here (notes/local-aws.md §2).

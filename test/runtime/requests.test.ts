@@ -10,7 +10,7 @@ import { isHarnessError } from "../../src/errors.ts";
 import type { Doorbell, WorkQueue } from "../../src/ports/queue.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
 import { ID_RULES } from "../../src/runtime/requests.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 
 const idle: () => never = () => {
   throw new Error("not run here");
@@ -121,8 +121,8 @@ describe("transport layering", () => {
     expect(Object.keys(runtime)).not.toContain("store");
   });
 
-  it("src/transport imports nothing of the engine, the session, the stores or the ports' store", () => {
-    const dir = join(import.meta.dirname, "../../src/transport");
+  it("src/http imports nothing of the engine, the session, the stores or the ports' store", () => {
+    const dir = join(import.meta.dirname, "../../src/http");
     for (const file of readdirSync(dir).filter((f) => f.endsWith(".ts"))) {
       const text = readFileSync(join(dir, file), "utf8");
       const imports = [...text.matchAll(/from "(\.\.\/[^"]+)"/g)].map((m) => m[1]!);

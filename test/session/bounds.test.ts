@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { createAssistantMessageEventStream } from "@earendil-works/pi-ai";
 import { ManualClock } from "../../src/ports/clock.ts";
-import type { AgentTool } from "../../src/session/agent-setup.ts";
-import { keylessModel } from "../../src/session/block-stream.ts";
-import { Bounds, TOOL_ABORTED } from "../../src/session/bounds.ts";
+import type { AgentTool } from "../../src/agent/agent-setup.ts";
+import { keylessModel } from "../../src/agent/block-stream.ts";
+import { Bounds, TOOL_ABORTED } from "../../src/drive/bounds.ts";
 
 const model = keylessModel("m", "test");
 const tool = (execute: AgentTool["execute"]): AgentTool => ({

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { activeLeafPath, reduce } from "../../src/conversation/reducer.ts";
-import { planCompaction, recordTokens } from "../../src/session/compaction-plan.ts";
-import { projectPath } from "../../src/session/projection.ts";
+import { planCompaction, recordTokens } from "../../src/drive/compaction-plan.ts";
+import { projectPath } from "../../src/drive/projection.ts";
 import { idAt, rec } from "../conversation/fixtures.ts";
 
 /** A log built exchange by exchange: user → assistant (optionally with a tool call and its outcome). */

@@ -1,8 +1,8 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { defineTool, schema } from "../../src/index.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import { scriptedModel } from "../../src/session/scripted-model.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { scriptedModel } from "../../src/agent/scripted-model.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 
 describe("typed tools from the package alone", () => {
   it("types params from the schema builders and gets them validated and coerced", async () => {

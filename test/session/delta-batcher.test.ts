@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/ports/clock.ts";
-import { DEFAULT_FLUSH_POLICY, DeltaBatcher } from "../../src/session/delta-batcher.ts";
+import { DEFAULT_FLUSH_POLICY, DeltaBatcher } from "../../src/drive/delta-batcher.ts";
 
 const T = "assistant_text_delta" as const;
 const K = "assistant_thinking_delta" as const;
@@ -80,7 +80,7 @@ describe("DeltaBatcher (spec §1.5.3)", () => {
 
 describe("utf8Length", () => {
   it("matches Buffer.byteLength", async () => {
-    const { utf8Length } = await import("../../src/session/delta-batcher.ts");
+    const { utf8Length } = await import("../../src/drive/delta-batcher.ts");
     for (const s of ["", "abc", "é", "€", "😀", "a😀b", "\ud800", "\udc00x", "日本語", "x\u07ff\u0800"]) {
       expect(utf8Length(s)).toBe(Buffer.byteLength(s, "utf8"));
     }

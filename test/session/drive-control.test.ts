@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { Interceptor, OpInfo } from "../../src/ports/observer.ts";
-import type { AgentTool } from "../../src/session/agent-setup.ts";
-import { clockTool } from "../../src/session/clock-tool.ts";
-import { scriptedModel, type ScriptStep } from "../../src/session/scripted-model.ts";
-import { correctiveMessage } from "../../src/session/structured-result.ts";
+import type { AgentTool } from "../../src/agent/agent-setup.ts";
+import { clockTool } from "../../src/agent/clock-tool.ts";
+import { scriptedModel, type ScriptStep } from "../../src/agent/scripted-model.ts";
+import { correctiveMessage } from "../../src/drive/structured-result.ts";
 import { Harness, KEY, summary, until } from "./support.ts";
 
 async function started(body = "go"): Promise<Harness> {

@@ -2,12 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "@earendil-works/pi-agent-core";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import { DANGLING_TOOL_CALL_MESSAGE } from "../../src/conversation/dangling.ts";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import type { Correlation } from "../../src/ports/observer.ts";
-import { agentEventEffects } from "../../src/session/agent-events.ts";
-import { emptyAssistantMessage, keylessModel } from "../../src/session/block-stream.ts";
-import { classifyLastAssistant, operationError, timeoutOutcome } from "../../src/session/drive-outcome.ts";
-import { inputRecord, rebuild } from "../../src/session/rebuild.ts";
+import { agentEventEffects } from "../../src/drive/agent-events.ts";
+import { emptyAssistantMessage, keylessModel } from "../../src/agent/block-stream.ts";
+import { classifyLastAssistant, operationError, timeoutOutcome } from "../../src/drive/drive-outcome.ts";
+import { inputRecord, rebuild } from "../../src/drive/rebuild.ts";
 import { rec } from "../conversation/fixtures.ts";
 
 const model = keylessModel("m-1", "test");

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { DANGLING_TOOL_CALL_MESSAGE } from "../../src/conversation/dangling.ts";
-import type { AgentTool } from "../../src/session/agent-setup.ts";
-import { clockTool } from "../../src/session/clock-tool.ts";
-import { scriptedModel } from "../../src/session/scripted-model.ts";
+import type { AgentTool } from "../../src/agent/agent-setup.ts";
+import { clockTool } from "../../src/agent/clock-tool.ts";
+import { scriptedModel } from "../../src/agent/scripted-model.ts";
 import { comparable, Harness, summary, until } from "./support.ts";
 
 const NOON = Date.UTC(2026, 0, 1, 12, 0, 0);

@@ -1,7 +1,7 @@
 /** The bench-only stamp of the local model (bench/http.ts measures emit → receive with it). */
 import type { AssistantMessageEvent, Message } from "@earendil-works/pi-ai";
 import { describe, expect, it } from "vitest";
-import { localModel } from "../../src/session/local-model.ts";
+import { localModel } from "../../src/agent/local-model.ts";
 
 const ctx = (messages: Message[]) => ({ messages }) as never;
 const user = (text: string): Message => ({ role: "user", content: text, timestamp: 0 });

@@ -1,11 +1,11 @@
 import type { AssistantMessageEvent, Message } from "@earendil-works/pi-ai";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/ports/clock.ts";
-import { agentBudgets, AgentSetupError, validateAgentSetup } from "../../src/session/agent-setup.ts";
-import { clockTool } from "../../src/session/clock-tool.ts";
-import { compactionSettings } from "../../src/session/compaction.ts";
-import { localModel } from "../../src/session/local-model.ts";
-import { scriptedModel } from "../../src/session/scripted-model.ts";
+import { agentBudgets, AgentSetupError, validateAgentSetup } from "../../src/agent/agent-setup.ts";
+import { clockTool } from "../../src/agent/clock-tool.ts";
+import { compactionSettings } from "../../src/drive/compaction.ts";
+import { localModel } from "../../src/agent/local-model.ts";
+import { scriptedModel } from "../../src/agent/scripted-model.ts";
 
 // Tests may import pi types: they exercise this layer's pi-facing helpers.
 const ctx = (messages: Message[]) => ({ messages }) as never;

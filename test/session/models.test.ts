@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ModelResolutionError, parseModelSpec, resolveModel } from "../../src/session/models.ts";
+import { ModelResolutionError, parseModelSpec, resolveModel } from "../../src/agent/models.ts";
 
 describe("resolveModel", () => {
   it("parses provider/model at the first slash", async () => {

@@ -10,10 +10,10 @@ import {
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { danglingToolCalls, danglingToolOutcome } from "../../src/conversation/dangling.ts";
-import { project, projectPath, renderSummary } from "../../src/session/projection.ts";
+import { project, projectPath, renderSummary } from "../../src/drive/projection.ts";
 import { activeLeafPath, reduce } from "../../src/conversation/reducer.ts";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
-import { zeroUsage } from "../../src/session/block-stream.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
+import { zeroUsage } from "../../src/agent/block-stream.ts";
 import { idAt, rec } from "../conversation/fixtures.ts";
 
 const T0 = "2026-01-01T00:00:00.000Z";

@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HarnessEvent } from "../../src/ports/observer.ts";
-import type { Store } from "../../src/ports/store.ts";
+import type { Store } from "../../src/store/store.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 import { startScriptedProvider, type ProviderApi, type ScriptedProvider } from "../support/scripted-provider.ts";
 
 let provider: ScriptedProvider;

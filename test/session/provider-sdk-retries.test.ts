@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { bedrockConverseStreamApi } from "@earendil-works/pi-ai/api/bedrock-converse-stream.lazy";
 import { createModels, createProvider, type Api, type Model } from "@earendil-works/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { SQS_MAX_ATTEMPTS, sqsClient } from "../../src/lambdas/wiring.ts";
+import { SQS_MAX_ATTEMPTS, sqsClient } from "../../src/lambda/wiring.ts";
 
 let server: Server;
 let requests = 0;

@@ -1,8 +1,8 @@
 /** How long a provider asks to wait, and which failed turns are backpressure rather than errors. */
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import { describe, expect, it } from "vitest";
-import { emptyAssistantMessage } from "../../src/session/block-stream.ts";
-import { backpressureDelayMs, backpressureOf, retryAfterMsOf } from "../../src/session/provider-backpressure.ts";
+import { emptyAssistantMessage } from "../../src/agent/block-stream.ts";
+import { backpressureDelayMs, backpressureOf, retryAfterMsOf } from "../../src/drive/provider-backpressure.ts";
 
 const now = Date.parse("2026-12-01T08:00:00Z");
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
 import { defineTool, schema } from "../../src/index.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 import { startScriptedProvider, type ProviderApi, type ScriptedProvider } from "../support/scripted-provider.ts";
 
 let provider: ScriptedProvider;

@@ -1,6 +1,6 @@
 import type { Api, Model } from "@earendil-works/pi-ai";
 import { describe, expect, it } from "vitest";
-import { foldUserTurns, withStrictTurns } from "../../src/session/strict-turns.ts";
+import { foldUserTurns, withStrictTurns } from "../../src/drive/strict-turns.ts";
 
 describe("foldUserTurns", () => {
   it("Bedrock Converse: tool results then a user text become one user turn, results first", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
-import { submissionUsage } from "../../src/session/submission-usage.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
+import { submissionUsage } from "../../src/drive/submission-usage.ts";
 import { rec } from "../conversation/fixtures.ts";
 
 function completed(id: string, submissionId: string, usage: unknown, stopReason = "stop"): ConversationRecord {

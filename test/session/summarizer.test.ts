@@ -1,10 +1,10 @@
 import type { StreamFn } from "@earendil-works/pi-agent-core";
 import { contentText, type Message } from "@earendil-works/pi-ai";
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
-import { keylessModel, streamBlocks } from "../../src/session/block-stream.ts";
-import { localModel } from "../../src/session/local-model.ts";
-import { renderTranscript, summarize, SummarizationError, SUMMARY_TRANSCRIPT_OPEN } from "../../src/session/summarizer.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
+import { keylessModel, streamBlocks } from "../../src/agent/block-stream.ts";
+import { localModel } from "../../src/agent/local-model.ts";
+import { renderTranscript, summarize, SummarizationError, SUMMARY_TRANSCRIPT_OPEN } from "../../src/drive/summarizer.ts";
 import { idAt, rec } from "../conversation/fixtures.ts";
 
 function history(n: number, size = 10): ConversationRecord[] {

@@ -1,13 +1,13 @@
 import { conversationCreatedDraft } from "../../src/conversation/conversation-created.ts";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { HarnessEvent, Interceptor } from "../../src/ports/observer.ts";
-import type { Store } from "../../src/ports/store.ts";
-import type { DispatchMessage, SessionKey, Submission } from "../../src/ports/submission.ts";
-import type { AgentSetup } from "../../src/session/agent-setup.ts";
+import type { Store } from "../../src/store/store.ts";
+import type { DispatchMessage, SessionKey, Submission } from "../../src/store/submission.ts";
+import type { AgentSetup } from "../../src/agent/agent-setup.ts";
 import { AttemptLogWriter } from "../../src/engine/log-writer.ts";
-import { drive, type DriveContext, type DriveOutcome } from "../../src/session/drive.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import { drive, type DriveContext, type DriveOutcome } from "../../src/drive/drive.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 
 export const KEY: SessionKey = { agent: "assistant", instance: "i1", session: "default" };
 export const LEASE_MS = 30_000;

@@ -1,13 +1,13 @@
 import { describe, expect, it, vi } from "vitest";
 import type { AgentEvent } from "@earendil-works/pi-agent-core";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { ClaimLost, StoreFailure } from "../../src/errors.ts";
 import type { LogWriter } from "../../src/ports/log-writer.ts";
 import type { HarnessEvent } from "../../src/ports/observer.ts";
-import { emptyAssistantMessage, keylessModel } from "../../src/session/block-stream.ts";
-import type { DriveOutcome } from "../../src/session/drive-outcome.ts";
-import { TurnRecorder } from "../../src/session/turn-recorder.ts";
+import { emptyAssistantMessage, keylessModel } from "../../src/agent/block-stream.ts";
+import type { DriveOutcome } from "../../src/drive/drive-outcome.ts";
+import { TurnRecorder } from "../../src/drive/turn-recorder.ts";
 import { Harness, summary } from "./support.ts";
 
 const model = keylessModel("m-1", "test");

@@ -15,15 +15,15 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/conversation/ids.ts";
-import type { ConversationRecord, RecordDraft } from "../../src/conversation/records.ts";
+import type { ConversationRecord, RecordDraft } from "../../src/protocol/records.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
-import type { Store } from "../../src/ports/store.ts";
-import type { SessionKey, Submission } from "../../src/ports/submission.ts";
-import { cancellation, textOfBytes } from "../../src/storetest/index.ts";
-import { createDynamoClient, createDynamoStore, createS3Client, HARNESS_TABLE } from "../../src/stores/dynamodb/index.ts";
-import { DYNAMO_REQUEST_TIMEOUT_MS } from "../../src/stores/dynamodb/clients.ts";
-import { itemBytes } from "../../src/stores/dynamodb/item.ts";
-import { batchEntries } from "../../src/stores/dynamodb/log-batch.ts";
+import type { Store } from "../../src/store/store.ts";
+import type { SessionKey, Submission } from "../../src/store/submission.ts";
+import { cancellation, textOfBytes } from "../../src/store/conformance/index.ts";
+import { createDynamoClient, createDynamoStore, createS3Client, HARNESS_TABLE } from "../../src/dynamodb/index.ts";
+import { DYNAMO_REQUEST_TIMEOUT_MS } from "../../src/dynamodb/clients.ts";
+import { itemBytes } from "../../src/dynamodb/item.ts";
+import { batchEntries } from "../../src/dynamodb/log-batch.ts";
 import { BUCKET, ensureBucket, freshStore, testClients } from "./dynamodb-fixtures.ts";
 
 const clients = testClients();

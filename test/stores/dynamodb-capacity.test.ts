@@ -7,8 +7,8 @@
 import { newId } from "../../src/conversation/ids.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/ports/clock.ts";
-import type { RecordDraft } from "../../src/conversation/records.ts";
-import { countConsumedCapacity, createDynamoClient } from "../../src/stores/dynamodb/index.ts";
+import type { RecordDraft } from "../../src/protocol/records.ts";
+import { countConsumedCapacity, createDynamoClient } from "../../src/dynamodb/index.ts";
 import { ensureBucket, freshStore, testClients } from "./dynamodb-fixtures.ts";
 
 const clients = testClients();

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LogCheckpoint } from "../../src/conversation/checkpoint.ts";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import { ensureBucket, freshStore, testClients } from "./dynamodb-fixtures.ts";
 

@@ -5,12 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/conversation/ids.ts";
-import type { RecordDraft } from "../../src/conversation/records.ts";
-import type { ChildOutcomeDelivered } from "../../src/ports/child-outcome.ts";
+import type { RecordDraft } from "../../src/protocol/records.ts";
+import type { ChildOutcomeDelivered } from "../../src/store/child-outcome.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
-import type { Store } from "../../src/ports/store.ts";
-import type { Submission } from "../../src/ports/submission.ts";
-import { createDynamoClient, createDynamoStore } from "../../src/stores/dynamodb/index.ts";
+import type { Store } from "../../src/store/store.ts";
+import type { Submission } from "../../src/store/submission.ts";
+import { createDynamoClient, createDynamoStore } from "../../src/dynamodb/index.ts";
 import { BUCKET, ensureBucket, freshStore, testClients } from "./dynamodb-fixtures.ts";
 
 const clients = testClients();

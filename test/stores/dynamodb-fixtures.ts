@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { DeleteTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { Clock } from "../../src/ports/clock.ts";
-import type { Store } from "../../src/ports/store.ts";
+import type { Store } from "../../src/store/store.ts";
 import {
   createDynamoClient,
   createDynamoStore,
@@ -16,7 +16,7 @@ import {
   createHarnessTable,
   createS3Client,
   type DynamoStoreOptions,
-} from "../../src/stores/dynamodb/index.ts";
+} from "../../src/dynamodb/index.ts";
 
 export const BUCKET = "harness-test-blobs";
 

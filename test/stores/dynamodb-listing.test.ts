@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/ports/clock.ts";
-import type { SessionKey } from "../../src/ports/submission.ts";
-import { createDynamoClient } from "../../src/stores/dynamodb/index.ts";
-import { sessionPk } from "../../src/stores/dynamodb/keys.ts";
+import type { SessionKey } from "../../src/store/submission.ts";
+import { createDynamoClient } from "../../src/dynamodb/index.ts";
+import { sessionPk } from "../../src/dynamodb/keys.ts";
 import { ensureBucket, freshStore, testClients } from "./dynamodb-fixtures.ts";
 
 const clients = testClients();

@@ -3,8 +3,8 @@
  * case on a fresh table.
  */
 import { afterAll, beforeAll } from "vitest";
-import type { Store } from "../../src/ports/store.ts";
-import { describeStoreConformance } from "../../src/storetest/index.ts";
+import type { Store } from "../../src/store/store.ts";
+import { describeStoreConformance } from "../../src/store/conformance/index.ts";
 import { ensureBucket, freshStore, testClients } from "./dynamodb-fixtures.ts";
 
 const clients = testClients();

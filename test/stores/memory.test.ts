@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/ports/clock.ts";
-import { frozenCopy } from "../../src/stores/memory/frozen-copy.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
-import { jsonEqual } from "../../src/stores/memory/json-equal.ts";
-import { describeStoreConformance } from "../../src/storetest/index.ts";
+import { frozenCopy } from "../../src/memory/frozen-copy.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
+import { jsonEqual } from "../../src/memory/json-equal.ts";
+import { describeStoreConformance } from "../../src/store/conformance/index.ts";
 
 describeStoreConformance("memory", async (clock) => createMemoryStore({ clock }));
 

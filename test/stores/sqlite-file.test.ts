@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
-import type { RecordDraft } from "../../src/conversation/records.ts";
+import type { RecordDraft } from "../../src/protocol/records.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import {
   openSqliteStore,
@@ -15,8 +15,8 @@ import {
   SqliteStoreBusy,
   SqliteStoreOpenFailed,
   type SqliteStore,
-} from "../../src/stores/sqlite/index.ts";
-import { SQL } from "../../src/stores/sqlite/statements.ts";
+} from "../../src/sqlite/index.ts";
+import { SQL } from "../../src/sqlite/statements.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sqlite-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

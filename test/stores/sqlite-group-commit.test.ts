@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ConversationRecord, RecordDraft } from "../../src/conversation/records.ts";
+import type { ConversationRecord, RecordDraft } from "../../src/protocol/records.ts";
 import { systemClock } from "../../src/ports/clock.ts";
-import { SqliteDatabase } from "../../src/stores/sqlite/database.ts";
-import { migrate } from "../../src/stores/sqlite/schema.ts";
-import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.ts";
+import { SqliteDatabase } from "../../src/sqlite/database.ts";
+import { migrate } from "../../src/sqlite/schema.ts";
+import { SqliteStore } from "../../src/sqlite/sqlite-store.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sqlite-group-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,9 +4,9 @@
  * runs its task and prints one JSON line with the outcome. Never throws: errors are reported in the JSON.
  */
 import { createInterface } from "node:readline";
-import type { RecordDraft } from "../../src/conversation/records.ts";
+import type { RecordDraft } from "../../src/protocol/records.ts";
 import type { Clock } from "../../src/ports/clock.ts";
-import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import { openSqliteStore } from "../../src/sqlite/index.ts";
 
 interface Task {
   task: "append" | "claim" | "groups";

@@ -12,8 +12,8 @@ import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/conversation/ids.ts";
-import type { ConversationRecord, RecordDraft } from "../../src/conversation/records.ts";
-import { openSqliteStore, type SqliteStore } from "../../src/stores/sqlite/index.ts";
+import type { ConversationRecord, RecordDraft } from "../../src/protocol/records.ts";
+import { openSqliteStore, type SqliteStore } from "../../src/sqlite/index.ts";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const node = join(repo, "node_modules/.bin/node");

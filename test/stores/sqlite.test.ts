@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import { describeStoreConformance } from "../../src/storetest/index.ts";
-import { openSqliteStore } from "../../src/stores/sqlite/index.ts";
+import { describeStoreConformance } from "../../src/store/conformance/index.ts";
+import { openSqliteStore } from "../../src/sqlite/index.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sqlite-conformance-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

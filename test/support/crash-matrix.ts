@@ -7,9 +7,9 @@
  *
  * A phase added to the seam must get its row here (the `Record` makes typecheck say so).
  */
-import type { ConversationRecord, SettledPayload } from "../../src/conversation/records.ts";
+import type { ConversationRecord, SettledPayload } from "../../src/protocol/records.ts";
 import type { CancelFaultPhase, FaultPhase, SubagentFaultPhase } from "../../src/ports/faults.ts";
-import type { Submission } from "../../src/ports/submission.ts";
+import type { Submission } from "../../src/store/submission.ts";
 import { checkInvariants } from "../../dev/soak/invariants.ts";
 
 /** What A comes to after a crash at the phase. */

@@ -1,13 +1,13 @@
-import type { ConversationRecord } from "../../src/conversation/records.ts";
-import type { AgentDefinition } from "../../src/engine/agent-definition.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
+import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import type { EnginePhase } from "../../src/engine/engine-context.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { HarnessEvent, Interceptor } from "../../src/ports/observer.ts";
-import type { Store } from "../../src/ports/store.ts";
+import type { Store } from "../../src/store/store.ts";
 import { createRuntime, type Runtime, type RuntimeConfig } from "../../src/runtime/runtime.ts";
-import type { AgentSetup } from "../../src/session/agent-setup.ts";
-import { scriptedModel, type ScriptStep } from "../../src/session/scripted-model.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
+import type { AgentSetup } from "../../src/agent/agent-setup.ts";
+import { scriptedModel, type ScriptStep } from "../../src/agent/scripted-model.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
 
 /** Lets pending promise chains and macrotasks run (the engine is event-driven). */
 export async function settleTicks(n = 20): Promise<void> {

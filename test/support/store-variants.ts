@@ -2,7 +2,7 @@
  * Store wrappers and text for tests and benches that compare a feature on and off (the
  * checkpoint tests and the rebuild-cost figures).
  */
-import type { Store } from "../../src/ports/store.ts";
+import type { Store } from "../../src/store/store.ts";
 
 /** The store with log checkpoints switched off: what every rebuild read before ADR 0018. */
 export function withoutCheckpoints(store: Store): Store {

@@ -9,8 +9,8 @@ import type { AttemptContext } from "../../src/engine/engine-context.ts";
 import { wakeParent } from "../../src/engine/wake.ts";
 import type { Clock } from "../../src/ports/clock.ts";
 import type { Doorbell } from "../../src/ports/queue.ts";
-import type { Store } from "../../src/ports/store.ts";
-import type { Submission } from "../../src/ports/submission.ts";
+import type { Store } from "../../src/store/store.ts";
+import type { Submission } from "../../src/store/submission.ts";
 
 const user = (body: string) => ({ kind: "user" as const, body });
 

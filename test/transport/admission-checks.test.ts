@@ -6,7 +6,7 @@
  */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionKey } from "../../src/ports/submission.ts";
+import type { SessionKey } from "../../src/store/submission.ts";
 import { snapshot, startHarness, type TestHarness } from "./support.ts";
 
 let h: TestHarness;

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Hono } from "hono";
-import type { Store } from "../../src/ports/store.ts";
+import type { Store } from "../../src/store/store.ts";
 import type { Runtime } from "../../src/runtime/runtime.ts";
 import { appFor, snapshot, startRuntime } from "./support.ts";
 

@@ -7,7 +7,7 @@
  */
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseCorsOrigins } from "../../src/transport/cors-origins.ts";
+import { parseCorsOrigins } from "../../src/http/cors-origins.ts";
 import { appFor, snapshot, startHarness, startRuntime, type TestHarness } from "./support.ts";
 
 interface RawResponse {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Runtime } from "../../src/runtime/runtime.ts";
-import { bearerAuth } from "../../src/transport/bearer-auth.ts";
-import { createApp } from "../../src/transport/app.ts";
+import { bearerAuth } from "../../src/http/bearer-auth.ts";
+import { createApp } from "../../src/http/app.ts";
 import { startHarness, startRuntime, eventually, type TestHarness } from "./support.ts";
 
 let h: TestHarness;

@@ -1,6 +1,6 @@
 import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
 import { parseSse, readUntil, recordsOf, startHarness, type TestHarness } from "./support.ts";
 
 let h: TestHarness;

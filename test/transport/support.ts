@@ -1,14 +1,14 @@
 import type { StreamFn } from "@earendil-works/pi-agent-core";
 import type { Message } from "@earendil-works/pi-ai";
-import type { ConversationRecord } from "../../src/conversation/records.ts";
-import { serve, type ServeOptions, type ServerHandle } from "../../src/local/server.ts";
-import type { Store } from "../../src/ports/store.ts";
-import type { SubmissionStatus } from "../../src/ports/submission.ts";
+import type { ConversationRecord } from "../../src/protocol/records.ts";
+import { serve, type ServeOptions, type ServerHandle } from "../../src/server/server.ts";
+import type { Store } from "../../src/store/store.ts";
+import type { SubmissionStatus } from "../../src/store/submission.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { clockTool } from "../../src/session/clock-tool.ts";
-import { localModel } from "../../src/session/local-model.ts";
-import { createMemoryStore } from "../../src/stores/memory/index.ts";
-import { createApp, type AppOptions } from "../../src/transport/app.ts";
+import { clockTool } from "../../src/agent/clock-tool.ts";
+import { localModel } from "../../src/agent/local-model.ts";
+import { createMemoryStore } from "../../src/memory/index.ts";
+import { createApp, type AppOptions } from "../../src/http/app.ts";
 
 /**
  * Holds model calls whose last user message contains "[hold]" until released, so a test can

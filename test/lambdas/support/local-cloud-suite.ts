@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, onTestFailed } from "vitest";
 import { startLocalCloud, type LocalCloud, type LocalCloudOptions } from "../../../dev/local-cloud/local-cloud.ts";
-import type { Store } from "../../../src/ports/store.ts";
-import { createDynamoStore } from "../../../src/stores/dynamodb/index.ts";
+import type { Store } from "../../../src/store/store.ts";
+import { createDynamoStore } from "../../../src/dynamodb/index.ts";
 
 /** One local cloud for a test file, with a DynamoDB store on its table and its output kept. */
 export interface LocalCloudSuite {

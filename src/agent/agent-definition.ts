@@ -1,0 +1,20 @@
+import type { AgentSetup } from "./agent-setup.ts";
+
+/** What an initializer learns about the run it sets up. */
+export interface InitializeContext {
+  agent: string;
+  instance: string;
+  session: string;
+  /** Reads a secret or setting ("" when absent); defaults to the process environment. */
+  env: (name: string) => string;
+}
+
+/**
+ * A named agent. `initialize` runs on every claim, so per-instance setup (tenant prompts,
+ * per-user tools) is first-class and no agent state is trusted across attempts.
+ */
+export interface AgentDefinition {
+  /** Routing metadata (shown to parent models by the task tool). */
+  description?: string;
+  initialize(context: InitializeContext): AgentSetup | Promise<AgentSetup>;
+}

@@ -1,0 +1,84 @@
+import type { StreamFn } from "@earendil-works/pi-agent-core";
+import type { Api, AssistantMessageEventStream, Model, SimpleStreamOptions, TranscriptContext } from "@earendil-works/pi-ai";
+import { errorText } from "../errors.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { Correlation, Interceptor } from "../ports/observer.ts";
+import { endStream, failedStream } from "../agent/block-stream.ts";
+import type { Bounds } from "./bounds.ts";
+import { runInterceptors } from "./interceptors.ts";
+import type { ProviderWatch } from "./provider-backpressure.ts";
+import { withStrictTurns } from "./strict-turns.ts";
+
+/** What a model turn needs from its drive. */
+export interface ModelTurnContext {
+  /** The agent setup's stream function (the provider). */
+  streamFn: StreamFn;
+  clock: Clock;
+  bounds: Bounds;
+  /** Sees each turn's HTTP exchange (status, `Retry-After`, a refused connection). */
+  watch: ProviderWatch;
+  interceptors: readonly Interceptor[];
+  /** The current turn's correlation. */
+  correlation: () => Correlation;
+  /** The turn timed out with `error` (before its response is ended). */
+  onTimeout: (error: string) => void;
+  /** Aborts the agent (after a timed-out response was ended). */
+  stopModel: () => void;
+  /** The run must fail with `error` (an interceptor aborted or threw). */
+  fail: (error: string) => void;
+}
+
+/**
+ * The agent's stream function: the turn interceptor boundary, the turn timeout, and an abort
+ * that cannot wedge. The provider's stream is handed to the loop as is (no re-streaming per
+ * event); on timeout or abort it is ended from outside with an error event, which also
+ * releases a provider that ignores its signal.
+ */
+export function modelTurnStreamFn(ctx: ModelTurnContext): StreamFn {
+  return (model, context, options) => {
+    if (ctx.interceptors.length === 0) return openTurn(ctx, model, context, options);
+    return new Promise<AssistantMessageEventStream>((handOff) => {
+      let stream: AssistantMessageEventStream | undefined;
+      const fail = (error: string) => {
+        ctx.fail(error);
+        if (stream) endStream(stream, model, ctx.clock.now(), "error", error);
+        else handOff(failedStream(model, ctx.clock.now(), "error", error));
+      };
+      // The boundary spans the full round-trip: `next()` resolves once the response has ended.
+      runInterceptors(ctx.interceptors, { kind: "turn", correlation: ctx.correlation() }, async () => {
+        stream = await openTurn(ctx, model, context, options);
+        handOff(stream);
+        await stream.result();
+      }).then(
+        (ran) => {
+          if (!ran) fail("model turn aborted by an interceptor");
+        },
+        (err) => fail(errorText(err)),
+      );
+    });
+  };
+}
+
+/** Calls the model with the turn's bound attached. Never rejects. */
+async function openTurn(
+  ctx: ModelTurnContext,
+  model: Model<Api>,
+  context: TranscriptContext,
+  options: SimpleStreamOptions | undefined,
+): Promise<AssistantMessageEventStream> {
+  const { clock } = ctx;
+  if (options?.signal?.aborted) return failedStream(model, clock.now(), "aborted", "Request was aborted");
+  let stream: AssistantMessageEventStream;
+  try {
+    stream = await ctx.streamFn(model, context, withStrictTurns(ctx.watch.watch(options)));
+  } catch (err) {
+    // The StreamFn contract says "never throw"; a throw is a provider error.
+    return failedStream(model, clock.now(), "error", errorText(err));
+  }
+  if (options?.signal?.aborted) {
+    endStream(stream, model, clock.now(), "aborted", "Request was aborted");
+    return stream;
+  }
+  ctx.bounds.boundTurn(stream, model, { onTimeout: ctx.onTimeout, stopModel: ctx.stopModel });
+  return stream;
+}

@@ -1,0 +1,227 @@
+/**
+ * The serverless Store: DynamoDB is the truth, S3 holds attachments and payloads too large for
+ * an item. Composes the parts (submissions, conversation log, inbox, blobs) over one table and
+ * one bucket. Table layout and costs: docs/adr/0005-dynamodb-table-design.md.
+ */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { S3Client } from "@aws-sdk/client-s3";
+import { monotonicFactory } from "ulid";
+import type { LogCheckpoint } from "../conversation/checkpoint.ts";
+import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
+import { type Clock, systemClock } from "../ports/clock.ts";
+import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
+import type { AppendOptions, Store } from "../store/store.ts";
+import type {
+  Attempt,
+  Cancellation,
+  Conversation,
+  InboxKind,
+  InboxMessage,
+  LeaseRenewal,
+  LeaseRenewed,
+  NewSubmission,
+  SessionKey,
+  SessionSubmissionQuery,
+  Submission,
+  SubmissionClaim,
+  SubmissionRelease,
+  SubmissionStatus,
+  SubmissionWait,
+  WaitCheckPostponement,
+} from "../store/submission.ts";
+import { BlobStore } from "./blob-store.ts";
+import { Checkpoints } from "./checkpoints.ts";
+import { deliverChildOutcome } from "./child-outcome.ts";
+import { postponeWaitCheck } from "./wait-check.ts";
+import { createDynamoClient, createS3Client } from "./clients.ts";
+import type { StoreContext } from "./context.ts";
+import { ConversationLog } from "./conversation-log.ts";
+import { Conversations } from "./conversations.ts";
+import { Inbox } from "./inbox.ts";
+import { LogReader } from "./log-reader.ts";
+import { DynamoSubmissions } from "./submissions.ts";
+
+export interface DynamoStoreOptions {
+  /** The harness table (see `createHarnessTable` / `HARNESS_TABLE`). */
+  tableName: string;
+  /** The bucket for attachments and spilled payloads. */
+  bucketName: string;
+  /** Default: `createDynamoClient()` (closed by `close()`); a given client is left open. */
+  dynamo?: DynamoDBClient;
+  /** Default: `createS3Client()` (closed by `close()`); a given client is left open. */
+  s3?: S3Client;
+  /** Time for `updatedAt`, drained records' `time` and record ids. Default: the wall clock. */
+  clock?: Clock;
+  /**
+   * A record payload (or input, or inbox body) whose JSON is larger than this many bytes is
+   * stored in S3 and referenced from its item. Default 100 KiB, well under the 400 KB item limit.
+   */
+  spillThresholdBytes?: number;
+}
+
+/** Default spill threshold: 100 KiB. */
+export const DEFAULT_SPILL_THRESHOLD_BYTES = 100 * 1024;
+
+/** A `Store` on DynamoDB + S3. */
+export function createDynamoStore(options: DynamoStoreOptions): Store {
+  return new DynamoStore(options);
+}
+
+class DynamoStore implements Store {
+  readonly #owned: { destroy(): void }[] = [];
+  readonly #blobs: BlobStore;
+  readonly #submissions: DynamoSubmissions;
+  readonly #conversations: Conversations;
+  readonly #log: ConversationLog;
+  readonly #reader: LogReader;
+  readonly #inbox: Inbox;
+  readonly #checkpoints: Checkpoints;
+  readonly #ctx: StoreContext;
+
+  constructor(options: DynamoStoreOptions) {
+    const dynamo = options.dynamo ?? createDynamoClient();
+    const s3 = options.s3 ?? createS3Client();
+    if (!options.dynamo) this.#owned.push(dynamo);
+    if (!options.s3) this.#owned.push(s3);
+    const clock = options.clock ?? systemClock;
+    const ord = monotonicFactory();
+    this.#blobs = new BlobStore(s3, options.bucketName);
+    const threshold = options.spillThresholdBytes ?? DEFAULT_SPILL_THRESHOLD_BYTES;
+    if (!(threshold > 0 && threshold <= 350_000)) throw new RangeError(`spillThresholdBytes must be in (0, 350000], got ${threshold}`);
+    const ctx: StoreContext = {
+      dynamo,
+      table: options.tableName,
+      blobs: this.#blobs,
+      clock,
+      spillThresholdBytes: threshold,
+      nextOrd: () => ord(clock.now()),
+    };
+    this.#ctx = ctx;
+    this.#conversations = new Conversations(ctx);
+    this.#reader = new LogReader(ctx);
+    this.#log = new ConversationLog(ctx, this.#reader);
+    this.#submissions = new DynamoSubmissions(ctx, this.#log);
+    this.#inbox = new Inbox(ctx, this.#log);
+    this.#checkpoints = new Checkpoints(ctx);
+  }
+
+  // ---- submissions ----
+  admitSubmission(sub: NewSubmission): Promise<Submission> {
+    return this.#submissions.admitSubmission(sub);
+  }
+  getSubmission(id: string): Promise<Submission> {
+    return this.#submissions.getSubmission(id);
+  }
+  listRunnable(): Promise<Submission[]> {
+    return this.#submissions.listRunnable();
+  }
+  getSessionHead(key: SessionKey): Promise<Submission | undefined> {
+    return this.#submissions.getSessionHead(key);
+  }
+  listByStatus(status: SubmissionStatus): Promise<Submission[]> {
+    return this.#submissions.listByStatus(status);
+  }
+  listSessionSubmissions(key: SessionKey, query: SessionSubmissionQuery): Promise<Submission[]> {
+    return this.#submissions.listSessionSubmissions(key, query);
+  }
+  claimSubmission(claim: SubmissionClaim): Promise<Submission> {
+    return this.#submissions.claimSubmission(claim);
+  }
+  startAttempt(attempt: Attempt): Promise<void> {
+    return this.#submissions.startAttempt(attempt);
+  }
+  listAttempts(submissionId: string): Promise<Attempt[]> {
+    return this.#submissions.listAttempts(submissionId);
+  }
+  renewLease(renewal: LeaseRenewal): Promise<LeaseRenewed> {
+    return this.#submissions.renewLease(renewal);
+  }
+  listExpiredLeases(now: number): Promise<Submission[]> {
+    return this.#submissions.listExpiredLeases(now);
+  }
+  releaseSubmission(release: SubmissionRelease): Promise<void> {
+    return this.#submissions.releaseSubmission(release);
+  }
+  waitSubmission(wait: SubmissionWait): Promise<void> {
+    return this.#submissions.waitSubmission(wait);
+  }
+  resumeSubmission(submissionId: string): Promise<void> {
+    return this.#submissions.resumeSubmission(submissionId);
+  }
+  sessionLive(key: SessionKey): Promise<boolean> {
+    return this.#submissions.sessionLive(key);
+  }
+  deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered> {
+    return deliverChildOutcome(this.#ctx, this.#log, delivery);
+  }
+  listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
+    return this.#submissions.listChildSubmissions(parentSubmissionId);
+  }
+  listDueWaits(now: number): Promise<Submission[]> {
+    return this.#submissions.listDueWaits(now);
+  }
+  postponeWaitCheck(postponement: WaitCheckPostponement): Promise<boolean> {
+    return postponeWaitCheck(this.#ctx, postponement);
+  }
+  cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
+    return this.#submissions.cancelSubmission(submissionId, cancellation);
+  }
+  reserveSettlement(
+    submissionId: string,
+    attemptId: string,
+    options?: { requireDrainedInbox?: boolean; outcome?: SettledPayload },
+  ): Promise<void> {
+    return this.#submissions.reserveSettlement(submissionId, attemptId, options);
+  }
+  finalizeSettlement(submissionId: string, outcome?: SettledPayload): Promise<void> {
+    return this.#submissions.finalizeSettlement(submissionId, outcome);
+  }
+
+  // ---- conversations ----
+  ensureConversation(candidate: Conversation): Promise<{ conversation: Conversation; created: boolean }> {
+    return this.#conversations.ensureConversation(candidate);
+  }
+  getConversation(key: SessionKey): Promise<Conversation> {
+    return this.#conversations.getConversation(key);
+  }
+  appendRecords(conversationId: string, drafts: RecordDraft[], options?: AppendOptions): Promise<ConversationRecord[]> {
+    return this.#log.appendRecords(conversationId, drafts, options);
+  }
+  readRecords(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]> {
+    return this.#reader.readRecords(conversationId, afterId, limit);
+  }
+  readCheckpoint(conversationId: string): Promise<LogCheckpoint | undefined> {
+    return this.#checkpoints.read(conversationId);
+  }
+  writeCheckpoint(conversationId: string, checkpoint: LogCheckpoint): Promise<void> {
+    return this.#checkpoints.write(conversationId, checkpoint);
+  }
+
+  // ---- attachments ----
+  putAttachment(mediaType: string, data: Uint8Array): Promise<AttachmentRef> {
+    return this.#blobs.put(mediaType, data);
+  }
+  getAttachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }> {
+    return this.#blobs.get(digest);
+  }
+  getAttachmentRef(digest: string): Promise<AttachmentRef> {
+    return this.#blobs.ref(digest);
+  }
+
+  // ---- inbox ----
+  enqueueInbox(key: SessionKey, message: InboxMessage): Promise<{ submissionId: string }> {
+    return this.#inbox.enqueueInbox(key, message);
+  }
+  drainInbox(request: {
+    submissionId: string;
+    attemptId: string;
+    kinds: InboxKind[];
+    expectedHead?: string;
+  }): Promise<ConversationRecord[]> {
+    return this.#inbox.drainInbox(request);
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.#owned.splice(0)) client.destroy();
+  }
+}

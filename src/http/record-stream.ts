@@ -1,0 +1,139 @@
+import type { SSEStreamingApi } from "hono/streaming";
+import type { ConversationRecord } from "../protocol/records.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+import type { SessionKey } from "../store/submission.ts";
+
+/** Timing of one record stream (see `AppOptions` for the meaning and defaults). */
+export interface StreamTiming {
+  maxStreamMs: number;
+  keepAliveMs: number;
+  pollMs: number;
+  maxPollMs: number;
+  retryMs: number;
+}
+
+/** Records read per store query while replaying. */
+export const STREAM_PAGE = 256;
+
+/** The first page after `afterId` and whether the session is live, read in the order the tail needs. */
+export async function firstPage(
+  runtime: Runtime,
+  key: SessionKey,
+  conversationId: string,
+  afterId: string,
+): Promise<{ records: ConversationRecord[]; live: boolean }> {
+  // A page with records needs no liveness: the tail reads on after it anyway. Only an empty read
+  // asks, and then in the order that makes "caught up" true: liveness first (if the session was
+  // idle then, every record it will have until the next dispatch is already in the log), then the
+  // read again, so an append between the two reads is not missed. Saves a store read per wake.
+  const records = await runtime.records(conversationId, afterId, STREAM_PAGE);
+  if (records.length > 0) return { records, live: true };
+  const live = await runtime.sessionLive(key);
+  return { records: await runtime.records(conversationId, afterId, STREAM_PAGE), live };
+}
+
+/** Where a stream starts: the session, its conversation, the offset and the page read at it. */
+export interface TailStart {
+  key: SessionKey;
+  conversationId: string;
+  /** The client's Last-Event-ID ("" for the whole log). */
+  afterId: string;
+  first: { records: ConversationRecord[]; live: boolean };
+}
+
+/**
+ * Writes the conversation's records as SSE frames (`id` = record id, `event` = kind, `data` =
+ * the record's JSON) starting with `first`, then tails the log: woken by the runtime's in-process
+ * append notification, or by a fallback poll for appends made by other processes (backing off
+ * from `pollMs` to `maxPollMs` while nothing arrives). Sends keep-alive comments when quiet, and
+ * ends when the session is idle and caught up, when the client goes away, when `shutdown`
+ * aborts, or after `maxStreamMs` (a client reconnects with Last-Event-ID and misses nothing).
+ */
+export async function tailRecords(
+  stream: SSEStreamingApi,
+  runtime: Runtime,
+  from: TailStart,
+  timing: StreamTiming,
+  shutdown: AbortSignal | undefined,
+): Promise<void> {
+  const { key, conversationId, first } = from;
+  const startedAt = Date.now();
+  const deadline = startedAt + timing.maxStreamMs;
+  let lastWriteAt = startedAt;
+  let afterId = from.afterId;
+  let wake: (() => void) | undefined;
+  let woken = false;
+  const poke = () => {
+    woken = true;
+    wake?.();
+  };
+  const unsubscribe = runtime.onAppend(conversationId, poke);
+  stream.onAbort(poke);
+  shutdown?.addEventListener("abort", poke, { once: true });
+  const stopped = () => stream.aborted || stream.closed || shutdown?.aborted === true;
+
+  // A page goes out as one chunk (one socket write, not one per record). The frame is what
+  // `writeSSE` would make: a record's JSON has no line break, its id and kind none either.
+  const write = async (records: ConversationRecord[]) => {
+    if (records.length === 0) return;
+    let frames = "";
+    for (const record of records) frames += `event: ${record.kind}\ndata: ${JSON.stringify(record)}\nid: ${record.id}\n\n`;
+    await stream.write(frames);
+    afterId = records[records.length - 1]!.id;
+    lastWriteAt = Date.now();
+  };
+
+  try {
+    // A first byte at once: on Lambda the status and headers leave only with it.
+    await stream.write(`: connected\nretry: ${timing.retryMs}\n\n`);
+    let page = first;
+    let pollMs = timing.pollMs;
+    for (;;) {
+      await write(page.records);
+      if (stopped()) return;
+      if (page.records.length === STREAM_PAGE) {
+        if (Date.now() >= deadline) return; // a long replay resumes on the next connection
+        page = await nextPage();
+        continue;
+      }
+      if (page.records.length === 0 && !page.live) return;
+      if (page.records.length > 0) pollMs = timing.pollMs;
+      else pollMs = Math.min(timing.maxPollMs, Math.ceil(pollMs * 1.5));
+
+      // Sleep until an append, the poll, a keep-alive or the deadline, whichever is first.
+      const now = Date.now();
+      if (now >= deadline) return;
+      const keepAliveAt = lastWriteAt + timing.keepAliveMs;
+      const delay = Math.max(0, Math.min(pollMs, keepAliveAt - now, deadline - now));
+      if (!woken) await sleep(delay, (resolve) => (wake = resolve));
+      wake = undefined;
+      if (woken) pollMs = timing.pollMs;
+      woken = false;
+      if (stopped() || Date.now() >= deadline) return;
+      if (Date.now() >= lastWriteAt + timing.keepAliveMs) {
+        await stream.write(": keep-alive\n\n");
+        lastWriteAt = Date.now();
+      }
+      page = await nextPage();
+    }
+  } finally {
+    unsubscribe();
+    shutdown?.removeEventListener("abort", poke);
+  }
+
+  function nextPage() {
+    return firstPage(runtime, key, conversationId, afterId);
+  }
+}
+
+/** Resolves after `ms`, or earlier when the wake function handed to `onWakeable` is called. */
+function sleep(ms: number, onWakeable: (wake: () => void) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      resolve();
+    }
+    onWakeable(done);
+  });
+}

@@ -1,0 +1,27 @@
+/**
+ * The http function: every route of the Hono app (admission, SSE stream, steer/follow-up) behind
+ * one function URL in RESPONSE_STREAM mode. A stream ends itself after HARNESS_STREAM_MAX_MS,
+ * before the function timeout (a client's disconnect is invisible on Lambda). It never runs an
+ * agent: it knows the agents by name (HARNESS_AGENT_NAMES) and does not bundle the agents module.
+ */
+import type { Context, StreamifyHandler } from "aws-lambda";
+import { streamHandle } from "hono/aws-lambda";
+import { createApp } from "../http/app.ts";
+import { agentNamesFromEnv } from "./settings.ts";
+import { errorFields, harness, invocation } from "./wiring.ts";
+
+const h = harness(agentNamesFromEnv());
+const app = createApp(h.runtime, {
+  maxStreamMs: h.settings.streamMaxMs,
+  cors: h.settings.corsOrigins.length > 0 ? { origins: h.settings.corsOrigins } : undefined,
+  middleware: h.httpMiddleware,
+  log: (message, err) => h.logger.error(message, { error: errorFields(err) }),
+});
+// hono types the result as a plain handler; at run time it is the streamified one.
+const serve = streamHandle(app) as unknown as StreamifyHandler<unknown, void>;
+
+export const handler = awslambda.streamifyResponse(async (event: unknown, responseStream, context: Context) =>
+  invocation(h, context, async () => {
+    await serve(event, responseStream, context);
+  }),
+);

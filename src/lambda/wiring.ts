@@ -1,0 +1,202 @@
+/**
+ * What every handler shares, built once per Lambda container: settings from the environment,
+ * the DynamoDB + S3 store, the SQS work queue, the runtime over them (not started: on Lambda the
+ * event sources drive it), a Powertools logger and EMF metrics fed by a runtime observer.
+ */
+import { Logger } from "@aws-lambda-powertools/logger";
+import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
+import { GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import type { MiddlewareHandler } from "hono";
+import { HARNESS_ENV } from "./env.ts";
+import { namesOnlyAgents } from "../agent/names-only-agents.ts";
+import type { DoorbellOutcome, Doorbell } from "../ports/queue.ts";
+import { consumeSqsBatch, failureBackoffMs } from "../sqs/batch-consumer.ts";
+import { changeMessageVisibility, SqsWorkQueue } from "../sqs/sqs-queue.ts";
+import { createRuntime, type Runtime } from "../runtime/runtime.ts";
+import { createDynamoStore } from "../dynamodb/index.ts";
+import { bearerAuth } from "../http/bearer-auth.ts";
+import { checkAgentsModule, type HarnessAgentsModule } from "./agents-module.ts";
+import { readSettings, subagentLimitsFromEnv, type LambdaSettings } from "./settings.ts";
+import { METRIC, telemetryObserver } from "./telemetry.ts";
+
+export interface Harness {
+  settings: LambdaSettings;
+  runtime: Runtime;
+  queue: SqsWorkQueue;
+  sqs: SQSClient;
+  logger: Logger;
+  metrics: Metrics;
+  /** The queue URL of an event source ARN (the work queue's without a request). */
+  queueUrlOf(eventSourceArn: string): Promise<string>;
+  /** Middleware the HTTP app mounts (bearer auth when configured). */
+  httpMiddleware: MiddlewareHandler[];
+}
+
+/**
+ * The agents a handler's runtime knows: the user's agents module (`#harness-agents`, with its
+ * observers and interceptors: functions that run agents), or only the agents' names (functions
+ * that admit or sweep, e.g. `agentNamesFromEnv()`): these get {@link namesOnlyAgents}, so the
+ * agents module, its model providers and their SDKs stay out of the bundle.
+ */
+export type HandlerAgents = HarnessAgentsModule | readonly string[];
+
+let built: Harness | undefined;
+
+/** The container's harness, built on first use from `process.env`. */
+export function harness(agents: HandlerAgents): Harness {
+  return (built ??= build(agents));
+}
+
+function build(given: HandlerAgents): Harness {
+  // Names only: the module's subagent limits come from the environment (a parent this function
+  // settles must treat its children as the module says: ADR 0023).
+  const mod: HarnessAgentsModule = isNameList(given)
+    ? { agents: namesOnlyAgents(given), subagentLimits: subagentLimitsFromEnv() }
+    : checkAgentsModule(given);
+  const settings = readSettings();
+  const logger = new Logger({ serviceName: settings.serviceName });
+  const metrics = new Metrics({ namespace: settings.metricsNamespace, serviceName: settings.serviceName });
+  const sqs = sqsClient();
+  const queue = new SqsWorkQueue({ client: sqs, queueUrl: settings.queueUrl });
+  const store = createDynamoStore({ tableName: settings.tableName, bucketName: settings.bucketName });
+  const runtime = createRuntime({
+    agents: mod.agents,
+    store,
+    queue,
+    leaseMs: settings.leaseMs,
+    flushPolicy: settings.flushPolicy,
+    observers: [telemetryObserver(logger, metrics), ...(mod.observers ?? [])],
+    interceptors: [...(mod.interceptors ?? [])],
+    subagents: mod.subagents,
+    subagentLimits: mod.subagentLimits,
+    onObserverError: (err) => logger.error("observer failed", { error: errorFields(err) }),
+  });
+  return {
+    settings,
+    runtime,
+    queue,
+    sqs,
+    logger,
+    metrics,
+    queueUrlOf: queueUrlResolver(sqs, settings.queueUrl),
+    httpMiddleware: httpMiddleware(settings),
+  };
+}
+
+/**
+ * SQS client. The endpoint is passed explicitly when `AWS_ENDPOINT_URL_SQS` is set (local
+ * emulators): otherwise the SDK sends to the queue URL's host, which a local emulator's URLs do
+ * not resolve to. In Lambda the variable is unset and this is a plain client.
+ */
+export function sqsClient(): SQSClient {
+  // Attempts pinned: `AWS_MAX_ATTEMPTS` (set for the provider SDKs, ADR 0019) must not reach it.
+  return new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS || undefined, maxAttempts: SQS_MAX_ATTEMPTS });
+}
+
+/** The SDK's default attempts, kept for the harness's SQS client whatever `AWS_MAX_ATTEMPTS` says. */
+export const SQS_MAX_ATTEMPTS = 3;
+
+function queueUrlResolver(sqs: SQSClient, workQueueUrl: string): (arn: string) => Promise<string> {
+  const cache = new Map<string, Promise<string>>();
+  return (arn) => {
+    let url = cache.get(arn);
+    if (!url) {
+      // arn:<partition>:sqs:<region>:<account>:<name>
+      const [, , , , account, name] = arn.split(":");
+      if (!name) return Promise.reject(new Error(`not an SQS queue ARN: ${arn}`));
+      url = workQueueUrl.endsWith(`/${name}`)
+        ? Promise.resolve(workQueueUrl)
+        : sqs.send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account })).then((r) => r.QueueUrl!);
+      url.catch(() => cache.delete(arn));
+      cache.set(arn, url);
+    }
+    return url;
+  };
+}
+
+function httpMiddleware(settings: LambdaSettings): MiddlewareHandler[] {
+  if (settings.bearerTokens.length > 0) return [bearerAuth({ token: settings.bearerTokens })];
+  if (settings.urlAuth === "NONE" && !settings.allowUnauthenticated) {
+    throw new Error(
+      "HARNESS_URL_AUTH is NONE but no HARNESS_BEARER_TOKEN is set: refusing to serve unauthenticated " +
+        "(set HARNESS_ALLOW_UNAUTHENTICATED=true to do so on purpose)",
+    );
+  }
+  return [];
+}
+
+/** Runs one invocation with the Lambda context in the logs and the metrics flushed after it. */
+export async function invocation<T>(h: Harness, context: Context, work: () => Promise<T>): Promise<T> {
+  h.logger.addContext(context);
+  try {
+    return await work();
+  } finally {
+    h.logger.resetKeys();
+    if (h.metrics.hasStoredMetrics()) h.metrics.publishStoredMetrics();
+  }
+}
+
+/**
+ * A handler for an SQS event source (worker, dead-letter queue) that never throws: every failure,
+ * the container's own set-up included, is a batch item failure with a short backoff.
+ */
+export function sqsHandler(
+  agents: HandlerAgents,
+  handle: (h: Harness, doorbell: Doorbell, context: Context, record: SQSRecord) => Promise<DoorbellOutcome>,
+): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  return async (event, context) => {
+    let h: Harness;
+    try {
+      h = harness(agents);
+    } catch (err) {
+      console.error(JSON.stringify({ level: "ERROR", message: "harness set-up failed", error: errorFields(err) }));
+      return setupFailed(event);
+    }
+    return invocation(h, context, () =>
+      consumeSqsBatch(event, {
+        client: h.sqs,
+        queueUrlOf: h.queueUrlOf,
+        leaseMs: h.settings.leaseMs,
+        handle: (doorbell, record) => {
+          h.logger.appendKeys({ messageId: record.messageId, submissionId: doorbell.submissionId, sessionKey: doorbell.group });
+          return handle(h, doorbell, context, record);
+        },
+        onError: (err, record, phase) => {
+          h.logger.error(`doorbell ${phase} failed`, { messageId: record.messageId, error: errorFields(err) });
+          if (phase === "decode") h.metrics.addMetric(METRIC.malformedDoorbells, MetricUnit.Count, 1);
+        },
+      }),
+    );
+  };
+}
+
+/**
+ * Without a harness nothing can be handled: fail every record. A message of the work queue (the
+ * only URL known without settings) is backed off by its receive count; others keep the queue's
+ * visibility timeout.
+ */
+async function setupFailed(event: SQSEvent): Promise<SQSBatchResponse> {
+  const sqs = sqsClient();
+  const queueUrl = process.env[HARNESS_ENV.queueUrl] ?? "";
+  const queueName = queueUrl.split("/").pop() ?? "";
+  try {
+    for (const record of event.Records ?? []) {
+      if (!queueName || !record.eventSourceARN?.endsWith(`:${queueName}`)) continue;
+      const delay = failureBackoffMs(Number(record.attributes?.ApproximateReceiveCount ?? 1));
+      await changeMessageVisibility(sqs, queueUrl, record.receiptHandle, delay).catch(() => {});
+    }
+  } finally {
+    sqs.destroy();
+  }
+  return { batchItemFailures: (event.Records ?? []).map((r) => ({ itemIdentifier: r.messageId })) };
+}
+
+function isNameList(agents: HandlerAgents): agents is readonly string[] {
+  return Array.isArray(agents);
+}
+
+export function errorFields(err: unknown): { name: string; message: string; stack?: string } {
+  if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack };
+  return { name: "Error", message: String(err) };
+}

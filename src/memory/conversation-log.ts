@@ -1,0 +1,118 @@
+import type { LogCheckpoint } from "../conversation/checkpoint.ts";
+import { nextRecordIds } from "../conversation/ids.ts";
+import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
+import { ClaimLost, ConversationNotFound } from "../errors.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { AppendOptions } from "../store/store.ts";
+import { type Conversation, type SessionKey, sessionKeyString } from "../store/submission.ts";
+import { frozenCopy } from "./frozen-copy.ts";
+import { freezeKey, sessionId } from "./rows.ts";
+
+/** One conversation's log: frozen records, sorted by id (ids strictly increase on append). */
+interface Log {
+  ids: string[];
+  records: ConversationRecord[];
+  /** Submissions whose `submission_settled` record the log holds (one each). */
+  settled: Set<string>;
+}
+
+/** Whether an append's fence (a submission running under an attempt) holds; the submissions part answers. */
+export type FenceCheck = (fence: { submissionId: string; attemptId: string }) => boolean;
+
+/**
+ * The memory store's conversations and their logs. An append checks all its conditions (the
+ * record head, the fence, a second settlement) before it writes anything, synchronously, so it
+ * is atomic with respect to every other store operation.
+ */
+export class MemoryConversationLog {
+  readonly #clock: Clock;
+  readonly #fenceHolds: FenceCheck;
+  readonly #conversations = new Map<string, Conversation>();
+  readonly #logs = new Map<string, Log>();
+  /** The newest checkpoint of each conversation (ADR 0018). */
+  readonly #checkpoints = new Map<string, LogCheckpoint>();
+
+  constructor(clock: Clock, fenceHolds: FenceCheck) {
+    this.#clock = clock;
+    this.#fenceHolds = fenceHolds;
+  }
+
+  ensureConversation(candidate: Conversation): { conversation: Conversation; created: boolean } {
+    const key = sessionId(candidate.key);
+    const existing = this.#conversations.get(key);
+    if (existing) return { conversation: { ...existing }, created: false };
+    const conversation = Object.freeze({ id: candidate.id, key: freezeKey(candidate.key), createdAt: candidate.createdAt });
+    this.#conversations.set(key, conversation);
+    if (!this.#logs.has(conversation.id)) this.#logs.set(conversation.id, { ids: [], records: [], settled: new Set() });
+    return { conversation: { ...conversation }, created: true };
+  }
+
+  getConversation(key: SessionKey): Conversation {
+    const conversation = this.#conversations.get(sessionId(key));
+    if (!conversation) throw new ConversationNotFound(sessionKeyString(key));
+    return { ...conversation };
+  }
+
+  /** Checks the append's conditions, then writes the whole batch; throws before any write. */
+  append(conversationId: string, drafts: readonly RecordDraft[], options: AppendOptions): ConversationRecord[] {
+    let log = this.#logs.get(conversationId);
+    const head = log && log.ids.length > 0 ? log.ids[log.ids.length - 1]! : "";
+    if (options.expectedHead !== undefined && options.expectedHead !== head) {
+      throw new ClaimLost(`append: expected head "${options.expectedHead}" but the head is "${head}"`);
+    }
+    if (options.fence && !this.#fenceHolds(options.fence)) {
+      throw new ClaimLost(`append: fence ${options.fence.submissionId}/${options.fence.attemptId} does not hold`);
+    }
+    if (drafts.length === 0) return [];
+    const settling = drafts.filter((d) => d.kind === "submission_settled" && d.submissionId !== undefined).map((d) => d.submissionId!);
+    const again = settling.find((id) => log?.settled.has(id));
+    if (again !== undefined) throw new ClaimLost(`append: the log already holds the settlement of submission ${again}`);
+    const ids = nextRecordIds(head, drafts.length, this.#clock.now());
+    const records = drafts.map((draft, i) => frozenRecord(ids[i]!, draft));
+    if (!log) {
+      log = { ids: [], records: [], settled: new Set() };
+      this.#logs.set(conversationId, log);
+    }
+    for (const [i, record] of records.entries()) {
+      log.ids.push(ids[i]!);
+      log.records.push(record);
+    }
+    for (const id of settling) log.settled.add(id);
+    return records;
+  }
+
+  read(conversationId: string, afterId = "", limit?: number): ConversationRecord[] {
+    const log = this.#logs.get(conversationId);
+    if (!log) return [];
+    const start = afterId === "" ? 0 : firstAfter(log.ids, afterId);
+    const end = limit === undefined ? log.ids.length : Math.min(log.ids.length, start + Math.max(0, limit));
+    return log.records.slice(start, end);
+  }
+  readCheckpoint(conversationId: string): LogCheckpoint | undefined {
+    const stored = this.#checkpoints.get(conversationId);
+    return stored && { at: stored.at, path: [...stored.path], open: [...stored.open] };
+  }
+
+  /** Keeps the newer of the stored and the given checkpoint. */
+  writeCheckpoint(conversationId: string, checkpoint: LogCheckpoint): void {
+    const stored = this.#checkpoints.get(conversationId);
+    if (stored === undefined || stored.at < checkpoint.at) this.#checkpoints.set(conversationId, frozenCopy(checkpoint));
+  }
+
+}
+
+function frozenRecord(id: string, draft: RecordDraft): ConversationRecord {
+  return frozenCopy({ id, ...draft }) as ConversationRecord;
+}
+
+/** Index of the first id strictly greater than `afterId` in the sorted `ids`. */
+function firstAfter(ids: readonly string[], afterId: string): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ids[mid]! <= afterId) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,1 +1,0 @@
-export { InProcessQueue } from "./inprocess-queue.ts";

@@ -1,0 +1,79 @@
+/**
+ * Conversations and their record logs in the SQLite store: the conversation of a session key,
+ * appends checked against the record head and the fence under the write lock, and reads.
+ */
+import type { LogCheckpoint } from "../conversation/checkpoint.ts";
+import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
+import { ClaimLost, ConversationNotFound } from "../errors.ts";
+import type { AppendOptions } from "../store/store.ts";
+import { type Conversation, type SessionKey, sessionKeyString } from "../store/submission.ts";
+import type { SqliteDatabase } from "./database.ts";
+import { sessionKeyColumn, sessionKeyFromColumn } from "./submission-row.ts";
+
+export class SqliteConversationLog {
+  readonly #db: SqliteDatabase;
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+  }
+
+  async ensureConversation(candidate: Conversation): Promise<{ conversation: Conversation; created: boolean }> {
+    return this.#db.write(() => {
+      const key = sessionKeyColumn(candidate.key);
+      const { changes } = this.#db.sql.insertConversation.run(candidate.id, key, candidate.createdAt);
+      return { conversation: this.#conversationByKey(key)!, created: changes === 1 };
+    });
+  }
+
+  async getConversation(key: SessionKey): Promise<Conversation> {
+    const conversation = this.#conversationByKey(sessionKeyColumn(key));
+    if (!conversation) throw new ConversationNotFound(sessionKeyString(key));
+    return conversation;
+  }
+
+  async appendRecords(
+    conversationId: string,
+    drafts: RecordDraft[],
+    options?: AppendOptions,
+  ): Promise<ConversationRecord[]> {
+    return this.#db.write(() => {
+      const row = this.#db.sql.appendHead.get(conversationId)!;
+      if (row.known !== 1) throw new ConversationNotFound(conversationId);
+      const head = (row.head as string | null) ?? "";
+      if (options?.expectedHead !== undefined && options.expectedHead !== head) {
+        throw new ClaimLost(`conversation ${conversationId} head is ${head || "empty"}, not ${options.expectedHead || "empty"}`);
+      }
+      if (options?.fence) this.#db.mustHoldRunningFence(options.fence.submissionId, options.fence.attemptId);
+      return this.#db.insertRecords(conversationId, head, drafts);
+    });
+  }
+
+  async readRecords(conversationId: string, afterId = "", limit?: number): Promise<ConversationRecord[]> {
+    const max = limit === undefined ? -1 : Math.max(0, Math.floor(limit));
+    return this.#db.sql.readRecords
+      .all(conversationId, afterId, max)
+      .map((row) => JSON.parse(row.record as string) as ConversationRecord);
+  }
+
+  async readCheckpoint(conversationId: string): Promise<LogCheckpoint | undefined> {
+    const row = this.#db.sql.readCheckpoint.get(conversationId);
+    return row ? (JSON.parse(row.body as string) as LogCheckpoint) : undefined;
+  }
+
+  async writeCheckpoint(conversationId: string, checkpoint: LogCheckpoint): Promise<void> {
+    const body = JSON.stringify(checkpoint);
+    await this.#db.write(() => {
+      this.#db.sql.writeCheckpoint.run(conversationId, checkpoint.at, body);
+    });
+  }
+
+  #conversationByKey(key: string): Conversation | undefined {
+    const row = this.#db.sql.getConversationByKey.get(key);
+    if (!row) return undefined;
+    return {
+      id: row.id as string,
+      key: sessionKeyFromColumn(row.session_key as string),
+      createdAt: row.created_at as number,
+    };
+  }
+}

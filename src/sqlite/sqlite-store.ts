@@ -1,0 +1,232 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
+import { type Clock, systemClock } from "../ports/clock.ts";
+import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
+import type { LogCheckpoint } from "../conversation/checkpoint.ts";
+import type { AppendOptions, InboxDrain, Store } from "../store/store.ts";
+import type {
+  Attempt,
+  Cancellation,
+  Conversation,
+  InboxMessage,
+  LeaseRenewal,
+  LeaseRenewed,
+  NewSubmission,
+  SessionKey,
+  SessionSubmissionQuery,
+  Submission,
+  SubmissionClaim,
+  SubmissionRelease,
+  SubmissionStatus,
+  SubmissionWait,
+  WaitCheckPostponement,
+} from "../store/submission.ts";
+import { SqliteAttachments } from "./attachments.ts";
+import { SqliteStoreBusy, isSqliteBusy } from "./busy.ts";
+import { deliverChildOutcome } from "./child-outcome.ts";
+import { SqliteConversationLog } from "./conversation-log.ts";
+import { SqliteDatabase } from "./database.ts";
+import { SqliteInbox } from "./inbox.ts";
+import { SqliteStoreOpenFailed } from "./open-failed.ts";
+import { assertSchemaReadable, migrate } from "./schema.ts";
+import { SqliteSubmissions } from "./submissions.ts";
+
+/**
+ * How long a write waits for another process's write lock before failing with
+ * `SqliteStoreBusy`. The wait is synchronous (it blocks this process's event loop), and this
+ * store's own transactions last well under a millisecond, so a few seconds only ever elapse
+ * when another program holds a long transaction on the file.
+ */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+
+export interface SqliteStoreOptions {
+  /**
+   * A file path (the file and its folders are created when absent; a relative path is resolved
+   * from the working directory), or `":memory:"` for a private in-memory database.
+   */
+  path: string;
+  /** Time for `updatedAt`, drained records and record ids. Default: the wall clock. */
+  clock?: Clock;
+  /** See `DEFAULT_BUSY_TIMEOUT_MS`. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * Opens (creating its folder, the file, or migrating as needed) a SQLite store. Throws
+ * `SqliteStoreOpenFailed` naming the path when the folder or file cannot be created or opened,
+ * `UnsupportedSchema` for a file written by a newer version, `SqliteStoreBusy` if another
+ * process holds the file's write lock past the busy timeout.
+ */
+export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  const db = openDatabase(options.path, busyTimeoutMs);
+  try {
+    assertSchemaReadable(db, options.path);
+    // WAL: readers never block the writer; NORMAL: no fsync per commit, so a power cut may lose
+    // the last commits but never corrupts the file (a process crash loses nothing).
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA synchronous = NORMAL");
+    migrate(db, options.path);
+    return new SqliteStore(new SqliteDatabase(db, options.path, options.clock ?? systemClock, busyTimeoutMs));
+  } catch (err) {
+    db.close();
+    throw isSqliteBusy(err) ? new SqliteStoreBusy(options.path, busyTimeoutMs, err) : err;
+  }
+}
+
+/** `new DatabaseSync` after creating the file's folder, failing with the path named. */
+function openDatabase(path: string, busyTimeoutMs: number): DatabaseSync {
+  // `:memory:` and `file:` URIs are SQLite's own names, not paths in the file system.
+  const onDisk = path !== ":memory:" && !path.startsWith("file:");
+  const absolute = onDisk ? resolve(path) : path;
+  try {
+    if (onDisk) mkdirSync(dirname(absolute), { recursive: true });
+    return new DatabaseSync(path, { timeout: busyTimeoutMs });
+  } catch (err) {
+    throw new SqliteStoreOpenFailed(absolute, err);
+  }
+}
+
+/**
+ * The embedded `Store` on `node:sqlite`. Every write operation is synchronous under the hood and
+ * runs under the write lock of a `BEGIN IMMEDIATE` transaction it shares with the other writes
+ * of its event-loop turn (group commit, ADR 0022), in its own savepoint, so compare-and-set
+ * checks and their writes cannot interleave with another process's. Composes the parts (submissions, conversation log,
+ * inbox, attachments) over one database. Use `openSqliteStore` to create one.
+ */
+export class SqliteStore implements Store {
+  readonly #db: SqliteDatabase;
+  readonly #submissions: SqliteSubmissions;
+  readonly #log: SqliteConversationLog;
+  readonly #inbox: SqliteInbox;
+  readonly #attachments: SqliteAttachments;
+
+  /** @internal Use `openSqliteStore`. */
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+    this.#submissions = new SqliteSubmissions(db);
+    this.#log = new SqliteConversationLog(db);
+    this.#inbox = new SqliteInbox(db);
+    this.#attachments = new SqliteAttachments(db);
+  }
+
+  /** Closes the database. Later calls reject; a second close is a no-op. */
+  async close(): Promise<void> {
+    if (!this.#db.db.isOpen) return;
+    this.#db.flushWrites(); // what is queued for this turn commits, as if closed a turn later
+    this.#db.db.close();
+  }
+
+  // ---- submissions ----
+  admitSubmission(sub: NewSubmission): Promise<Submission> {
+    return this.#submissions.admitSubmission(sub);
+  }
+  getSubmission(id: string): Promise<Submission> {
+    return this.#submissions.getSubmission(id);
+  }
+  listRunnable(): Promise<Submission[]> {
+    return this.#submissions.listRunnable();
+  }
+  getSessionHead(key: SessionKey): Promise<Submission | undefined> {
+    return this.#submissions.getSessionHead(key);
+  }
+  sessionLive(key: SessionKey): Promise<boolean> {
+    return this.#submissions.sessionLive(key);
+  }
+  listByStatus(status: SubmissionStatus): Promise<Submission[]> {
+    return this.#submissions.listByStatus(status);
+  }
+  listSessionSubmissions(key: SessionKey, query: SessionSubmissionQuery): Promise<Submission[]> {
+    return this.#submissions.listSessionSubmissions(key, query);
+  }
+  claimSubmission(claim: SubmissionClaim): Promise<Submission> {
+    return this.#submissions.claimSubmission(claim);
+  }
+  startAttempt(attempt: Attempt): Promise<void> {
+    return this.#submissions.startAttempt(attempt);
+  }
+  listAttempts(submissionId: string): Promise<Attempt[]> {
+    return this.#submissions.listAttempts(submissionId);
+  }
+  renewLease(renewal: LeaseRenewal): Promise<LeaseRenewed> {
+    return this.#submissions.renewLease(renewal);
+  }
+  listExpiredLeases(now: number): Promise<Submission[]> {
+    return this.#submissions.listExpiredLeases(now);
+  }
+  releaseSubmission(release: SubmissionRelease): Promise<void> {
+    return this.#submissions.releaseSubmission(release);
+  }
+  waitSubmission(wait: SubmissionWait): Promise<void> {
+    return this.#submissions.waitSubmission(wait);
+  }
+  resumeSubmission(submissionId: string): Promise<void> {
+    return this.#submissions.resumeSubmission(submissionId);
+  }
+  async deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered> {
+    return deliverChildOutcome(this.#db, delivery);
+  }
+  listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
+    return this.#submissions.listChildSubmissions(parentSubmissionId);
+  }
+  listDueWaits(now: number): Promise<Submission[]> {
+    return this.#submissions.listDueWaits(now);
+  }
+  postponeWaitCheck(postponement: WaitCheckPostponement): Promise<boolean> {
+    return this.#submissions.postponeWaitCheck(postponement);
+  }
+  cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
+    return this.#submissions.cancelSubmission(submissionId, cancellation);
+  }
+  reserveSettlement(
+    submissionId: string,
+    attemptId: string,
+    options?: { requireDrainedInbox?: boolean; outcome?: SettledPayload },
+  ): Promise<void> {
+    return this.#submissions.reserveSettlement(submissionId, attemptId, options);
+  }
+  finalizeSettlement(submissionId: string, outcome?: SettledPayload): Promise<void> {
+    return this.#submissions.finalizeSettlement(submissionId, outcome);
+  }
+
+  // ---- conversations ----
+  ensureConversation(candidate: Conversation): Promise<{ conversation: Conversation; created: boolean }> {
+    return this.#log.ensureConversation(candidate);
+  }
+  getConversation(key: SessionKey): Promise<Conversation> {
+    return this.#log.getConversation(key);
+  }
+  appendRecords(conversationId: string, drafts: RecordDraft[], options?: AppendOptions): Promise<ConversationRecord[]> {
+    return this.#log.appendRecords(conversationId, drafts, options);
+  }
+  readRecords(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]> {
+    return this.#log.readRecords(conversationId, afterId, limit);
+  }
+  readCheckpoint(conversationId: string): Promise<LogCheckpoint | undefined> {
+    return this.#log.readCheckpoint(conversationId);
+  }
+  writeCheckpoint(conversationId: string, checkpoint: LogCheckpoint): Promise<void> {
+    return this.#log.writeCheckpoint(conversationId, checkpoint);
+  }
+
+  // ---- attachments ----
+  putAttachment(mediaType: string, data: Uint8Array): Promise<AttachmentRef> {
+    return this.#attachments.putAttachment(mediaType, data);
+  }
+  getAttachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }> {
+    return this.#attachments.getAttachment(digest);
+  }
+  getAttachmentRef(digest: string): Promise<AttachmentRef> {
+    return this.#attachments.getAttachmentRef(digest);
+  }
+
+  // ---- inbox ----
+  enqueueInbox(key: SessionKey, message: InboxMessage): Promise<{ submissionId: string }> {
+    return this.#inbox.enqueueInbox(key, message);
+  }
+  drainInbox(request: InboxDrain): Promise<ConversationRecord[]> {
+    return this.#inbox.drainInbox(request);
+  }
+}

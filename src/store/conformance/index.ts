@@ -1,0 +1,55 @@
+/**
+ * The store conformance suite (`resolute-harness/store/conformance`). Every Store adapter — in this
+ * repository or a third party's — registers it from a vitest file:
+ *
+ * ```ts
+ * import { describeStoreConformance } from "resolute-harness/store/conformance";
+ * describeStoreConformance("my-store", async (clock) => createMyStore({ clock }));
+ * ```
+ *
+ * Each case gets a fresh store built by the factory with a fresh {@link ManualClock}; the suite
+ * moves time through that clock and never sleeps. Cases seed state through the public Store API
+ * only, so the suite also doubles as crash-test scaffolding: any mid-crash engine state can be
+ * built the same way.
+ */
+import { describe } from "vitest";
+import type { ManualClock } from "../../ports/clock.ts";
+import type { Store } from "../store.ts";
+import { checkpointCases } from "./checkpoint-cases.ts";
+import { concurrencyCases } from "./concurrency-cases.ts";
+import { conversationCases } from "./conversation-cases.ts";
+import { childOutcomeCases } from "./child-outcome-cases.ts";
+import { caseRegistrar, type StoreConformanceOptions } from "./harness.ts";
+import { inboxCases } from "./inbox-cases.ts";
+import { listingCases } from "./listing-cases.ts";
+import { submissionCases } from "./submission-cases.ts";
+import { waitCheckCases } from "./wait-check-cases.ts";
+
+export type { CaseContext, Fixtures, StoreConformanceOptions, StoreFactory } from "./harness.ts";
+export { textOfBytes } from "./conversation-cases.ts";
+export { cancellation } from "./harness.ts";
+
+/**
+ * Registers the whole conformance suite as vitest `describe`/`it` cases under `name`.
+ *
+ * @param name label of the adapter under test (appears in test names)
+ * @param factory builds a fresh, empty store reading time from `clock`; called once per case
+ * @param options large-payload size and per-case teardown (default: `store.close()`)
+ */
+export function describeStoreConformance(
+  name: string,
+  factory: (clock: ManualClock) => Promise<Store>,
+  options: StoreConformanceOptions = {},
+): void {
+  describe(`store conformance: ${name}`, () => {
+    const test = caseRegistrar(factory, options);
+    submissionCases(test);
+    conversationCases(test);
+    inboxCases(test);
+    listingCases(test);
+    concurrencyCases(test);
+    childOutcomeCases(test);
+    checkpointCases(test);
+    waitCheckCases(test);
+  });
+}

@@ -1,0 +1,314 @@
+import type { LogCheckpoint } from "../conversation/checkpoint.ts";
+import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
+import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "./child-outcome.ts";
+import type {
+  Attempt,
+  Cancellation,
+  Conversation,
+  InboxKind,
+  InboxMessage,
+  LeaseRenewal,
+  LeaseRenewed,
+  NewSubmission,
+  SessionKey,
+  SessionSubmissionQuery,
+  Submission,
+  SubmissionClaim,
+  SubmissionRelease,
+  SubmissionStatus,
+  SubmissionWait,
+  WaitCheckPostponement,
+} from "./submission.ts";
+
+/**
+ * Submissions and their lifecycle. Every transition is one atomic compare-and-set on the
+ * expected prior state; a lost CAS throws `ClaimLost`.
+ */
+export interface SubmissionStore {
+  /**
+   * Same id, same session key and identical input → the stored row (replay); same id with another
+   * input or another session key (agent, instance, session) → `DispatchConflict`, nothing stored.
+   * When the session has no conversation yet, it is created (id `sub.conversationId`, created at
+   * `sub.createdAt`) in the same atomic write as the submission, so a refused admission creates
+   * none; when it has one, the stored row carries that conversation's id.
+   */
+  admitSubmission(sub: NewSubmission): Promise<Submission>;
+  /** The row, or `SubmissionNotFound`. */
+  getSubmission(id: string): Promise<Submission>;
+  /** Per session, the oldest unsettled submission, only when it is queued. */
+  listRunnable(): Promise<Submission[]>;
+  /**
+   * The session's head: its oldest unsettled submission, in any status, or `undefined` when
+   * every submission of the session is settled. Used to ring the next head after a settlement
+   * and to tell whether a session is busy (SSE idle detection). Must not scan other sessions.
+   */
+  getSessionHead(key: SessionKey): Promise<Submission | undefined>;
+  /**
+   * True while the session has a head that is not waiting (on children): a run that will append
+   * to its log. Read as cheaply as the store can (an SSE stream asks on every idle poll).
+   */
+  sessionLive(key: SessionKey): Promise<boolean>;
+  /**
+   * The session's submissions newest first (reverse admission order): at most `query.limit`,
+   * only those admitted before `query.before` when given (the paging cursor), only those in
+   * `query.status` when given. Reads the session's own key range or index, never other
+   * sessions. `SubmissionNotFound` when `before` is not a submission of this session.
+   */
+  listSessionSubmissions(key: SessionKey, query: SessionSubmissionQuery): Promise<Submission[]>;
+  /** Every submission in `status`, admission order. */
+  listByStatus(status: SubmissionStatus): Promise<Submission[]>;
+  /**
+   * queued → running, recording attempt, owner and lease. Charges an attempt (`attemptCount+1`)
+   * unless the row had `pendingResume`; the returned row carries `pendingResume`, the stored row
+   * clears it. `ClaimLost` when not queued or when the submission is not its session's head.
+   */
+  claimSubmission(claim: SubmissionClaim): Promise<Submission>;
+  /** Durable attempt marker, after the claim and before any work. */
+  startAttempt(attempt: Attempt): Promise<void>;
+  /** Markers in start order. */
+  listAttempts(submissionId: string): Promise<Attempt[]>;
+  /**
+   * `ClaimLost` unless running under this attempt. Answers whether a cancel was requested, from
+   * the row the renewal writes (no separate read): the owner's way to learn of a cancel.
+   */
+  renewLease(renewal: LeaseRenewal): Promise<LeaseRenewed>;
+  /** Running submissions whose lease expired at or before `now`. */
+  listExpiredLeases(now: number): Promise<Submission[]>;
+  /** running → queued. `ClaimLost` unless running under this attempt. */
+  releaseSubmission(release: SubmissionRelease): Promise<void>;
+  /**
+   * running → waiting: lease cleared, `pendingResume` set, `waitUntil` and `pendingCalls` stored,
+   * and the wait's first check: `waitCheckAt` = the earlier of `wait.waitCheckAt` (unset: the
+   * park's own time, so the next sweep checks it) and `waitUntil` (`firstWaitCheck`).
+   */
+  waitSubmission(wait: SubmissionWait): Promise<void>;
+  /**
+   * waiting → queued; `pendingResume` survives, `waitUntil`, `waitCheckAt` and `pendingCalls`
+   * cleared. `ClaimLost` unless waiting.
+   */
+  resumeSubmission(submissionId: string): Promise<void>;
+  /**
+   * The wake, guarded by the store itself: only while the parent is `waiting` and `callId` is
+   * one of its `pendingCalls`, appends `drafts` to the parent's conversation and removes the
+   * call from the pending calls, atomically; the delivery that removes the last one also
+   * requeues the parent (waiting → queued, like `resumeSubmission`) and says so, and its caller
+   * rings the parent's doorbell. A second delivery for the same call is refused (`not_pending`),
+   * however the two race; so is any delivery to a parent that is not waiting (`not_waiting`).
+   * Nothing decides "every child settled" from a listing. Unknown parent → `SubmissionNotFound`.
+   */
+  deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered>;
+  /** Submissions whose parent is `parentSubmissionId`, admission order, any status. */
+  listChildSubmissions(parentSubmissionId: string): Promise<Submission[]>;
+  /**
+   * Waiting submissions whose wait check is due: `waitCheckAt` at or before `now`, admission
+   * order (an expired wait, `waitUntil` before `now`, is always among them, as its check is never
+   * later than its deadline). Reads the due rows only, through an index ordered by `waitCheckAt`:
+   * a wait that is not due costs nothing beyond that one index read. Every row that leaves
+   * `waiting` (resume, the last delivery, cancel) leaves the index with it.
+   */
+  listDueWaits(now: number): Promise<Submission[]>;
+  /**
+   * Moves a waiting submission's next check to `postponement.nextCheckAt` (clamped to its
+   * `waitUntil`), only while it is still waiting with the check the caller found due
+   * (`waitCheckAt` unchanged: not resumed, cancelled, re-parked or postponed by another sweep
+   * meanwhile). Answers whether it moved; otherwise nothing changes. `updatedAt` is left alone
+   * (the wait's age is measured from its park).
+   */
+  postponeWaitCheck(postponement: WaitCheckPostponement): Promise<boolean>;
+  /**
+   * queued/waiting → terminalizing with `cancelledOutcome(cancellation)` as the reservation's
+   * outcome (`wasRunning: false`; the canceller then appends the settlement record and
+   * finalizes, or a recoverer does; a waiting one leaves its wait: `waitUntil`, `waitCheckAt` and
+   * `pendingCalls` cleared); running → `cancelRequested` and `cancellation` set, status
+   * unchanged (`wasRunning: true`; a repeated cancel keeps the first cancellation);
+   * terminalizing/settled → `ClaimLost`, nothing stored. Every case sets `cancelRequested`.
+   */
+  cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }>;
+  /**
+   * running → terminalizing (phase 1 of settlement), storing `outcome` (the settlement record's
+   * payload to be) on the row, so a recoverer finishing a crashed settlement writes the real one.
+   * `ClaimLost` unless running under this attempt. With `requireDrainedInbox`, `InboxNotDrained`
+   * while the submission has undelivered inbox messages (a steer must not vanish behind a
+   * settlement).
+   */
+  reserveSettlement(
+    submissionId: string,
+    attemptId: string,
+    options?: { requireDrainedInbox?: boolean; outcome?: SettledPayload },
+  ): Promise<void>;
+  /**
+   * terminalizing → settled (phase 2), keeping `outcome` (the settlement record's payload) on the
+   * row, or without one the outcome stored with the reservation. Idempotent when already settled
+   * (the first outcome stays). Like a settlement of a head, it promotes the session's next
+   * unsettled submission to head, which sets its `updatedAt`.
+   */
+  finalizeSettlement(submissionId: string, outcome?: SettledPayload): Promise<void>;
+}
+
+export interface AppendOptions {
+  /**
+   * The id of the last record the writer knows of ("" for an empty log). When given, the
+   * append happens only if it is still the conversation's head, else `ClaimLost`.
+   */
+  expectedHead?: string;
+  /** When given, the append happens only if that submission is running under that attempt. */
+  fence?: { submissionId: string; attemptId: string };
+}
+
+/** The append-only record log, one per session key. */
+export interface ConversationStore {
+  /**
+   * The conversation of `candidate.key`, created from the candidate when absent (without a
+   * submission: admission creates it together with its first submission instead).
+   */
+  ensureConversation(candidate: Conversation): Promise<{ conversation: Conversation; created: boolean }>;
+  /** Or `ConversationNotFound`. */
+  getConversation(key: SessionKey): Promise<Conversation>;
+  /**
+   * Appends in order and returns the stored records. The store assigns ids with
+   * `nextRecordIds(head, n, now)`, so ids strictly increase per conversation; the batch becomes
+   * visible all at once or not at all. `ClaimLost` when `expectedHead` or `fence` does not hold,
+   * or when a `submission_settled` draft's submission already has one in the log (one settlement
+   * record per submission, whoever writes it).
+   */
+  appendRecords(
+    conversationId: string,
+    drafts: RecordDraft[],
+    options?: AppendOptions,
+  ): Promise<ConversationRecord[]>;
+  /**
+   * Records with ids strictly greater than `afterId` ("" = from the start), append order, at
+   * most `limit` (default: all). Unknown conversation → empty, no error. Never returns a record
+   * while an earlier one is still invisible (readers tailing the log never skip).
+   */
+  readRecords(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]>;
+  /**
+   * The conversation's newest stored checkpoint (ADR 0018), a copy; undefined when none (or for
+   * an unknown conversation). Any checkpoint a store returns is valid: it describes a prefix of
+   * the log, which never changes.
+   */
+  readCheckpoint(conversationId: string): Promise<LogCheckpoint | undefined>;
+  /**
+   * Stores `checkpoint` unless the stored one is at or after its `at` (a slower writer never
+   * replaces a newer one). Not fenced: a checkpoint is derived from the log, not a claim on it.
+   */
+  writeCheckpoint(conversationId: string, checkpoint: LogCheckpoint): Promise<void>;
+}
+
+/** Content-addressed bytes. */
+export interface AttachmentStore {
+  /** Digest `sha256:<hex>` over the bytes; identical bytes → same ref. */
+  putAttachment(mediaType: string, data: Uint8Array): Promise<AttachmentRef>;
+  /** Or `AttachmentNotFound`. */
+  getAttachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }>;
+  /** The ref of a stored attachment without its bytes (admission's check), or `AttachmentNotFound`. */
+  getAttachmentRef(digest: string): Promise<AttachmentRef>;
+}
+
+/** What a run asks of its inbox at a safe point. */
+export interface InboxDrain {
+  submissionId: string;
+  attemptId: string;
+  kinds: InboxKind[];
+  /** As in `appendRecords`: deliver only if this is still the conversation's head. */
+  expectedHead?: string;
+}
+
+/**
+ * Steer and follow-up messages for a session's in-flight run. The run may be in another
+ * process (or Lambda), so they are durable and the run drains them at its safe points.
+ */
+export interface InboxStore {
+  /**
+   * Accepts a message for the session's in-flight run: its head submission is running or
+   * waiting, or queued after a claim (a continuation or retry). Otherwise `NoRunInFlight` and
+   * nothing is stored. Returns the submission the message belongs to.
+   */
+  enqueueInbox(key: SessionKey, message: InboxMessage): Promise<{ submissionId: string }>;
+  /**
+   * Delivers the submission's undelivered messages of the given kinds, in acceptance order:
+   * appends one `user_message` record each (payload `{body, origin}`, authored by `attemptId`)
+   * and marks them delivered, atomically. Fenced like `appendRecords`. Returns the records.
+   */
+  drainInbox(request: InboxDrain): Promise<ConversationRecord[]>;
+}
+
+/**
+ * Everything the engine needs from durable storage: one narrow contract for every backend.
+ * Adapters implement it whole (and pass the conformance suite); each consumer asks only for
+ * its role below.
+ */
+export interface Store extends SubmissionStore, ConversationStore, AttachmentStore, InboxStore {
+  /** Releases connections / file handles. */
+  close?(): Promise<void>;
+}
+
+// ---- the store by role: what each consumer uses -------------------------------------------
+
+/** Admission: make a dispatch durable, and accept steer / follow-up messages for a run in flight. */
+export interface AdmissionStore
+  extends Pick<ConversationStore, "ensureConversation" | "appendRecords">,
+    Pick<SubmissionStore, "admitSubmission">,
+    Pick<InboxStore, "enqueueInbox">,
+    Pick<AttachmentStore, "getAttachmentRef"> {}
+
+/** What one attempt's log writer uses: reads, fenced appends and inbox drains of its conversation. */
+export interface LogStore
+  extends Pick<ConversationStore, "appendRecords" | "readRecords" | "readCheckpoint" | "writeCheckpoint">,
+    Pick<InboxStore, "drainInbox"> {}
+
+/**
+ * An attempt's claim and lease: claim the head, keep the lease, hand the row back, settle in two
+ * phases, and find the session's next head to ring.
+ */
+export interface ClaimStore
+  extends Pick<
+    SubmissionStore,
+    | "getSubmission"
+    | "claimSubmission"
+    | "startAttempt"
+    | "renewLease"
+    | "releaseSubmission"
+    | "reserveSettlement"
+    | "finalizeSettlement"
+    | "getSessionHead"
+  > {}
+
+/**
+ * Reading and tailing: the replay and live tail, the session's liveness, a settled outcome, and
+ * the operator's view of a session's submissions.
+ */
+export interface ReadStore
+  extends Pick<ConversationStore, "getConversation" | "readRecords">,
+    Pick<SubmissionStore, "getSubmission" | "getSessionHead" | "sessionLive" | "listAttempts" | "listSessionSubmissions">,
+    Pick<AttachmentStore, "getAttachment"> {}
+
+/**
+ * The sweep's listings: what a crash, a lost doorbell or an expired wait left behind; and the
+ * wait checks it makes (the lost-wake backstop), pushed later each time they find nothing.
+ */
+export interface SweepStore
+  extends Pick<SubmissionStore, "listByStatus" | "listExpiredLeases" | "listRunnable" | "listDueWaits" | "postponeWaitCheck"> {}
+
+/**
+ * Parents and children: park a parent waiting on its children, hand it a child's outcome (the
+ * guarded wake), resume it, list its children.
+ */
+export interface ParentChildStore
+  extends Pick<SubmissionStore, "waitSubmission" | "resumeSubmission" | "listChildSubmissions" | "deliverChildOutcome"> {}
+
+/** Cancel: reserve the settlement of a queued or waiting submission at once, or flag a running one. */
+export interface CancelStore extends Pick<SubmissionStore, "cancelSubmission"> {}
+
+/** Content-addressed uploads (the attachment route of a later issue). */
+export interface UploadStore extends Pick<AttachmentStore, "putAttachment"> {}
+
+/** Every role; `Store` is exactly their union (a test checks that no method is left without one). */
+export type StoreRoles = AdmissionStore &
+  LogStore &
+  ClaimStore &
+  ReadStore &
+  SweepStore &
+  ParentChildStore &
+  CancelStore &
+  UploadStore;

@@ -1,0 +1,236 @@
+import type { AttachmentRef, SettledErrorCode, SettledPayload } from "../protocol/records.ts";
+
+/** Addresses one session: a named conversation inside one agent instance. */
+export interface SessionKey {
+  agent: string;
+  instance: string;
+  /** "default" when the caller names none. */
+  session: string;
+}
+
+/** `"agent/instance/session"`: the one string form of a session key (FIFO group, maps). */
+export function sessionKeyString(key: SessionKey): string {
+  return `${key.agent}/${key.instance}/${key.session}`;
+}
+
+/**
+ * What a submission runs: a `user` message or a `signal` (both dispatched by clients), or a
+ * manual `compact` (admitted by `runtime.compact`, with an empty body: it only compacts).
+ */
+export type InboundKind = "user" | "signal" | "compact";
+
+export interface SignalMeta {
+  type: string;
+  sender?: Record<string, string>;
+  tag?: string;
+}
+
+/** What a client dispatches: stored whole on the submission as its input; idempotency compares it. */
+export interface DispatchMessage {
+  kind: InboundKind;
+  body: string;
+  attachments?: AttachmentRef[];
+  signal?: SignalMeta;
+  /** JSON Schema for a structured result. */
+  resultSchema?: unknown;
+  /** Corrective turns allowed when the result does not validate (0 → 2). */
+  resultRetries?: number;
+}
+
+export type SubmissionStatus = "queued" | "running" | "waiting" | "terminalizing" | "settled";
+
+/** One admitted unit of work for a session: the unit of leasing, attempts and settlement. */
+export interface Submission {
+  /** = the dispatch id (idempotency key) or a fresh ULID. */
+  id: string;
+  conversationId: string;
+  sessionKey: SessionKey;
+  status: SubmissionStatus;
+  input: DispatchMessage;
+  /** Attempts charged so far (a resume or continuation claim does not charge one). */
+  attemptCount: number;
+  attemptId?: string;
+  ownerId?: string;
+  /** Epoch ms. */
+  leaseExpiresAt?: number;
+  /** The last run error recorded on release; survives re-claims. */
+  lastError?: string;
+  /** Epoch ms of admission: the durability-timeout anchor. */
+  createdAt: number;
+  /** Epoch ms of the last state transition (the sweeper's staleness measure). */
+  updatedAt: number;
+  parentSubmissionId?: string;
+  parentCallId?: string;
+  /** 0 for roots; a child is its parent + 1. */
+  depth: number;
+  /** The next claim continues from the log without charging an attempt. */
+  pendingResume: boolean;
+  /** Epoch ms; unset = unbounded wait. */
+  waitUntil?: number;
+  /**
+   * While waiting: when the sweep next checks the wait (epoch ms), the earlier of `waitUntil`
+   * and the lost-wake backstop's next look (its wait check, ADR 0021). Waiting rows are indexed
+   * by it, so a wait that is not due costs the sweep no read.
+   */
+  waitCheckAt?: number;
+  /**
+   * While waiting: the `task` call ids whose outcomes have not been delivered yet (its
+   * pending-children count is their number). Absent when not waiting on children.
+   */
+  pendingCalls?: string[];
+  /** The owner should cancel at its next safe point (it learns it from its lease renewal). */
+  cancelRequested: boolean;
+  /** Set with `cancelRequested`: the settlement the cancel asked for (the first cancel's). */
+  cancellation?: Cancellation;
+  /**
+   * Epoch ms before which no attempt may start: set by a release under provider backpressure
+   * (a 429 with `Retry-After`, say); unset = at once.
+   */
+  notBefore?: number;
+  /**
+   * The payload of its `submission_settled` record, stored with the settlement's reservation (a
+   * `terminalizing` row that has one is finished with it by a recoverer) and kept by the
+   * finalize: a waiter reads the outcome from the row instead of looking for the record in the log.
+   */
+  outcome?: SettledPayload;
+}
+
+/** Why a submission is cancelled: the error code and message it settles `failed` with. */
+export interface Cancellation {
+  errorCode: Extract<SettledErrorCode, "cancelled" | "cancelled_by_parent">;
+  /** E.g. `cancelled: cancelled by request`. */
+  error: string;
+}
+
+/** The outcome a cancellation settles with. */
+export function cancelledOutcome(cancellation: Cancellation): SettledPayload {
+  return { status: "failed", error: cancellation.error, errorCode: cancellation.errorCode };
+}
+
+/** What a lease renewal learns from the row it updates (no extra read). */
+export interface LeaseRenewed {
+  cancelRequested: boolean;
+  cancellation?: Cancellation;
+}
+
+/** What `SubmissionStore.listSessionSubmissions` lists: one page of a session's submissions. */
+export interface SessionSubmissionQuery {
+  /** At most this many (a positive integer). */
+  limit: number;
+  /** Only submissions admitted before this one (a submission id of the session): the next page. */
+  before?: string;
+  /** Only submissions in this status. */
+  status?: SubmissionStatus;
+}
+
+/**
+ * A run is in flight from its claim to its settlement: running, waiting, or queued again after
+ * a claim (a retry or continuation), terminalizing excluded. Only then does `enqueueInbox`
+ * accept a steer or follow-up for it.
+ */
+export function isRunInFlight(sub: Submission): boolean {
+  switch (sub.status) {
+    case "running":
+    case "waiting":
+      return true;
+    case "queued":
+      return sub.attemptCount > 0 || sub.pendingResume;
+    default:
+      return false;
+  }
+}
+
+/** What admission hands the store; the store fills the lifecycle fields. */
+export interface NewSubmission {
+  id: string;
+  conversationId: string;
+  sessionKey: SessionKey;
+  input: DispatchMessage;
+  createdAt: number;
+  parentSubmissionId?: string;
+  parentCallId?: string;
+  depth?: number;
+}
+
+export interface SubmissionClaim {
+  submissionId: string;
+  attemptId: string;
+  ownerId: string;
+  leaseExpiresAt: number;
+}
+
+export interface Attempt {
+  id: string;
+  submissionId: string;
+  ownerId: string;
+  startedAt: number;
+}
+
+export interface LeaseRenewal {
+  submissionId: string;
+  attemptId: string;
+  leaseExpiresAt: number;
+}
+
+export interface SubmissionRelease {
+  submissionId: string;
+  attemptId: string;
+  /** Non-empty overwrites the stored lastError; empty keeps it. */
+  lastError?: string;
+  /**
+   * A planned hand-off (e.g. before the Lambda time limit), not a failure: the next claim does
+   * not charge an attempt.
+   */
+  continuation?: boolean;
+  /** Stored as the submission's `notBefore` (absent clears it). */
+  notBefore?: number;
+}
+
+export interface SubmissionWait {
+  submissionId: string;
+  attemptId: string;
+  /** Epoch ms; unset = unbounded. */
+  waitUntil?: number;
+  /**
+   * Epoch ms of the wait's first check (the backstop's first look for a lost wake); the store
+   * keeps the earlier of it and `waitUntil`. Unset: the park's own time (checked at the next sweep).
+   */
+  waitCheckAt?: number;
+  /**
+   * The `task` call ids the submission waits for (`deliverChildOutcome` answers them one by one;
+   * the last requeues it). Empty or absent: nothing but `resumeSubmission` or a cancel ends the wait.
+   */
+  pendingCalls?: string[];
+}
+
+/**
+ * The `waitCheckAt` a store keeps for `wait` parked at `now`: its first check, never after its
+ * deadline; unset, `now` (the next sweep checks it).
+ */
+export function firstWaitCheck(wait: SubmissionWait, now: number): number {
+  return Math.min(wait.waitCheckAt ?? now, wait.waitUntil ?? Number.POSITIVE_INFINITY);
+}
+
+/** A wait check that found nothing to do, pushing the next one later (`postponeWaitCheck`). */
+export interface WaitCheckPostponement {
+  submissionId: string;
+  /** The `waitCheckAt` the caller found due: the postponement applies only while it is unchanged. */
+  waitCheckAt: number;
+  /** Epoch ms of the next check (the store clamps it to the wait's `waitUntil`). */
+  nextCheckAt: number;
+}
+
+/** A conversation: one per session key. */
+export interface Conversation {
+  id: string;
+  key: SessionKey;
+  createdAt: number;
+}
+
+export type InboxKind = "steer" | "followUp";
+
+/** A steer or follow-up accepted for a session's in-flight run. */
+export interface InboxMessage {
+  kind: InboxKind;
+  body: string;
+}
