@@ -2,25 +2,9 @@
  * Typed errors shared by every layer. Each carries a stable `code` (snake_case) that the HTTP
  * transport maps to a status and that callers branch on instead of matching messages.
  */
+import type { HarnessErrorCode } from "./protocol/error-body.ts";
 
-/** Every error code the harness raises on purpose. */
-export type HarnessErrorCode =
-  | "dispatch_conflict"
-  | "submission_not_found"
-  | "conversation_not_found"
-  | "claim_lost"
-  | "attachment_not_found"
-  | "unsupported_schema"
-  | "no_run_in_flight"
-  | "inbox_not_drained"
-  | "unknown_agent"
-  | "agent_not_loaded"
-  | "invalid_dispatch"
-  | "invalid_request"
-  | "runtime_closed"
-  | "session_busy"
-  | "already_settled"
-  | "store_failure";
+export type { HarnessErrorCode };
 
 /** Base class: an error with a machine-readable `code`. */
 export class HarnessError extends Error {

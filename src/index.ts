@@ -30,20 +30,10 @@ export { childAddress, safeCallId, type ChildAddress } from "./conversation/task
 export { namesOnlyAgents } from "./agent/names-only-agents.ts";
 export type { DispatchResult } from "./engine/admission.ts";
 export { DEFAULT_CANCEL_REASON, type CancelResult } from "./engine/cancel.ts";
-export {
-  ID_RULES,
-  MAX_BODY_BYTES,
-  MAX_CANCEL_REASON_BYTES,
-  DEFAULT_SESSION,
-  type DispatchRequest,
-  type InstanceAddress,
-  type SessionAddress,
-  type SteerRequest,
-  SUBMISSION_PAGE,
-  type SubmissionAddress,
-  type SubmissionListRequest,
-} from "./runtime/requests.ts";
-export type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionSummary } from "./runtime/submission-view.ts";
+export { type DispatchRequest, type InstanceAddress, type SessionAddress, type SteerRequest, type SubmissionAddress, type SubmissionListRequest } from "./runtime/requests.ts";
+export { ID_RULES } from "./protocol/id-rules.ts";
+export { MAX_BODY_BYTES, MAX_CANCEL_REASON_BYTES, DEFAULT_SESSION, SUBMISSION_PAGE } from "./protocol/limits.ts";
+export type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionSummary } from "./protocol/submission-view.ts";
 export {
   SCHEDULED_TICK,
   scheduleDispatchId,

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { resolveLimits, type SubagentLimits } from "../engine/subagents.ts";
-import { ID_RULES } from "../runtime/requests.ts";
+import { ID_RULES } from "../protocol/id-rules.ts";
 
 const MARKER = "__harness_agent_names__=";
 const FAILED = "__harness_agent_names_error__=";

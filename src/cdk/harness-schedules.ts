@@ -3,7 +3,7 @@ import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { CfnSchedule } from "aws-cdk-lib/aws-scheduler";
 import { Construct } from "constructs";
-import { ID_RULES } from "../runtime/requests.ts";
+import { ID_RULES } from "../protocol/id-rules.ts";
 import { SCHEDULE_NAME, scheduledFiringInput } from "../runtime/scheduled-dispatch.ts";
 
 /**

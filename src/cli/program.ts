@@ -3,7 +3,8 @@ import { Command, CommanderError } from "commander";
 import { createClient, type HarnessClient } from "../client/client.ts";
 import { HarnessHttpError } from "../client/http-error.ts";
 import type { ConversationRecord, SettledPayload } from "../protocol/records.ts";
-import type { DispatchMessage, SubmissionStatus } from "../store/submission.ts";
+import type { DispatchMessage } from "../protocol/dispatch.ts";
+import type { SubmissionStatus } from "../protocol/submission-view.ts";
 import { RecordRenderer, type TerminalOutput } from "./record-renderer.ts";
 import { formatSubmissionDetail, formatSubmissionPage } from "./submission-table.ts";
 

@@ -1,4 +1,4 @@
-import type { SubmissionDetail, SubmissionPage, SubmissionSummary } from "../runtime/submission-view.ts";
+import type { SubmissionDetail, SubmissionPage, SubmissionSummary } from "../protocol/submission-view.ts";
 
 /**
  * The operator's view for a person (`harness ls`): one line per submission, newest first, with

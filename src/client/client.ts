@@ -1,7 +1,8 @@
 import type { ConversationRecord, SettledPayload, TaskSpawnedPayload } from "../protocol/records.ts";
 import { childSessionOf } from "./child-session.ts";
-import type { DispatchMessage, SubmissionStatus } from "../store/submission.ts";
-import type { SubmissionDetail, SubmissionPage } from "../runtime/submission-view.ts";
+import type { DispatchMessage } from "../protocol/dispatch.ts";
+import type { SubmissionStatus } from "../protocol/submission-view.ts";
+import type { SubmissionDetail, SubmissionPage } from "../protocol/submission-view.ts";
 import { HarnessHttpError } from "./http-error.ts";
 import { sigv4Signer, type SigV4Options } from "./sigv4.ts";
 import { SseParser, type SseEvent } from "./sse-parser.ts";

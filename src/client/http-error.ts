@@ -1,4 +1,4 @@
-import type { ErrorBody } from "../http/http-errors.ts";
+import { errorBodyOf, type ErrorBody } from "../protocol/error-body.ts";
 
 /**
  * A `code` the harness answers with (`ErrorBody["code"]`), or `"unexpected_response"` when the
@@ -24,14 +24,13 @@ export class HarnessHttpError extends Error {
   /** Builds the error from a non-success response, reading its JSON `{error, code}` body. */
   static async fromResponse(res: Response): Promise<HarnessHttpError> {
     const text = await res.text().catch(() => "");
+    let body: ReturnType<typeof errorBodyOf>;
     try {
-      const body = JSON.parse(text) as Partial<ErrorBody>;
-      if (typeof body.code === "string" && typeof body.error === "string") {
-        return new HarnessHttpError(res.status, body.code, body.error);
-      }
+      body = errorBodyOf(JSON.parse(text));
     } catch {
-      // not JSON: fall through
+      // not JSON: an unexpected answer
     }
+    if (body) return new HarnessHttpError(res.status, body.code, body.error);
     const detail = text.trim().slice(0, 200);
     return new HarnessHttpError(res.status, "unexpected_response", `HTTP ${res.status}${detail ? `: ${detail}` : ""}`);
   }

@@ -40,6 +40,7 @@ export type {
   SettledStatus,
   TaskSpawnedPayload,
 } from "../protocol/records.ts";
-export type { DispatchMessage, SignalMeta, SubmissionStatus } from "../store/submission.ts";
-export type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionSummary } from "../runtime/submission-view.ts";
-export type { ErrorBody } from "../http/http-errors.ts";
+export type { DispatchMessage, SignalMeta } from "../protocol/dispatch.ts";
+export type { SubmissionStatus } from "../protocol/submission-view.ts";
+export type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionSummary } from "../protocol/submission-view.ts";
+export type { ErrorBody } from "../protocol/error-body.ts";

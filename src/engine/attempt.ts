@@ -22,7 +22,7 @@ import { usageOfEarlierAttempts } from "./earlier-usage.ts";
 import { park } from "./park.ts";
 import { taskSpawner } from "./spawn.ts";
 import { StoreProgress } from "./store-progress.ts";
-import { orphanCancellation } from "./wake.ts";
+import { cascadeToChildren, orphanCancellation } from "./cancel.ts";
 
 export interface AttemptOptions {
   /** Aborted on process shutdown (reason `shutdown`) or crash simulation (reason `abandon`). */
@@ -70,7 +70,7 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
   const fail = async (errorCode: NonNullable<SettledPayload["errorCode"]>, error: string) => {
     await heartbeat.stop();
     const payload: SettledPayload = { status: "failed", error, errorCode, ...(await usageOfEarlierAttempts(ctx, sub)) };
-    await settle(ctx, sub, log, payload, { mayOpenLog: true });
+    if ((await settle(ctx, sub, log, payload, { mayOpenLog: true })) === "settled") await cascadeToChildren(ctx, sub);
   };
 
   try {
@@ -185,11 +185,11 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
         await park(ctx, sub, attemptId, outcome.calls, sub.createdAt + timeoutMs);
         return {};
       }
-      if (outcome.kind === "failed") {
-        await settle(ctx, sub, log, settledPayloadOf(outcome), { mayOpenLog: true });
-        return {};
-      }
-      const settled = await settle(ctx, sub, log, settledPayloadOf(outcome), { requireDrainedInbox: true });
+      const settled =
+        outcome.kind === "failed"
+          ? await settle(ctx, sub, log, settledPayloadOf(outcome), { mayOpenLog: true })
+          : await settle(ctx, sub, log, settledPayloadOf(outcome), { requireDrainedInbox: true });
+      if (settled === "settled") await cascadeToChildren(ctx, sub);
       if (settled !== "inbox_not_drained") return {};
       // A steer or follow-up arrived after the last turn: run again to deliver it.
       heartbeat.restart();

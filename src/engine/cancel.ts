@@ -3,7 +3,10 @@ import { AlreadySettled, isHarnessError } from "../errors.ts";
 import type { CancelStore } from "../store/store.ts";
 import { type Cancellation, cancelledOutcome, type Submission } from "../store/submission.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
+import { isNamesOnly } from "../agent/names-only-agents.ts";
 import { completeReservation } from "./settlement.ts";
+import { taskTargetsOf } from "./subagents.ts";
+import { pendingChildren } from "./wake.ts";
 
 /** The reason of a cancel that names none. */
 export const DEFAULT_CANCEL_REASON = "cancelled by request";
@@ -57,7 +60,9 @@ export async function cancelSubmission(
   const reserved: Submission = { ...rest, status: "terminalizing", cancelRequested: true, cancellation, outcome };
   // Behind the head its record must follow its predecessors': their settlement hands on to it.
   if ((await ctx.store.getSessionHead(sub.sessionKey))?.id !== sub.id) return { submissionId: sub.id, status: "cancelled", outcome };
-  return { submissionId: sub.id, status: "cancelled", outcome: await completeReservation(ctx, reserved, outcome) };
+  const settled = await completeReservation(ctx, reserved, outcome);
+  await cascadeToChildren(ctx, reserved);
+  return { submissionId: sub.id, status: "cancelled", outcome: settled };
 }
 
 /** The answer for a submission the store would not cancel: terminalizing or settled. */
@@ -65,4 +70,63 @@ function alreadyEnded(sub: Submission): CancelResult {
   const code = sub.outcome?.errorCode;
   if (code === "cancelled" || code === "cancelled_by_parent") return { submissionId: sub.id, status: "cancelled", outcome: sub.outcome };
   throw new AlreadySettled(sub.id, sub.outcome?.status ?? sub.status);
+}
+
+/**
+ * The orphan cascade (`onParentTerminal: "cancel_children"`): a parent that settled cancels its
+ * unsettled children with `cancelled_by_parent`: a queued or waiting child settles at once, a
+ * running one stops at its next safe point. Settled children are left alone. Only a parent that
+ * may have children is looked at (its agent has the `task` tool, or it was waiting on calls), so
+ * other settlements cost no listing; the children of its pending calls are read by id as well
+ * (a listing from an index may lag).
+ */
+export async function cascadeToChildren(ctx: AttemptContext, parent: Submission): Promise<number> {
+  if (ctx.subagents?.limits.onParentTerminal === "leave_running") return 0;
+  const hasPending = (parent.pendingCalls?.length ?? 0) > 0;
+  // A process that knows the agent by name only (the http and sweeper functions) does not know
+  // its policy: it lists the children of every parent it settles (cancels and recoveries: rare).
+  const mayHaveChildren =
+    hasPending ||
+    taskTargetsOf(ctx.subagents, parent.sessionKey.agent, parent.depth) !== undefined ||
+    isNamesOnly(ctx.definitions.get(parent.sessionKey.agent));
+  if (!mayHaveChildren) return 0;
+  const byId = new Map<string, Submission>();
+  for (const child of await ctx.store.listChildSubmissions(parent.id)) byId.set(child.id, child);
+  if (hasPending) for (const { child } of await pendingChildren(ctx, parent)) if (child) byId.set(child.id, child);
+  let cancelled = 0;
+  for (const child of byId.values()) {
+    if (child.status === "settled" || child.status === "terminalizing") continue;
+    if (await cancelChild(ctx, child, "parent settled")) cancelled++;
+  }
+  return cancelled;
+}
+
+/**
+ * Cancels one child for its parent. A child that settled on its own after it was read (the
+ * store refuses the cancel; its own outcome stands) is left alone, so one child's timing never
+ * stops the cascade of the others, nor the parent's settlement or the sweep that runs it.
+ */
+export async function cancelChild(ctx: AttemptContext, child: Submission, reason: string): Promise<boolean> {
+  try {
+    await cancelSubmission(ctx, child, cancellationFor(reason, "cancelled_by_parent"));
+    return true;
+  } catch (err) {
+    if (isHarnessError(err, "already_settled") || isHarnessError(err, "submission_not_found")) return false;
+    throw err;
+  }
+}
+
+/**
+ * A child claimed after its parent settled (the parent's cascade was lost to a crash): the
+ * cancellation it settles with at once, or undefined.
+ */
+export async function orphanCancellation(ctx: AttemptContext, child: Submission) {
+  if (child.parentSubmissionId === undefined || ctx.subagents?.limits.onParentTerminal === "leave_running") return undefined;
+  try {
+    const parent = await ctx.store.getSubmission(child.parentSubmissionId);
+    if (parent.status !== "settled" && parent.status !== "terminalizing") return undefined;
+  } catch (err) {
+    if (!isHarnessError(err, "submission_not_found")) throw err;
+  }
+  return cancellationFor("parent settled", "cancelled_by_parent");
 }

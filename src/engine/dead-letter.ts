@@ -6,6 +6,7 @@ import { attemptBudgetExhausted } from "./attempt.ts";
 import type { AttemptContext } from "./engine-context.ts";
 import { AttemptLogWriter } from "./log-writer.ts";
 import { usageOfEarlierAttempts } from "./earlier-usage.ts";
+import { cascadeToChildren } from "./cancel.ts";
 import { reconcileTerminalizing, settle } from "./settlement.ts";
 import { claimFreshAttempt, reclaimExpired } from "./worker.ts";
 
@@ -43,7 +44,7 @@ export async function handleDeadLetter(ctx: AttemptContext, doorbell: Doorbell):
   if (sub.status === "waiting") return { kind: "dropped", reason: "waiting" };
   if (sub.status === "terminalizing") {
     if (ctx.clock.now() - sub.updatedAt >= ctx.settlementGraceMs) {
-      await reconcileTerminalizing(ctx, sub);
+      if (await reconcileTerminalizing(ctx, sub)) await cascadeToChildren(ctx, sub);
       return { kind: "reconciled" };
     }
     return rering(ctx, sub, "settlement in progress");
@@ -79,12 +80,13 @@ export async function handleDeadLetter(ctx: AttemptContext, doorbell: Doorbell):
     return rering(ctx, claimed, "budget not spent at claim time", maxAttempts);
   }
   await ctx.store.startAttempt({ id: attemptId, submissionId: claimed.id, ownerId: ctx.ownerId, startedAt: ctx.clock.now() });
-  await settle(ctx, claimed, new AttemptLogWriter(ctx.store, ctx.clock, claimed, attemptId), {
+  const settled = await settle(ctx, claimed, new AttemptLogWriter(ctx.store, ctx.clock, claimed, attemptId), {
     status: "failed",
     errorCode: "attempt_budget_exhausted",
     error: attemptBudgetExhausted(claimed, maxAttempts),
     ...(await usageOfEarlierAttempts(ctx, claimed)),
   }, { mayOpenLog: true });
+  if (settled === "settled") await cascadeToChildren(ctx, claimed);
   return { kind: "exhausted", attemptCount: claimed.attemptCount, maxAttempts };
 }
 

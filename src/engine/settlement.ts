@@ -7,7 +7,7 @@ import { correlationOf } from "../ports/observer.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { AttemptLogWriter } from "./log-writer.ts";
 import { idFloor } from "../conversation/ids.ts";
-import { cascadeToChildren, wakeParent, type WakeResult } from "./wake.ts";
+import { wakeParent, type WakeResult } from "./wake.ts";
 
 /** What a settlement attempt came to. */
 export type SettleResult = "settled" | "lost" | "inbox_not_drained";
@@ -149,7 +149,10 @@ async function handOn(ctx: AttemptContext, settled: Submission): Promise<void> {
  * hands its outcome to its waiting parent first, inside its reservation (so a crash before the
  * wake leaves a `terminalizing` row whose recoverer wakes it), and once more after the finalize
  * if the parent had not parked yet (it may have since; a parent that parks reads its children's
- * rows). A parent cancels its unsettled children (the orphan cascade).
+ * rows). The orphan cascade is the caller's next step (`cascadeToChildren` in `cancel.ts`, which
+ * settles children through this module): settlement never calls cancel, so the two do not import
+ * each other. A submission this hands on to (cancelled behind its head) never ran, so it has no
+ * children to cascade to.
  */
 async function finish(
   ctx: AttemptContext,
@@ -172,6 +175,5 @@ async function finish(
   ctx.onSettled(sub.id, payload);
   await ctx.faults?.("finalized", sub.id);
   if (woke === "not_waiting") await wakeParent(ctx, sub, payload);
-  await cascadeToChildren(ctx, sub);
   await handOn(ctx, sub);
 }

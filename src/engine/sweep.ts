@@ -1,10 +1,11 @@
 import { doorbellOf } from "../ports/queue.ts";
 import type { SweepStore } from "../store/store.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
+import { cascadeToChildren } from "./cancel.ts";
 import { reconcileTerminalizing } from "./settlement.ts";
 import { reclaimExpired } from "./worker.ts";
 import { checkWait } from "./wait-check.ts";
-import { expireWait } from "./wake.ts";
+import { expireWait } from "./wait-expiry.ts";
 
 export interface SweepOptions {
   /** Re-ring queued heads that have not moved for this long (0: every queued head). */
@@ -43,7 +44,10 @@ export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, opt
   ]);
   for (const sub of terminalizing) {
     if (now - sub.updatedAt < ctx.settlementGraceMs) continue; // a live settlement, mid-flight
-    if (await reconcileTerminalizing(ctx, sub)) report.reconciled++;
+    if (await reconcileTerminalizing(ctx, sub)) {
+      report.reconciled++;
+      await cascadeToChildren(ctx, sub);
+    }
   }
 
   for (const sub of expired) {

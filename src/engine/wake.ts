@@ -5,13 +5,10 @@ import { isHarnessError } from "../errors.ts";
 import { correlationOf } from "../ports/observer.ts";
 import { doorbellOf } from "../ports/queue.ts";
 import type { Submission } from "../store/submission.ts";
-import { cancellationFor, cancelSubmission } from "./cancel.ts";
 import { iso, type AttemptContext } from "./engine-context.ts";
-import { isNamesOnly } from "../agent/names-only-agents.ts";
-import { taskTargetsOf } from "./subagents.ts";
 
 /** The `task` tool's name, as the parent's outcome records carry it. */
-const TASK = "task";
+export const TASK = "task";
 
 /** The error outcome of a call whose parent stopped waiting (`maxWaitMs`, or its own budget). */
 export const TASK_WAIT_EXPIRED = "task wait expired";
@@ -47,7 +44,7 @@ export async function wakeParent(ctx: AttemptContext, child: Submission, payload
 }
 
 /** Delivers `outcome` to the waiting `parent`; the delivery that empties its pending calls rings it. */
-async function deliver(ctx: AttemptContext, parent: Submission, outcome: ToolOutcomePayload): Promise<WakeResult> {
+export async function deliver(ctx: AttemptContext, parent: Submission, outcome: ToolOutcomePayload): Promise<WakeResult> {
   const draft: RecordDraft = {
     kind: "tool_outcome",
     conversationId: parent.conversationId,
@@ -98,13 +95,13 @@ function findSettledIn(records: readonly ConversationRecord[], submissionId: str
 }
 
 /** A child's settled outcome, from its row (or its log, for a row finalized without one). */
-async function settledOutcomeOf(ctx: AttemptContext, child: Submission): Promise<SettledPayload | undefined> {
+export async function settledOutcomeOf(ctx: AttemptContext, child: Submission): Promise<SettledPayload | undefined> {
   if (child.status !== "settled") return undefined;
   return child.outcome ?? findSettledIn(await ctx.store.readRecords(child.conversationId), child.id);
 }
 
 /** The children of a waiting parent's pending calls, by id (strongly consistent reads, no listing). */
-async function pendingChildren(ctx: AttemptContext, parent: Submission): Promise<Array<{ callId: string; child?: Submission }>> {
+export async function pendingChildren(ctx: AttemptContext, parent: Submission): Promise<Array<{ callId: string; child?: Submission }>> {
   const at = { submissionId: parent.id, instance: parent.sessionKey.instance };
   return Promise.all(
     (parent.pendingCalls ?? []).map(async (callId) => {
@@ -133,89 +130,4 @@ export async function deliverSettledChildren(ctx: AttemptContext, parent: Submis
     if (woke === "delivered" || woke === "requeued") delivered++;
   }
   return delivered;
-}
-
-/**
- * A parent's wait ran past its `waitUntil` (`maxWaitMs`, or its own budget). Each pending call is
- * answered: with its child's real outcome when the child has settled (its own wake was lost), or
- * `task wait expired`; the last answer requeues the parent. A wait bounded by `maxWaitMs` then
- * cancels the unsettled children (`cancelled_by_parent`, "parent wait expired"; harness-spec
- * §1.13). A wait that only the parent's budget bounded leaves them to the parent's settlement
- * (`timeout_exceeded` at its next claim), whose orphan cascade applies `onParentTerminal`, so
- * `leave_running` children keep running. A child's outcome racing this one: the store keeps
- * whichever lands first.
- */
-export async function expireWait(ctx: AttemptContext, parent: Submission): Promise<void> {
-  const children = await pendingChildren(ctx, parent);
-  for (const { callId, child } of children) {
-    const settled = child && (await settledOutcomeOf(ctx, child));
-    const woke =
-      child && settled
-        ? await wakeParent(ctx, child, settled)
-        : await deliver(ctx, parent, { callId, toolName: TASK, content: [{ type: "text", text: TASK_WAIT_EXPIRED }], isError: true });
-    if (woke === "not_waiting" || woke === "no_parent") break; // resumed or settled meanwhile
-  }
-  if ((ctx.subagents?.limits.maxWaitMs ?? 0) <= 0) return; // only the budget bounded this wait
-  for (const { child } of children) {
-    if (child && child.status !== "settled" && child.status !== "terminalizing") await cancelChild(ctx, child, "parent wait expired");
-  }
-}
-
-/**
- * The orphan cascade (`onParentTerminal: "cancel_children"`): a parent that settled cancels its
- * unsettled children with `cancelled_by_parent`: a queued or waiting child settles at once, a
- * running one stops at its next safe point. Settled children are left alone. Only a parent that
- * may have children is looked at (its agent has the `task` tool, or it was waiting on calls), so
- * other settlements cost no listing; the children of its pending calls are read by id as well
- * (a listing from an index may lag).
- */
-export async function cascadeToChildren(ctx: AttemptContext, parent: Submission): Promise<number> {
-  if (ctx.subagents?.limits.onParentTerminal === "leave_running") return 0;
-  const hasPending = (parent.pendingCalls?.length ?? 0) > 0;
-  // A process that knows the agent by name only (the http and sweeper functions) does not know
-  // its policy: it lists the children of every parent it settles (cancels and recoveries: rare).
-  const mayHaveChildren =
-    hasPending ||
-    taskTargetsOf(ctx.subagents, parent.sessionKey.agent, parent.depth) !== undefined ||
-    isNamesOnly(ctx.definitions.get(parent.sessionKey.agent));
-  if (!mayHaveChildren) return 0;
-  const byId = new Map<string, Submission>();
-  for (const child of await ctx.store.listChildSubmissions(parent.id)) byId.set(child.id, child);
-  if (hasPending) for (const { child } of await pendingChildren(ctx, parent)) if (child) byId.set(child.id, child);
-  let cancelled = 0;
-  for (const child of byId.values()) {
-    if (child.status === "settled" || child.status === "terminalizing") continue;
-    if (await cancelChild(ctx, child, "parent settled")) cancelled++;
-  }
-  return cancelled;
-}
-
-/**
- * Cancels one child for its parent. A child that settled on its own after it was read (the
- * store refuses the cancel; its own outcome stands) is left alone, so one child's timing never
- * stops the cascade of the others, nor the parent's settlement or the sweep that runs it.
- */
-async function cancelChild(ctx: AttemptContext, child: Submission, reason: string): Promise<boolean> {
-  try {
-    await cancelSubmission(ctx, child, cancellationFor(reason, "cancelled_by_parent"));
-    return true;
-  } catch (err) {
-    if (isHarnessError(err, "already_settled") || isHarnessError(err, "submission_not_found")) return false;
-    throw err;
-  }
-}
-
-/**
- * A child claimed after its parent settled (the parent's cascade was lost to a crash): the
- * cancellation it settles with at once, or undefined.
- */
-export async function orphanCancellation(ctx: AttemptContext, child: Submission) {
-  if (child.parentSubmissionId === undefined || ctx.subagents?.limits.onParentTerminal === "leave_running") return undefined;
-  try {
-    const parent = await ctx.store.getSubmission(child.parentSubmissionId);
-    if (parent.status !== "settled" && parent.status !== "terminalizing") return undefined;
-  } catch (err) {
-    if (!isHarnessError(err, "submission_not_found")) throw err;
-  }
-  return cancellationFor("parent settled", "cancelled_by_parent");
 }

@@ -5,6 +5,7 @@ import type { DoorbellOutcome, Doorbell } from "../ports/queue.ts";
 import type { Submission } from "../store/submission.ts";
 import { runAttempt, type AttemptOptions } from "./attempt.ts";
 import type { AttemptContext } from "./engine-context.ts";
+import { cascadeToChildren } from "./cancel.ts";
 import { reconcileTerminalizing, ringSessionHead } from "./settlement.ts";
 
 /** Slack added to a live lease's remaining time before a stale doorbell is looked at again. */
@@ -42,7 +43,7 @@ export async function handleDoorbell(
     if (ctx.clock.now() - sub.updatedAt < ctx.settlementGraceMs) {
       return { kind: "retry", delayMs: ctx.settlementGraceMs };
     }
-    await reconcileTerminalizing(ctx, sub);
+    if (await reconcileTerminalizing(ctx, sub)) await cascadeToChildren(ctx, sub);
     return { kind: "ack" };
   }
   if (sub.status === "queued" && sub.notBefore !== undefined && sub.notBefore > ctx.clock.now()) {

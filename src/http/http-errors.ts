@@ -2,22 +2,9 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isHarnessError, type HarnessErrorCode } from "../errors.ts";
+import type { ErrorBody, TransportErrorCode } from "../protocol/error-body.ts";
 
-/** Codes the transport raises itself, beside the runtime's {@link HarnessErrorCode}s. */
-export type TransportErrorCode =
-  | "invalid_request"
-  | "payload_too_large"
-  | "unauthorized"
-  | "origin_not_allowed"
-  | "host_not_allowed"
-  | "not_found"
-  | "internal";
-
-/** The JSON body of every error response. */
-export interface ErrorBody {
-  error: string;
-  code: HarnessErrorCode | TransportErrorCode;
-}
+export type { ErrorBody, TransportErrorCode };
 
 /** A request the transport refuses before it reaches the runtime (nothing is stored). */
 export class RequestError extends Error {

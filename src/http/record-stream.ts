@@ -1,7 +1,7 @@
 import type { SSEStreamingApi } from "hono/streaming";
 import type { ConversationRecord } from "../protocol/records.ts";
 import type { Runtime } from "../runtime/runtime.ts";
-import type { SessionKey } from "../store/submission.ts";
+import type { SessionKey } from "../protocol/dispatch.ts";
 
 /** Timing of one record stream (see `AppOptions` for the meaning and defaults). */
 export interface StreamTiming {

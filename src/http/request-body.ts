@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { AttachmentRef } from "../protocol/records.ts";
-import type { DispatchMessage, SignalMeta } from "../store/submission.ts";
+import type { DispatchMessage, SignalMeta } from "../protocol/dispatch.ts";
 import { RequestError } from "./http-errors.ts";
 
 /** What `POST /agents/:name/:id` carries, checked for shape (admission checks the rules). */

@@ -5,17 +5,10 @@
  * caller as the runtime's typed errors.
  */
 import { ID_RULES } from "../protocol/id-rules.ts";
+import { DEFAULT_SESSION, MAX_BODY_BYTES, MAX_CANCEL_REASON_BYTES, SUBMISSION_PAGE } from "../protocol/limits.ts";
 import { InvalidDispatch, InvalidRequest, UnknownAgent } from "../errors.ts";
-import type { DispatchMessage, SessionKey, SubmissionStatus } from "../store/submission.ts";
-
-/** The session of a request that names none. */
-export const DEFAULT_SESSION = "default";
-
-/** Identifier rules (they live beside the child names they also bound). */
-export { ID_RULES };
-
-/** Largest message body in bytes (UTF-8), dispatched or injected; larger bodies belong in attachments. */
-export const MAX_BODY_BYTES = 256 * 1024;
+import type { DispatchMessage, SessionKey } from "../protocol/dispatch.ts";
+import type { SubmissionStatus } from "../protocol/submission-view.ts";
 
 /** One session of one agent instance, as a caller names it (`session` absent or "" → "default"). */
 export interface SessionAddress {
@@ -92,9 +85,6 @@ export function checkInject(request: SteerRequest, knows: KnowsAgent): { key: Se
   return { key, body: request.body };
 }
 
-/** Longest cancel reason in bytes (UTF-8): it becomes the settlement's error. */
-export const MAX_CANCEL_REASON_BYTES = 1024;
-
 /** The agent instance a cancel is addressed within (the HTTP route's path). */
 export interface InstanceAddress {
   agent: string;
@@ -154,9 +144,6 @@ function checkId(what: string, value: unknown, rule: RegExp): void {
 
 /** Statuses a submission listing may filter on. */
 const SUBMISSION_STATUSES: readonly SubmissionStatus[] = ["queued", "running", "waiting", "terminalizing", "settled"];
-
-/** Page size of a submission listing: default and ceiling. */
-export const SUBMISSION_PAGE = { defaultLimit: 20, maxLimit: 100 } as const;
 
 /** What the operator's listing asks for: one page of a session's submissions, newest first. */
 export interface SubmissionListRequest extends SessionAddress {

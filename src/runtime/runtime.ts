@@ -42,12 +42,8 @@ import {
   type SubmissionAddress,
   type SubmissionListRequest,
 } from "./requests.ts";
-import {
-  listSubmissionPage,
-  submissionDetail,
-  type SubmissionDetail,
-  type SubmissionPage,
-} from "./submission-view.ts";
+import { listSubmissionPage, submissionDetail } from "./submission-view.ts";
+import { type SubmissionDetail, type SubmissionPage } from "../protocol/submission-view.ts";
 
 /** Configuration of an embedded runtime. Only `agents` and `store` are required. */
 export interface RuntimeConfig {

@@ -1,43 +1,11 @@
-import type { AttachmentRef, SettledErrorCode, SettledPayload } from "../protocol/records.ts";
+import type { SettledErrorCode, SettledPayload } from "../protocol/records.ts";
+import type { DispatchMessage, SessionKey } from "../protocol/dispatch.ts";
+import type { SubmissionStatus } from "../protocol/submission-view.ts";
 
-/** Addresses one session: a named conversation inside one agent instance. */
-export interface SessionKey {
-  agent: string;
-  instance: string;
-  /** "default" when the caller names none. */
-  session: string;
-}
-
-/** `"agent/instance/session"`: the one string form of a session key (FIFO group, maps). */
-export function sessionKeyString(key: SessionKey): string {
-  return `${key.agent}/${key.instance}/${key.session}`;
-}
-
-/**
- * What a submission runs: a `user` message or a `signal` (both dispatched by clients), or a
- * manual `compact` (admitted by `runtime.compact`, with an empty body: it only compacts).
- */
-export type InboundKind = "user" | "signal" | "compact";
-
-export interface SignalMeta {
-  type: string;
-  sender?: Record<string, string>;
-  tag?: string;
-}
-
-/** What a client dispatches: stored whole on the submission as its input; idempotency compares it. */
-export interface DispatchMessage {
-  kind: InboundKind;
-  body: string;
-  attachments?: AttachmentRef[];
-  signal?: SignalMeta;
-  /** JSON Schema for a structured result. */
-  resultSchema?: unknown;
-  /** Corrective turns allowed when the result does not validate (0 → 2). */
-  resultRetries?: number;
-}
-
-export type SubmissionStatus = "queued" | "running" | "waiting" | "terminalizing" | "settled";
+// The wire types a submission row is made of, for adapters that import the SPI alone.
+export type { DispatchMessage, InboundKind, SessionKey, SignalMeta } from "../protocol/dispatch.ts";
+export { sessionKeyString } from "../protocol/dispatch.ts";
+export type { SubmissionStatus } from "../protocol/submission-view.ts";
 
 /** One admitted unit of work for a session: the unit of leasing, attempts and settlement. */
 export interface Submission {

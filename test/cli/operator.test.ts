@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../../src/cli/program.ts";
-import type { SubmissionDetail, SubmissionPage } from "../../src/runtime/submission-view.ts";
+import type { SubmissionDetail, SubmissionPage } from "../../src/protocol/submission-view.ts";
 import { startHarness, type TestHarness } from "../transport/support.ts";
 import { harness } from "./support.ts";
 

@@ -6,7 +6,8 @@
 import { expect, it } from "vitest";
 import { childAddress } from "../../src/conversation/task-names.ts";
 import type { AttemptContext } from "../../src/engine/engine-context.ts";
-import { expireWait, TASK_WAIT_EXPIRED } from "../../src/engine/wake.ts";
+import { expireWait } from "../../src/engine/wait-expiry.ts";
+import { TASK_WAIT_EXPIRED } from "../../src/engine/wake.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { Doorbell } from "../../src/ports/queue.ts";
 import { createMemoryStore } from "../../src/memory/index.ts";

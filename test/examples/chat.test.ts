@@ -6,7 +6,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "../../src/client/client.ts";
 import type { ConversationRecord } from "../../src/protocol/records.ts";
-import type { SubmissionPage } from "../../src/runtime/submission-view.ts";
+import type { SubmissionPage } from "../../src/protocol/submission-view.ts";
 import { freePort, killExamples, startExampleProcess, type ExampleProcess } from "./support.ts";
 
 /**

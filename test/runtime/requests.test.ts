@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { isHarnessError } from "../../src/errors.ts";
 import type { Doorbell, WorkQueue } from "../../src/ports/queue.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import { ID_RULES } from "../../src/runtime/requests.ts";
+import { ID_RULES } from "../../src/protocol/id-rules.ts";
 import { createMemoryStore } from "../../src/memory/index.ts";
 
 const idle: () => never = () => {
@@ -121,14 +121,23 @@ describe("transport layering", () => {
     expect(Object.keys(runtime)).not.toContain("store");
   });
 
-  it("src/http imports nothing of the engine, the session, the stores or the ports' store", () => {
+  it("src/http imports nothing of the engine, the drive, the stores or the store SPI", () => {
     const dir = join(import.meta.dirname, "../../src/http");
     for (const file of readdirSync(dir).filter((f) => f.endsWith(".ts"))) {
       const text = readFileSync(join(dir, file), "utf8");
       const imports = [...text.matchAll(/from "(\.\.\/[^"]+)"/g)].map((m) => m[1]!);
       for (const path of imports) {
-        expect(path, `${file} imports ${path}`).toMatch(/^\.\.\/(runtime\/(runtime|defaults)\.ts|errors\.ts|conversation\/records\.ts|ports\/submission\.ts)$/);
+        expect(path, `${file} imports ${path}`).toMatch(/^\.\.\/(runtime\/(runtime|defaults)\.ts|errors\.ts|protocol\/[a-z-]+\.ts)$/);
       }
+    }
+  });
+
+  it("src/client imports nothing outside src/client and src/protocol (the wire contract)", () => {
+    const dir = join(import.meta.dirname, "../../src/client");
+    for (const file of readdirSync(dir).filter((f) => f.endsWith(".ts"))) {
+      const text = readFileSync(join(dir, file), "utf8");
+      const imports = [...text.matchAll(/from "(\.\.\/[^"]+)"/g)].map((m) => m[1]!);
+      for (const path of imports) expect(path, `${file} imports ${path}`).toMatch(/^\.\.\/protocol\/[a-z-]+\.ts$/);
     }
   });
 });

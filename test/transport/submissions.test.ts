@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Submission } from "../../src/store/submission.ts";
 import { summarize } from "../../src/runtime/submission-view.ts";
-import type { SubmissionDetail, SubmissionPage } from "../../src/runtime/submission-view.ts";
+import type { SubmissionDetail, SubmissionPage } from "../../src/protocol/submission-view.ts";
 import { snapshot, startHarness, type TestHarness } from "./support.ts";
 
 let h: TestHarness;

@@ -1,0 +1,30 @@
+import type { Submission } from "../store/submission.ts";
+import { cancelChild } from "./cancel.ts";
+import type { AttemptContext } from "./engine-context.ts";
+import { deliver, pendingChildren, settledOutcomeOf, TASK, TASK_WAIT_EXPIRED, wakeParent } from "./wake.ts";
+
+/**
+ * A parent's wait ran past its `waitUntil` (`maxWaitMs`, or its own budget). Each pending call is
+ * answered: with its child's real outcome when the child has settled (its own wake was lost), or
+ * `task wait expired`; the last answer requeues the parent. A wait bounded by `maxWaitMs` then
+ * cancels the unsettled children (`cancelled_by_parent`, "parent wait expired"; harness-spec
+ * §1.13). A wait that only the parent's budget bounded leaves them to the parent's settlement
+ * (`timeout_exceeded` at its next claim), whose orphan cascade applies `onParentTerminal`, so
+ * `leave_running` children keep running. A child's outcome racing this one: the store keeps
+ * whichever lands first.
+ */
+export async function expireWait(ctx: AttemptContext, parent: Submission): Promise<void> {
+  const children = await pendingChildren(ctx, parent);
+  for (const { callId, child } of children) {
+    const settled = child && (await settledOutcomeOf(ctx, child));
+    const woke =
+      child && settled
+        ? await wakeParent(ctx, child, settled)
+        : await deliver(ctx, parent, { callId, toolName: TASK, content: [{ type: "text", text: TASK_WAIT_EXPIRED }], isError: true });
+    if (woke === "not_waiting" || woke === "no_parent") break; // resumed or settled meanwhile
+  }
+  if ((ctx.subagents?.limits.maxWaitMs ?? 0) <= 0) return; // only the budget bounded this wait
+  for (const { child } of children) {
+    if (child && child.status !== "settled" && child.status !== "terminalizing") await cancelChild(ctx, child, "parent wait expired");
+  }
+}

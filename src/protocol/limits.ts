@@ -1,0 +1,16 @@
+/**
+ * The limits of the wire contract: what a request may carry and how a listing pages. The runtime
+ * enforces them (`src/runtime/requests.ts`); clients may check early.
+ */
+
+/** The session of a request that names none. */
+export const DEFAULT_SESSION = "default";
+
+/** Largest message body in bytes (UTF-8), dispatched or injected; larger bodies belong in attachments. */
+export const MAX_BODY_BYTES = 256 * 1024;
+
+/** Longest cancel reason in bytes (UTF-8): it becomes the settlement's error. */
+export const MAX_CANCEL_REASON_BYTES = 1024;
+
+/** Page size of a submission listing: default and ceiling. */
+export const SUBMISSION_PAGE = { defaultLimit: 20, maxLimit: 100 } as const;
