@@ -23,7 +23,7 @@ export type { DeadLetterOutcome } from "./engine/dead-letter.ts";
 export type { EnginePhase } from "./engine/engine-context.ts";
 export type { FaultHook, FaultPhase } from "./ports/faults.ts";
 export type { SweepReport } from "./engine/sweep.ts";
-export { SUBAGENT_DEFAULTS, type OnParentTerminal, type SubagentLimits, type SubagentPolicy } from "./engine/subagents.ts";
+export { SUBAGENT_DEFAULTS, type OnParentTerminal, type SubagentLimits, type SubagentPolicy } from "./agent/subagent-policy.ts";
 export { TASK_WAIT_EXPIRED } from "./engine/wake.ts";
 export { TASK_TOOL_NAME, taskToolDescription, taskToolSchema, type TaskTarget } from "./drive/task-tool.ts";
 export { childAddress, safeCallId, type ChildAddress } from "./conversation/task-names.ts";

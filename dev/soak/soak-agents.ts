@@ -11,7 +11,7 @@
  */
 import type { StreamFn } from "@earendil-works/pi-agent-core";
 import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
-import type { SubagentPolicy } from "../../src/engine/subagents.ts";
+import type { SubagentPolicy } from "../../src/agent/subagent-policy.ts";
 import { localModel } from "../../src/agent/local-model.ts";
 import { SUMMARY_TRANSCRIPT_OPEN } from "../../src/drive/summarizer.ts";
 import { TASK_TOOL_NAME } from "../../src/drive/task-tool.ts";

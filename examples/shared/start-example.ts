@@ -1,7 +1,7 @@
 import type { Hono, MiddlewareHandler } from "hono";
 import { join } from "node:path";
 import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
-import type { SubagentPolicy } from "../../src/engine/subagents.ts";
+import type { SubagentPolicy } from "../../src/agent/subagent-policy.ts";
 import { closeOnSignals, serve, type ServerHandle } from "../../src/server/server.ts";
 import type { Interceptor, Observer } from "../../src/ports/observer.ts";
 import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";

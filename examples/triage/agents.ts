@@ -14,7 +14,7 @@
  */
 import type { Message } from "@earendil-works/pi-ai";
 import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
-import type { SubagentPolicy } from "../../src/engine/subagents.ts";
+import type { SubagentPolicy } from "../../src/agent/subagent-policy.ts";
 import { keylessExampleModel, resultText, type KeylessTurn, type StreamBlock } from "../shared/keyless-model.ts";
 
 export const TRIAGE = "triage";

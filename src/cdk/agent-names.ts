@@ -8,7 +8,8 @@
 import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { resolveLimits, type SubagentLimits } from "../engine/subagents.ts";
+import { resolveLimits } from "../engine/subagents.ts";
+import { type SubagentLimits } from "../agent/subagent-policy.ts";
 import { ID_RULES } from "../protocol/id-rules.ts";
 
 const MARKER = "__harness_agent_names__=";

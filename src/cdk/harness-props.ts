@@ -3,7 +3,7 @@ import type { FunctionUrlAuthType } from "aws-cdk-lib/aws-lambda";
 import type { RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { IBucket } from "aws-cdk-lib/aws-s3";
 import type { ITopic } from "aws-cdk-lib/aws-sns";
-import type { SubagentLimits } from "../engine/subagents.ts";
+import type { SubagentLimits } from "../agent/subagent-policy.ts";
 import type { HarnessFunctionRole } from "../lambda/env.ts";
 import type { HarnessApiGatewayOptions } from "./harness-api.ts";
 import type { HarnessSchedule } from "./harness-schedules.ts";

@@ -106,7 +106,7 @@ export interface HarnessClient {
   dispatch(agent: string, instance: string, message: DispatchMessage, options?: DispatchOptions): Promise<DispatchIds>;
   /**
    * Dispatches and resolves with the settled outcome (a `failed` status resolves too). When the
-   * server stops waiting first (202 after its `maxWaitMs`), it follows the conversation stream to
+   * server stops waiting first (202 after its `maxRequestWaitMs`), it follows the conversation stream to
    * the submission's `submission_settled` record instead.
    * @throws {HarnessHttpError} as {@link dispatch}
    */

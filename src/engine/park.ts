@@ -14,7 +14,7 @@ import { deliverSettledChildren } from "./wake.ts";
  * that answers the last call requeues the parent. A lost lease (`ClaimLost`) parks nothing: the
  * submission's new owner parks it again.
  *
- * The wait ends by `maxWaitMs` and, at the latest, at the submission's own `deadline` (admission
+ * The wait ends by `maxChildWaitMs` and, at the latest, at the submission's own `deadline` (admission
  * + its submission timeout): waiting cannot stretch a budget. Either way the sweep answers the
  * pending calls `task wait expired` and requeues the parent; one whose budget is spent then
  * settles `timeout_exceeded` at its claim, as any submission past its budget does. The wait's
@@ -22,8 +22,8 @@ import { deliverSettledChildren } from "./wake.ts";
  */
 export async function park(ctx: AttemptContext, sub: Submission, attemptId: string, calls: readonly string[], deadline: number): Promise<void> {
   const now = ctx.clock.now();
-  const maxWaitMs = ctx.subagents?.limits.maxWaitMs ?? 0;
-  const waitUntil = maxWaitMs > 0 ? Math.min(now + maxWaitMs, deadline) : deadline;
+  const maxChildWaitMs = ctx.subagents?.limits.maxChildWaitMs ?? 0;
+  const waitUntil = maxChildWaitMs > 0 ? Math.min(now + maxChildWaitMs, deadline) : deadline;
   const pendingCalls = [...new Set(calls)];
   const waitCheckAt = firstWaitCheckAt(now, ctx.settlementGraceMs);
   try {

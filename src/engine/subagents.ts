@@ -1,34 +1,6 @@
 import type { TaskTarget } from "../drive/task-tool.ts";
 import type { AgentDefinition } from "../agent/agent-definition.ts";
-
-/**
- * Which agents may spawn which as durable children through the `task` tool: parent name →
- * spawnable target names. An agent that is no key gets no `task` tool.
- */
-export type SubagentPolicy = Record<string, readonly string[]>;
-
-/** What a parent's settlement does to its unsettled children. */
-export type OnParentTerminal = "cancel_children" | "leave_running";
-
-/** Bounds on subagents; every field is optional (absent or 0 → the default). */
-export interface SubagentLimits {
-  /** Unsettled children one parent run may have at once (default 8); a `task` call past it is an error result. */
-  maxChildrenPerRun?: number;
-  /** A submission at this depth or deeper gets no `task` tool (default 1: children cannot spawn). */
-  maxDepth?: number;
-  /** How long a parent waits for its children before they are cancelled (default unbounded). */
-  maxWaitMs?: number;
-  /** Default `cancel_children`: a parent that settles cancels its unsettled children. */
-  onParentTerminal?: OnParentTerminal;
-}
-
-export const SUBAGENT_DEFAULTS = {
-  maxChildrenPerRun: 8,
-  maxDepth: 1,
-  /** 0 = unbounded. */
-  maxWaitMs: 0,
-  onParentTerminal: "cancel_children",
-} as const satisfies Required<SubagentLimits>;
+import { SUBAGENT_DEFAULTS, type SubagentLimits, type SubagentPolicy } from "../agent/subagent-policy.ts";
 
 
 /** The policy and limits, checked and with defaults applied. */
@@ -73,11 +45,11 @@ export function resolveSubagents(
 export function resolveLimits(limits: SubagentLimits | undefined): Required<SubagentLimits> {
   const l = limits ?? {};
   if (l === null || typeof l !== "object") throw new Error("subagentLimits must be an object");
-  const count = (name: "maxChildrenPerRun" | "maxDepth" | "maxWaitMs") => {
+  const count = (name: "maxChildrenPerRun" | "maxDepth" | "maxChildWaitMs") => {
     const v = l[name];
     if (v === undefined || v === 0) return SUBAGENT_DEFAULTS[name];
-    if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || (name !== "maxWaitMs" && !Number.isInteger(v))) {
-      throw new Error(`subagentLimits.${name} must be a ${name === "maxWaitMs" ? "finite number" : "whole number"} >= 0`);
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || (name !== "maxChildWaitMs" && !Number.isInteger(v))) {
+      throw new Error(`subagentLimits.${name} must be a ${name === "maxChildWaitMs" ? "finite number" : "whole number"} >= 0`);
     }
     return v;
   };
@@ -85,7 +57,7 @@ export function resolveLimits(limits: SubagentLimits | undefined): Required<Suba
   if (onParentTerminal !== "cancel_children" && onParentTerminal !== "leave_running") {
     throw new Error(`subagentLimits.onParentTerminal must be "cancel_children" or "leave_running"`);
   }
-  return { maxChildrenPerRun: count("maxChildrenPerRun"), maxDepth: count("maxDepth"), maxWaitMs: count("maxWaitMs"), onParentTerminal };
+  return { maxChildrenPerRun: count("maxChildrenPerRun"), maxDepth: count("maxDepth"), maxChildWaitMs: count("maxChildWaitMs"), onParentTerminal };
 }
 
 /** The targets of `agent`'s `task` tool at `depth`, or undefined when it gets none. */

@@ -16,7 +16,7 @@ export interface SweepReport {
   reconciled: number;
   reclaimed: number;
   rerung: number;
-  /** Waiting parents whose wait ran past `waitUntil` (`maxWaitMs` or their budget): answered `task wait expired` and requeued. */
+  /** Waiting parents whose wait ran past `waitUntil` (`maxChildWaitMs` or their budget): answered `task wait expired` and requeued. */
   expiredWaits: number;
   /** Wait checks made: waiting parents whose check came due (the lost-wake backstop, ADR 0021). */
   waitChecks: number;

@@ -4,9 +4,9 @@ import type { AttemptContext } from "./engine-context.ts";
 import { deliver, pendingChildren, settledOutcomeOf, TASK, TASK_WAIT_EXPIRED, wakeParent } from "./wake.ts";
 
 /**
- * A parent's wait ran past its `waitUntil` (`maxWaitMs`, or its own budget). Each pending call is
+ * A parent's wait ran past its `waitUntil` (`maxChildWaitMs`, or its own budget). Each pending call is
  * answered: with its child's real outcome when the child has settled (its own wake was lost), or
- * `task wait expired`; the last answer requeues the parent. A wait bounded by `maxWaitMs` then
+ * `task wait expired`; the last answer requeues the parent. A wait bounded by `maxChildWaitMs` then
  * cancels the unsettled children (`cancelled_by_parent`, "parent wait expired"; harness-spec
  * §1.13). A wait that only the parent's budget bounded leaves them to the parent's settlement
  * (`timeout_exceeded` at its next claim), whose orphan cascade applies `onParentTerminal`, so
@@ -23,7 +23,7 @@ export async function expireWait(ctx: AttemptContext, parent: Submission): Promi
         : await deliver(ctx, parent, { callId, toolName: TASK, content: [{ type: "text", text: TASK_WAIT_EXPIRED }], isError: true });
     if (woke === "not_waiting" || woke === "no_parent") break; // resumed or settled meanwhile
   }
-  if ((ctx.subagents?.limits.maxWaitMs ?? 0) <= 0) return; // only the budget bounded this wait
+  if ((ctx.subagents?.limits.maxChildWaitMs ?? 0) <= 0) return; // only the budget bounded this wait
   for (const { child } of children) {
     if (child && child.status !== "settled" && child.status !== "terminalizing") await cancelChild(ctx, child, "parent wait expired");
   }

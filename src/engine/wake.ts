@@ -10,7 +10,7 @@ import { iso, type AttemptContext } from "./engine-context.ts";
 /** The `task` tool's name, as the parent's outcome records carry it. */
 export const TASK = "task";
 
-/** The error outcome of a call whose parent stopped waiting (`maxWaitMs`, or its own budget). */
+/** The error outcome of a call whose parent stopped waiting (`maxChildWaitMs`, or its own budget). */
 export const TASK_WAIT_EXPIRED = "task wait expired";
 
 /** What handing a child's outcome to its parent came to (see `ChildOutcomeDelivered`). */

@@ -17,7 +17,7 @@ export interface AppOptions {
    * Longest a `?wait=true` POST blocks. After it the answer is 202 with the ids (as without
    * `wait`), so the client reads the rest from the stream. Default 60 s.
    */
-  maxWaitMs?: number;
+  maxRequestWaitMs?: number;
   /**
    * A stream ends itself after this long and the client reconnects with Last-Event-ID. On Lambda,
    * pass less than the function timeout (client disconnects are invisible there). Default 15 min.
@@ -59,7 +59,7 @@ export interface AppOptions {
 /** The defaults of {@link AppOptions}. */
 export const APP_DEFAULTS = {
   maxBodyBytes: 1024 * 1024,
-  maxWaitMs: 60_000,
+  maxRequestWaitMs: 60_000,
   maxStreamMs: STREAM_MAX_MS.embedded,
   keepAliveMs: 15_000,
   pollMs: 250,
@@ -71,16 +71,16 @@ export const APP_DEFAULTS = {
  * The harness's HTTP surface over a runtime, as one Hono app: it runs on `@hono/node-server`
  * (see `serve`) and on Lambda response streaming alike.
  *
- * - `POST /agents/:name/:id` dispatches (202 `{submissionId, conversationId}`; `?wait=true` → 200
- *   with the settled outcome, or 202 after `maxWaitMs`)
- * - `GET /agents/:name/:id[?session=]` streams the conversation's records as SSE (replay after
+ * - `POST /agents/:agent/:instance` dispatches (202 `{submissionId, conversationId}`; `?wait=true` → 200
+ *   with the settled outcome, or 202 after `maxRequestWaitMs`)
+ * - `GET /agents/:agent/:instance[?session=]` streams the conversation's records as SSE (replay after
  *   Last-Event-ID, then live tail; 204 when there is nothing to send on an idle session)
- * - `POST /agents/:name/:id/steer` and `/followup` inject a message into the in-flight run
- * - `POST /agents/:name/:id/compact` admits a manual compaction of the session (202
+ * - `POST /agents/:agent/:instance/steer` and `/followup` inject a message into the in-flight run
+ * - `POST /agents/:agent/:instance/compact` admits a manual compaction of the session (202
  *   `{submissionId, conversationId}`; `?wait=true` → 200 with the outcome; 404 without a conversation)
- * - `GET /agents/:name/:id/submissions[/:submissionId]` list a session's submissions (the
+ * - `GET /agents/:agent/:instance/submissions[/:submissionId]` list a session's submissions (the
  *   operator's view, `submission-routes.ts`)
- * - `POST /agents/:name/:id/submissions/:submissionId/cancel` (`{reason?}`) cancels a submission:
+ * - `POST /agents/:agent/:instance/submissions/:submissionId/cancel` (`{reason?}`) cancels a submission:
  *   200 `{submissionId, status: "cancelled", outcome}` once settled (again for an already
  *   cancelled one), 202 `{submissionId, status: "cancelling"}` while a running one stops; 404
  *   unknown, 409 `already_settled`
@@ -130,7 +130,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     }),
   );
 
-  app.post("/agents/:name/:id", async (c) => {
+  app.post("/agents/:agent/:instance", async (c) => {
     const json = await readJsonObject(c);
     const body = parseDispatchBody(json);
     const admitted = await runtime.dispatch({
@@ -142,20 +142,20 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     return admittedResponse(c, admitted);
   });
 
-  app.post("/agents/:name/:id/compact", async (c) => {
+  app.post("/agents/:agent/:instance/compact", async (c) => {
     const text = await c.req.text();
     const body = parseCompactBody(text.trim() === "" ? {} : parseJsonObject(text));
     return admittedResponse(c, await runtime.compact({ ...pathIds(c), session: body.session }));
   });
 
-  /** 202 with the ids; with `?wait=true`, 200 with the settled outcome (or 202 once `maxWaitMs` passed). */
+  /** 202 with the ids; with `?wait=true`, 200 with the settled outcome (or 202 once `maxRequestWaitMs` passed). */
   async function admittedResponse(c: Context, admitted: { submissionId: string; conversationId: string }): Promise<Response> {
     const ids = { submissionId: admitted.submissionId, conversationId: admitted.conversationId };
     if (!isTrue(c.req.query("wait"))) return c.json(ids, 202);
 
     const stop = AbortSignal.any([
       c.req.raw.signal,
-      AbortSignal.timeout(opts.maxWaitMs),
+      AbortSignal.timeout(opts.maxRequestWaitMs),
       ...(options.shutdown ? [options.shutdown] : []),
     ]);
     let settled;
@@ -177,19 +177,19 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   };
   const steerHandler = inboxHandler((request) => runtime.steer(request));
   const followUpHandler = inboxHandler((request) => runtime.followUp(request));
-  app.post("/agents/:name/:id/steer", steerHandler);
-  app.post("/agents/:name/:id/followup", followUpHandler);
+  app.post("/agents/:agent/:instance/steer", steerHandler);
+  app.post("/agents/:agent/:instance/followup", followUpHandler);
 
   mountSubmissionRoutes(app, runtime);
 
-  app.post("/agents/:name/:id/submissions/:submissionId/cancel", async (c) => {
+  app.post("/agents/:agent/:instance/submissions/:submissionId/cancel", async (c) => {
     const text = await c.req.text();
     const { reason } = parseCancelBody(text.trim() === "" ? {} : parseJsonObject(text));
     const result = await runtime.cancel(c.req.param("submissionId") ?? "", reason, pathIds(c));
     return c.json(result, result.status === "cancelling" ? 202 : 200);
   });
 
-  app.get("/agents/:name/:id", async (c) => {
+  app.get("/agents/:agent/:instance", async (c) => {
     const conversation = await runtime.conversation({ ...pathIds(c), session: c.req.query("session") });
     const key = conversation.key;
     const afterId = c.req.header("Last-Event-ID") || c.req.query("lastEventId") || "";
@@ -213,7 +213,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
 
 /** The agent and instance of the path, unchecked (the runtime checks them). */
 function pathIds(c: Context): { agent: string; instance: string } {
-  return { agent: c.req.param("name") ?? "", instance: c.req.param("id") ?? "" };
+  return { agent: c.req.param("agent") ?? "", instance: c.req.param("instance") ?? "" };
 }
 
 function isTrue(value: string | undefined): boolean {

@@ -3,7 +3,7 @@ import type { AttachmentRef } from "../protocol/records.ts";
 import type { DispatchMessage, SignalMeta } from "../protocol/dispatch.ts";
 import { RequestError } from "./http-errors.ts";
 
-/** What `POST /agents/:name/:id` carries, checked for shape (admission checks the rules). */
+/** What `POST /agents/:agent/:instance` carries, checked for shape (admission checks the rules). */
 export interface DispatchBody {
   message: DispatchMessage;
   session?: string;

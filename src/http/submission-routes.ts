@@ -4,14 +4,14 @@ import { RequestError } from "./http-errors.ts";
 
 /**
  * The operator's view of an instance's submissions:
- * - `GET /agents/:name/:id/submissions?session=&status=&limit=&after=`: one page of a session's
+ * - `GET /agents/:agent/:instance/submissions?session=&status=&limit=&after=`: one page of a session's
  *   submissions, newest first (`{submissions, next?}`; pass `next` as `after` for the next page)
- * - `GET /agents/:name/:id/submissions/:submissionId`: one of them with its attempts
+ * - `GET /agents/:agent/:instance/submissions/:submissionId`: one of them with its attempts
  *
  * Query values are decoded here; the runtime checks them (400 `invalid_request` names the field).
  */
 export function mountSubmissionRoutes(app: Hono, runtime: Runtime): void {
-  app.get("/agents/:name/:id/submissions", async (c) => {
+  app.get("/agents/:agent/:instance/submissions", async (c) => {
     const page = await runtime.listSubmissions({
       ...instanceOf(c),
       session: c.req.query("session"),
@@ -22,14 +22,14 @@ export function mountSubmissionRoutes(app: Hono, runtime: Runtime): void {
     return c.json(page, 200);
   });
 
-  app.get("/agents/:name/:id/submissions/:submissionId", async (c) => {
+  app.get("/agents/:agent/:instance/submissions/:submissionId", async (c) => {
     const detail = await runtime.submission({ ...instanceOf(c), submissionId: c.req.param("submissionId") ?? "" });
     return c.json(detail, 200);
   });
 }
 
 function instanceOf(c: Context): { agent: string; instance: string } {
-  return { agent: c.req.param("name") ?? "", instance: c.req.param("id") ?? "" };
+  return { agent: c.req.param("agent") ?? "", instance: c.req.param("instance") ?? "" };
 }
 
 /** A query parameter that must be a decimal integer when present. */

@@ -1,6 +1,6 @@
 import type { AgentDefinition } from "../agent/agent-definition.ts";
 import type { Interceptor, Observer } from "../ports/observer.ts";
-import type { SubagentLimits, SubagentPolicy } from "../engine/subagents.ts";
+import type { SubagentLimits, SubagentPolicy } from "../agent/subagent-policy.ts";
 
 /**
  * What the module behind the `Harness` construct's `agentsEntry` exports, as named exports. The

@@ -12,13 +12,13 @@ import * as agentsModule from "#harness-agents";
 import { type DeadLetterDrainReport, drainDeadLetters } from "../sqs/dead-letter-drain.ts";
 import { HARNESS_ENV } from "./env.ts";
 import { METRIC } from "./telemetry.ts";
-import { errorFields, harness, invocation } from "./wiring.ts";
+import { errorFields, wiring, invocation } from "./wiring.ts";
 
 /** Time left at which the drain stops receiving, so the last dead letter's handling fits. */
 const STOP_MARGIN_MS = 15_000;
 
 export async function handler(_event: ScheduledEvent, context: Context): Promise<DeadLetterDrainReport> {
-  const h = harness(agentsModule);
+  const h = wiring(agentsModule);
   const queueUrl = h.settings.deadLetterQueueUrl;
   if (!queueUrl) throw new Error(`missing environment variable ${HARNESS_ENV.deadLetterQueueUrl}`);
   return invocation(h, context, async () => {

@@ -8,9 +8,9 @@ import type { Context, StreamifyHandler } from "aws-lambda";
 import { streamHandle } from "hono/aws-lambda";
 import { createApp } from "../http/app.ts";
 import { agentNamesFromEnv } from "./settings.ts";
-import { errorFields, harness, invocation } from "./wiring.ts";
+import { errorFields, wiring, invocation } from "./wiring.ts";
 
-const h = harness(agentNamesFromEnv());
+const h = wiring(agentNamesFromEnv());
 const app = createApp(h.runtime, {
   maxStreamMs: h.settings.streamMaxMs,
   cors: h.settings.corsOrigins.length > 0 ? { origins: h.settings.corsOrigins } : undefined,

@@ -10,10 +10,10 @@ import type { Context } from "aws-lambda";
 import type { DispatchResult } from "../engine/admission.ts";
 import { scheduledDispatch, type ScheduledFiring } from "../runtime/scheduled-dispatch.ts";
 import { agentNamesFromEnv } from "./settings.ts";
-import { harness, invocation } from "./wiring.ts";
+import { wiring, invocation } from "./wiring.ts";
 
 export async function handler(event: ScheduledFiring, context: Context): Promise<DispatchResult> {
-  const h = harness(agentNamesFromEnv());
+  const h = wiring(agentNamesFromEnv());
   return invocation(h, context, async () => {
     const request = scheduledDispatch(event);
     const admitted = await h.runtime.dispatch(request);

@@ -1,4 +1,4 @@
-import type { SubagentLimits } from "../engine/subagents.ts";
+import type { SubagentLimits } from "../agent/subagent-policy.ts";
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV } from "./env.ts";
 import { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "../runtime/defaults.ts";
 import { DEFAULT_TURN_TIMEOUT_MS } from "../agent/agent-setup.ts";

@@ -10,10 +10,10 @@ import type { Context, ScheduledEvent } from "aws-lambda";
 import type { SweepReport } from "../engine/sweep.ts";
 import { agentNamesFromEnv } from "./settings.ts";
 import { METRIC } from "./telemetry.ts";
-import { harness, invocation } from "./wiring.ts";
+import { wiring, invocation } from "./wiring.ts";
 
 export async function handler(_event: ScheduledEvent, context: Context): Promise<SweepReport> {
-  const h = harness(agentNamesFromEnv());
+  const h = wiring(agentNamesFromEnv());
   return invocation(h, context, async () => {
     const report = await h.runtime.sweep({ staleQueuedMs: h.settings.staleQueuedMs });
     // An idle deployment's sweeps find nothing: log and publish only when one acted, so a custom

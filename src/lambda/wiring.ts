@@ -20,7 +20,8 @@ import { checkAgentsModule, type HarnessAgentsModule } from "./agents-module.ts"
 import { readSettings, subagentLimitsFromEnv, type LambdaSettings } from "./settings.ts";
 import { METRIC, telemetryObserver } from "./telemetry.ts";
 
-export interface Harness {
+/** What a function's handler works with: its settings, runtime, queue and telemetry, built once per container. */
+export interface Wiring {
   settings: LambdaSettings;
   runtime: Runtime;
   queue: SqsWorkQueue;
@@ -41,14 +42,14 @@ export interface Harness {
  */
 export type HandlerAgents = HarnessAgentsModule | readonly string[];
 
-let built: Harness | undefined;
+let built: Wiring | undefined;
 
-/** The container's harness, built on first use from `process.env`. */
-export function harness(agents: HandlerAgents): Harness {
+/** The container's wiring, built on first use from `process.env`. */
+export function wiring(agents: HandlerAgents): Wiring {
   return (built ??= build(agents));
 }
 
-function build(given: HandlerAgents): Harness {
+function build(given: HandlerAgents): Wiring {
   // Names only: the module's subagent limits come from the environment (a parent this function
   // settles must treat its children as the module says: ADR 0023).
   const mod: HarnessAgentsModule = isNameList(given)
@@ -127,7 +128,7 @@ function httpMiddleware(settings: LambdaSettings): MiddlewareHandler[] {
 }
 
 /** Runs one invocation with the Lambda context in the logs and the metrics flushed after it. */
-export async function invocation<T>(h: Harness, context: Context, work: () => Promise<T>): Promise<T> {
+export async function invocation<T>(h: Wiring, context: Context, work: () => Promise<T>): Promise<T> {
   h.logger.addContext(context);
   try {
     return await work();
@@ -143,12 +144,12 @@ export async function invocation<T>(h: Harness, context: Context, work: () => Pr
  */
 export function sqsHandler(
   agents: HandlerAgents,
-  handle: (h: Harness, doorbell: Doorbell, context: Context, record: SQSRecord) => Promise<DoorbellOutcome>,
+  handle: (h: Wiring, doorbell: Doorbell, context: Context, record: SQSRecord) => Promise<DoorbellOutcome>,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   return async (event, context) => {
-    let h: Harness;
+    let h: Wiring;
     try {
-      h = harness(agents);
+      h = wiring(agents);
     } catch (err) {
       console.error(JSON.stringify({ level: "ERROR", message: "harness set-up failed", error: errorFields(err) }));
       return setupFailed(event);

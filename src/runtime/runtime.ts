@@ -15,7 +15,8 @@ import { loadSessionDriver } from "../engine/attempt.ts";
 import { findSettledPayload } from "../engine/settlement.ts";
 import { cancellationFor, cancelSubmission, type CancelResult } from "../engine/cancel.ts";
 import { sweep, type SweepReport } from "../engine/sweep.ts";
-import { resolveSubagents, type SubagentLimits, type SubagentPolicy } from "../engine/subagents.ts";
+import { resolveSubagents } from "../engine/subagents.ts";
+import { type SubagentLimits, type SubagentPolicy } from "../agent/subagent-policy.ts";
 import { handleDoorbell } from "../engine/worker.ts";
 import { systemClock, type Clock } from "../ports/clock.ts";
 import type { HarnessEvent, Interceptor, Observer } from "../ports/observer.ts";
@@ -86,7 +87,7 @@ export interface RuntimeConfig {
    */
   subagents?: SubagentPolicy;
   /**
-   * Defaults: `maxChildrenPerRun` 8, `maxDepth` 1 (children get no `task` tool), `maxWaitMs`
+   * Defaults: `maxChildrenPerRun` 8, `maxDepth` 1 (children get no `task` tool), `maxChildWaitMs`
    * unbounded, `onParentTerminal` "cancel_children".
    */
   subagentLimits?: SubagentLimits;

@@ -1,5 +1,5 @@
 /**
- * The operator's view of submissions: what `GET /agents/:name/:id/submissions[/:submissionId]`
+ * The operator's view of submissions: what `GET /agents/:agent/:instance/submissions[/:submissionId]`
  * answers and `Runtime.listSubmissions` / `Runtime.submission` return. A view is built from the
  * stored row (and its attempt markers): it never reads the conversation log.
  */

@@ -578,7 +578,7 @@ describe("Harness: agent names for the functions that run no agent", () => {
 
   it("gives them the agents module's subagentLimits (defaults applied) when it exports any, so a cancel there honours onParentTerminal", () => {
     const s = synth({ agentsEntry: fixture("leave-running-agents.ts") });
-    const limits = { maxChildrenPerRun: 3, maxDepth: 1, maxWaitMs: 0, onParentTerminal: "leave_running" };
+    const limits = { maxChildrenPerRun: 3, maxDepth: 1, maxChildWaitMs: 0, onParentTerminal: "leave_running" };
     for (const role of NAMES_ONLY_ROLES) expect(JSON.parse(envOf(s, role)[HARNESS_ENV.subagentLimits]), role).toEqual(limits);
     for (const role of ["worker", "dlq"] as const) expect(envOf(s, role)[HARNESS_ENV.subagentLimits], role).toBeUndefined();
     expect(envOf(synth(), "http")[HARNESS_ENV.subagentLimits], "a module without limits: the defaults").toBeUndefined();

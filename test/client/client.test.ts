@@ -210,8 +210,8 @@ describe("client: dispatchAndWait and waitForSettled", () => {
     expect(spy.gets()).toEqual([]);
   });
 
-  it("after the server's maxWaitMs (202) follows the stream to the settled record", async () => {
-    const impatient = await startHarness({ maxWaitMs: 1, retryMs: 20 });
+  it("after the server's maxRequestWaitMs (202) follows the stream to the settled record", async () => {
+    const impatient = await startHarness({ maxRequestWaitMs: 1, retryMs: 20 });
     try {
       const spy = recordingFetch();
       const c = createClient({ baseUrl: impatient.url, fetch: spy.fetch });

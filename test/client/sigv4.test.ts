@@ -25,7 +25,7 @@ const verdicts: string[] = [];
 
 let h: TestHarness;
 beforeAll(async () => {
-  h = await startHarness({ middleware: [sigv4Verifier(CREDS, REGION, verdicts)], maxWaitMs: 5_000 });
+  h = await startHarness({ middleware: [sigv4Verifier(CREDS, REGION, verdicts)], maxRequestWaitMs: 5_000 });
 });
 afterAll(async () => {
   await h?.close();

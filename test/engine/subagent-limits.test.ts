@@ -1,7 +1,7 @@
 /**
  * Subagent limits and the sweep's part (issue 10, embedded): the child limit (an error result,
  * never a suspension), the depth limit (children get no `task` tool at depth 1), the policy's
- * checks, wait expiry (`maxWaitMs`, and the parent's own budget) and the backstop that re-runs a
+ * checks, wait expiry (`maxChildWaitMs`, and the parent's own budget) and the backstop that re-runs a
  * lost wake at the wait's checks, which back off.
  */
 import { describe, expect, it } from "vitest";
@@ -131,15 +131,15 @@ describe("subagent limits (embedded)", () => {
     expect(() => createRuntime({ agents, store, subagents: { lead: ["ghost"] } })).toThrow('createRuntime: subagents.lead: unknown target agent "ghost"');
     expect(() => createRuntime({ agents, store, subagentLimits: { maxChildrenPerRun: 1.5 } })).toThrow("subagentLimits.maxChildrenPerRun must be a whole number >= 0");
     expect(() => createRuntime({ agents, store, subagentLimits: { onParentTerminal: "explode" as never } })).toThrow("onParentTerminal");
-    expect(resolveSubagents(undefined, undefined, agents).limits).toEqual({ maxChildrenPerRun: 8, maxDepth: 1, maxWaitMs: 0, onParentTerminal: "cancel_children" });
+    expect(resolveSubagents(undefined, undefined, agents).limits).toEqual({ maxChildrenPerRun: 8, maxDepth: 1, maxChildWaitMs: 0, onParentTerminal: "cancel_children" });
   });
 
-  it("maxWaitMs: a wait that runs past it answers each pending call 'task wait expired', cancels the children, and the parent goes on", async () => {
+  it("maxChildWaitMs: a wait that runs past it answers each pending call 'task wait expired', cancels the children, and the parent goes on", async () => {
     const lead = scriptedAgent([[task("call-slow", "forever")], (m) => [{ text: `gave up: ${results(m)[0]!.text}` }]]);
     const slow = scriptedAgent([[{ text: "thinking hard " }, { hang: "honest" }]]);
     const h = await startHarness({
       agents: { lead: lead.definition, researcher: slow.definition },
-      config: { subagents: { lead: ["researcher"] }, subagentLimits: { maxWaitMs: 60_000 } },
+      config: { subagents: { lead: ["researcher"] }, subagentLimits: { maxChildWaitMs: 60_000 } },
     });
     const parent = await h.runtime.dispatch({ agent: "lead", instance: "exp", message: user("go") });
     const childId = childAddress({ submissionId: parent.submissionId, instance: "exp" }, "call-slow").submissionId;
@@ -243,7 +243,7 @@ describe("subagent limits (embedded)", () => {
     const slow = scriptedAgent([[{ text: "thinking hard " }, { hang: "honest" }]], LONG_RUN);
     const h = await startHarness({
       agents: { lead: lead.definition, researcher: slow.definition },
-      // maxWaitMs unbounded: only the budget bounds the wait
+      // maxChildWaitMs unbounded: only the budget bounds the wait
       config: { subagents: { lead: ["researcher"] }, subagentLimits: { onParentTerminal } },
     });
     const parent = await h.runtime.dispatch({ agent: "lead", instance: "budget", message: user("go") });

@@ -1,7 +1,7 @@
 /**
  * Wait expiry (`expireWait`, harness-spec §1.13) when a child settled but its wake was lost: the
  * parent gets that child's real outcome, not `task wait expired`; the unsettled child's call is
- * answered expired and the child cancelled (a `maxWaitMs` wait).
+ * answered expired and the child cancelled (a `maxChildWaitMs` wait).
  */
 import { expect, it } from "vitest";
 import { childAddress } from "../../src/conversation/task-names.ts";
@@ -47,7 +47,7 @@ it("an expiring wait hands a settled child's real outcome (its wake lost) to the
     clock,
     queue: { ring: async (d: Doorbell) => void rung.push(d) },
     observe: () => {},
-    subagents: { limits: { maxWaitMs: 60_000 } },
+    subagents: { limits: { maxChildWaitMs: 60_000 } },
   } as unknown as AttemptContext;
   clock.advance(61_000);
   await expireWait(ctx, await store.getSubmission(parentId));

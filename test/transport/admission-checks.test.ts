@@ -11,7 +11,7 @@ import { snapshot, startHarness, type TestHarness } from "./support.ts";
 
 let h: TestHarness;
 beforeAll(async () => {
-  h = await startHarness({ maxWaitMs: 5_000 });
+  h = await startHarness({ maxRequestWaitMs: 5_000 });
 });
 afterAll(async () => {
   await h?.close();

@@ -6,7 +6,7 @@ import { startHarness, startRuntime, eventually, type TestHarness } from "./supp
 
 let h: TestHarness;
 beforeAll(async () => {
-  h = await startHarness({ maxWaitMs: 5_000 });
+  h = await startHarness({ maxRequestWaitMs: 5_000 });
 });
 afterAll(async () => {
   await h?.close();
@@ -33,7 +33,7 @@ async function expectError(res: Response, status: number, code: string, message?
   return body;
 }
 
-describe("POST /agents/:name/:id/compact", () => {
+describe("POST /agents/:agent/:instance/compact", () => {
   it("admits a manual compaction in the session's order; ?wait=true answers its outcome; the record is on the log", async () => {
     const instance = fresh();
     for (const body of ["one", "two", "three"]) {
@@ -80,7 +80,7 @@ describe("GET /healthz", () => {
   });
 });
 
-describe("POST /agents/:name/:id", () => {
+describe("POST /agents/:agent/:instance", () => {
   it("answers 202 with the ids after durable admission, and the work proceeds", async () => {
     const res = await post(`/agents/assistant/${fresh()}`, { kind: "user", body: "hello" });
     expect(res.status).toBe(202);
@@ -137,8 +137,8 @@ describe("POST /agents/:name/:id", () => {
     expect(body.conversationId).toBeTypeOf("string");
   });
 
-  it("?wait=true answers 202 with the ids once maxWaitMs passes, and the work goes on", async () => {
-    const short = await startHarness({ maxWaitMs: 200 });
+  it("?wait=true answers 202 with the ids once maxRequestWaitMs passes, and the work goes on", async () => {
+    const short = await startHarness({ maxRequestWaitMs: 200 });
     try {
       const instance = fresh();
       const started = Date.now();

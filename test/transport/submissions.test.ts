@@ -6,7 +6,7 @@ import { snapshot, startHarness, type TestHarness } from "./support.ts";
 
 let h: TestHarness;
 beforeAll(async () => {
-  h = await startHarness({ maxWaitMs: 5_000 });
+  h = await startHarness({ maxRequestWaitMs: 5_000 });
 });
 afterAll(async () => {
   await h?.close();
@@ -31,7 +31,7 @@ async function getJson<T>(path: string, status = 200): Promise<T> {
   return (await res.json()) as T;
 }
 
-describe("GET /agents/:name/:id/submissions", () => {
+describe("GET /agents/:agent/:instance/submissions", () => {
   it("lists a session's submissions newest first, paged with next/after", async () => {
     const instance = fresh();
     const ids = [];
@@ -107,7 +107,7 @@ describe("GET /agents/:name/:id/submissions", () => {
   });
 });
 
-describe("GET /agents/:name/:id/submissions/:submissionId", () => {
+describe("GET /agents/:agent/:instance/submissions/:submissionId", () => {
   it("answers one submission with its input, outcome and attempts", async () => {
     const instance = fresh();
     const { submissionId } = await dispatch(instance, "tell me");

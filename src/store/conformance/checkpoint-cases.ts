@@ -13,7 +13,7 @@ import { projectPath } from "../../drive/projection.ts";
 import { rebuild } from "../../drive/rebuild.ts";
 import { submissionUsage } from "../../drive/submission-usage.ts";
 import type { ConversationStore } from "../store.ts";
-import type { CaseBody } from "./harness.ts";
+import type { CaseBody } from "./case-context.ts";
 import { randomLog, seededRandom } from "./random-log.ts";
 
 type Register = (name: string, body: CaseBody) => void;

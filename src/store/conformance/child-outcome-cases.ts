@@ -8,7 +8,7 @@ import { describe, expect } from "vitest";
 import type { ConversationRecord, RecordDraft } from "../../protocol/records.ts";
 import type { ChildOutcomeDelivered } from "../child-outcome.ts";
 import type { Submission } from "../submission.ts";
-import { type CaseBody, type Fixtures, cancellation, expectCode, ids } from "./harness.ts";
+import { type CaseBody, type Fixtures, cancellation, expectCode, ids } from "./case-context.ts";
 
 type Register = (name: string, body: CaseBody) => void;
 

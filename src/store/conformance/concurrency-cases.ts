@@ -9,7 +9,7 @@ import { newId } from "../../conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../../protocol/records.ts";
 import { isHarnessError } from "../../errors.ts";
 import type { Store } from "../store.ts";
-import { type CaseBody, expectStrictlyIncreasing, ids, LEASE_MS } from "./harness.ts";
+import { type CaseBody, expectStrictlyIncreasing, ids, LEASE_MS } from "./case-context.ts";
 
 type Register = (name: string, body: CaseBody) => void;
 

@@ -8,7 +8,7 @@ import { describe, expect } from "vitest";
 import { newId } from "../../conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../../protocol/records.ts";
 import type { Store } from "../store.ts";
-import { type CaseBody, expectCode, expectStrictlyIncreasing, ids, tryMutate } from "./harness.ts";
+import { type CaseBody, expectCode, expectStrictlyIncreasing, ids, tryMutate } from "./case-context.ts";
 
 type Register = (name: string, body: CaseBody) => void;
 

@@ -6,7 +6,7 @@
 import { describe, expect } from "vitest";
 import type { ConversationRecord } from "../../protocol/records.ts";
 import type { InboxKind, Submission } from "../submission.ts";
-import { type CaseBody, expectCode, expectStrictlyIncreasing, ids } from "./harness.ts";
+import { type CaseBody, expectCode, expectStrictlyIncreasing, ids } from "./case-context.ts";
 
 type Register = (name: string, body: CaseBody) => void;
 

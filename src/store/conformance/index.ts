@@ -19,15 +19,15 @@ import { checkpointCases } from "./checkpoint-cases.ts";
 import { concurrencyCases } from "./concurrency-cases.ts";
 import { conversationCases } from "./conversation-cases.ts";
 import { childOutcomeCases } from "./child-outcome-cases.ts";
-import { caseRegistrar, type StoreConformanceOptions } from "./harness.ts";
+import { caseRegistrar, type StoreConformanceOptions } from "./case-context.ts";
 import { inboxCases } from "./inbox-cases.ts";
 import { listingCases } from "./listing-cases.ts";
 import { submissionCases } from "./submission-cases.ts";
 import { waitCheckCases } from "./wait-check-cases.ts";
 
-export type { CaseContext, Fixtures, StoreConformanceOptions, StoreFactory } from "./harness.ts";
+export type { CaseContext, Fixtures, StoreConformanceOptions, StoreFactory } from "./case-context.ts";
 export { textOfBytes } from "./conversation-cases.ts";
-export { cancellation } from "./harness.ts";
+export { cancellation } from "./case-context.ts";
 
 /**
  * Registers the whole conformance suite as vitest `describe`/`it` cases under `name`.

@@ -3,7 +3,7 @@
  * first, paged by a cursor, filtered by status, and blind to every other session.
  */
 import { describe, expect } from "vitest";
-import { type CaseBody, expectCode, ids } from "./harness.ts";
+import { type CaseBody, expectCode, ids } from "./case-context.ts";
 
 type Register = (name: string, body: CaseBody) => void;
 

@@ -6,7 +6,7 @@
 import { describe, expect } from "vitest";
 import { newId } from "../../conversation/ids.ts";
 import { cancelledOutcome, type DispatchMessage, type Submission } from "../submission.ts";
-import { type CaseBody, cancellation, expectCode, ids, LEASE_MS, sortedIds, tryMutate } from "./harness.ts";
+import { type CaseBody, cancellation, expectCode, ids, LEASE_MS, sortedIds, tryMutate } from "./case-context.ts";
 
 type Register = (name: string, body: CaseBody) => void;
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect } from "vitest";
 import type { Submission } from "../submission.ts";
-import { type CaseBody, type Fixtures, cancellation, ids } from "./harness.ts";
+import { type CaseBody, type Fixtures, cancellation, ids } from "./case-context.ts";
 
 type Register = (name: string, body: CaseBody) => void;
 
