@@ -1,49 +1,59 @@
 /**
- * resolute-harness: durable execution for pi agents. This entry holds the runtime, the
- * contracts and the keyless models; each adapter has its own subpath export
- * (`resolute-harness/memory`, `/sqlite`, `/dynamodb`, `/sqs`, `/http`, `/server`, `/client`,
- * `/storetest`), so an application bundles only what it uses.
+ * `resolute-harness`: durable agents on the pi agent loop. This entry is the authoring API: define
+ * agents (model, tools, prompt, budgets), run them with `createRuntime`, and observe them. Every
+ * other concern has its own entry, so an application bundles only what it uses: stores
+ * (`resolute-harness/memory`, `/sqlite`, `/dynamodb`), the queue (`/sqs`), the HTTP surface
+ * (`/http`, `/server`), the client (`/client`), the AWS construct (`/cdk`), and the adapter SPI
+ * with its conformance suite (`/store`, `/store/conformance`).
+ *
+ * @example One keyless agent, run in-process and awaited:
+ * ```ts
+ * import { clockTool, createRuntime, localModel } from "resolute-harness";
+ * import { createMemoryStore } from "resolute-harness/memory";
+ *
+ * const runtime = createRuntime({
+ *   store: createMemoryStore(),
+ *   agents: { assistant: { initialize: () => ({ ...localModel(), tools: [clockTool()] }) } },
+ * });
+ * await runtime.start();
+ * const { submissionId } = await runtime.dispatch({
+ *   agent: "assistant",
+ *   instance: "demo",
+ *   message: { kind: "user", body: "what time is it?" },
+ * });
+ * console.log((await runtime.wait(submissionId)).status); // "succeeded"
+ * await runtime.close();
+ * ```
+ *
+ * @module
  */
-export * from "./errors.ts";
-export * from "./protocol/records.ts";
-export { newId, nextRecordIds } from "./conversation/ids.ts";
-export { reduce, activeLeafPath, type ConversationTree, type ReducedEntry } from "./conversation/reducer.ts";
-export type { LogCheckpoint } from "./conversation/checkpoint.ts";
-export { project, projectPath, type Projection, type ProjectionOptions } from "./drive/projection.ts";
-export type { Clock } from "./ports/clock.ts";
-export { systemClock, ManualClock } from "./ports/clock.ts";
-export type * from "./store/submission.ts";
-export { sessionKeyString } from "./store/submission.ts";
-export type * from "./store/store.ts";
-export type * from "./store/child-outcome.ts";
-export type * from "./ports/queue.ts";
-export type * from "./ports/observer.ts";
-export type { AgentDefinition, InitializeContext } from "./agent/agent-definition.ts";
-export type { DeadLetterOutcome } from "./engine/dead-letter.ts";
-export type { EnginePhase } from "./engine/engine-context.ts";
-export type { FaultHook, FaultPhase } from "./ports/faults.ts";
-export type { SweepReport } from "./engine/sweep.ts";
-export { SUBAGENT_DEFAULTS, type OnParentTerminal, type SubagentLimits, type SubagentPolicy } from "./agent/subagent-policy.ts";
-export { TASK_WAIT_EXPIRED } from "./engine/wake.ts";
-export { TASK_TOOL_NAME, taskToolDescription, taskToolSchema, type TaskTarget } from "./drive/task-tool.ts";
-export { childAddress, safeCallId, type ChildAddress } from "./conversation/task-names.ts";
-export { namesOnlyAgents } from "./agent/names-only-agents.ts";
-export type { DispatchResult } from "./engine/admission.ts";
-export { DEFAULT_CANCEL_REASON, type CancelResult } from "./engine/cancel.ts";
-export { type DispatchRequest, type InstanceAddress, type SessionAddress, type SteerRequest, type SubmissionAddress, type SubmissionListRequest } from "./runtime/requests.ts";
-export { ID_RULES } from "./protocol/id-rules.ts";
-export { MAX_BODY_BYTES, MAX_CANCEL_REASON_BYTES, DEFAULT_SESSION, SUBMISSION_PAGE } from "./protocol/limits.ts";
-export type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionSummary } from "./protocol/submission-view.ts";
-export {
-  SCHEDULED_TICK,
-  scheduleDispatchId,
-  scheduledDispatch,
-  type ScheduledFiring,
-} from "./runtime/scheduled-dispatch.ts";
-export { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "./runtime/defaults.ts";
+
+// Running agents: the runtime and what its methods take and answer.
 export { createRuntime, type Runtime, type RuntimeConfig } from "./runtime/runtime.ts";
-export { InProcessQueue } from "./runtime/in-process-queue.ts";
-export * from "./agent/agent-setup.ts";
+export { RUNTIME_DEFAULTS } from "./runtime/defaults.ts";
+export type {
+  DispatchRequest,
+  InstanceAddress,
+  SessionAddress,
+  SteerRequest,
+  SubmissionAddress,
+  SubmissionListRequest,
+} from "./runtime/requests.ts";
+export type { DispatchResult } from "./engine/admission.ts";
+export type { CancelResult } from "./engine/cancel.ts";
+export type { Conversation } from "./store/submission.ts";
+export { scheduledDispatch, type ScheduledFiring } from "./runtime/scheduled-dispatch.ts";
+
+// Defining agents: definitions, setups, tools.
+export type { AgentDefinition, InitializeContext } from "./agent/agent-definition.ts";
+export type { AgentSetup, CompactionSetup } from "./agent/agent-setup.ts";
+export { defineTool } from "./agent/define-tool.ts";
+export * as schema from "./agent/tool-schema.ts";
+export { clockTool, CLOCK_TOOL_NAME } from "./agent/clock-tool.ts";
+export { SUBAGENT_DEFAULTS, type OnParentTerminal, type SubagentLimits, type SubagentPolicy } from "./agent/subagent-policy.ts";
+
+// Models: providers by name, and the keyless ones for development and tests.
+export { ModelResolutionError, resolveModel, SUPPORTED_PROVIDERS, type ProviderEnvironment } from "./agent/models.ts";
 export { localModel, type LocalModelOptions } from "./agent/local-model.ts";
 export {
   scriptedModel,
@@ -54,8 +64,20 @@ export {
   type ScriptHookContext,
   type ScriptStep,
 } from "./agent/scripted-model.ts";
-export { clockTool, CLOCK_TOOL_NAME } from "./agent/clock-tool.ts";
-export { ModelResolutionError, resolveModel, SUPPORTED_PROVIDERS, type ProviderEnvironment } from "./agent/models.ts";
-export * as schema from "./agent/tool-schema.ts";
-export { defineTool } from "./agent/define-tool.ts";
+
+// Observing: events, interceptors, the console log.
+export type {
+  Correlation,
+  HarnessEvent,
+  Interceptor,
+  Observer,
+  OpInfo,
+  OpKind,
+  Operation,
+  RecoveryDecision,
+} from "./ports/observer.ts";
 export { consoleObserver, consoleTimingInterceptor, type ConsoleLogOptions } from "./logging/console.ts";
+
+// Errors and time.
+export { HarnessError, isHarnessError, type HarnessErrorCode } from "./errors.ts";
+export { ManualClock, systemClock, type Clock } from "./ports/clock.ts";

@@ -100,3 +100,30 @@ it("names no unexported type in a public signature", () => {
   }
   expect([...missing].sort()).toEqual([]);
 }, 120_000);
+
+/**
+ * The root entry is the authoring API (issue 25: at most about 60 names); the adapter SPI lives in
+ * `resolute-harness/store` and internals are not exported. Counts what `src/index.ts` exports, a
+ * namespace (`schema`) as one name, and prints the count.
+ */
+it("the root export is the authoring API: at most 60 names", () => {
+  const file = join(root, "src/index.ts");
+  const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.ES2023, true);
+  const names: string[] = [];
+  for (const statement of source.statements) {
+    if (!ts.isExportDeclaration(statement)) {
+      expect(ts.getCombinedModifierFlags(statement as ts.Declaration) & ts.ModifierFlags.Export, "src/index.ts only re-exports").toBe(0);
+      continue;
+    }
+    const clause = statement.exportClause;
+    expect(clause, "no `export *` from a module: every public name is chosen").toBeDefined();
+    if (ts.isNamespaceExport(clause!)) names.push(clause.name.text);
+    else for (const element of clause!.elements) names.push(element.name.text);
+  }
+  console.log(`root export: ${names.length} names`);
+  expect(new Set(names).size).toBe(names.length);
+  expect(names.length).toBeLessThanOrEqual(60);
+  for (const internal of ["newId", "reduce", "safeCallId", "EnginePhase", "FaultHook", "Store", "project", "InProcessQueue"]) {
+    expect(names, `${internal} is not part of the authoring API`).not.toContain(internal);
+  }
+});

@@ -1,0 +1,28 @@
+/**
+ * `resolute-harness/store`: the adapter SPI, for writing a store or a queue of your own. A `Store`
+ * keeps submissions, conversation logs, inboxes and attachments, every transition one atomic
+ * compare-and-set; a `WorkQueue` carries doorbells (ids only: the store stays the truth). Every
+ * store adapter must pass the shared conformance suite, `resolute-harness/store/conformance`.
+ *
+ * @example Running the conformance suite against an adapter (in a vitest file):
+ * ```ts
+ * import { describeStoreConformance } from "resolute-harness/store/conformance";
+ * import { createMemoryStore } from "resolute-harness/memory";
+ *
+ * describeStoreConformance("memory", async (clock) => createMemoryStore({ clock }));
+ * ```
+ *
+ * @module
+ */
+export type * from "./store.ts";
+export type * from "./submission.ts";
+export type * from "./child-outcome.ts";
+export { cancelledOutcome, firstWaitCheck, isRunInFlight, sessionKeyString } from "./submission.ts";
+export type { LogCheckpoint } from "../conversation/checkpoint.ts";
+export type { AttachmentRef, ConversationRecord, RecordDraft } from "../protocol/records.ts";
+export { doorbellOf, type ConsumableQueue, type Doorbell, type DoorbellHandler, type DoorbellOutcome, type WorkQueue } from "../ports/queue.ts";
+export { InProcessQueue } from "../runtime/in-process-queue.ts";
+export type { DeadLetterOutcome } from "../engine/dead-letter.ts";
+export type { SweepReport } from "../engine/sweep.ts";
+export type { EnginePhase } from "../engine/engine-context.ts";
+export type { FaultHook, FaultPhase } from "../ports/faults.ts";
