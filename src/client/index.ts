@@ -30,16 +30,8 @@ export {
   type SigV4Options,
 } from "./sigv4.ts";
 export { SseParser, type SseEvent, type SseHandlers } from "./sse-parser.ts";
-export type {
-  ConversationRecord,
-  ConversationRecordOf,
-  RecordKind,
-  RecordPayloads,
-  SettledPayload,
-  SettledErrorCode,
-  SettledStatus,
-  TaskSpawnedPayload,
-} from "../protocol/records.ts";
+// The wire contract: every record kind and payload, dispatch messages, views, error bodies.
+export type * from "../protocol/records.ts";
 export type { DispatchMessage, SignalMeta } from "../protocol/dispatch.ts";
 export type { SubmissionStatus } from "../protocol/submission-view.ts";
 export type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionSummary } from "../protocol/submission-view.ts";
