@@ -1,15 +1,13 @@
 import { configDefaults, defineConfig } from "vitest/config";
 
 /**
- * Test files that talk to local AWS (DynamoDB Local + fauxqs SQS/S3). They run in the `aws`
- * project, whose globalSetup starts the emulators only when the run includes one of them.
+ * Tests that talk to local AWS (DynamoDB Local + fauxqs SQS/S3) are named `*.aws.test.ts`. They run
+ * in the `aws` project, whose globalSetup starts the emulators only when the run includes one.
+ * Layout: test/unit/<path of the module>.test.ts (module tests; `<module>.<aspect>.test.ts` when a
+ * module has several), test/scenarios/ (crash, race, soak-style and review scenarios), test/e2e/
+ * (examples, processes, the CLI, the local cloud, the browser, the package), test/support/ (shared).
  */
-const awsTests = [
-  "test/stores/dynamodb*.test.ts",
-  "test/queues/sqs*.test.ts",
-  "test/lambdas/**/*.test.ts",
-  "test/**/*.aws.test.ts",
-];
+const awsTests = ["test/**/*.aws.test.ts"];
 
 export default defineConfig({
   test: {
@@ -25,7 +23,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["test/**/*.test.ts", "src/**/*.test.ts"],
+          include: ["test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, ...awsTests],
         },
       },

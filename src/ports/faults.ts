@@ -46,7 +46,7 @@ export type FaultPhase = (typeof FAULT_PHASES)[number];
 
 /**
  * The phases only a parent and its children reach (durable subagents): the crash matrix's plain
- * submissions never pass them; `test/engine/subagent-crash.test.ts` crashes at each.
+ * submissions never pass them; `test/scenarios/subagent-crash.test.ts` crashes at each.
  */
 export const SUBAGENT_FAULT_PHASES = ["parked", "parent_waking", "parent_requeued"] as const satisfies readonly FaultPhase[];
 
@@ -54,7 +54,7 @@ export type SubagentFaultPhase = (typeof SUBAGENT_FAULT_PHASES)[number];
 
 /**
  * The phases only a cancel passes (in the canceller's process, the http function on Lambda):
- * the cancel tests crash at each (`test/engine/cancel.test.ts`, `test/lambdas/cancel.test.ts`).
+ * the cancel tests crash at each (`test/unit/engine/cancel.test.ts`, `test/e2e/lambda/cancel.aws.test.ts`).
  */
 export const CANCEL_FAULT_PHASES = ["cancel_reserved"] as const satisfies readonly FaultPhase[];
 

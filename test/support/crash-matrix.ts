@@ -2,8 +2,8 @@
  * The crash matrix (issue 13): for every phase of the fault seam (`src/ports/faults.ts`), what a
  * submission must come to when its process dies there, in either shape. Each case runs two
  * submissions in one session: A, crashed at the phase, and B, admitted right behind it. The
- * checks are the same in both shapes (`test/engine/crash-matrix.test.ts`, embedded;
- * `test/lambdas/crash-matrix.test.ts`, the local cloud).
+ * checks are the same in both shapes (`test/scenarios/crash-matrix.test.ts`, embedded;
+ * `test/scenarios/crash-matrix-local-cloud.aws.test.ts`, the local cloud).
  *
  * A phase added to the seam must get its row here (the `Record` makes typecheck say so).
  */

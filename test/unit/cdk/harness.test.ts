@@ -1,0 +1,788 @@
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { App, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { AccountRootPrincipal, type CfnRole, Role } from "aws-cdk-lib/aws-iam";
+import { FunctionUrlAuthType } from "aws-cdk-lib/aws-lambda";
+import { Topic } from "aws-cdk-lib/aws-sns";
+import nag from "cdk-nag";
+import { describe, expect, it } from "vitest";
+import { build } from "esbuild";
+import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../../src/lambda/env.ts";
+import { defaultHandlerEntry, Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
+import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, staticClosure } from "../../../src/cdk/lambda-bundling.ts";
+import { HARNESS_TABLE } from "../../../src/dynamodb/table.ts";
+
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
+const handler = fixture("handler.mjs");
+const handlerEntries = { http: handler, worker: handler, dlq: handler, sweeper: handler };
+
+interface Synth {
+  stack: Stack;
+  harness: Harness;
+  template: Template;
+}
+
+/** Synthesizes a Harness with stand-in handlers, bundling skipped (fast). */
+function synth(props: Partial<HarnessProps> = {}): Synth {
+  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+  const stack = new Stack(app, "Test");
+  const harness = new Harness(stack, "Harness", { agentsEntry: fixture("agents.ts"), handlerEntries, ...props });
+  return { stack, harness, template: Template.fromStack(stack) };
+}
+
+const logicalId = (s: Synth, construct: { node: { defaultChild?: unknown } }): string =>
+  s.stack.resolve((construct.node.defaultChild as CfnRole).logicalId) as string;
+
+function functionResource(s: Synth, role: HarnessFunctionRole): { Properties: Record<string, any> } {
+  const id = logicalId(s, s.harness.functions[role]);
+  return s.template.findResources("AWS::Lambda::Function")[id] as { Properties: Record<string, any> };
+}
+
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+
+/** Every policy statement attached to the execution role of one function. */
+function statements(s: Synth, role: HarnessFunctionRole): Statement[] {
+  const roleId = logicalId(s, s.harness.functions[role].role as Role);
+  return Object.values(s.template.findResources("AWS::IAM::Policy")).flatMap((policy: any) =>
+    policy.Properties.Roles.some((r: { Ref?: string }) => r.Ref === roleId) ? policy.Properties.PolicyDocument.Statement : [],
+  );
+}
+const actionsOf = (st: Statement): string[] => (Array.isArray(st.Action) ? st.Action : [st.Action]);
+const resourcesOf = (st: Statement): unknown[] => (Array.isArray(st.Resource) ? st.Resource : [st.Resource]);
+const allActions = (s: Synth, role: HarnessFunctionRole): string[] => statements(s, role).flatMap(actionsOf);
+const envOf = (s: Synth, role: HarnessFunctionRole): Record<string, any> => functionResource(s, role).Properties.Environment.Variables;
+
+function nagViolations(stack: Stack): string[] {
+  const report = new nag.AwsSolutionsChecks().validateScope(stack);
+  return report.violations.map(
+    (v) => `${v.severity} ${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(", ")}`,
+  );
+}
+
+describe("Harness: queue and dead-letter queue", () => {
+  const s = synth();
+  const queues = s.template.findResources("AWS::SQS::Queue");
+  const queue = queues[logicalId(s, s.harness.queue)]!.Properties;
+  const dlq = queues[logicalId(s, s.harness.deadLetterQueue)]!.Properties;
+
+  it("is FIFO without content-based deduplication (senders give fresh deduplication ids)", () => {
+    expect(queue.FifoQueue).toBe(true);
+    expect(queue.ContentBasedDeduplication).toBe(false);
+    expect(dlq.FifoQueue).toBe(true);
+    expect(dlq.ContentBasedDeduplication).toBe(false);
+  });
+
+  it("keeps the visibility timeout at least the worker timeout", () => {
+    const workerTimeout = functionResource(s, "worker").Properties.Timeout as number;
+    expect(workerTimeout).toBe(900);
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(workerTimeout);
+    const dlqHandlerTimeout = functionResource(s, "dlq").Properties.Timeout as number;
+    expect(dlq.VisibilityTimeout).toBeGreaterThanOrEqual(dlqHandlerTimeout);
+  });
+
+  it("moves a doorbell to the DLQ only after 30 receives (well above the attempt budget of 10)", () => {
+    expect(queue.RedrivePolicy).toEqual({
+      deadLetterTargetArn: { "Fn::GetAtt": [logicalId(s, s.harness.deadLetterQueue), "Arn"] },
+      maxReceiveCount: 30,
+    });
+    const custom = synth({ maxReceiveCount: 50 });
+    custom.template.hasResourceProperties("AWS::SQS::Queue", { RedrivePolicy: Match.objectLike({ maxReceiveCount: 50 }) });
+  });
+
+  it("encrypts both queues and denies non-TLS access", () => {
+    expect(queue.SqsManagedSseEnabled).toBe(true);
+    expect(dlq.SqsManagedSseEnabled).toBe(true);
+    const policies = Object.values(s.template.findResources("AWS::SQS::QueuePolicy"));
+    expect(policies).toHaveLength(2);
+    for (const policy of policies) {
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({
+          Effect: "Deny",
+          Condition: { Bool: { "aws:SecureTransport": "false" } },
+        }),
+      );
+    }
+  });
+
+  it("refuses a visibility timeout below the worker timeout", () => {
+    expect(() => synth({ workerTimeout: Duration.minutes(10), queueVisibilityTimeout: Duration.minutes(5) })).toThrow(
+      /queueVisibilityTimeout/,
+    );
+  });
+});
+
+describe("Harness: functions", () => {
+  const s = synth();
+
+  it("runs all four on nodejs22.x / arm64 with the harness environment", () => {
+    s.template.resourceCountIs("AWS::Lambda::Function", 4);
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      const props = functionResource(s, role).Properties;
+      expect(props.Runtime).toBe("nodejs22.x");
+      expect(props.Architectures).toEqual(["arm64"]);
+      expect(props.PackageType).toBeUndefined();
+      const env = props.Environment.Variables;
+      for (const name of [HARNESS_ENV.tableName, HARNESS_ENV.bucketName, HARNESS_ENV.queueUrl]) {
+        expect(env[name], `${role} ${name}`).toBeDefined();
+      }
+      expect(env[HARNESS_ENV.serviceName]).toBe("resolute-harness");
+      expect(env[HARNESS_ENV.logLevel]).toBe("INFO");
+    }
+  });
+
+  it("gives the http function a stream limit that ends well before its timeout", () => {
+    const props = functionResource(s, "http").Properties;
+    const streamMaxMs = Number(props.Environment.Variables[HARNESS_ENV.streamMaxMs]);
+    expect(streamMaxMs).toBe(5 * 60_000);
+    expect(props.Timeout * 1000 - streamMaxMs).toBeGreaterThanOrEqual(10_000);
+    expect(() => synth({ streamMaxDuration: Duration.minutes(10), httpTimeout: Duration.minutes(10) })).toThrow(
+      /streamMaxDuration/,
+    );
+  });
+
+  it("exposes http through a streaming function URL with IAM auth by default", () => {
+    s.template.resourceCountIs("AWS::Lambda::Url", 1);
+    s.template.hasResourceProperties("AWS::Lambda::Url", {
+      InvokeMode: "RESPONSE_STREAM",
+      AuthType: "AWS_IAM",
+      TargetFunctionArn: { "Fn::GetAtt": [logicalId(s, s.harness.functions.http), "Arn"] },
+    });
+    expect(functionResource(s, "http").Properties.Environment.Variables[HARNESS_ENV.urlAuth]).toBe("AWS_IAM");
+
+    const open = synth({ urlAuthType: FunctionUrlAuthType.NONE });
+    open.template.hasResourceProperties("AWS::Lambda::Url", { InvokeMode: "RESPONSE_STREAM", AuthType: "NONE" });
+    expect(functionResource(open, "http").Properties.Environment.Variables[HARNESS_ENV.urlAuth]).toBe("NONE");
+  });
+
+  it("lets only granted principals call the IAM-protected URL, and only through the URL", () => {
+    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const stack = new Stack(app, "Grant");
+    const harness = new Harness(stack, "Harness", { agentsEntry: fixture("agents.ts"), handlerEntries });
+    const caller = new Role(stack, "Caller", { assumedBy: new AccountRootPrincipal() });
+    harness.grantInvoke(caller);
+    const t = Template.fromStack(stack);
+    for (const permission of Object.values(t.findResources("AWS::Lambda::Permission"))) {
+      expect(permission.Properties.Principal).not.toBe("*");
+    }
+    const callerId = stack.resolve((caller.node.defaultChild as CfnRole).logicalId);
+    const granted = Object.values(t.findResources("AWS::IAM::Policy"))
+      .filter((p) => p.Properties.Roles.some((r: { Ref?: string }) => r.Ref === callerId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(granted).toEqual([
+      expect.objectContaining({
+        Action: "lambda:InvokeFunctionUrl",
+        Condition: { StringEquals: { "lambda:FunctionUrlAuthType": "AWS_IAM" } },
+      }),
+      expect.objectContaining({ Action: "lambda:InvokeFunction", Condition: { Bool: { "lambda:InvokedViaFunctionUrl": true } } }),
+    ]);
+  });
+
+  it("feeds the worker from the queue, one message at a time with partial failures; the DLQ has no event source", () => {
+    const mappings = Object.values(s.template.findResources("AWS::Lambda::EventSourceMapping")).map((m) => m.Properties);
+    // One mapping: a second one's pollers would bill ~650,000 empty receives a month on the DLQ.
+    expect(mappings).toHaveLength(1);
+    const byFunction = (role: HarnessFunctionRole) =>
+      mappings.find((m) => m.FunctionName.Ref === logicalId(s, s.harness.functions[role]));
+    expect(byFunction("worker")).toMatchObject({
+      BatchSize: 1,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      EventSourceArn: { "Fn::GetAtt": [logicalId(s, s.harness.queue), "Arn"] },
+    });
+    expect(byFunction("dlq")).toBeUndefined();
+  });
+
+  it("drains the DLQ with the dlq function on the sweep schedule, told the DLQ's URL", () => {
+    s.template.hasResourceProperties("AWS::Events::Rule", {
+      ScheduleExpression: "rate(1 minute)",
+      Targets: Match.arrayWith([Match.objectLike({ Arn: { "Fn::GetAtt": [logicalId(s, s.harness.functions.dlq), "Arn"] } })]),
+    });
+    expect(envOf(s, "dlq")[HARNESS_ENV.deadLetterQueueUrl]).toEqual({ Ref: logicalId(s, s.harness.deadLetterQueue) });
+    for (const role of ["http", "worker", "sweeper"] as const) expect(envOf(s, role)[HARNESS_ENV.deadLetterQueueUrl], role).toBeUndefined();
+    expect(allActions(s, "dlq")).toEqual(expect.arrayContaining(["sqs:ReceiveMessage", "sqs:DeleteMessage"]));
+  });
+
+  it("runs the worker up to 15 minutes by default, configurable, with optional reserved concurrency", () => {
+    expect(functionResource(s, "worker").Properties.ReservedConcurrentExecutions).toBeUndefined();
+    const custom = synth({ workerTimeout: Duration.minutes(5), workerReservedConcurrency: 20, workerMaxConcurrency: 10 });
+    const worker = functionResource(custom, "worker").Properties;
+    expect(worker.Timeout).toBe(300);
+    expect(worker.ReservedConcurrentExecutions).toBe(20);
+    custom.template.hasResourceProperties("AWS::Lambda::EventSourceMapping", { ScalingConfig: { MaximumConcurrency: 10 } });
+  });
+
+  it("runs the sweeper on an EventBridge schedule, every minute by default", () => {
+    s.template.hasResourceProperties("AWS::Events::Rule", {
+      ScheduleExpression: "rate(1 minute)",
+      Targets: Match.arrayWith([Match.objectLike({ Arn: { "Fn::GetAtt": [logicalId(s, s.harness.functions.sweeper), "Arn"] } })]),
+    });
+    synth({ sweeperRate: Duration.minutes(5) }).template.hasResourceProperties("AWS::Events::Rule", {
+      ScheduleExpression: "rate(5 minutes)",
+    });
+  });
+
+  it("keeps nothing running while idle: no provisioned concurrency, no VPC, no containers", () => {
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      const props = functionResource(s, role).Properties;
+      expect(props.VpcConfig).toBeUndefined();
+      expect(props.PackageType).not.toBe("Image");
+    }
+    const types = new Set(Object.values(s.template.toJSON().Resources).map((r: any) => r.Type as string));
+    for (const type of types) {
+      expect(type).not.toMatch(/^AWS::(EC2|ECS|EKS|ElasticLoadBalancingV2|RDS|ElastiCache)::/);
+    }
+    for (const alias of Object.values(s.template.findResources("AWS::Lambda::Alias"))) {
+      expect(alias.Properties.ProvisionedConcurrencyConfig).toBeUndefined();
+    }
+    for (const version of Object.values(s.template.findResources("AWS::Lambda::Version"))) {
+      expect(version.Properties.ProvisionedConcurrencyConfig).toBeUndefined();
+    }
+  });
+});
+
+describe("Harness: table and bucket", () => {
+  const s = synth();
+
+  it("declares the DynamoDB adapter's key schema and indexes, on demand, with PITR and retention", () => {
+    const tables = s.template.findResources("AWS::DynamoDB::GlobalTable");
+    const [table] = Object.values(tables);
+    expect(table!.DeletionPolicy).toBe("Retain");
+    const props = table!.Properties;
+    expect(props.BillingMode).toBe("PAY_PER_REQUEST");
+    expect(props.KeySchema).toEqual([
+      { AttributeName: HARNESS_TABLE.partitionKey, KeyType: "HASH" },
+      { AttributeName: HARNESS_TABLE.sortKey, KeyType: "RANGE" },
+    ]);
+    const indexes = Object.values(HARNESS_TABLE.indexes);
+    expect(props.GlobalSecondaryIndexes).toHaveLength(indexes.length);
+    for (const index of indexes) {
+      expect(props.GlobalSecondaryIndexes).toContainEqual({
+        IndexName: index.indexName,
+        KeySchema: [
+          { AttributeName: index.partitionKey, KeyType: "HASH" },
+          { AttributeName: index.sortKey, KeyType: "RANGE" },
+        ],
+        Projection: { ProjectionType: index.projection },
+      });
+    }
+    for (const definition of props.AttributeDefinitions) expect(definition.AttributeType).toBe("S");
+    expect(props.Replicas[0].PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(props.Replicas[0].DeletionProtectionEnabled).toBe(true);
+  });
+
+  it("can be made disposable", () => {
+    const d = synth({ removalPolicy: RemovalPolicy.DESTROY });
+    const [table] = Object.values(d.template.findResources("AWS::DynamoDB::GlobalTable"));
+    expect(table!.DeletionPolicy).toBe("Delete");
+    expect(table!.Properties.Replicas[0].DeletionProtectionEnabled).toBe(false);
+    const [bucket] = Object.values(d.template.findResources("AWS::S3::Bucket"));
+    expect(bucket!.DeletionPolicy).toBe("Delete");
+  });
+
+  it("keeps the bucket private, encrypted, TLS-only and retained", () => {
+    const [bucket] = Object.values(s.template.findResources("AWS::S3::Bucket"));
+    expect(bucket!.DeletionPolicy).toBe("Retain");
+    expect(bucket!.Properties.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(bucket!.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault).toEqual({
+      SSEAlgorithm: "AES256",
+    });
+    expect(bucket!.Properties.LifecycleConfiguration.Rules).toContainEqual(
+      expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: "Enabled" }),
+    );
+    s.template.hasResourceProperties("AWS::S3::BucketPolicy", {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": "false" } } }),
+        ]),
+      },
+    });
+  });
+});
+
+describe("Harness: least privilege", () => {
+  const s = synth();
+  const tableArn = { "Fn::GetAtt": [logicalId(s, s.harness.table), "Arn"] };
+  const bucketArn = { "Fn::GetAtt": [logicalId(s, s.harness.bucket), "Arn"] };
+  const bucketObjects = { "Fn::Join": ["", [bucketArn, "/*"]] };
+
+  it("attaches no managed policy to any role", () => {
+    for (const role of Object.values(s.template.findResources("AWS::IAM::Role"))) {
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+  });
+
+  it("grants no wildcard action and no table, bucket or queue administration", () => {
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      const actions = allActions(s, role);
+      for (const action of actions) expect(action, `${role}: ${action}`).not.toContain("*");
+      for (const forbidden of [
+        "dynamodb:DeleteTable",
+        "dynamodb:UpdateTable",
+        "dynamodb:CreateBackup",
+        "dynamodb:Scan",
+        "dynamodb:BatchWriteItem",
+        // The store never deletes an item (ADR 0009: appends only ever put).
+        "dynamodb:DeleteItem",
+        "s3:DeleteBucket",
+        "s3:PutBucketPolicy",
+        "s3:DeleteObject",
+        "sqs:DeleteQueue",
+        "sqs:PurgeQueue",
+        "sqs:SetQueueAttributes",
+      ]) {
+        expect(actions, role).not.toContain(forbidden);
+      }
+      for (const st of statements(s, role)) expect(resourcesOf(st), role).not.toContain("*");
+    }
+  });
+
+  it("lets the http function write the table and the queue but not read the queue", () => {
+    const actions = allActions(s, "http");
+    expect(actions).toEqual(expect.arrayContaining(["dynamodb:PutItem", "dynamodb:Query", "sqs:SendMessage", "s3:PutObject"]));
+    expect(actions).not.toContain("sqs:ReceiveMessage");
+    expect(actions).not.toContain("bedrock:InvokeModel");
+  });
+
+  it("scopes table grants to the harness table and its indexes", () => {
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      for (const st of statements(s, role).filter((x) => actionsOf(x).some((a) => a.startsWith("dynamodb:")))) {
+        for (const resource of resourcesOf(st)) {
+          const ok =
+            JSON.stringify(resource) === JSON.stringify(tableArn) ||
+            Object.values(HARNESS_TABLE.indexes).some(
+              (i) => JSON.stringify(resource) === JSON.stringify({ "Fn::Join": ["", [tableArn, `/index/${i.indexName}`]] }),
+            );
+          expect(ok, `${role}: ${JSON.stringify(resource)}`).toBe(true);
+        }
+      }
+    }
+  });
+
+  it("names only the harness bucket in every S3 statement (the worker cannot read other buckets)", () => {
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      const s3 = statements(s, role).filter((x) => actionsOf(x).some((a) => a.startsWith("s3:")));
+      expect(s3.length, role).toBeGreaterThan(0);
+      for (const st of s3) {
+        for (const resource of resourcesOf(st)) {
+          expect([bucketArn, bucketObjects], `${role}: ${JSON.stringify(resource)}`).toContainEqual(resource);
+        }
+      }
+    }
+  });
+
+  it("lets the worker consume its queue, and the dlq function only the DLQ", () => {
+    const queueArn = { "Fn::GetAtt": [logicalId(s, s.harness.queue), "Arn"] };
+    const dlqArn = { "Fn::GetAtt": [logicalId(s, s.harness.deadLetterQueue), "Arn"] };
+    const receivesFrom = (role: HarnessFunctionRole) =>
+      statements(s, role)
+        .filter((x) => actionsOf(x).includes("sqs:ReceiveMessage"))
+        .flatMap(resourcesOf);
+    expect(receivesFrom("worker")).toEqual([queueArn]);
+    expect(allActions(s, "worker")).toContain("sqs:ChangeMessageVisibility");
+    expect(receivesFrom("dlq")).toEqual([dlqArn]);
+    expect(receivesFrom("sweeper")).toEqual([]);
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      const sends = statements(s, role)
+        .filter((x) => actionsOf(x).includes("sqs:SendMessage"))
+        .flatMap(resourcesOf);
+      expect(sends, role).toEqual([queueArn]);
+    }
+  });
+
+  it("grants Bedrock to the worker only, and only when asked", () => {
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      expect(allActions(s, role).some((a) => a.startsWith("bedrock:")), role).toBe(false);
+    }
+    const withBedrock = synth({ bedrock: { resources: ["arn:aws:bedrock:eu-west-1::foundation-model/some.model-v1"] } });
+    const bedrock = statements(withBedrock, "worker").filter((x) => actionsOf(x).some((a) => a.startsWith("bedrock:")));
+    expect(bedrock).toHaveLength(1);
+    expect(actionsOf(bedrock[0]!).sort()).toEqual(["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"]);
+    expect(bedrock[0]!.Resource).toBe("arn:aws:bedrock:eu-west-1::foundation-model/some.model-v1");
+    for (const role of ["http", "dlq", "sweeper"] as const) {
+      expect(allActions(withBedrock, role).some((a) => a.startsWith("bedrock:")), role).toBe(false);
+    }
+  });
+
+  it("turns the AWS SDK's own retries off where agents run when Bedrock is on (AWS_MAX_ATTEMPTS, overridable)", () => {
+    for (const role of HARNESS_FUNCTION_ROLES) expect(envOf(s, role).AWS_MAX_ATTEMPTS, role).toBeUndefined();
+    const on = synth({ bedrock: true });
+    for (const role of ["worker", "dlq"] as const) expect(envOf(on, role).AWS_MAX_ATTEMPTS, role).toBe("1");
+    for (const role of ["http", "sweeper"] as const) expect(envOf(on, role).AWS_MAX_ATTEMPTS, role).toBeUndefined();
+    expect(envOf(synth({ bedrock: { sdkMaxAttempts: 3 } }), "worker").AWS_MAX_ATTEMPTS).toBe("3");
+    expect(envOf(synth({ bedrock: true, environment: { AWS_MAX_ATTEMPTS: "2" } }), "worker").AWS_MAX_ATTEMPTS, "the user's environment wins").toBe("2");
+    expect(() => synth({ bedrock: { sdkMaxAttempts: 0 } })).toThrow(/sdkMaxAttempts must be a positive integer/);
+  });
+});
+
+describe("Harness: alarms", () => {
+  it("creates no alarm by default: $0.10 a month each, and nobody to tell", () => {
+    synth().template.resourceCountIs("AWS::CloudWatch::Alarm", 0);
+  });
+
+  it("alarms on DLQ arrivals, a dead letter left undrained for 10 minutes, and worker errors", () => {
+    const s = synth({ alarms: true });
+    const alarms = Object.values(s.template.findResources("AWS::CloudWatch::Alarm")).map((a) => a.Properties);
+    expect(alarms.map((a) => a.MetricName).sort()).toEqual(
+      ["ApproximateAgeOfOldestMessage", "Errors", "NumberOfMessagesReceived"].sort(),
+    );
+    for (const alarm of alarms) {
+      expect(alarm.Threshold).toBe(alarm.MetricName === "ApproximateAgeOfOldestMessage" ? 600 : 0);
+      expect(alarm.ComparisonOperator).toBe("GreaterThanThreshold");
+      expect(alarm.AlarmActions).toBeUndefined();
+    }
+    const dlqName = { "Fn::GetAtt": [logicalId(s, s.harness.deadLetterQueue), "QueueName"] };
+    for (const metric of ["ApproximateAgeOfOldestMessage", "NumberOfMessagesReceived"]) {
+      expect(alarms.find((a) => a.MetricName === metric)!.Dimensions).toEqual([{ Name: "QueueName", Value: dlqName }]);
+    }
+  });
+
+  it("are on when a topic is given, notify it, optionally watch throttles; can be turned off", () => {
+    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const stack = new Stack(app, "Topic");
+    const topic = new Topic(stack, "Alarms");
+    new Harness(stack, "Harness", {
+      agentsEntry: fixture("agents.ts"),
+      handlerEntries,
+      alarmTopic: topic,
+      workerThrottleAlarm: true,
+    });
+    const alarms = Object.values(Template.fromStack(stack).findResources("AWS::CloudWatch::Alarm")).map((a) => a.Properties);
+    expect(alarms).toHaveLength(4);
+    expect(alarms.map((a) => a.MetricName)).toContain("Throttles");
+    for (const alarm of alarms) {
+      expect(alarm.AlarmActions).toEqual([{ Ref: stack.resolve((topic.node.defaultChild as CfnRole).logicalId) }]);
+    }
+    synth({ alarms: false }).template.resourceCountIs("AWS::CloudWatch::Alarm", 0);
+  });
+});
+
+describe("Harness: API Gateway option", () => {
+  const s = synth({ apiGateway: true });
+
+  it("streams every route through a REST API with IAM auth and no function URL", () => {
+    s.template.resourceCountIs("AWS::Lambda::Url", 0);
+    const methods = Object.values(s.template.findResources("AWS::ApiGateway::Method")).map((m) => m.Properties);
+    expect(methods.length).toBeGreaterThanOrEqual(2);
+    for (const method of methods) {
+      expect(method.HttpMethod).toBe("ANY");
+      expect(method.AuthorizationType).toBe("AWS_IAM");
+      expect(method.Integration.ResponseTransferMode).toBe("STREAM");
+      expect(JSON.stringify(method.Integration.Uri)).toContain("response-streaming-invocations");
+    }
+    s.template.hasResourceProperties("AWS::ApiGateway::Stage", {
+      MethodSettings: Match.arrayWith([Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })]),
+      AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
+    });
+  });
+});
+
+describe("Harness: browser origins (corsOrigins)", () => {
+  const origins = ["https://app.example.com", "http://localhost:5173"];
+
+  it("has no CORS and no allowed origin by default", () => {
+    const s = synth();
+    expect(s.template.findResources("AWS::Lambda::Url")[logicalId(s, s.harness.functionUrl!)]!.Properties.Cors).toBeUndefined();
+    expect(functionResource(s, "http").Properties.Environment.Variables[HARNESS_ENV.corsOrigins]).toBeUndefined();
+  });
+
+  it("gives the origins to the app and to the function URL, which answers the preflights", () => {
+    const s = synth({ corsOrigins: origins });
+    s.template.hasResourceProperties("AWS::Lambda::Url", {
+      Cors: {
+        AllowOrigins: origins,
+        AllowMethods: ["GET", "POST"],
+        AllowHeaders: Match.arrayWith(["content-type", "authorization", "last-event-id", "x-amz-date", "x-amz-security-token"]),
+        MaxAge: 3600,
+      },
+    });
+    expect(functionResource(s, "http").Properties.Environment.Variables[HARNESS_ENV.corsOrigins]).toBe(origins.join(","));
+    for (const role of ["worker", "dlq", "sweeper"] as const) {
+      expect(functionResource(s, role).Properties.Environment.Variables[HARNESS_ENV.corsOrigins], role).toBeUndefined();
+    }
+  });
+
+  it("lets the REST API answer the preflights without auth, and passes cdk-nag", () => {
+    const s = synth({ corsOrigins: origins, apiGateway: true });
+    const methods = Object.values(s.template.findResources("AWS::ApiGateway::Method")).map((m) => m.Properties);
+    const preflights = methods.filter((m) => m.HttpMethod === "OPTIONS");
+    expect(preflights).toHaveLength(2);
+    for (const m of preflights) {
+      expect(m.AuthorizationType).toBe("NONE");
+      expect(m.Integration.Type).toBe("MOCK");
+    }
+    for (const m of methods.filter((m) => m.HttpMethod !== "OPTIONS")) expect(m.AuthorizationType).toBe("AWS_IAM");
+    expect(JSON.stringify(preflights)).toContain("https://app.example.com");
+    expect(nagViolations(s.stack)).toEqual([]);
+  });
+
+  it("refuses what is not an origin", () => {
+    for (const bad of ["app.example.com", "https://app.example.com/", "https://a.com,https://b.com"]) {
+      expect(() => synth({ corsOrigins: [bad] }), bad).toThrow(/corsOrigins/);
+    }
+  });
+});
+
+describe("Harness: cdk-nag AwsSolutions", () => {
+  it("has no unacknowledged finding (errors and warnings) in the default shape", () => {
+    expect(nagViolations(synth().stack)).toEqual([]);
+  });
+
+  it("has none with Bedrock, the API Gateway and an open function URL either", () => {
+    expect(nagViolations(synth({ bedrock: true }).stack)).toEqual([]);
+    expect(nagViolations(synth({ apiGateway: true }).stack)).toEqual([]);
+    expect(nagViolations(synth({ urlAuthType: FunctionUrlAuthType.NONE }).stack)).toEqual([]);
+  });
+
+  it("still reports a finding the harness did not accept", () => {
+    // A user-given wildcard Bedrock resource is not acknowledged by the construct.
+    const violations = nagViolations(synth({ bedrock: { resources: ["arn:aws:bedrock:*::foundation-model/*"] } }).stack);
+    expect(violations).toEqual([expect.stringContaining("AwsSolutions-IAM5[Resource::arn:aws:bedrock:*::foundation-model/*]")]);
+  });
+});
+
+describe("Harness: agent names for the functions that run no agent", () => {
+
+  it("gives http and sweeper the names discovered from the agents module, worker and dlq none", () => {
+    const s = synth();
+    expect(s.harness.agentNames).toEqual(["echo"]);
+    expect(NAMES_ONLY_ROLES).toEqual(["http", "sweeper"]);
+    for (const role of NAMES_ONLY_ROLES) expect(envOf(s, role)[HARNESS_ENV.agentNames], role).toBe("echo");
+    for (const role of ["worker", "dlq"] as const) expect(envOf(s, role)[HARNESS_ENV.agentNames], role).toBeUndefined();
+  });
+
+  it("takes agentNames as given, without importing the agents module", () => {
+    const s = synth({ agentsEntry: fixture("broken-agents.ts"), agentNames: ["writer", "planner"] });
+    expect(envOf(s, "http")[HARNESS_ENV.agentNames]).toBe("writer,planner");
+    expect(envOf(s, "sweeper")[HARNESS_ENV.agentNames]).toBe("writer,planner");
+  });
+
+  it("fails with a message asking for agentNames when the agents module cannot be imported", () => {
+    expect(() => synth({ agentsEntry: fixture("broken-agents.ts") })).toThrow(
+      /could not discover the agent names by importing .*broken-agents\.ts.*fixture agents module fails at import.*Pass them as the `agentNames` prop/,
+    );
+  });
+
+  it("gives them the agents module's subagentLimits (defaults applied) when it exports any, so a cancel there honours onParentTerminal", () => {
+    const s = synth({ agentsEntry: fixture("leave-running-agents.ts") });
+    const limits = { maxChildrenPerRun: 3, maxDepth: 1, maxChildWaitMs: 0, onParentTerminal: "leave_running" };
+    for (const role of NAMES_ONLY_ROLES) expect(JSON.parse(envOf(s, role)[HARNESS_ENV.subagentLimits]), role).toEqual(limits);
+    for (const role of ["worker", "dlq"] as const) expect(envOf(s, role)[HARNESS_ENV.subagentLimits], role).toBeUndefined();
+    expect(envOf(synth(), "http")[HARNESS_ENV.subagentLimits], "a module without limits: the defaults").toBeUndefined();
+  });
+
+  it("takes subagentLimits as given beside agentNames (nothing is discovered then), and refuses invalid ones", () => {
+    const s = synth({ agentsEntry: fixture("broken-agents.ts"), agentNames: ["lead"], subagentLimits: { onParentTerminal: "leave_running" } });
+    expect(JSON.parse(envOf(s, "sweeper")[HARNESS_ENV.subagentLimits])).toMatchObject({ onParentTerminal: "leave_running" });
+    expect(() => synth({ subagentLimits: { onParentTerminal: "later" as never } })).toThrow(/subagentLimits: subagentLimits.onParentTerminal must be/);
+  });
+
+  it("refuses invalid agent names", () => {
+    expect(() => synth({ agentNames: [] })).toThrow(/agentNames: no agent names/);
+    expect(() => synth({ agentNames: ["a,b"] })).toThrow(/agentNames: invalid agent name "a,b"/);
+    expect(() => synth({ agentNames: ["a", "a"] })).toThrow(/agentNames: duplicate/);
+  });
+});
+
+describe("Harness: handlers", () => {
+  it("bundles the handlers shipped beside the construct (src/lambda here, dist/lambda in the package)", () => {
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      expect(defaultHandlerEntry(role)).toBe(join(repoRoot, "src", "lambda", `${role}.ts`));
+      expect(existsSync(defaultHandlerEntry(role)), role).toBe(true);
+    }
+  });
+});
+
+describe("Harness: source maps", () => {
+  it("starts Node with --enable-source-maps by default, and not when sourceMaps is off", () => {
+    const on = synth();
+    const off = synth({ sourceMaps: false });
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      expect(functionResource(on, role).Properties.Environment.Variables.NODE_OPTIONS, role).toBe("--enable-source-maps");
+      expect(functionResource(off, role).Properties.Environment.Variables.NODE_OPTIONS, role).toBeUndefined();
+      expect(functionResource(on, role).Properties.Handler, role).toBe("index.handler");
+    }
+  });
+});
+
+describe("Harness: construction errors", () => {
+  it("refuses a missing agents module", () => {
+    expect(() => synth({ agentsEntry: fixture("no-such-agents.ts") })).toThrow(/agentsEntry/);
+  });
+});
+
+const execFileAsync = promisify(execFile);
+const node22 = join(repoRoot, "node_modules/.bin");
+const cdkEnv = {
+  ...process.env,
+  PATH: `${node22}:${process.env.PATH ?? ""}`,
+  CDK_DISABLE_CLI_TELEMETRY: "true",
+  CDK_DISABLE_VERSION_CHECK: "1",
+};
+
+/** Runs `npx cdk synth --quiet` from the repository root (offline), into a scratch directory. */
+async function cdkSynth(extraArgs: string[]): Promise<{ out: string; code: number; output: string }> {
+  const out = mkdtempSync(join(tmpdir(), "harness-cdk-"));
+  try {
+    const { stdout, stderr } = await execFileAsync("npx", ["cdk", "synth", "--quiet", "--output", out, ...extraArgs], {
+      cwd: repoRoot,
+      env: cdkEnv,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return { out, code: 0, output: stdout + stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { out, code: e.code ?? 1, output: `${e.stdout ?? ""}${e.stderr ?? ""}` };
+  }
+}
+
+describe("Harness: bundling and synth through the CDK CLI", () => {
+  it("bundles a handler with the user's agents behind #harness-agents (ESM, minified) and passes cdk-nag", async () => {
+    const { out, code, output } = await cdkSynth([
+      "--app",
+      "node --disable-warning=ExperimentalWarning test/unit/cdk/fixtures/app.ts",
+    ]);
+    try {
+      expect(code, output).toBe(0);
+      const assets = readdirSync(out).filter((name) => name.startsWith("asset."));
+      expect(assets.length).toBeGreaterThan(0);
+      const bundle = readFileSync(join(out, assets[0]!, "index.mjs"), "utf8");
+      expect(bundle).toContain("harness-infra-fixture-agent");
+      expect(bundle).toMatch(/export\s*\{/);
+      expect(bundle).not.toContain("#harness-agents");
+      // The bundle runs on Node 22 as an ES module and answers with the fixture's agent names.
+      const mod = (await import(pathToFileURL(join(out, assets[0]!, "index.mjs")).href)) as { handler: () => Promise<string[]> };
+      expect(await mod.handler()).toEqual(["echo"]);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  const missing = [
+    ...HARNESS_FUNCTION_ROLES.map((role) => `src/lambda/${role}.ts`),
+    "examples/basic/agents.ts",
+  ].filter((path) => !existsSync(join(repoRoot, path)));
+  it.skipIf(missing.length > 0)(
+    `synthesizes the basic example app (cdk.json) offline${missing.length > 0 ? ` — skipped: ${missing.join(", ")} not written yet` : ""}`,
+    async () => {
+      const { out, code, output } = await cdkSynth([]);
+      try {
+        expect(code, output).toBe(0);
+        // What each deployed function's asset holds (the basic example's agents resolve provider
+        // models through resolveModel's dynamic imports).
+        const template = JSON.parse(readFileSync(join(out, "ResoluteHarnessBasic.template.json"), "utf8")) as {
+          Resources: Record<string, { Type: string; Properties: Record<string, any> }>;
+        };
+        const assetOf = (role: HarnessFunctionRole): string => {
+          const prefix = `Harness${role[0]!.toUpperCase()}${role.slice(1)}Function`;
+          const [fn] = Object.entries(template.Resources).filter(
+            ([id, r]) => r.Type === "AWS::Lambda::Function" && id.startsWith(prefix),
+          );
+          expect(fn, role).toBeDefined();
+          const key = fn![1].Properties.Code.S3Key as string;
+          return join(out, `asset.${key.replace(/\.zip$/, "")}`);
+        };
+        for (const role of HARNESS_FUNCTION_ROLES) {
+          const dir = assetOf(role);
+          const entry = readFileSync(join(dir, LAMBDA_ENTRY_FILE), "utf8");
+          for (const marker of PROVIDER_ONLY) expect(entry, `${role} entry: ${marker}`).not.toContain(marker);
+          // The session driver (pi's agent loop, ajv) is a lazy chunk: no cold start parses it.
+          const coldStart = staticImportClosure(dir).map((f) => readFileSync(f, "utf8")).join("\n");
+          // (booleans: a failure must not print a megabyte of minified code)
+          for (const marker of DRIVER_ONLY) expect(coldStart.includes(marker), `${role} cold start holds ${marker}`).toBe(false);
+          const all = codeFiles(dir).map((f) => readFileSync(f, "utf8")).join("\n");
+          if (role === "worker") for (const marker of DRIVER_ONLY) expect(all.includes(marker), `${role} asset holds ${marker}`).toBe(true);
+          if (NAMES_ONLY_ROLES.includes(role)) {
+            // Names only: no provider SDK anywhere in the asset, and not the agents module either.
+            for (const marker of PROVIDER_ONLY) expect(all, `${role} asset: ${marker}`).not.toContain(marker);
+            expect(all, role).not.toContain("Use the clock tool when asked about the time");
+          } else {
+            // The agents module is in; each provider SDK is a chunk of its own, loaded on first use.
+            expect(all, role).toContain("Use the clock tool when asked about the time");
+            for (const marker of PROVIDER_ONLY) expect(all, `${role} asset: ${marker}`).toContain(marker);
+            expect(codeFiles(join(dir, "chunks")).length, role).toBeGreaterThan(10);
+          }
+        }
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+    },
+    300_000,
+  );
+
+  it("splits a provider SDK off into a chunk that loads on first use", async () => {
+    const outdir = mkdtempSync(join(tmpdir(), "harness-split-"));
+    try {
+      const result = await build(
+        lambdaBuildOptions({
+          entry: fixture("initialize-handler.mjs"),
+          agentsEntry: fixture("model-agents.ts"),
+          outdir,
+          sourceMap: true,
+        }),
+      );
+      const entry = Object.keys(result.metafile.outputs).find((p) => p.endsWith(`/${LAMBDA_ENTRY_FILE}`))!;
+      const coldStart = staticClosure(result.metafile, entry)
+        .map((p) => readFileSync(join(process.cwd(), p), "utf8"))
+        .join("\n");
+      expect(coldStart).not.toContain("anthropic-version");
+      expect(codeFiles(outdir).some((f) => readFileSync(f, "utf8").includes("anthropic-version"))).toBe(true);
+      // The bundle runs on Node 22 and loads the Anthropic chunk when the agent initializes.
+      const run = await execFileAsync(
+        join(node22, "node"),
+        [
+          "--enable-source-maps",
+          "--input-type=module",
+          "-e",
+          `const m = await import(${JSON.stringify(pathToFileURL(join(outdir, LAMBDA_ENTRY_FILE)).href)}); console.log(JSON.stringify(await m.handler()));`,
+        ],
+        { env: { PATH: process.env.PATH ?? "" } },
+      );
+      expect(JSON.parse(run.stdout)).toEqual({ provider: "anthropic", id: "claude-sonnet-4-5" });
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+/** Strings only a provider SDK holds (Anthropic's API version header, Google's and OpenAI's hosts). */
+const PROVIDER_ONLY = ["anthropic-version", "generativelanguage.googleapis.com", "api.openai.com"];
+
+/** Strings only the session driver and its JSON Schema validator hold (drive.ts, ajv). */
+const DRIVER_ONLY = ["dangling_tool_call_reconciled", "must be equal to one of the allowed values"];
+
+/** The entry file of an asset and every file it imports statically, transitively: what a cold start parses. */
+function staticImportClosure(dir: string): string[] {
+  const seen = new Set<string>();
+  const pending = [join(dir, LAMBDA_ENTRY_FILE)];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    // Minified ESM: `import{a as b}from"./chunks/x.mjs"` or `import"./chunks/x.mjs"` (not `import(`).
+    for (const m of readFileSync(file, "utf8").matchAll(/(?:^|[;}\n])import\s*(?:[\w$*{}\s,]+?from\s*)?["'](\.{1,2}\/[^"']+\.mjs)["']/g)) {
+      pending.push(join(dirname(file), m[1]!));
+    }
+  }
+  return [...seen];
+}
+
+/** The JavaScript files under `dir`, recursively. */
+function codeFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(".mjs"))
+    .map((f) => join(dir, f));
+}

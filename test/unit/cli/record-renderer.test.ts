@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { RecordRenderer } from "../../../src/cli/record-renderer.ts";
+import type { ConversationRecord, RecordKind, RecordPayloads } from "../../../src/protocol/records.ts";
+
+function record<K extends RecordKind>(kind: K, payload: RecordPayloads[K]): ConversationRecord {
+  return { id: "r", kind, conversationId: "c", session: "s", submissionId: "sub", time: "2026-01-01T00:00:00Z", payload } as ConversationRecord;
+}
+
+function output(isTTY: boolean) {
+  const chunks: string[] = [];
+  return { out: { write: (t: string) => void chunks.push(t), isTTY }, text: () => chunks.join(""), chunks };
+}
+
+describe("RecordRenderer", () => {
+  it("renders a turn with a tool call for a pipe: plain text, no spinner, no colour", () => {
+    const { out, text } = output(false);
+    const r = new RecordRenderer(out);
+    r.render(record("user_message", { body: "What time is it?" }));
+    r.render(record("assistant_message_started", { model: "m", messageType: "message" }));
+    r.render(record("assistant_tool_call", { callId: "c1", toolName: "clock", args: {} }));
+    r.render(record("tool_outcome", { callId: "c1", toolName: "clock", content: [{ type: "text", text: "12:00\nUTC" }] }));
+    r.render(record("assistant_text_delta", { text: "The time " }));
+    r.render(record("assistant_text_delta", { text: "is 12:00." }));
+    r.render(record("assistant_message_completed", { message: { role: "assistant", type: "message", body: { stopReason: "stop" } } }));
+    r.render(record("submission_settled", { status: "succeeded", usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15 } }));
+    r.finish();
+    expect(text()).toBe(
+      ["› What time is it?", "⚙ clock({})", "  ✓ clock: 12:00 UTC", "The time is 12:00.", "— succeeded (10 in / 5 out tokens)", ""].join("\n"),
+    );
+  });
+
+  it("shows failures, aborted turns, steers and compactions", () => {
+    const { out, text } = output(false);
+    const r = new RecordRenderer(out);
+    r.render(record("user_message", { body: "go left", origin: "steer" }));
+    r.render(record("assistant_text_delta", { text: "partial" }));
+    r.render(record("assistant_message_completed", { message: { role: "assistant", type: "message", body: { stopReason: "aborted", errorMessage: "Request was aborted" } } }));
+    r.render(record("compaction", { summary: "s", startIdx: 0, endIdx: 6, reason: "manual" }));
+    r.render(record("submission_settled", { status: "failed", errorCode: "cancelled", error: "cancelled: user asked" }));
+    expect(text()).toBe(
+      ["› [steer] go left", "partial", "(turn ended: Request was aborted)", "[compacted: 6 message(s) summarized, manual]", "— failed [cancelled] cancelled: user asked", ""].join("\n"),
+    );
+  });
+
+  it("marks an abandoned attempt's text when the next attempt of the submission starts", () => {
+    const { out, text } = output(false);
+    const r = new RecordRenderer(out);
+    const by = (attemptId: string, rec: ConversationRecord) => ({ ...rec, attemptId }) as ConversationRecord;
+    r.render(by("a1", record("user_message", { body: "count" })));
+    r.render(by("a1", record("assistant_text_delta", { text: "w00 w01" })));
+    r.render(by("a2", record("assistant_message_started", { model: "m", messageType: "message" })));
+    r.render(by("a2", record("assistant_text_delta", { text: "w00 w01 w02" })));
+    r.render(by("a2", record("assistant_message_completed", { message: { role: "assistant", type: "message", body: { stopReason: "stop" } } })));
+    r.render(by("a3", record("submission_settled", { status: "succeeded" })));
+    expect(text()).toBe(
+      ["› count", "w00 w01", "(attempt interrupted: the text above is abandoned; a new attempt runs the turn again)", "w00 w01 w02", "— succeeded", ""].join("\n"),
+    );
+  });
+
+  it("on a terminal, spins while a turn runs with nothing printed, and clears the spinner before output", () => {
+    const { out, chunks } = output(true);
+    const r = new RecordRenderer(out);
+    r.render(record("user_message", { body: "hi" }));
+    expect(chunks.at(-1)).toMatch(/^\r\S*⠋/);
+    r.render(record("assistant_text_delta", { text: "hello" }));
+    expect(chunks.slice(-2)).toEqual(["\r\x1b[K", "hello"]);
+    r.finish();
+  });
+});

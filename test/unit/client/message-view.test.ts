@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { MessageView } from "../../../src/client/message-view.ts";
+import type { ConversationRecord, RecordKind, RecordPayloads } from "../../../src/protocol/records.ts";
+
+/** Records of one submission, numbered in log order; `at(attempt, turn)` sets the envelope. */
+function log() {
+  const records: ConversationRecord[] = [];
+  const add = <K extends RecordKind>(kind: K, payload: RecordPayloads[K], envelope: { sub?: string; attempt?: string; turn?: string } = {}) => {
+    const r = {
+      id: `r${String(records.length).padStart(4, "0")}`,
+      kind,
+      conversationId: "c1",
+      session: "s",
+      time: "2026-01-01T00:00:00.000Z",
+      payload,
+      ...(envelope.sub === undefined ? {} : { submissionId: envelope.sub }),
+      ...(envelope.attempt === undefined ? {} : { attemptId: envelope.attempt }),
+      ...(envelope.turn === undefined ? {} : { turnId: envelope.turn }),
+    } as ConversationRecord;
+    records.push(r);
+    return r;
+  };
+  return { records, add };
+}
+
+const completed = (stopReason: string) => ({ message: { role: "assistant", type: "message", body: { role: "assistant", content: [], stopReason } } });
+const words = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `w${String(from + i).padStart(2, "0")} `);
+
+describe("MessageView", () => {
+  it("drops an abandoned attempt's unfinished message when the next attempt's first record arrives, not only at the end", () => {
+    const { records, add } = log();
+    const view = new MessageView();
+    const apply = (r: ConversationRecord) => view.apply(r);
+    apply(add("user_message", { body: "count" }, { sub: "s1", attempt: "a1" }));
+    apply(add("assistant_message_started", { model: "m", messageType: "message" }, { sub: "s1", attempt: "a1", turn: "t1" }));
+    for (const w of words(0, 9)) apply(add("assistant_text_delta", { text: w }, { sub: "s1", attempt: "a1", turn: "t1" }));
+    expect(view.assistantText("s1")).toBe(words(0, 9).join(""));
+    // The process died; attempt a2 begins: its first record supersedes a1's open message at once.
+    apply(add("assistant_message_started", { model: "m", messageType: "message" }, { sub: "s1", attempt: "a2", turn: "t2" }));
+    expect(view.assistantText("s1")).toBe("");
+    for (const w of words(0, 24)) apply(add("assistant_text_delta", { text: w }, { sub: "s1", attempt: "a2", turn: "t2" }));
+    apply(add("assistant_message_completed", completed("stop"), { sub: "s1", attempt: "a2", turn: "t2" }));
+    apply(add("submission_settled", { status: "succeeded" }, { sub: "s1", attempt: "a2" }));
+
+    expect(view.assistantText("s1")).toBe(words(0, 24).join(""));
+    expect(view.items.map((i) => i.kind)).toEqual(["user", "assistant", "settled"]);
+    // What a client that concatenates every delta shows instead:
+    const naive = records.flatMap((r) => (r.kind === "assistant_text_delta" ? [r.payload.text] : [])).join("");
+    expect(naive).toBe([...words(0, 9), ...words(0, 24)].join(""));
+    // Built from the replay, the view is the same.
+    expect(MessageView.of(records).items).toEqual(view.items);
+  });
+
+  it("a failed turn's message stays until a later attempt retries it; completed messages of the earlier attempt stay", () => {
+    const { add, records } = log();
+    add("user_message", { body: "time?" }, { sub: "s1", attempt: "a1" });
+    add("assistant_text_delta", { text: "let me look" }, { sub: "s1", attempt: "a1", turn: "t1" });
+    add("assistant_message_completed", completed("toolUse"), { sub: "s1", attempt: "a1", turn: "t1" });
+    add("assistant_tool_call", { callId: "c1", toolName: "clock", args: {} }, { sub: "s1", attempt: "a1", turn: "t1" });
+    add("tool_outcome", { callId: "c1", toolName: "clock", content: [{ type: "text", text: "12:00" }] }, { sub: "s1", attempt: "a1", turn: "t1" });
+    add("assistant_text_delta", { text: "It is no" }, { sub: "s1", attempt: "a1", turn: "t2" });
+    add("assistant_message_completed", completed("error"), { sub: "s1", attempt: "a1", turn: "t2" });
+    const failed = MessageView.of(records);
+    expect(failed.items.find((i) => i.kind === "assistant" && i.interrupted)).toMatchObject({ text: "It is no" });
+
+    add("assistant_text_delta", { text: "It is noon." }, { sub: "s1", attempt: "a2", turn: "t3" });
+    add("assistant_message_completed", completed("stop"), { sub: "s1", attempt: "a2", turn: "t3" });
+    const view = MessageView.of(records);
+    expect(view.assistantText("s1")).toBe("let me look\n\nIt is noon.");
+    expect(view.items.map((i) => i.kind)).toEqual(["user", "assistant", "tool", "assistant"]);
+  });
+
+  it("a settlement leaves an unfinished message marked interrupted; other submissions are untouched", () => {
+    const { add, records } = log();
+    add("assistant_text_delta", { text: "done" }, { sub: "s0", attempt: "a0", turn: "t0" });
+    add("assistant_message_completed", completed("stop"), { sub: "s0", attempt: "a0", turn: "t0" });
+    add("assistant_text_delta", { text: "half a rep" }, { sub: "s1", attempt: "a1", turn: "t1" });
+    add("submission_settled", { status: "failed", errorCode: "cancelled", error: "cancelled: stop" }, { sub: "s1", attempt: "a1" });
+    const view = MessageView.of(records);
+    expect(view.items).toMatchObject([
+      { kind: "assistant", text: "done", done: true, interrupted: false },
+      { kind: "assistant", text: "half a rep", done: true, interrupted: true },
+      { kind: "settled", errorCode: "cancelled" },
+    ]);
+  });
+});

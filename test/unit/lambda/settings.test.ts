@@ -1,0 +1,58 @@
+/** The handlers' settings from the environment: defaults, tuning knobs, and refusals that name the variable. */
+import { describe, expect, it } from "vitest";
+import { readSettings, subagentLimitsFromEnv } from "../../../src/lambda/settings.ts";
+import { createRuntime } from "../../../src/runtime/runtime.ts";
+import { namesOnlyAgents } from "../../../src/agent/names-only-agents.ts";
+import { createMemoryStore } from "../../../src/memory/index.ts";
+import { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "../../../src/runtime/defaults.ts";
+
+const base = { TABLE_NAME: "t", BUCKET_NAME: "b", QUEUE_URL: "https://sqs.local/q.fifo" };
+
+describe("readSettings", () => {
+  it("defaults the delta flush to the spec's 1 KB / 200 ms and takes the knobs when set", () => {
+    expect(readSettings(base).flushPolicy).toEqual({ bytes: 1024, intervalMs: 200 });
+    expect(readSettings({ ...base, HARNESS_FLUSH_INTERVAL_MS: "1000", HARNESS_FLUSH_BYTES: "4096" }).flushPolicy).toEqual({
+      bytes: 4096,
+      intervalMs: 1000,
+    });
+  });
+
+  it("falls back to the runtime's defaults, and to the serverless stream maximum", () => {
+    const settings = readSettings(base);
+    expect(settings.leaseMs).toBe(RUNTIME_DEFAULTS.leaseMs);
+    expect(settings.flushPolicy).toEqual(RUNTIME_DEFAULTS.flushPolicy);
+    expect(settings.streamMaxMs).toBe(STREAM_MAX_MS.serverless);
+  });
+
+  it("reads the CORS origins of the app, none by default", () => {
+    expect(readSettings(base).corsOrigins).toEqual([]);
+    expect(readSettings({ ...base, HARNESS_CORS_ORIGINS: "https://app.example.com,http://localhost:5173" }).corsOrigins).toEqual([
+      "https://app.example.com",
+      "http://localhost:5173",
+    ]);
+    expect(() => readSettings({ ...base, HARNESS_CORS_ORIGINS: "app.example.com" })).toThrow(/HARNESS_CORS_ORIGINS/);
+  });
+
+  it("refuses a malformed knob or a missing name, naming the variable", () => {
+    expect(() => readSettings({ ...base, HARNESS_FLUSH_INTERVAL_MS: "soon" })).toThrow(/HARNESS_FLUSH_INTERVAL_MS/);
+    expect(() => readSettings({ ...base, HARNESS_LEASE_MS: "-5" })).toThrow(/HARNESS_LEASE_MS/);
+    expect(() => readSettings({ TABLE_NAME: "t", BUCKET_NAME: "b" })).toThrow(/QUEUE_URL/);
+  });
+});
+
+describe("subagentLimitsFromEnv (the functions that know the agents by name only)", () => {
+  it("reads the agents module's limits from HARNESS_SUBAGENT_LIMITS; unset: none (the defaults)", () => {
+    expect(subagentLimitsFromEnv({})).toBeUndefined();
+    expect(subagentLimitsFromEnv({ HARNESS_SUBAGENT_LIMITS: '{"onParentTerminal":"leave_running"}' })).toEqual({ onParentTerminal: "leave_running" });
+  });
+
+  it("refuses anything but a JSON object, naming the variable; createRuntime checks the fields", () => {
+    for (const raw of ["leave_running", "[1]", "null", "{"]) {
+      expect(() => subagentLimitsFromEnv({ HARNESS_SUBAGENT_LIMITS: raw }), raw).toThrow(/HARNESS_SUBAGENT_LIMITS must be a JSON object/);
+    }
+    const limits = subagentLimitsFromEnv({ HARNESS_SUBAGENT_LIMITS: '{"onParentTerminal":"sometimes"}' });
+    expect(() => createRuntime({ agents: namesOnlyAgents(["lead"]), store: createMemoryStore(), subagentLimits: limits })).toThrow(
+      /subagentLimits.onParentTerminal must be "cancel_children" or "leave_running"/,
+    );
+  });
+});
