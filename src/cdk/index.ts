@@ -1,7 +1,20 @@
 /**
- * `resolute-harness/cdk`: the serverless shape as a CDK construct. `Harness` bundles the four
- * Lambda handlers shipped in this package with the user's agents module (one copy of the harness
- * per asset). Needs the peers `aws-cdk-lib`, `constructs` and `esbuild`.
+ * `resolute-harness/cdk`: the serverless shape as one CDK construct. `Harness` creates the table,
+ * the bucket, the FIFO queue and its dead-letter queue, and four functions (http, worker, dlq,
+ * sweeper) bundling the handlers shipped in this package with your agents module; idle, it costs
+ * nothing. Needs the peers `aws-cdk-lib`, `constructs` and `esbuild`.
+ *
+ * @example
+ * ```ts
+ * import { App, Stack } from "aws-cdk-lib";
+ * import { Harness } from "resolute-harness/cdk";
+ *
+ * const app = new App();
+ * const stack = new Stack(app, "MyAgents");
+ * new Harness(stack, "Harness", { agentsEntry: new URL("./agents.ts", import.meta.url).pathname });
+ * ```
+ *
+ * @module
  */
 export { Harness, type HarnessBedrockOptions, type HarnessLogLevel, type HarnessProps } from "./harness.ts";
 export { HarnessApi, type HarnessApiGatewayOptions, type HarnessApiProps } from "./harness-api.ts";

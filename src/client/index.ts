@@ -1,7 +1,21 @@
 /**
- * `resolute-harness/client`: a typed client for the harness's HTTP surface: `fetch`,
- * `TextDecoder`, a small SSE parser and, for `AWS_IAM` endpoints, SigV4 signing (`aws4fetch`,
- * WebCrypto). For Node 22+ and browsers; it imports no server code, only types.
+ * `resolute-harness/client`: a typed client for the harness's HTTP surface, for Node 22+ and
+ * browsers. It imports no server code (only the wire contract's types): `fetch`, `TextDecoder`, a
+ * small SSE parser and, for `AWS_IAM` endpoints, SigV4 signing (`aws4fetch`, WebCrypto). Refusals
+ * are `HarnessHttpError`s with the server's `code`.
+ *
+ * @example
+ * ```ts
+ * import { createClient, MessageView } from "resolute-harness/client";
+ *
+ * const client = createClient({ baseUrl: "http://127.0.0.1:8484" });
+ * const { submissionId } = await client.dispatch("assistant", "demo", { kind: "user", body: "hello" });
+ * const view = new MessageView();
+ * for await (const record of client.stream("assistant", "demo")) view.apply(record);
+ * console.log(submissionId, view.items);
+ * ```
+ *
+ * @module
  */
 export {
   createClient,

@@ -1,4 +1,18 @@
-/** The serverless store: DynamoDB (truth) + S3 (attachments, large payloads). */
+/**
+ * `resolute-harness/dynamodb`: the serverless store. DynamoDB holds the truth (submissions, the
+ * conversation logs as chained batch items, inboxes); S3 holds attachments and payloads too large
+ * for an item. The `Harness` construct (`resolute-harness/cdk`) creates both and wires this store
+ * into every function; use it directly to run the engine against your own table.
+ *
+ * @example
+ * ```ts
+ * import { createDynamoStore } from "resolute-harness/dynamodb";
+ *
+ * const store = createDynamoStore({ tableName: process.env.HARNESS_TABLE ?? "harness", bucketName: process.env.HARNESS_BUCKET ?? "harness-blobs" });
+ * ```
+ *
+ * @module
+ */
 export { createDynamoStore, DEFAULT_SPILL_THRESHOLD_BYTES, type DynamoStoreOptions } from "./dynamo-store.ts";
 export { createHarnessTable, HARNESS_TABLE, STATUS_SHARDS } from "./table.ts";
 export { createHarnessBucket } from "./blob-store.ts";

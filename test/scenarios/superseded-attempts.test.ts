@@ -15,7 +15,7 @@ import type { ConversationRecord, ConversationRecordOf } from "../../src/protoco
 import { freePort } from "../e2e/examples/support.ts";
 import { startScriptedProvider, type ProviderApi, type ScriptedProvider } from "../support/scripted-provider.ts";
 
-const FIXTURE = join(import.meta.dirname, "fixtures", "wire-server.ts");
+const FIXTURE = join(import.meta.dirname, "..", "support", "fixtures", "wire-server.ts");
 const scratch = mkdtempSync(join(tmpdir(), "superseded-"));
 let provider: ScriptedProvider;
 /** Holds the first attempt's stream open until the test has killed its process. */

@@ -1,16 +1,19 @@
 /**
- * The store conformance suite (`resolute-harness/store/conformance`). Every Store adapter — in this
- * repository or a third party's — registers it from a vitest file:
+ * `resolute-harness/store/conformance`: the store conformance suite. Every `Store` adapter, in this
+ * repository or a third party's, registers it from a vitest file; each case gets a fresh store
+ * built by the factory with a fresh `ManualClock`, and the suite moves time through that clock and
+ * never sleeps. Cases seed state through the public Store API only, so the suite also doubles as
+ * crash-test scaffolding: any mid-crash engine state can be built the same way.
  *
+ * @example
  * ```ts
+ * import { createMemoryStore } from "resolute-harness/memory";
  * import { describeStoreConformance } from "resolute-harness/store/conformance";
- * describeStoreConformance("my-store", async (clock) => createMyStore({ clock }));
+ *
+ * describeStoreConformance("memory", async (clock) => createMemoryStore({ clock }));
  * ```
  *
- * Each case gets a fresh store built by the factory with a fresh {@link ManualClock}; the suite
- * moves time through that clock and never sleeps. Cases seed state through the public Store API
- * only, so the suite also doubles as crash-test scaffolding: any mid-crash engine state can be
- * built the same way.
+ * @module
  */
 import { describe } from "vitest";
 import type { ManualClock } from "../../ports/clock.ts";

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 
 /** The `harness` command as a user runs it: a separate process (against a running server). */
-const MAIN = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+const MAIN = join(import.meta.dirname, "..", "..", "..", "src", "cli", "main.ts");
 
 export interface Run {
   code: number;

@@ -6,7 +6,7 @@ import type { ConversationRecord } from "../../../src/protocol/records.ts";
 import { readUntil, recordsOf, type SseFrame } from "../../support/test-server.ts";
 
 /** The repository root (where `npm start` / `npm run example` run). */
-export const ROOT = join(import.meta.dirname, "..", "..");
+export const ROOT = join(import.meta.dirname, "..", "..", "..");
 
 /** An example running as a process, as a user starts it. */
 export interface ExampleProcess {

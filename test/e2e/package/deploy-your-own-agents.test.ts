@@ -17,7 +17,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const execFileAsync = promisify(execFile);
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const repoPackage = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as {
   name: string;
   version: string;

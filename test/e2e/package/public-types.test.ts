@@ -9,7 +9,7 @@ import { join } from "node:path";
 import ts from "typescript";
 import { expect, it } from "vitest";
 
-const root = join(import.meta.dirname, "../..");
+const root = join(import.meta.dirname, "../../..");
 
 /** package.json's export map, pointed back from `dist/*.js` to the `src/*.ts` it is built from (rootDir src). */
 function entrySources(): Record<string, string> {

@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import ts from "typescript";
 import { afterAll, expect, it } from "vitest";
 
-const root = join(import.meta.dirname, "../..");
+const root = join(import.meta.dirname, "../../..");
 const dir = mkdtempSync(join(tmpdir(), "readme-snippet-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -17,7 +17,7 @@ import { defaultHandlerEntry, Harness, type HarnessProps } from "../../../src/cd
 import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, staticClosure } from "../../../src/cdk/lambda-bundling.ts";
 import { HARNESS_TABLE } from "../../../src/dynamodb/table.ts";
 
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
 const handler = fixture("handler.mjs");
 const handlerEntries = { http: handler, worker: handler, dlq: handler, sweeper: handler };
