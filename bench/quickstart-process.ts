@@ -25,6 +25,10 @@ export interface QuickstartOptions {
    * a CPU profile then names the source files (`src/<dir>`) rather than one bundled file.
    */
   fromSource?: boolean;
+  /** Run `prestart` first (default true); false starts the bundle already built. */
+  build?: boolean;
+  /** Another built script in place of the `start` script's (e.g. a copy of the bundle elsewhere). */
+  script?: string;
 }
 
 export interface Quickstart {
@@ -53,7 +57,12 @@ export interface Quickstart {
 export async function startQuickstart(options: QuickstartOptions = {}): Promise<Quickstart> {
   const dataDir = mkdtempSync(join(options.dataRoot ?? tmpdir(), "harness-bench-"));
   const node = resolve(ROOT, "node_modules/.bin/node");
-  const args = options.fromSource ? [...startArgs({ build: false }).slice(0, -1), "examples/basic/main.ts"] : startArgs();
+  const built = startArgs({ build: !options.fromSource && (options.build ?? true) });
+  const args = options.fromSource
+    ? [...built.slice(0, -1), "examples/basic/main.ts"]
+    : options.script
+      ? [...built.slice(0, -1), options.script]
+      : built;
   const child = spawn(node, [...(options.nodeFlags ?? []), ...args], {
     cwd: ROOT,
     env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, ...options.env },

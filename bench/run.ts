@@ -3,6 +3,7 @@
  * a subset (e.g. `npm run bench -- overhead`); `scaling` runs only when named.
  */
 import { benchAws } from "./aws.ts";
+import { benchHostileSchemas } from "./hostile-schemas.ts";
 import { benchHttp } from "./http.ts";
 import { benchOverhead } from "./overhead.ts";
 import { benchScaling } from "./scaling.ts";
@@ -14,6 +15,7 @@ const benches: Record<string, () => Promise<void>> = {
   aws: () => benchAws(),
   cost: () => benchTurnCost(),
   scaling: () => benchScaling(),
+  "hostile-schemas": () => benchHostileSchemas(),
 };
 
 /** Run only when named: `scaling` admits 2,000 submissions twice on the local cloud (about 10 minutes). */

@@ -271,7 +271,7 @@ class SubmissionDrive {
       // The structured-result loop: a result that does not validate gets a corrective turn.
       const schema = input.resultSchema;
       if (schema === undefined) return { kind: "completed" };
-      const verdict = checkStructuredResult(lastAssistantText(agent.state.messages), schema);
+      const verdict = await checkStructuredResult(lastAssistantText(agent.state.messages), schema);
       if (verdict.ok) return { kind: "completed", result: verdict.value };
       if (corrections >= (input.resultRetries || DEFAULT_RESULT_RETRIES)) {
         return { kind: "failed", errorCode: "result_schema_invalid", error: resultInvalidError(verdict.reason) };

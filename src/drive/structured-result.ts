@@ -1,94 +1,87 @@
-import AjvModule from "ajv";
-import formatsModule from "ajv-formats";
+/**
+ * Structured results (spec §1.12): the check of a caller's result schema at admission, the check
+ * of the last reply against it, and the texts of the corrective loop. Compiling and checking run
+ * on the result-schema thread where its entry file lies beside this module (unbundled installs,
+ * `npm start`); in a bundle without it (the Lambda functions, one request per container) they run
+ * inline, bounded by the same limits (docs/adr/0026).
+ */
+import { existsSync } from "node:fs";
+import { extname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ResultSchemaEngine, type ResultCheck } from "./result-schema-engine.ts";
+import { resultSchemaLimitError } from "./result-schema-limits.ts";
+import { ResultSchemaThread } from "./result-schema-thread.ts";
 
-// ajv and ajv-formats are CommonJS with a `default` export property.
-const Ajv = AjvModule.default;
-const addFormats = formatsModule.default;
-
-type Validator = ReturnType<InstanceType<typeof Ajv>["compile"]>;
-
-/** The verdict on a reply against a requested result schema. */
-export type ResultCheck = { ok: true; value: unknown } | { ok: false; reason: string };
+export type { ResultCheck } from "./result-schema-engine.ts";
 
 /** Default corrective turns when a dispatch asks for a structured result without `resultRetries`. */
 export const DEFAULT_RESULT_RETRIES = 2;
 
-const ajv = new Ajv({ allErrors: true, strict: false });
-addFormats(ajv);
+/** Where result schemas are compiled and replies checked. */
+export interface ResultSchemaChecker {
+  /** Why `schema` cannot be a result schema (a limit or the compiler's message), or undefined. */
+  problem(schema: unknown): Promise<string | undefined>;
+  /** Checks `text` against `schema`. */
+  check(text: string, schema: unknown): Promise<ResultCheck>;
+}
 
-// Compiled validators by schema JSON: a schema is compiled once per process, not per drive.
-const compiled = new Map<string, Validator | Error>();
-const MAX_COMPILED = 256;
+/** The engine on the calling thread (bundles without the worker entry, tests). */
+export function inlineChecker(engine = new ResultSchemaEngine()): ResultSchemaChecker {
+  return {
+    problem: async (schema) => engine.problem(schema),
+    check: async (text, schema) => engine.check(text, schema),
+  };
+}
 
-function validatorFor(schema: unknown): Validator | Error {
-  const key = JSON.stringify(schema);
-  let entry = compiled.get(key);
-  if (entry === undefined) {
-    try {
-      if (schema === null || (typeof schema !== "object" && typeof schema !== "boolean")) {
-        throw new Error("a JSON Schema must be an object or a boolean");
-      }
-      entry = ajv.compile(schema as object);
-      // Forget it by `$id` too: another schema reusing an `$id` must compile, not collide.
-      ajv.removeSchema(schema as object);
-    } catch (err) {
-      entry = err instanceof Error ? err : new Error(String(err));
-    }
-    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
-    compiled.set(key, entry);
-  }
-  return entry;
+/** The worker entry beside this module, in this module's own extension (`.ts` from the sources). */
+export const RESULT_SCHEMA_WORKER_URL = new URL(`./result-schema-worker${extname(new URL(import.meta.url).pathname) || ".js"}`, import.meta.url);
+
+let shared: ResultSchemaChecker | undefined;
+
+/** The process's checker: the thread when its entry file exists, else inline. */
+export function resultSchemaChecker(): ResultSchemaChecker {
+  if (shared) return shared;
+  const threaded = RESULT_SCHEMA_WORKER_URL.protocol === "file:" && existsSync(fileURLToPath(RESULT_SCHEMA_WORKER_URL));
+  shared = threaded ? new ResultSchemaThread(RESULT_SCHEMA_WORKER_URL) : inlineChecker();
+  return shared;
 }
 
 /**
- * Why `schema` cannot be a result schema (the compiler's message), or undefined when it compiles.
- * Admission asks before storing a dispatch (spec §1.12: an invalid schema is refused up front).
+ * Why `schema` cannot be a result schema: a limit it breaks (size, depth: checked here, before
+ * anything is handed to the thread), the compiler's message, or the thread's deadline or heap
+ * limit. Undefined when it compiles. Admission asks before storing a dispatch (spec §1.12: an
+ * invalid schema is refused up front).
+ * @throws ResultSchemaBusy when too many schemas are waiting to be checked
  */
-export function resultSchemaError(schema: unknown): string | undefined {
-  const validate = validatorFor(schema);
-  return validate instanceof Error ? validate.message : undefined;
+export async function resultSchemaError(schema: unknown): Promise<string | undefined> {
+  return resultSchemaLimitError(schema) ?? (await resultSchemaChecker().problem(schema));
 }
-
-const FENCE = /```[ \t]*(?:json)?[ \t]*\r?\n([\s\S]*?)```/i;
 
 /**
- * Checks the last assistant text against `schema` (spec §1.12). Candidates are the whole trimmed
- * text, then the first fenced code block (optional `json` tag); the first candidate that parses
- * as JSON is validated. Reasons are the reference texts: "the reply is not a JSON document",
- * "the reply is not valid JSON: …", "the result schema itself is invalid: …", or the
- * validator's message.
+ * Checks the last assistant text against `schema` (spec §1.12); see `ResultSchemaEngine.check`
+ * for the candidates and reasons.
  */
-export function checkStructuredResult(text: string, schema: unknown): ResultCheck {
-  const validate = validatorFor(schema);
-  if (validate instanceof Error) return { ok: false, reason: `the result schema itself is invalid: ${validate.message}` };
-  const candidates = [text.trim()];
-  const fenced = FENCE.exec(text);
-  if (fenced) candidates.push(fenced[1]!.trim());
-  let parseError: string | undefined;
-  for (const candidate of candidates) {
-    if (candidate === "") continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(candidate);
-    } catch (err) {
-      // Only a candidate that looks like JSON earns a parse diagnostic; prose is "not a document".
-      if (parseError === undefined && /^[[{]/.test(candidate)) parseError = (err as Error).message;
-      continue;
-    }
-    if (validate(value)) return { ok: true, value };
-    return { ok: false, reason: ajv.errorsText(validate.errors, { dataVar: "result" }) };
+export async function checkStructuredResult(text: string, schema: unknown): Promise<ResultCheck> {
+  const limit = resultSchemaLimitError(schema);
+  if (limit !== undefined) return { ok: false, reason: `the result schema itself is invalid: ${limit}` };
+  try {
+    return await resultSchemaChecker().check(text, schema);
+  } catch (err) {
+    return { ok: false, reason: err instanceof Error ? err.message : String(err) };
   }
-  if (parseError !== undefined) return { ok: false, reason: `the reply is not valid JSON: ${parseError}` };
-  return { ok: false, reason: "the reply is not a JSON document" };
 }
+
+/** Largest schema shown indented in a corrective message; a larger one is shown compact. */
+const INDENTED_SCHEMA_CHARS = 16 * 1024;
 
 /** The corrective user message fed back after a reply failed validation (exact reference text). */
 export function correctiveMessage(reason: string, schema: unknown): string {
+  const indented = JSON.stringify(schema, null, 2);
   return (
     "Your previous reply did not validate against the required JSON schema.\n" +
     `Validation error: ${reason}\n` +
     "Required schema:\n" +
-    `${JSON.stringify(schema, null, 2)}\n` +
+    `${indented.length > INDENTED_SCHEMA_CHARS ? JSON.stringify(schema) : indented}\n` +
     "Reply with ONLY a JSON document that validates against the schema — no prose, no code fences."
   );
 }

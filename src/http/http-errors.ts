@@ -31,6 +31,7 @@ const STATUS_BY_CODE: Partial<Record<HarnessErrorCode, ContentfulStatusCode>> = 
   session_busy: 409,
   already_settled: 409,
   runtime_closed: 503,
+  schema_checker_busy: 503,
 };
 
 /** A JSON error response (`application/json`). */

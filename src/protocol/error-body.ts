@@ -19,6 +19,7 @@ export type HarnessErrorCode =
   | "invalid_request"
   | "runtime_closed"
   | "session_busy"
+  | "schema_checker_busy"
   | "already_settled"
   | "store_failure";
 

@@ -14,3 +14,12 @@ export const MAX_CANCEL_REASON_BYTES = 1024;
 
 /** Page size of a submission listing: default and ceiling. */
 export const SUBMISSION_PAGE = { defaultLimit: 20, maxLimit: 100 } as const;
+
+/** Largest result schema, serialized as compact JSON, in bytes (UTF-8): a schema is code the server generates and runs (ADR 0026). */
+export const MAX_RESULT_SCHEMA_BYTES = 64 * 1024;
+
+/** Deepest nesting of objects and arrays in a result schema (the schema object itself is depth 1). */
+export const MAX_RESULT_SCHEMA_DEPTH = 32;
+
+/** Longest reply text checked against a result schema, in characters. */
+export const MAX_RESULT_TEXT_CHARS = 64 * 1024;

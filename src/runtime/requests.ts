@@ -9,6 +9,7 @@ import { DEFAULT_SESSION, MAX_BODY_BYTES, MAX_CANCEL_REASON_BYTES, SUBMISSION_PA
 import { InvalidDispatch, InvalidRequest, UnknownAgent } from "../errors.ts";
 import type { DispatchMessage, SessionKey } from "../protocol/dispatch.ts";
 import type { SubmissionStatus } from "../protocol/submission-view.ts";
+import { resultSchemaLimitError } from "../drive/result-schema-limits.ts";
 
 /** One session of one agent instance, as a caller names it (`session` absent or "" → "default"). */
 export interface SessionAddress {
@@ -134,6 +135,10 @@ export function validateMessage(message: DispatchMessage): void {
   if (message.resultSchema !== undefined && (message.resultSchema === null || typeof message.resultSchema !== "object")) {
     throw new InvalidDispatch("resultSchema must be a JSON Schema object");
   }
+  // Size and depth before anything serializes or compiles it (a schema nested thousands deep
+  // overflows JSON.stringify's stack).
+  const limit = message.resultSchema === undefined ? undefined : resultSchemaLimitError(message.resultSchema);
+  if (limit !== undefined) throw new InvalidDispatch(limit);
 }
 
 function checkId(what: string, value: unknown, rule: RegExp): void {

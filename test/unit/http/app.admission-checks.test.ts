@@ -55,7 +55,7 @@ describe("admission checks (embedded)", () => {
     const cases: [unknown, RegExp][] = [
       [[], /must be object,boolean/],
       [{ type: 12 }, /type must be equal to one of the allowed values/],
-      [{ pattern: "(" }, /Invalid regular expression/],
+      [{ pattern: "(" }, /pattern "\(" is not supported: missing closing \)/],
       [{ minLength: -1 }, /minLength must be >= 0/],
       [{ $ref: "#/nowhere" }, /can't resolve reference #\/nowhere/],
       [{ type: "object", properties: { a: { items: 3 } } }, /items must be object,boolean/],
@@ -82,8 +82,9 @@ describe("admission checks (embedded)", () => {
 
   it("a valid schema is admitted, and two schemas sharing an $id both compile", async () => {
     for (const schema of [{ $id: "result", type: "object" }, { $id: "result", type: "string" }]) {
-      const res = await post(`/agents/assistant/${fresh()}`, { kind: "user", body: "x", resultSchema: schema });
-      expect(res.status, JSON.stringify(schema)).toBe(202);
+      // Settled before the next test snapshots the store.
+      const res = await post(`/agents/assistant/${fresh()}?wait=true`, { kind: "user", body: "x", resultSchema: schema });
+      expect(res.status, JSON.stringify(schema)).toBe(200);
     }
   });
 
