@@ -6,6 +6,7 @@ import type { ITopic } from "aws-cdk-lib/aws-sns";
 import type { SubagentLimits } from "../agent/subagent-policy.ts";
 import type { HarnessFunctionRole } from "../lambda/env.ts";
 import type { HarnessApiGatewayOptions } from "./harness-api.ts";
+import type { HarnessSecret } from "./harness-secrets.ts";
 import type { HarnessSchedule } from "./harness-schedules.ts";
 
 /** Log levels understood by Powertools for AWS Lambda. */
@@ -255,8 +256,24 @@ export interface HarnessProps {
    */
   readonly logRetention?: RetentionDays;
   /**
-   * Extra environment variables for every function (non-secret settings, e.g. model ids).
+   * Extra environment variables for every function: **non-secret settings only** (model ids,
+   * `HARNESS_*` tuning knobs). Environment variables are plaintext in the synthesized template
+   * and in `GetFunctionConfiguration`: pass provider keys and the bearer token with `secrets`.
    * The harness's own variables (see `HARNESS_ENV`) win on a clash.
    */
   readonly environment?: Record<string, string>;
+  /**
+   * Secrets by reference, by the environment variable name they are read as
+   * (`ANTHROPIC_API_KEY`, `HARNESS_BEARER_TOKEN`, …): a Secrets Manager secret (optionally one
+   * field of its JSON) or an SSM SecureString parameter. The functions' configuration holds only
+   * the reference (`HARNESS_SECRETS`); each function reads its secrets at cold start, once per
+   * container, and only the roles of the functions that receive a secret may read it. By default a
+   * secret goes to the functions that run agents (worker, dlq), and `HARNESS_BEARER_TOKEN` to the
+   * http function alone.
+   *
+   * Cost: Secrets Manager bills $0.40 per secret a month and $0.05 per 10,000 reads; SSM standard
+   * SecureString parameters are free (standard throughput). One read per secret per cold start.
+   * @default no secrets
+   */
+  readonly secrets?: Readonly<Record<string, HarnessSecret>>;
 }

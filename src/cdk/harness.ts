@@ -30,10 +30,12 @@ import { HarnessApi } from "./harness-api.ts";
 import { providerSdkEnv } from "./provider-retries.ts";
 import { HarnessFunction } from "./harness-function.ts";
 import { HarnessSchedules } from "./harness-schedules.ts";
+import { wireSecrets } from "./harness-secrets.ts";
 import { acknowledgeHarnessFindings } from "./nag-suppressions.ts";
 import { HARNESS_TABLE_SCHEMA } from "./table-schema.ts";
 
 export type { HarnessBedrockOptions, HarnessLogLevel, HarnessProps } from "./harness-props.ts";
+export type { HarnessSecret } from "./harness-secrets.ts";
 import type { HarnessBedrockOptions, HarnessProps } from "./harness-props.ts";
 
 // `.ts` when running from the sources (this repository's tests and app), `.js` in the package.
@@ -219,6 +221,8 @@ export class Harness extends Construct {
       retryAttempts: 0,
     });
     this.functions = { http: http.function, worker: worker.function, dlq: dlq.function, sweeper: sweeper.function };
+    // Secrets travel as references, each granted only to the roles of the functions that get it.
+    if (props.secrets) wireSecrets(this, props.secrets, { http, worker, dlq, sweeper }, props.environment ?? {});
 
     // Least privilege: each role gets the data-plane actions it uses, on these resources only.
     for (const fn of [http, worker, dlq, sweeper]) this.grantTableData(fn.role);

@@ -18,7 +18,7 @@ import { errorFields, wiring, invocation } from "./wiring.ts";
 const STOP_MARGIN_MS = 15_000;
 
 export async function handler(_event: ScheduledEvent, context: Context): Promise<DeadLetterDrainReport> {
-  const h = wiring(agentsModule);
+  const h = await wiring(agentsModule);
   const queueUrl = h.settings.deadLetterQueueUrl;
   if (!queueUrl) throw new Error(`missing environment variable ${HARNESS_ENV.deadLetterQueueUrl}`);
   return invocation(h, context, async () => {

@@ -41,6 +41,12 @@ export const HARNESS_ENV = {
    * recovery) and must honour `onParentTerminal` without loading the module (ADR 0023).
    */
   subagentLimits: "HARNESS_SUBAGENT_LIMITS",
+  /**
+   * Where the function's secrets live, as JSON: name → `{secretsManager: arn, field?}` or
+   * `{ssm: parameterName}` (only on the functions granted each; see the construct's `secrets`).
+   * Read at cold start into `process.env` (`lambda/secrets.ts`); the values are never here.
+   */
+  secrets: "HARNESS_SECRETS",
   /** Powertools service name, the same for all functions (the function role is in the logs). */
   serviceName: "POWERTOOLS_SERVICE_NAME",
   /** Powertools log level (`DEBUG`, `INFO`, `WARN`, `ERROR`). */

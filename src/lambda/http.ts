@@ -10,7 +10,7 @@ import { createApp } from "../http/app.ts";
 import { agentNamesFromEnv } from "./settings.ts";
 import { errorFields, wiring, invocation } from "./wiring.ts";
 
-const h = wiring(agentNamesFromEnv());
+const h = await wiring(agentNamesFromEnv());
 const app = createApp(h.runtime, {
   maxStreamMs: h.settings.streamMaxMs,
   cors: h.settings.corsOrigins.length > 0 ? { origins: h.settings.corsOrigins } : undefined,

@@ -13,7 +13,7 @@ import { agentNamesFromEnv } from "./settings.ts";
 import { wiring, invocation } from "./wiring.ts";
 
 export async function handler(event: ScheduledFiring, context: Context): Promise<DispatchResult> {
-  const h = wiring(agentNamesFromEnv());
+  const h = await wiring(agentNamesFromEnv());
   return invocation(h, context, async () => {
     const request = scheduledDispatch(event);
     const admitted = await h.runtime.dispatch(request);

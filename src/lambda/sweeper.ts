@@ -13,7 +13,7 @@ import { METRIC } from "./telemetry.ts";
 import { wiring, invocation } from "./wiring.ts";
 
 export async function handler(_event: ScheduledEvent, context: Context): Promise<SweepReport> {
-  const h = wiring(agentNamesFromEnv());
+  const h = await wiring(agentNamesFromEnv());
   return invocation(h, context, async () => {
     const report = await h.runtime.sweep({ staleQueuedMs: h.settings.staleQueuedMs });
     // An idle deployment's sweeps find nothing: log and publish only when one acted, so a custom

@@ -17,6 +17,7 @@ import { createRuntime, type Runtime } from "../runtime/runtime.ts";
 import { createDynamoStore } from "../dynamodb/index.ts";
 import { bearerAuth } from "../http/bearer-auth.ts";
 import { checkAgentsModule, type HarnessAgentsModule } from "./agents-module.ts";
+import { loadSecrets } from "./secrets.ts";
 import { readSettings, subagentLimitsFromEnv, type LambdaSettings } from "./settings.ts";
 import { METRIC, telemetryObserver } from "./telemetry.ts";
 
@@ -42,11 +43,21 @@ export interface Wiring {
  */
 export type HandlerAgents = HarnessAgentsModule | readonly string[];
 
-let built: Wiring | undefined;
+let built: Promise<Wiring> | undefined;
 
-/** The container's wiring, built on first use from `process.env`. */
-export function wiring(agents: HandlerAgents): Wiring {
-  return (built ??= build(agents));
+/**
+ * The container's wiring, built on first use from `process.env`, after the function's secrets
+ * are read into it (`HARNESS_SECRETS`, once per container). A failed build is retried by the
+ * next call.
+ */
+export function wiring(agents: HandlerAgents): Promise<Wiring> {
+  built ??= loadSecrets()
+    .then(() => build(agents))
+    .catch((err: unknown) => {
+      built = undefined;
+      throw err;
+    });
+  return built;
 }
 
 function build(given: HandlerAgents): Wiring {
@@ -149,7 +160,7 @@ export function sqsHandler(
   return async (event, context) => {
     let h: Wiring;
     try {
-      h = wiring(agents);
+      h = await wiring(agents);
     } catch (err) {
       console.error(JSON.stringify({ level: "ERROR", message: "harness set-up failed", error: errorFields(err) }));
       return setupFailed(event);

@@ -1,0 +1,95 @@
+import { ArnFormat, Stack } from "aws-cdk-lib";
+import { type IGrantable, PolicyStatement } from "aws-cdk-lib/aws-iam";
+import type { IKey } from "aws-cdk-lib/aws-kms";
+import type { Function as CdkFunction } from "aws-cdk-lib/aws-lambda";
+import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
+import type { Construct } from "constructs";
+import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../lambda/env.ts";
+import { SECRET_NAME, type SecretReference } from "../lambda/secrets.ts";
+
+/**
+ * A secret handed to the harness's functions by reference: the function's configuration holds
+ * only where it lives, the function reads it at cold start (once per container) and sets it as
+ * the environment variable of its name. Give one of `secret` or `parameterName`.
+ */
+export interface HarnessSecret {
+  /** A Secrets Manager secret (its role gets `secretsmanager:GetSecretValue`, and decrypt on its key). */
+  readonly secret?: ISecret;
+  /** With `secret`: a field of the secret's JSON value (default: the whole `SecretString`). */
+  readonly field?: string;
+  /**
+   * An SSM parameter's name (`/my-app/anthropic-key`), a SecureString created outside the stack
+   * (CloudFormation cannot create SecureStrings); read with decryption.
+   */
+  readonly parameterName?: string;
+  /** With `parameterName`: the KMS key of the SecureString when it is not the account's `aws/ssm` key. */
+  readonly encryptionKey?: IKey;
+  /**
+   * The functions that receive it, and no others (each role is granted only the secrets it gets).
+   * @default ["http"] for `HARNESS_BEARER_TOKEN`; otherwise ["worker", "dlq"], the functions that
+   *   run agents and so call model providers
+   */
+  readonly functions?: readonly HarnessFunctionRole[];
+}
+
+/** Default receivers of a secret, by its name. */
+function defaultFunctions(name: string): readonly HarnessFunctionRole[] {
+  return name === "HARNESS_BEARER_TOKEN" ? ["http"] : ["worker", "dlq"];
+}
+
+/**
+ * Checks `secrets` (names, one source each, known roles, no clash with `environment`), grants each
+ * function's role read access to exactly the secrets it receives, and sets `HARNESS_SECRETS` on
+ * those functions. Throws naming the first problem.
+ */
+export function wireSecrets(
+  scope: Construct,
+  secrets: Readonly<Record<string, HarnessSecret>>,
+  functions: Readonly<Record<HarnessFunctionRole, { function: CdkFunction; role: IGrantable }>>,
+  environment: Readonly<Record<string, string>>,
+): void {
+  const byRole = new Map<HarnessFunctionRole, Record<string, SecretReference>>();
+  for (const [name, secret] of Object.entries(secrets)) {
+    const problem = (why: string) => new Error(`Harness: secrets.${name}: ${why}`);
+    if (!SECRET_NAME.test(name)) throw problem("not an environment variable name (letters, digits and _, not starting with a digit)");
+    if (name in environment) throw problem("also set in `environment`: a secret must not travel in plain environment variables");
+    if (name.startsWith("AWS_") || (Object.values(HARNESS_ENV) as string[]).includes(name)) {
+      throw problem("names a variable the runtime or the construct sets");
+    }
+    if ((secret.secret === undefined) === (secret.parameterName === undefined)) throw problem("give exactly one of `secret` and `parameterName`");
+    if (secret.field !== undefined && secret.secret === undefined) throw problem("`field` applies to a Secrets Manager `secret` only");
+    if (secret.encryptionKey !== undefined && secret.parameterName === undefined) throw problem("`encryptionKey` applies to `parameterName` only");
+    const roles = secret.functions ?? defaultFunctions(name);
+    if (roles.length === 0) throw problem("`functions` is empty");
+    for (const role of roles) {
+      if (!HARNESS_FUNCTION_ROLES.includes(role)) throw problem(`unknown function ${JSON.stringify(role)} (one of ${HARNESS_FUNCTION_ROLES.join(", ")})`);
+    }
+    const reference: SecretReference = secret.secret
+      ? { secretsManager: secret.secret.secretArn, ...(secret.field !== undefined ? { field: secret.field } : {}) }
+      : { ssm: secret.parameterName! };
+    for (const role of new Set(roles)) {
+      const grantee = functions[role].role;
+      if (secret.secret) {
+        secret.secret.grantRead(grantee);
+      } else {
+        grantee.grantPrincipal.addToPrincipalPolicy(
+          new PolicyStatement({ actions: ["ssm:GetParameter"], resources: [parameterArn(scope, secret.parameterName!)] }),
+        );
+        secret.encryptionKey?.grantDecrypt(grantee);
+      }
+      byRole.set(role, { ...byRole.get(role), [name]: reference });
+    }
+  }
+  for (const [role, references] of byRole) {
+    functions[role].function.addEnvironment(HARNESS_ENV.secrets, Stack.of(scope).toJsonString(references));
+  }
+}
+
+function parameterArn(scope: Construct, name: string): string {
+  return Stack.of(scope).formatArn({
+    service: "ssm",
+    resource: "parameter",
+    resourceName: name.replace(/^\//, ""),
+    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+  });
+}

@@ -1,0 +1,126 @@
+/**
+ * The construct's `secrets` (issue 24): a provider key or the bearer token reaches the functions
+ * as a reference, never as a value in the template; each function's role may read exactly the
+ * secrets it receives (provider keys: worker and dlq; the bearer token: http), and the function
+ * gets only those references.
+ */
+import { App, Stack } from "aws-cdk-lib";
+import { Template } from "aws-cdk-lib/assertions";
+import { type CfnRole, Role } from "aws-cdk-lib/aws-iam";
+import { Key } from "aws-cdk-lib/aws-kms";
+import { Secret } from "aws-cdk-lib/aws-secretsmanager";
+import nag from "cdk-nag";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
+import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../../../src/lambda/env.ts";
+
+const fixture = (name: string): string => fileURLToPath(new URL(`../../cdk/fixtures/${name}`, import.meta.url));
+const handler = fixture("handler.mjs");
+const handlerEntries = { http: handler, worker: handler, dlq: handler, sweeper: handler };
+
+/** The plaintext a deployment must never carry in its template. */
+const PLAINTEXT = "sk-ant-do-not-ship-me";
+
+function synth(props: (stack: Stack) => Partial<HarnessProps>) {
+  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+  const stack = new Stack(app, "Test", { env: { account: "111122223333", region: "eu-west-1" } });
+  const harness = new Harness(stack, "Harness", { agentsEntry: fixture("agents.ts"), handlerEntries, ...props(stack) });
+  return { stack, harness, template: Template.fromStack(stack) };
+}
+type Synth = ReturnType<typeof synth>;
+
+const logicalId = (s: Synth, construct: { node: { defaultChild?: unknown } }): string =>
+  s.stack.resolve((construct.node.defaultChild as CfnRole).logicalId) as string;
+
+function envOf(s: Synth, role: HarnessFunctionRole): Record<string, unknown> {
+  const id = logicalId(s, s.harness.functions[role]);
+  return (s.template.findResources("AWS::Lambda::Function")[id] as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties.Environment
+    .Variables;
+}
+
+/** The secret references a function gets, resolved (tokens as CloudFormation intrinsics). */
+function secretsOf(s: Synth, role: HarnessFunctionRole): Record<string, unknown> | undefined {
+  const raw = envOf(s, role)[HARNESS_ENV.secrets];
+  if (raw === undefined) return undefined;
+  // `{"Fn::Join": ["", [...parts]]}`: the JSON with each ARN as a Ref.
+  const parts = (raw as { "Fn::Join"?: [string, unknown[]] })["Fn::Join"]?.[1] ?? [raw];
+  const text = parts.map((p) => (typeof p === "string" ? p : JSON.stringify(p).replaceAll('"', "'"))).join("");
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+function statementsOf(s: Synth, role: HarnessFunctionRole): { Action: string | string[]; Resource: unknown }[] {
+  const roleId = logicalId(s, s.harness.functions[role].role as Role);
+  return Object.values(s.template.findResources("AWS::IAM::Policy")).flatMap((policy: any) =>
+    policy.Properties.Roles.some((r: { Ref?: string }) => r.Ref === roleId) ? policy.Properties.PolicyDocument.Statement : [],
+  );
+}
+const actions = (s: Synth, role: HarnessFunctionRole): string[] => statementsOf(s, role).flatMap((st) => (Array.isArray(st.Action) ? st.Action : [st.Action]));
+
+describe("Harness: secrets", () => {
+  const s = synth((stack) => {
+    const providerKeys = new Secret(stack, "ProviderKeys", { secretStringValue: undefined });
+    return {
+      environment: { MODEL: "anthropic/claude-sonnet-4-5" },
+      secrets: {
+        ANTHROPIC_API_KEY: { secret: providerKeys, field: "anthropic" },
+        HARNESS_BEARER_TOKEN: { parameterName: "/harness/bearer-token" },
+        TOOL_TOKEN: { parameterName: "tool-token", encryptionKey: new Key(stack, "ToolKey"), functions: ["worker"] },
+      },
+    };
+  });
+
+  it("puts references, never values, into the functions: each gets only its own", () => {
+    expect(JSON.stringify(s.template.toJSON())).not.toContain(PLAINTEXT);
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      expect(envOf(s, role)).not.toHaveProperty("ANTHROPIC_API_KEY");
+      expect(envOf(s, role)).not.toHaveProperty("HARNESS_BEARER_TOKEN");
+    }
+    expect(Object.keys(secretsOf(s, "worker")!).sort()).toEqual(["ANTHROPIC_API_KEY", "TOOL_TOKEN"]);
+    expect(Object.keys(secretsOf(s, "dlq")!)).toEqual(["ANTHROPIC_API_KEY"]);
+    expect(secretsOf(s, "http")).toEqual({ HARNESS_BEARER_TOKEN: { ssm: "/harness/bearer-token" } });
+    expect(secretsOf(s, "sweeper")).toBeUndefined();
+    expect(secretsOf(s, "worker")!.ANTHROPIC_API_KEY).toMatchObject({ field: "anthropic" });
+    expect(secretsOf(s, "worker")!.TOOL_TOKEN).toEqual({ ssm: "tool-token" });
+    // Non-secret settings stay in `environment`.
+    expect(envOf(s, "worker").MODEL).toBe("anthropic/claude-sonnet-4-5");
+  });
+
+  it("grants each role exactly the secrets its function receives", () => {
+    expect(actions(s, "worker")).toContain("secretsmanager:GetSecretValue");
+    expect(actions(s, "dlq")).toContain("secretsmanager:GetSecretValue");
+    expect(actions(s, "http")).not.toContain("secretsmanager:GetSecretValue");
+    expect(actions(s, "sweeper")).not.toContain("secretsmanager:GetSecretValue");
+
+    const ssmResources = (role: HarnessFunctionRole) =>
+      statementsOf(s, role)
+        .filter((st) => (Array.isArray(st.Action) ? st.Action : [st.Action]).includes("ssm:GetParameter"))
+        .map((st) => JSON.stringify(s.stack.resolve(st.Resource)));
+    expect(ssmResources("http")).toEqual([expect.stringContaining("parameter/harness/bearer-token")]);
+    expect(ssmResources("worker")).toEqual([expect.stringContaining("parameter/tool-token")]);
+    expect(ssmResources("dlq")).toEqual([]);
+    expect(ssmResources("sweeper")).toEqual([]);
+    expect(actions(s, "worker")).toContain("kms:Decrypt");
+    expect(actions(s, "http")).not.toContain("kms:Decrypt");
+  });
+
+  it("raises no cdk-nag finding on the harness's resources", () => {
+    const report = new nag.AwsSolutionsChecks().validateScope(s.stack);
+    const ours = report.violations
+      .map((v) => `${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(", ")}`)
+      .filter((line) => line.includes("/Harness/"));
+    expect(ours).toEqual([]);
+  });
+
+  it("refuses a secret also in `environment`, a bad name, two sources or none, and an unknown function", () => {
+    const attempt = (secrets: HarnessProps["secrets"], environment?: Record<string, string>) => () =>
+      synth((stack) => ({ environment, secrets: typeof secrets === "function" ? (secrets as (s: Stack) => HarnessProps["secrets"])(stack) : secrets }));
+    expect(attempt({ OPENAI_API_KEY: { parameterName: "/k" } }, { OPENAI_API_KEY: PLAINTEXT })).toThrow(
+      /secrets\.OPENAI_API_KEY: also set in `environment`: a secret must not travel in plain environment variables/,
+    );
+    expect(attempt({ "bad-name": { parameterName: "/k" } })).toThrow(/secrets\.bad-name: not an environment variable name/);
+    expect(attempt({ K: {} })).toThrow(/give exactly one of `secret` and `parameterName`/);
+    expect(attempt({ K: { parameterName: "/k", functions: ["nope" as HarnessFunctionRole] } })).toThrow(/unknown function "nope"/);
+    expect(attempt({ TABLE_NAME: { parameterName: "/k" } })).toThrow(/names a variable the runtime or the construct sets/);
+  });
+});
