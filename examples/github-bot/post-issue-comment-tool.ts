@@ -47,7 +47,8 @@ export function postIssueCommentTool(ref: IssueRef, access: GitHubAccess): Agent
           details: { dryRun: true, issue: target, body },
         };
       }
-      const url = `${access.apiUrl.replace(/\/$/, "")}/repos/${ref.owner}/${ref.repo}/issues/${ref.issue}/comments`;
+      const path = ["repos", ref.owner, ref.repo, "issues", String(ref.issue), "comments"].map(encodeURIComponent).join("/");
+      const url = `${access.apiUrl.replace(/\/$/, "")}/${path}`;
       const res = await fetch(url, {
         method: "POST",
         headers: {

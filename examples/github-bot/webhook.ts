@@ -4,16 +4,28 @@ import { bodyLimit } from "hono/body-limit";
 import type { Runtime } from "../../src/runtime/runtime.ts";
 import { RequestError } from "../../src/http/http-errors.ts";
 import { ISSUE_BOT, ISSUE_COMMENT_SIGNAL } from "./agents.ts";
-import { instanceOf } from "./issue-ref.ts";
+import { instanceOf, isOwnerName, isRepoName } from "./issue-ref.ts";
 
 /** Largest webhook body accepted (GitHub's own cap is 25 MB; an issue comment is far smaller). */
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
+
+/** Default oldest signed delivery accepted, by its comment's `created_at`: one hour. */
+export const DEFAULT_MAX_DELIVERY_AGE_S = 3600;
 
 export interface WebhookOptions {
   /** GITHUB_WEBHOOK_SECRET; "" accepts unsigned deliveries (local trials only). */
   secret: string;
   /** Default "/webhooks/github". */
   path?: string;
+  /** Signed deliveries whose comment is older than this are refused. Default {@link DEFAULT_MAX_DELIVERY_AGE_S}. */
+  maxDeliveryAgeS?: number;
+  /** Default `Date.now`. */
+  now?: () => number;
+}
+
+/** The dispatch id of a comment: the signed payload's own comment id, not the unsigned delivery header. */
+export function commentDispatchId(commentId: number): string {
+  return `github-comment-${commentId}`;
 }
 
 /**
@@ -23,14 +35,21 @@ export interface WebhookOptions {
  *   (401 on a mismatch or a missing signature when a secret is set).
  * - Over 1 MiB → 413. Events other than a created `issue_comment` (and comments by bots, so the
  *   bot never answers itself) → 204, nothing stored.
- * - A new comment becomes a `github_issue_comment` signal for the issue's instance, with the
- *   delivery id (`X-GitHub-Delivery`) as dispatch id: GitHub's redelivery of the same delivery is
- *   the same submission (202 with the same ids), a changed payload under the same delivery id
- *   is refused (409 `dispatch_conflict`). The answer comes once admission is durable, well
- *   inside GitHub's 10 s delivery timeout; the run goes on after it.
+ * - A new comment becomes a `github_issue_comment` signal for the issue's instance. Its dispatch
+ *   id comes from the signed body (`github-comment-<comment.id>`), not from `X-GitHub-Delivery`,
+ *   which the signature does not cover: a redelivery, or the same signed body replayed under
+ *   another delivery id, is the same submission (202, same ids, `replayed`); a changed payload
+ *   for the same comment is refused (409 `dispatch_conflict`). With a secret, a comment created
+ *   more than `maxDeliveryAgeS` ago is refused (400): a captured delivery cannot be replayed
+ *   after its submission is gone either.
+ * - Repository and owner names are checked as GitHub spells them (`.` and `..` are no names).
+ * - The answer comes once admission is durable, well inside GitHub's 10 s delivery timeout; the
+ *   run goes on after it.
  */
 export function githubWebhook(runtime: Runtime, options: WebhookOptions): (app: Hono) => void {
   const secret = options.secret;
+  const maxAgeMs = (options.maxDeliveryAgeS ?? DEFAULT_MAX_DELIVERY_AGE_S) * 1000;
+  const now = options.now ?? Date.now;
   return (app) =>
     app.post(
       options.path ?? "/webhooks/github",
@@ -50,10 +69,18 @@ export function githubWebhook(runtime: Runtime, options: WebhookOptions): (app: 
         if (payload.action !== "created" || payload.comment.user.type === "Bot") return c.body(null, 204);
         const delivery = c.req.header("x-github-delivery");
         if (!delivery) throw new RequestError(400, "invalid_request", "X-GitHub-Delivery header is required");
+        if (secret !== "") {
+          // The signature proves GitHub sent these bytes, not when: bound how long they count.
+          const created = Date.parse(payload.comment.created_at ?? "");
+          if (!Number.isFinite(created)) throw new RequestError(400, "invalid_request", "comment.created_at is required on a signed delivery");
+          if (now() - created > maxAgeMs) {
+            throw new RequestError(400, "invalid_request", `delivery refused: the comment was created at ${payload.comment.created_at}, more than ${maxAgeMs / 1000} s ago`);
+          }
+        }
         const admitted = await runtime.dispatch({
           agent: ISSUE_BOT,
           instance: instanceOf({ owner: payload.repository.owner.login, repo: payload.repository.name, issue: payload.issue.number }),
-          dispatchId: delivery,
+          dispatchId: commentDispatchId(payload.comment.id),
           message: {
             kind: "signal",
             body: payload.comment.body,
@@ -81,7 +108,7 @@ export function signatureMatches(secret: string, raw: Uint8Array, header: string
 interface IssueCommentPayload {
   action: string;
   issue: { number: number };
-  comment: { body: string; user: { login: string; type?: string } };
+  comment: { id: number; body: string; created_at?: string; user: { login: string; type?: string } };
   repository: { name: string; owner: { login: string } };
 }
 
@@ -102,10 +129,16 @@ function parsePayload(raw: Buffer, contentType: string | undefined): IssueCommen
     typeof p.action === "string" &&
     Number.isInteger(p.issue?.number) &&
     p.issue!.number > 0 &&
-    typeof p.comment?.body === "string" &&
-    typeof p.comment.user?.login === "string" &&
+    Number.isSafeInteger(p.comment?.id) &&
+    p.comment!.id > 0 &&
+    typeof p.comment!.body === "string" &&
+    typeof p.comment!.user?.login === "string" &&
     typeof p.repository?.name === "string" &&
     typeof p.repository.owner?.login === "string";
-  if (!ok) throw new RequestError(400, "invalid_request", "not an issue_comment delivery (action, issue.number, comment.body/user.login, repository.name/owner.login)");
-  return p as IssueCommentPayload;
+  if (!ok) throw new RequestError(400, "invalid_request", "not an issue_comment delivery (action, issue.number, comment.id/body/user.login, repository.name/owner.login)");
+  const payload = p as IssueCommentPayload;
+  if (!isOwnerName(payload.repository.owner.login) || !isRepoName(payload.repository.name)) {
+    throw new RequestError(400, "invalid_request", `not a GitHub repository name: ${JSON.stringify(`${payload.repository.owner.login}/${payload.repository.name}`)}`);
+  }
+  return payload;
 }

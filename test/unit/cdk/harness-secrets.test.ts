@@ -15,7 +15,7 @@ import { describe, expect, it } from "vitest";
 import { Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
 import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../../../src/lambda/env.ts";
 
-const fixture = (name: string): string => fileURLToPath(new URL(`../../cdk/fixtures/${name}`, import.meta.url));
+const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
 const handler = fixture("handler.mjs");
 const handlerEntries = { http: handler, worker: handler, dlq: handler, sweeper: handler };
 

@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
-import { HARNESS_ENV } from "../../src/lambda/env.ts";
-import { loadSecrets } from "../../src/lambda/secrets.ts";
-import { type Moto, motoAvailable, startMoto } from "../support/moto.ts";
-import { useLocalCloud } from "../lambdas/support/local-cloud-suite.ts";
+import { HARNESS_ENV } from "../../../src/lambda/env.ts";
+import { loadSecrets } from "../../../src/lambda/secrets.ts";
+import { type Moto, motoAvailable, startMoto } from "../../support/moto.ts";
+import { useLocalCloud } from "../../support/local-cloud-suite.ts";
 
 if (!motoAvailable) console.warn("secrets tests skipped: python3 -m moto.server is not available on this machine");
 
@@ -83,7 +83,7 @@ describe.skipIf(!motoAvailable)("secrets at cold start (moto)", () => {
 
 describe.skipIf(!motoAvailable)("the http function with its bearer token as a SecureString reference (local cloud)", () => {
   const parameter = `/harness/bearer-${Date.now()}`;
-  const suite = useLocalCloud({ agentsModule: fileURLToPath(new URL("../lambdas/fixtures/agents.ts", import.meta.url)), sweeperRateMs: false });
+  const suite = useLocalCloud({ agentsModule: fileURLToPath(new URL("../../support/local-cloud-fixtures/agents.ts", import.meta.url)), sweeperRateMs: false });
 
   it("refuses a request without the token and admits one with it; the token is nowhere in the function's environment", async () => {
     await moto.call("AmazonSSM.PutParameter", { Name: parameter, Value: "s3cret-bearer", Type: "SecureString" });
