@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import type { AgentTool } from "../../src/agent/agent-setup.ts";
 import { defineTool } from "../../src/agent/define-tool.ts";
 import * as schema from "../../src/agent/tool-schema.ts";
@@ -7,6 +9,11 @@ import * as schema from "../../src/agent/tool-schema.ts";
 const MAX_OUTPUT_CHARS = 32 * 1024;
 const DEFAULT_TIMEOUT_S = 60;
 const MAX_TIMEOUT_S = 600;
+/** After bash exits, how long output still held open by its background processes is read. */
+const DRAIN_MS = 200;
+
+/** The environment variable every process a call starts inherits: how its whole tree is found. */
+export const CALL_MARKER = "CODER_BASH_CALL";
 
 const parameters = schema.obj({
   command: schema.str({ minLength: 1, description: "A bash command line, run in the workspace." }),
@@ -32,7 +39,10 @@ export interface BashDetails {
  * `bash`: runs a command line with the workspace as working directory and streams its output as
  * partial results while it runs (each `onUpdate` → a `tool_call_updated` observer event). NOT a
  * sandbox: the command runs with the server's user and can reach anything that user can. A
- * non-zero exit, a timeout or an abort is an error result carrying the output.
+ * non-zero exit, a timeout or an abort is an error result carrying the output. The call ends when
+ * bash exits; a timeout or an abort kills everything the command started, `setsid` descendants
+ * included, and processes a command leaves running in the background after a normal exit keep
+ * running (a dev server, say) without their output being read.
  */
 export function bashTool(root: string): AgentTool<typeof parameters, BashUpdate | BashDetails> {
   return defineTool<typeof parameters, BashUpdate | BashDetails>({
@@ -42,18 +52,20 @@ export function bashTool(root: string): AgentTool<typeof parameters, BashUpdate 
     parameters,
     async execute(_callId, { command, timeoutSeconds }, signal, onUpdate) {
       const timeoutMs = (timeoutSeconds ?? DEFAULT_TIMEOUT_S) * 1000;
-      // Its own process group, so a timeout or abort ends the whole pipeline, not just bash.
-      const child = spawn("bash", ["-c", command], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+      // Its own process group, so a timeout or abort ends the whole pipeline, not just bash; and a
+      // marker in the environment of everything it starts, so `setsid` descendants (another
+      // session and group) are found and ended too.
+      const marker = randomUUID();
+      const child = spawn("bash", ["-c", command], {
+        cwd: root,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, [CALL_MARKER]: marker },
+      });
       let output = "";
       let cut = false;
       let timedOut = false;
-      const kill = () => {
-        try {
-          process.kill(-child.pid!, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      };
+      const kill = () => killTree(child.pid, marker);
       const timer = setTimeout(() => ((timedOut = true), kill()), timeoutMs);
       signal?.addEventListener("abort", kill, { once: true });
       const onData = (data: Buffer) => {
@@ -67,13 +79,23 @@ export function bashTool(root: string): AgentTool<typeof parameters, BashUpdate 
       };
       child.stdout!.on("data", onData);
       child.stderr!.on("data", onData);
+      // The call ends when bash does: output its background processes still hold open is read for
+      // a moment, then let go (waiting for the pipes to close would wait for them).
       const [exitCode, exitSignal] = await new Promise<[number | null, string | null]>((resolve, reject) => {
         child.once("error", reject);
-        child.once("close", (code, sig) => resolve([code, sig]));
+        child.once("exit", (code, sig) => {
+          const done = () => resolve([code, sig]);
+          const drain = setTimeout(done, DRAIN_MS);
+          child.once("close", () => (clearTimeout(drain), done()));
+        });
       }).finally(() => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", kill);
+        child.stdout!.off("data", onData).destroy();
+        child.stderr!.off("data", onData).destroy();
       });
+      // A timeout or an abort ends what the command left running as well.
+      if (timedOut || signal?.aborted) kill();
       const status = timedOut
         ? `timed out after ${timeoutMs / 1000} s`
         : signal?.aborted
@@ -87,8 +109,51 @@ export function bashTool(root: string): AgentTool<typeof parameters, BashUpdate 
       return {
         content: [{ type: "text", text: `${cut ? "[… earlier output cut]\n" : ""}${output}${output.endsWith("\n") || output === "" ? "" : "\n"}[${status}]` }],
         details,
-        isError: exitCode !== 0,
+        isError: exitCode !== 0 || timedOut || signal?.aborted === true,
       };
     },
   });
+}
+
+/**
+ * SIGKILL to bash's process group and to every process carrying the call's marker (Linux: read
+ * from /proc; elsewhere the group alone). Repeated while new ones appear, since a process may fork
+ * between a scan and its kill.
+ */
+export function killTree(pid: number | undefined, marker: string): void {
+  if (pid !== undefined) signalQuietly(-pid);
+  for (let round = 0; round < 5; round++) {
+    const found = markedProcesses(marker);
+    if (found.length === 0) return;
+    for (const p of found) signalQuietly(p);
+  }
+}
+
+/** Pids of this user's processes whose environment carries `CALL_MARKER=marker`. */
+export function markedProcesses(marker: string): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const needle = `${CALL_MARKER}=${marker}\0`;
+  const pids: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, "latin1").includes(needle)) pids.push(Number(entry));
+    } catch {
+      // gone, or another user's
+    }
+  }
+  return pids;
+}
+
+function signalQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
 }

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { escapeControl } from "../../src/logging/console.ts";
 import { parseCorsOrigins } from "../../src/http/cors-origins.ts";
 
 /** What every example reads from its environment, the same way `npm start` does. */
@@ -48,7 +49,7 @@ export function exampleFail(name: string, message: string): never {
   process.exit(1);
 }
 
-/** One log line, prefixed with the wall-clock time. */
+/** One log line, prefixed with the wall-clock time; control characters escaped (one call, one line). */
 export function log(message: string): void {
-  console.log(`${new Date().toISOString()} ${message}`);
+  console.log(`${new Date().toISOString()} ${escapeControl(message)}`);
 }

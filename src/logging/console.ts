@@ -9,6 +9,23 @@ export interface ConsoleLogOptions {
   timestamps?: boolean;
 }
 
+// C0 controls, DEL, C1 controls (some terminals act on 0x9b as CSI), and the Unicode line and
+// paragraph separators.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/**
+ * `text` with every control character written as an escape (`\n`, `\x1b`, `\u2028`): a value a
+ * client or a model chose (a cancel reason, a tool name, an error) cannot start a forged log line
+ * or drive the terminal the log is read in.
+ */
+export function escapeControl(text: string): string {
+  return text.replace(CONTROL, (c) => NAMED[c] ?? (c.charCodeAt(0) <= 0xff ? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}` : `\\u${c.charCodeAt(0).toString(16)}`));
+}
+
+/** A value for a log line: control characters escaped. */
+const v = (value: unknown): string => escapeControl(String(value));
+
 function lineWriter(options: ConsoleLogOptions): (message: string) => void {
   const write = options.write ?? ((line: string) => console.log(line));
   const timestamps = options.timestamps ?? true;
@@ -25,28 +42,29 @@ export function consoleObserver(options: ConsoleLogOptions = {}): Observer {
   const log = lineWriter(options);
   return (event: HarnessEvent) => {
     const c = event.correlation;
-    const where = `${sessionKeyString(c.sessionKey)} sub=${c.submissionId ?? "-"}`;
+    // Every value from outside (ids, names, reasons, errors, details) is escaped: one event, one line.
+    const where = `${v(sessionKeyString(c.sessionKey))} sub=${v(c.submissionId ?? "-")}`;
     switch (event.type) {
       case "submission_admitted":
         log(`admitted ${where}${event.replayed ? " (replayed, idempotent)" : ""}`);
         break;
       case "submission_claimed":
-        log(`claimed ${where} attempt=${c.attemptId ?? "-"} (#${event.attemptCount})`);
+        log(`claimed ${where} attempt=${v(c.attemptId ?? "-")} (#${event.attemptCount})`);
         break;
       case "tool_call_ended":
-        log(`tool finished ${where} ${event.toolName}${event.isError ? " (error)" : ""}`);
+        log(`tool finished ${where} ${v(event.toolName)}${event.isError ? " (error)" : ""}`);
         break;
       case "recovery":
-        log(`recovery ${where} ${event.decision}: ${event.detail}`);
+        log(`recovery ${where} ${v(event.decision)}: ${v(event.detail)}`);
         break;
       case "compaction":
-        log(`compacted ${where} ${event.reason}: ~${event.summarizedTokens} tokens summarized, ~${event.keptTokens} kept`);
+        log(`compacted ${where} ${v(event.reason)}: ~${event.summarizedTokens} tokens summarized, ~${event.keptTokens} kept`);
         break;
       case "submission_settled":
         log(
-          `settled ${where} ${event.payload.status}` +
-            (event.payload.errorCode ? ` ${event.payload.errorCode}` : "") +
-            (event.payload.error ? `: ${event.payload.error}` : "") +
+          `settled ${where} ${v(event.payload.status)}` +
+            (event.payload.errorCode ? ` ${v(event.payload.errorCode)}` : "") +
+            (event.payload.error ? `: ${v(event.payload.error)}` : "") +
             (event.payload.usage ? ` (${event.payload.usage.totalTokens} tokens${event.payload.cost ? `, $${event.payload.cost.total.toFixed(4)}` : ""})` : ""),
         );
         break;
@@ -66,12 +84,12 @@ export function consoleTimingInterceptor(options: ConsoleLogOptions = {}): Inter
     try {
       await next();
     } catch (err) {
-      outcome = `error: ${err instanceof Error ? err.message : String(err)}`;
+      outcome = `error: ${v(err instanceof Error ? err.message : String(err))}`;
       throw err;
     } finally {
-      const what = info.kind + (info.operation ? `:${info.operation}` : "") + (info.toolName ? `:${info.toolName}` : "");
+      const what = v(info.kind + (info.operation ? `:${info.operation}` : "") + (info.toolName ? `:${info.toolName}` : ""));
       const ms = (performance.now() - started).toFixed(1);
-      log(`debug ${what} sub=${info.correlation.submissionId ?? "-"} ${ms}ms ${outcome}`);
+      log(`debug ${what} sub=${v(info.correlation.submissionId ?? "-")} ${ms}ms ${outcome}`);
     }
   };
 }

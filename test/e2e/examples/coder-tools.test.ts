@@ -1,9 +1,11 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync, existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bashTool } from "../../../examples/coder/bash-tool.ts";
-import { editTool, readTool, writeTool } from "../../../examples/coder/file-tools.ts";
+import { editTool, MAX_EDIT_BYTES, MAX_READ_BYTES, readTool, writeTool } from "../../../examples/coder/file-tools.ts";
 import { PathOutsideWorkspace, workspacePath } from "../../../examples/coder/workspace-path.ts";
 
 /** The coder example's tools: confined to the workspace (file tools), streaming (bash). */
@@ -87,6 +89,43 @@ describe("file tools", () => {
   });
 });
 
+describe("file tools on what is not an ordinary file of the workspace (issue 24)", () => {
+  it("FIFOs are refused at once: five reads do not hold libuv's file threads, and other file work goes on", async () => {
+    const fifos = ["p1", "p2", "p3", "p4", "p5"].map((name) => join(root, `${name}.fifo`));
+    for (const fifo of fifos) execFileSync("mkfifo", [fifo]);
+    // A blocking open of a FIFO with no writer waits forever on a libuv thread (there are 4).
+    const reads = fifos.map((fifo) => call(readTool(root), { path: fifo.slice(root.length + 1) }).then(() => "read", (err: Error) => err.message));
+    expect(await Promise.all(reads)).toEqual(fifos.map((f) => `${f.slice(root.length + 1)} is not a regular file (a FIFO): refused`));
+    expect(await readFile(join(root, "src", "a.txt"), "utf8")).toBe("alpha\nbeta\ngamma\n");
+    await expect(call(editTool(root), { path: "p1.fifo", oldText: "a", newText: "b" })).rejects.toThrow(/not a regular file/);
+    // Writing to a FIFO without a reader: refused, not blocked either.
+    await expect(call(writeTool(root), { path: "p2.fifo", content: "x" })).rejects.toThrow(/not a regular file/);
+    await expect(call(readTool(root), { path: "src" })).rejects.toThrow(/src is not a regular file \(a folder\): refused/);
+  });
+
+  it("a hard link to a file outside the workspace is refused by read, edit and write; the outside file is untouched", async () => {
+    const target = join(outside, "hard.txt");
+    writeFileSync(target, "outside via a hard link");
+    linkSync(target, join(root, "hard.txt"));
+    await expect(call(readTool(root), { path: "hard.txt" })).rejects.toThrow(/hard\.txt has 2 hard links: refused/);
+    await expect(call(editTool(root), { path: "hard.txt", oldText: "outside", newText: "pwned" })).rejects.toThrow(/hard links/);
+    await expect(call(writeTool(root), { path: "hard.txt", content: "pwned" })).rejects.toThrow(/hard links/);
+    expect(readFileSync(target, "utf8")).toBe("outside via a hard link");
+  });
+
+  it("a 400 MB file: read takes at most its byte budget and says so; edit refuses it", async () => {
+    const big = join(root, "big.log");
+    writeFileSync(big, "first line\nsecond line\n");
+    truncateSync(big, 400 * 1024 * 1024); // sparse: no disk used
+    const read = await call(readTool(root), { path: "big.log", limit: 1 });
+    expect(read.content[0]!.text).toMatch(/^first line\n\[the file is 419430400 bytes: only its first 4194304 were read/);
+    expect(read.details).toMatchObject({ bytesRead: MAX_READ_BYTES, size: 400 * 1024 * 1024 });
+    await expect(call(editTool(root), { path: "big.log", oldText: "first", newText: "1st" })).rejects.toThrow(
+      new RegExp(`big\\.log is 419430400 bytes: edit rewrites files of at most ${MAX_EDIT_BYTES} bytes`),
+    );
+  });
+});
+
 describe("bash tool", () => {
   it("runs in the workspace and streams output while the command runs", async () => {
     const updates: { chunk: string; at: number }[] = [];
@@ -120,4 +159,52 @@ describe("bash tool", () => {
     expect(aborted.isError).toBe(true);
     expect(aborted.content[0]!.text).toMatch(/\[aborted\]$/);
   });
+
+  it("a timeout and an abort end setsid descendants too, and the call returns at once (it waited for them before)", async () => {
+    const run = (params: unknown, signal?: AbortSignal) =>
+      (bashTool(root).execute as (...a: unknown[]) => Promise<{ content: { text: string }[]; isError?: boolean; details: { timedOut: boolean } }>)("c", params, signal);
+    const pidIn = (text: string) => Number(/pid (\d+)/.exec(text)![1]);
+
+    const started = Date.now();
+    const timedOut = await run({ command: "setsid sleep 45 & echo pid $!; wait", timeoutSeconds: 1 });
+    expect(timedOut.details.timedOut).toBe(true);
+    expect(Date.now() - started).toBeLessThan(15_000); // 45 s before: the pipe stayed open
+    await expectGone(pidIn(timedOut.content[0]!.text));
+
+    const abort = new AbortController();
+    const pending = run({ command: "setsid bash -c 'sleep 45' & echo pid $!; wait" }, abort.signal);
+    await new Promise((r) => setTimeout(r, 500));
+    abort.abort();
+    const aborted = await pending;
+    expect(aborted.content[0]!.text).toMatch(/\[aborted\]$/);
+    await expectGone(pidIn(aborted.content[0]!.text));
+  });
+
+  it("a command that leaves a background process holding its output ends when bash exits", async () => {
+    const started = Date.now();
+    const result = await (bashTool(root).execute as (...a: unknown[]) => Promise<{ content: { text: string }[]; isError?: boolean }>)("c", {
+      command: "setsid sleep 45 & echo pid $!",
+    });
+    expect(result.isError).toBe(false);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const pid = Number(/pid (\d+)/.exec(result.content[0]!.text)![1]);
+    process.kill(pid, "SIGKILL"); // left running on purpose (a dev server would be): clean up
+  });
 });
+
+/** Waits until `pid` is gone (or a zombie waiting for its reaper). */
+async function expectGone(pid: number): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    let state: string | undefined;
+    try {
+      state = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0];
+    } catch {
+      return; // gone
+    }
+    if (state === "Z") return;
+    if (Date.now() > deadline) throw new Error(`process ${pid} still running (state ${state})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+

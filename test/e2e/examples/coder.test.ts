@@ -89,4 +89,49 @@ describe("examples/coder", () => {
     const records = await recordsUntilSettled(`${ex.url}/agents/coder/shell`, sub.submissionId);
     expect(JSON.stringify(outcomes(records)[0]!.content)).toContain(`${marker} step 3\\n[exit code 0]`);
   }, 30_000);
+
+  it("bash narration is capped per call: 50,000 lines of output write 100 log lines and one saying how many more", async () => {
+    const marker = `flood${Date.now()}`;
+    const sub = await dispatch("flood", `$ yes ${marker} | head -n 50000; echo end`);
+    expect(sub.status).toBe("succeeded");
+    await eventually(async () => (/tool finished coder\/flood\/default \S+ bash/.test(ex.output()) ? true : undefined), 20_000);
+    const narrated = ex.output().split("\n").filter((l) => l.includes(`bash | ${marker}`));
+    expect(narrated.length).toBeGreaterThan(0);
+    expect(narrated.length).toBeLessThanOrEqual(100);
+    expect(ex.output()).toMatch(/bash \| … \d+ more lines not narrated \(call_/);
+  }, 30_000);
 });
+
+describe("examples/coder with CORS_ORIGINS (issue 24)", () => {
+  it("refuses CORS_ORIGINS without API_TOKEN: any page it allows could run commands", async () => {
+    const refused = await promisify(execFile)("npm", ["run", "example", "--", "coder"], {
+      cwd: ROOT,
+      env: { ...process.env, CORS_ORIGINS: "*", API_TOKEN: "", PORT: "0", DATA_DIR: join(dataDir, "cors-refused") },
+    }).then(
+      () => undefined,
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(refused?.code).toBe(1);
+    expect(refused?.stderr).toMatch(/CORS_ORIGINS refused without API_TOKEN/);
+  }, 60_000);
+
+  it("with API_TOKEN, a cross-origin page's POST (Origin: null) without the token is 401 and runs nothing; with it, the command runs", async () => {
+    const cors = await startExampleProcess(["run", "example", "--", "coder"], { DATA_DIR: join(dataDir, "cors"), CORS_ORIGINS: "*", API_TOKEN: "t0ken" });
+    const owned = join(dataDir, "cors", "workspace", "owned.txt");
+    const post = (headers: Record<string, string>) =>
+      fetch(`${cors.url}/agents/coder/page?wait=true`, {
+        method: "POST",
+        headers: { origin: "null", "content-type": "text/plain", ...headers },
+        body: JSON.stringify({ kind: "user", body: "$ id; echo OWNED > owned.txt" }),
+      });
+    const refused = await post({});
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toEqual({ error: "unauthorized", code: "unauthorized" });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(() => readFileSync(owned)).toThrow();
+    const allowed = await post({ authorization: "Bearer t0ken" });
+    expect(allowed.status).toBe(200);
+    expect(readFileSync(owned, "utf8")).toBe("OWNED\n");
+  }, 60_000);
+});
+

@@ -55,4 +55,43 @@ describe("console logging from the library", () => {
     }
     expect(seen).toEqual(["admitted a/i/default sub=s (replayed, idempotent)"]);
   });
+
+  it("a cancel reason, a tool name or a recovery detail cannot forge a log line or reach the terminal raw (issue 24)", async () => {
+    const lines: string[] = [];
+    const write = (line: string) => lines.push(line);
+    const forged = "\n2026-01-01T00:00:00.000Z settled assistant/w1/default sub=x succeeded\u001b[2J\u009b31m";
+    const scripted = scriptedModel([[{ toolCall: { id: "call-1", name: `clock${forged}`, arguments: {} } }], [{ text: "done" }]]);
+    const runtime = createRuntime({
+      store: createMemoryStore(),
+      agents: { assistant: { initialize: () => ({ ...scripted, tools: [clockTool()] }) } },
+      observers: [consoleObserver({ write, timestamps: false })],
+      interceptors: [consoleTimingInterceptor({ write, timestamps: false })],
+    });
+    await runtime.start();
+    try {
+      const ran = await runtime.dispatch({ agent: "assistant", instance: "w1", message: { kind: "user", body: "time?" } });
+      await runtime.wait(ran.submissionId);
+      const held = await runtime.dispatch({ agent: "assistant", instance: "w2", message: { kind: "user", body: "wait" } });
+      await runtime.cancel(held.submissionId, `stop${forged}`);
+      await runtime.wait(held.submissionId);
+    } finally {
+      await runtime.close();
+    }
+    consoleObserver({ write, timestamps: false })({
+      type: "recovery",
+      correlation: { sessionKey: { agent: "a", instance: "i", session: "default" }, conversationId: "c", submissionId: "s" },
+      decision: "transient_backoff",
+      detail: `lease expired${forged}`,
+    } as Parameters<ReturnType<typeof consoleObserver>>[0]);
+    for (const line of lines) {
+      expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    }
+    const escaped = "\\n2026-01-01T00:00:00.000Z settled assistant/w1/default sub=x succeeded\\x1b[2J\\x9b31m";
+    // One line per settlement, and only w1's says it succeeded: the forged one stays inside the reason.
+    expect(lines.filter((l) => /^settled \S+ sub=\S+ succeeded/.test(l)).map((l) => l.split(" ")[1])).toEqual(["assistant/w1/default"]);
+    expect(lines.find((l) => l.startsWith("tool finished"))).toContain(`clock${escaped} (error)`);
+    expect(lines.find((l) => l.includes(" cancelled") || l.includes("stop"))).toContain(`stop${escaped}`);
+    expect(lines.at(-1)).toBe(`recovery a/i/default sub=s transient_backoff: lease expired${escaped}`);
+  });
 });
+
