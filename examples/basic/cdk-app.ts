@@ -14,14 +14,21 @@
  * - `harness:urlAuth=NONE`   function URL without IAM auth (the app must check tokens itself)
  * - `harness:model=provider/model`  sets `MODEL` on the functions (the basic example's model
  *   switch; unset = its keyless model). With Bedrock no key is needed: the worker's role signs.
+ * - `harness:secret:NAME=ssm:/parameter/name` or `harness:secret:NAME=sm:<secret ARN>[#field]`
+ *   hands the functions a secret by reference as the construct's `secrets` prop does (e.g.
+ *   `-c harness:secret:ANTHROPIC_API_KEY=ssm:/harness/anthropic-key` for the worker and dlq,
+ *   `-c harness:secret:HARNESS_BEARER_TOKEN=ssm:/harness/token` for the http function with
+ *   `harness:urlAuth=NONE`). Never pass a key through `environment`: it would be plaintext in the
+ *   template.
  *
  * The AwsSolutions cdk-nag pack runs on every synth; an unacknowledged finding fails it.
  */
 import { fileURLToPath } from "node:url";
 import { App, CfnOutput, RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
 import { FunctionUrlAuthType } from "aws-cdk-lib/aws-lambda";
+import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import nag from "cdk-nag";
-import { Harness } from "../../src/cdk/harness.ts";
+import { Harness, type HarnessSecret } from "../../src/cdk/harness.ts";
 
 const app = new App();
 const flag = (key: string): boolean => String(app.node.tryGetContext(key)) === "true";
@@ -36,6 +43,22 @@ const stack = new Stack(app, String(app.node.tryGetContext("harness:stackName") 
 
 const model = app.node.tryGetContext("harness:model");
 
+// `harness:secret:NAME` context keys: references, resolved by the functions at cold start.
+const secrets: Record<string, HarnessSecret> = {};
+for (const [key, value] of Object.entries(app.node.getAllContext())) {
+  if (!key.startsWith("harness:secret:")) continue;
+  const name = key.slice("harness:secret:".length);
+  const where = String(value);
+  if (where.startsWith("ssm:")) {
+    secrets[name] = { parameterName: where.slice(4) };
+  } else if (where.startsWith("sm:")) {
+    const [arn, field] = where.slice(3).split("#");
+    secrets[name] = { secret: Secret.fromSecretCompleteArn(stack, `Secret${name}`, arn!), field };
+  } else {
+    throw new Error(`${key}: expected ssm:<parameter name> or sm:<secret ARN>[#field], got ${where}`);
+  }
+}
+
 const harness = new Harness(stack, "Harness", {
   agentsEntry: app.node.tryGetContext("harness:agentsEntry")
     ? String(app.node.tryGetContext("harness:agentsEntry"))
@@ -49,6 +72,7 @@ const harness = new Harness(stack, "Harness", {
   urlAuthType:
     String(app.node.tryGetContext("harness:urlAuth")) === "NONE" ? FunctionUrlAuthType.NONE : FunctionUrlAuthType.AWS_IAM,
   environment: model ? { MODEL: String(model) } : undefined,
+  secrets,
 });
 
 new CfnOutput(stack, "Url", { value: harness.url, description: "Base URL of the harness HTTP API" });
