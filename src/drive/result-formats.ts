@@ -3,8 +3,8 @@
  * regular expression matched on the linear-time engine, and `url` (whose expression backtracks
  * quadratically: `http://` followed by 8,000 `::` took 0.9 s) checked by the URL parser instead.
  * The formats ajv-formats writes as functions (dates, times, `uri`, `byte`, `regex`, numbers) are
- * kept: their expressions are anchored and unambiguous (test/unit/drive/result-schema.test.ts pumps
- * every format with attack strings).
+ * kept: their expressions are anchored and unambiguous (test/unit/drive/result-schema-engine.test.ts
+ * pumps every format with attack strings near the text cap).
  */
 import type { Format } from "ajv";
 import { fullFormats } from "ajv-formats/dist/formats.js";
