@@ -136,10 +136,14 @@ describe("runtime: crash recovery (a runtime dropped between engine phases)", ()
     });
     const { submissionId, conversationId } = await Promise.race([
       h.runtime.dispatch({ agent: "assistant", instance: "w", dispatchId: "crash-1", message: { ...user("go"), ...message } }),
-      // A crash right after admission never answers the client; the ids are the dispatch's.
+      // A crash right after admission never answers the client; the ids are the dispatch's, once
+      // it is stored (a result schema is checked on its thread first, which takes a moment).
       settleTicks(50).then(async () => {
-        const sub = await h.store.getSubmission("crash-1");
-        return { submissionId: sub.id, conversationId: sub.conversationId };
+        for (let i = 0; ; i++) {
+          const sub = await h.store.getSubmission("crash-1").catch((err: unknown) => (i < 400 ? undefined : Promise.reject(err)));
+          if (sub) return { submissionId: sub.id, conversationId: sub.conversationId };
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
       }),
     ]);
     await settleTicks();
