@@ -120,8 +120,28 @@ export class SessionBusy extends HarnessError {
 
 /** A cancel of a submission that has settled (or is settling) with another outcome than a cancel. */
 export class AlreadySettled extends HarnessError {
-  constructor(submissionId: string, status: string) {
-    super("already_settled", `submission ${submissionId} already settled (${status}): nothing to cancel`);
+  /**
+   * `cancelLost`: a cancel had been requested (answered `cancelling`), but the run ended with its
+   * own outcome before it learnt of it.
+   */
+  constructor(submissionId: string, status: string, options: { cancelLost?: boolean } = {}) {
+    super(
+      "already_settled",
+      options.cancelLost
+        ? `submission ${submissionId} settled ${status}: the run ended before the cancel requested earlier reached it (the cancel lost the race); nothing to cancel`
+        : `submission ${submissionId} already settled (${status}): nothing to cancel`,
+    );
+  }
+}
+
+/**
+ * A park refused (`waitSubmission`): a cancel was requested for the running submission after its
+ * owner last renewed its lease. Nothing changed; the owner still holds the row and settles it
+ * with the cancellation instead of parking a run nobody would tell of the cancel.
+ */
+export class CancelRequested extends HarnessError {
+  constructor(submissionId: string) {
+    super("cancel_requested", `submission ${submissionId} has a cancel requested: it is settled, not parked`);
   }
 }
 

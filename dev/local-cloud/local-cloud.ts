@@ -91,6 +91,13 @@ export interface LocalCloudOptions {
   log?: LogSink;
   /** Event-source and schedule failures; default: logged through `log`. */
   onError?: (err: unknown, source: string) => void;
+  /**
+   * Called with each event the work queue's event source received, just before it invokes `fn`
+   * with it: a test may kill `fn`'s container here, as an init failure or a crash of the runtime
+   * before the handler ends a real invocation (the message then stays in flight for the queue's
+   * visibility timeout, since no handler ever saw it).
+   */
+  beforeInvoke?: (event: SQSEvent, fn: LocalFunction) => void;
 }
 
 /** One event an event source handed a function. */
@@ -261,7 +268,10 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     functions: workers,
     waitSeconds: options.pollWaitSeconds,
     onError: (err, fn) => onError(err, fn.name),
-    onDeliver: recordDelivery("work"),
+    onDeliver: (event, fn) => {
+      recordDelivery("work")(event, fn);
+      options.beforeInvoke?.(event, fn);
+    },
   });
 
   try {

@@ -5,6 +5,13 @@
  * queue, and a share of DynamoDB calls is answered with a throttle (a proxy in front of the
  * table). At the end the checker reads every log back over HTTP, the rows from the store, and the
  * queues: nothing may be left in either (`invariants.ts`, plus the queues here).
+ *
+ * By default it runs with the construct's timeouts (worker 15 min, queue visibility 16 min, lease
+ * 30 s, a sweep a minute, the sweeper's stale-head threshold): a kill costs what it costs a
+ * deployment. Kills alternate between a busy worker (mid-run, settling, handing on) and a
+ * container that receives a doorbell and dies before its handler runs (an init failure); after
+ * each the session's stall is measured (kill → its next record) and one over
+ * {@link MAX_STALL_MS} is a violation. `short: true` (`--short`) shortens every timeout instead.
  */
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
@@ -12,7 +19,8 @@ import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from "@aws-s
 import { startLocalCloud } from "../local-cloud/local-cloud.ts";
 import { startThrottleProxy } from "../local-cloud/throttle-proxy.ts";
 import { startEmulators } from "../../test/support/emulators.ts";
-import type { SubmissionStatus } from "../../src/store/submission.ts";
+import type { Store } from "../../src/store/store.ts";
+import type { Submission, SubmissionStatus } from "../../src/store/submission.ts";
 import { encodeDoorbell } from "../../src/sqs/doorbell-body.ts";
 import { messageGroupId } from "../../src/sqs/message-group.ts";
 import { createDynamoStore } from "../../src/dynamodb/index.ts";
@@ -40,32 +48,53 @@ export interface CloudSoakOptions {
   /** Share of submissions that delegate to 1–3 parallel subagents (`soak-agents.ts`). */
   subagentRate: number;
   maxSeconds: number;
-  leaseMs: number;
+  /**
+   * Shortened timeouts (worker 20 s, visibility 25 s, lease 2 s, sweep and stale head 2 s) instead
+   * of the construct's defaults: a quick run of everything but the stall a kill costs.
+   */
+  short: boolean;
   workers: number;
   seed: number;
   log?: (line: string) => void;
 }
 
 export const DEFAULT_CLOUD_SOAK: CloudSoakOptions = {
-  sessions: 8,
-  submissionsPerSession: 8,
-  killEveryMs: 6_000,
+  sessions: 6,
+  submissionsPerSession: 6,
+  killEveryMs: 15_000,
+  maxCrashes: 12,
   throttleEvery: 25,
   duplicateRate: 0.3,
   compactionRate: 0.15,
   cancelRate: 0.3,
   subagentRate: 0.2,
-  maxSeconds: 180,
-  leaseMs: 2_000,
-  workers: 2,
+  maxSeconds: 900,
+  short: false,
+  workers: 3,
   seed: 1,
 };
+
+/** The target: a session whose worker is killed at any point runs again within this (ADR 0028). */
+export const MAX_STALL_MS = 90_000;
+
+/** One kill and what it cost its session. */
+export interface KillStall {
+  kind: "busy" | "before_handler";
+  /** The doorbell the killed invocation held. */
+  submissionId: string;
+  /** Kill → the session's next record (ms); undefined when the session had nothing left to do. */
+  stallMs?: number;
+}
 
 export interface CloudSoakReport extends SoakReport {
   duplicates: number;
   throttled: number;
-  /** Messages left in the work queue and the dead-letter queue at the end. */
+  /** Messages left visible in the work queue and the dead-letter queue at the end. */
   leftInQueues: number;
+  /** Messages still in flight at the end: doorbells whose invocation died before the handler. */
+  inFlightAtEnd: number;
+  /** Every kill with the stall it caused. */
+  stalls: KillStall[];
 }
 
 const UNSETTLED: SubmissionStatus[] = ["queued", "running", "waiting", "terminalizing"];
@@ -81,29 +110,50 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
   if (emulators) Object.assign(process.env, emulators.env);
   const proxy = await startThrottleProxy(process.env.AWS_ENDPOINT_URL_DYNAMODB!);
   const output: string[] = [];
+  let crashes = 0;
+  // Armed by the killer: the next doorbell received kills its container before the handler.
+  let killNextDelivery = false;
+  const kills: Kill[] = [];
+  const holding = new Map<string, string>();
   const cloud = await startLocalCloud({
     agentsModule: AGENTS,
     agentNames: [ASSISTANT, RESEARCHER],
     workers: options.workers,
-    // A killed worker's message stays invisible for the visibility timeout, and its session's FIFO
-    // group waits behind it: short timeouts (the soak's replies take a few seconds) keep a kill
-    // from stalling its session for a minute.
-    workerTimeoutMs: 20_000,
-    queueVisibilityTimeoutMs: 25_000,
+    ...(options.short
+      ? { workerTimeoutMs: 20_000, queueVisibilityTimeoutMs: 25_000, sweeperRateMs: 2_000 }
+      : {}),
     streamMaxMs: 10_000,
     httpTimeoutMs: 30_000,
-    sweeperRateMs: 2_000,
     env: {
-      HARNESS_LEASE_MS: String(options.leaseMs),
-      HARNESS_STALE_QUEUED_MS: "2000",
+      ...(options.short ? { HARNESS_LEASE_MS: "2000", HARNESS_STALE_QUEUED_MS: "2000" } : {}),
       AWS_ENDPOINT_URL_DYNAMODB: proxy.url,
+    },
+    beforeInvoke: (event, fn) => {
+      const submissionId = (JSON.parse(event.Records[0]?.body ?? "{}") as { submissionId?: string }).submissionId ?? "";
+      holding.set(fn.name, submissionId);
+      if (!killNextDelivery || !fn.kill("SIGKILL")) return;
+      killNextDelivery = false;
+      crashes++;
+      kills.push(killOf("before_handler", submissionId));
     },
     log: (line, source) => void output.push(`[${source}] ${line}`),
     onError: (err, source) => void output.push(`[event-source ${source}] ${String(err)}`),
   });
   const sqs = new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS });
   const store = createDynamoStore({ tableName: cloud.tableName, bucketName: cloud.bucketName });
-  let crashes = 0;
+  // What a kill may stall, read at once: the held submission if it was running, queued or
+  // settling; if it had settled, its session's next head (a hand-on the kill may have lost).
+  function killOf(kind: KillStall["kind"], submissionId: string): Kill {
+    const at = Date.now();
+    const stalled = (async () => {
+      const sub = submissionId ? await store.getSubmission(submissionId).catch(() => undefined) : undefined;
+      if (!sub || sub.status === "waiting") return undefined;
+      if (sub.status !== "settled") return sub;
+      const head = await store.getSessionHead(sub.sessionKey);
+      return head && (head.status === "queued" || head.status === "running") ? head : undefined;
+    })().catch(() => undefined);
+    return { kind, at, submissionId, stalled };
+  }
   let duplicates = 0;
   const families: Family[] = [];
   const settledFamilies = new Set<string>();
@@ -116,10 +166,16 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
         await sleep(options.killEveryMs * (0.5 + random()));
         if (!killing) break;
         const phases = await familyPhases(cloud.url, families, settledFamilies);
+        if (kills.length % 2 === 1) {
+          // Every other kill: the next container to receive a doorbell dies before its handler.
+          killNextDelivery = true;
+          continue;
+        }
         const busy = cloud.workers.filter((w) => w.busy);
         const victim = busy[Math.floor(random() * busy.length)];
         if (victim?.kill("SIGKILL")) {
           crashes++;
+          kills.push(killOf("busy", holding.get(victim.name) ?? ""));
           if (phases.waiting) killPhases.parentWaiting++;
           if (phases.running) killPhases.parentRunning++;
         }
@@ -158,23 +214,37 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
       throw err;
     } finally {
       killing = false;
+      killNextDelivery = false;
       await killer;
     }
     proxy.throttleEvery = 0;
     const { sessions } = driven;
 
-    // Everything settled: the queues drain (duplicates of settled work are acknowledged).
-    let leftInQueues = await queued(sqs, [cloud.queueUrl, cloud.deadLetterQueueUrl]);
-    for (let waited = 0; leftInQueues > 0 && waited < 60_000; waited += 500) {
+    // Everything settled: the queues drain (duplicates of settled work are acknowledged). A
+    // doorbell whose invocation died before its handler stays in flight until the queue's
+    // visibility timeout, blocking nothing (ADR 0028); the rest must go.
+    const preHandlerKills = kills.filter((k) => k.kind === "before_handler").length;
+    let left = await queued(sqs, [cloud.queueUrl, cloud.deadLetterQueueUrl]);
+    for (let waited = 0; (left.visible > 0 || left.inFlight > preHandlerKills) && waited < 90_000; waited += 500) {
       await sleep(500);
-      leftInQueues = await queued(sqs, [cloud.queueUrl, cloud.deadLetterQueueUrl]);
+      left = await queued(sqs, [cloud.queueUrl, cloud.deadLetterQueueUrl]);
     }
+    const leftInQueues = left.visible;
     const { records, outcomes } = await readBack(cloud.url, sessions);
     const familyEvidence = await readFamilies(cloud.url, sessions);
     const unsettled = (await Promise.all(UNSETTLED.map((status) => store.listByStatus(status)))).flat();
     const attempts = await attemptsOf(store, sessions);
     const violations = [...checkInvariants({ sessions, unsettled }), ...checkSubagents(sessions, familyEvidence, families.map((f) => f.submissionId))];
-    if (leftInQueues > 0) violations.push(`${leftInQueues} message(s) left in the queues after the run`);
+    if (leftInQueues > 0) violations.push(`${leftInQueues} message(s) left in the queues after the run (${left.detail})`);
+    if (left.inFlight > preHandlerKills) {
+      violations.push(`${left.inFlight} message(s) in flight after the run, more than the ${preHandlerKills} whose container died before the handler`);
+    }
+    const stalls = await stallsOf(store, kills);
+    for (const k of stalls) {
+      if (k.stallMs !== undefined && k.stallMs > MAX_STALL_MS) {
+        violations.push(`a kill (${k.kind}, holding ${k.submissionId}) stalled its session for ${Math.round(k.stallMs / 1000)} s (target ${MAX_STALL_MS / 1000} s)`);
+      }
+    }
     if (violations.length > 0) log(`local cloud output (tail):\n${output.slice(-150).join("\n")}`);
     return {
       violations,
@@ -194,6 +264,8 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
       duplicates,
       throttled: proxy.throttled,
       leftInQueues,
+      inFlightAtEnd: left.inFlight,
+      stalls,
     };
   } finally {
     await cloud.stop();
@@ -203,14 +275,45 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
   }
 }
 
-/** Messages in the queues, visible or in flight. */
-async function queued(sqs: SQSClient, urls: string[]): Promise<number> {
-  let n = 0;
+/** Messages in the queues, visible and in flight. */
+async function queued(sqs: SQSClient, urls: string[]): Promise<{ visible: number; inFlight: number; detail: string }> {
+  const n = { visible: 0, inFlight: 0, detail: "" };
   for (const url of urls) {
     const out = await sqs.send(
       new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"] }),
     );
-    n += Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+    const visible = Number(out.Attributes?.ApproximateNumberOfMessages ?? 0);
+    const inFlight = Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+    n.visible += visible;
+    n.inFlight += inFlight;
+    n.detail += `${n.detail ? "; " : ""}${url.split("/").pop()}: ${visible} visible, ${inFlight} in flight`;
   }
   return n;
+}
+
+/** One kill, and the submission it may have stalled (read right after it). */
+interface Kill {
+  kind: KillStall["kind"];
+  at: number;
+  submissionId: string;
+  stalled: Promise<Submission | undefined>;
+}
+
+/**
+ * What each kill cost: from the kill to the next record of the submission it may have stalled
+ * (running, queued or settling at the kill; a waiting parent or a settled session had nothing
+ * to stall).
+ */
+async function stallsOf(store: Store, kills: readonly Kill[]): Promise<KillStall[]> {
+  const out: KillStall[] = [];
+  for (const kill of kills) {
+    const stalled = await kill.stalled;
+    if (!stalled) {
+      out.push({ kind: kill.kind, submissionId: kill.submissionId });
+      continue;
+    }
+    const next = (await store.readRecords(stalled.conversationId)).find((r) => r.submissionId === stalled.id && Date.parse(r.time) > kill.at);
+    out.push({ kind: kill.kind, submissionId: stalled.id, ...(next ? { stallMs: Date.parse(next.time) - kill.at } : {}) });
+  }
+  return out;
 }

@@ -7,7 +7,8 @@
  *   npm run soak                                   # defaults: about three minutes
  *   npm run soak -- --sessions 4 --submissions 5 --kill-every-ms 3000 --seconds 60
  *   npm run soak -- --subagent-rate 0.5 --cancel-rate 0.5   # more subagent families, more cancels
- *   npm run soak -- --cloud                        # the local cloud (cloud-soak.ts); Java for DynamoDB Local
+ *   npm run soak -- --cloud                        # the local cloud with the construct's timeouts (cloud-soak.ts; ~10 min); Java for DynamoDB Local
+ *   npm run soak -- --cloud --short                # the local cloud with shortened timeouts (~3 min)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -152,6 +153,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
     options: {
       cloud: { type: "boolean" },
+      short: { type: "boolean" },
       sessions: { type: "string" },
       submissions: { type: "string" },
       "kill-every-ms": { type: "string" },
@@ -179,15 +181,24 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       subagentRate: num(values["subagent-rate"], d.subagentRate),
       workers: num(values.workers, d.workers),
       maxSeconds: num(values.seconds, d.maxSeconds),
+      short: values.short ?? d.short,
       seed: num(values.seed, d.seed),
       log: (line: string) => console.log(line),
     };
-    console.log(`soak (local cloud): ${options.sessions} sessions × ${options.submissionsPerSession} submissions, ${options.workers} workers, a worker kill -9 every ~${options.killEveryMs} ms, every ${options.throttleEvery}th DynamoDB call throttled, ${Math.round(options.duplicateRate * 100)}% duplicate doorbells, ${Math.round(options.subagentRate * 100)}% subagent families, lease ${options.leaseMs} ms, seed ${options.seed}`);
+    const timeouts = options.short
+      ? "shortened timeouts (worker 20 s, visibility 25 s, lease 2 s, sweep 2 s)"
+      : "the construct's timeouts (worker 15 min, visibility 16 min, lease 30 s, sweep 1 min)";
+    console.log(`soak (local cloud): ${options.sessions} sessions × ${options.submissionsPerSession} submissions, ${options.workers} workers, a kill -9 every ~${options.killEveryMs} ms (at most ${options.maxCrashes ?? "∞"}; busy workers and containers before their handler, alternately), every ${options.throttleEvery}th DynamoDB call throttled, ${Math.round(options.duplicateRate * 100)}% duplicate doorbells, ${Math.round(options.subagentRate * 100)}% subagent families, ${timeouts}, seed ${options.seed}`);
     const report = await runCloudSoak(options);
+    const stalled = report.stalls.filter((k) => k.stallMs !== undefined).map((k) => k.stallMs!);
     console.log(formatReport(report, {
       "duplicate doorbells": String(report.duplicates),
       "DynamoDB calls throttled": String(report.throttled),
-      "left in the queues": String(report.leftInQueues),
+      "left in the queues": `${report.leftInQueues} visible, ${report.inFlightAtEnd} in flight (doorbells of containers killed before their handler)`,
+      "stall per kill (s)": report.stalls
+        .map((k) => `${k.kind === "busy" ? "busy" : "pre-handler"} ${k.stallMs === undefined ? "–" : (k.stallMs / 1000).toFixed(1)}`)
+        .join(", "),
+      "longest stall": stalled.length ? `${(Math.max(...stalled) / 1000).toFixed(1)} s (target ≤ 90 s)` : "none",
     }));
     ok = report.violations.length === 0;
   } else {

@@ -10,17 +10,20 @@ const SAFE_PREFIX_BYTES = 48;
 
 /**
  * The call id made safe for ids and routes: bytes outside `[A-Za-z0-9_-]` become `-`, truncated
- * to 48 bytes, then `-` and the 8 hex digits of the raw id's FNV-1a 32-bit hash (two raw ids that
- * sanitize alike stay apart).
+ * to 48 bytes, then `-` and the 8 hex digits of an FNV-1a 32-bit hash of the raw id (two raw ids
+ * that sanitize alike stay apart). With `scope` (the parent's submission id, see
+ * {@link childAddress}) the hash covers it too, so the same call id names another child under
+ * another parent submission.
  */
-export function safeCallId(callId: string): string {
+export function safeCallId(callId: string, scope?: string): string {
   const bytes = new TextEncoder().encode(callId);
   let prefix = "";
   for (const b of bytes.subarray(0, SAFE_PREFIX_BYTES)) {
     const c = String.fromCharCode(b);
     prefix += /[A-Za-z0-9_-]/.test(c) ? c : "-";
   }
-  return `${prefix}-${fnv1a32(bytes).toString(16).padStart(8, "0")}`;
+  const hashed = scope === undefined ? bytes : new TextEncoder().encode(`${scope}\n${callId}`);
+  return `${prefix}-${fnv1a32(hashed).toString(16).padStart(8, "0")}`;
 }
 
 function fnv1a32(bytes: Uint8Array): number {
@@ -42,9 +45,14 @@ export interface ChildAddress {
   session: string;
 }
 
-/** The child of the parent's `callId` (see {@link safeCallId}). */
+/**
+ * The child of the parent's `callId` (see {@link safeCallId}). The safe id is scoped by the
+ * parent's submission id: some providers (OpenAI-compatible local servers among them) repeat call
+ * ids across turns and requests, and a later submission's call must not put its child into an
+ * earlier child's session (instance and session derive from the call id, not the submission id).
+ */
 export function childAddress(parent: { submissionId: string; instance: string }, callId: string): ChildAddress {
-  const safe = safeCallId(callId);
+  const safe = safeCallId(callId, parent.submissionId);
   return { submissionId: `${parent.submissionId}:${safe}`, instance: `${parent.instance}:${safe}`, session: `task-${safe}` };
 }
 

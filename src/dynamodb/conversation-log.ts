@@ -32,12 +32,12 @@ import { isValid } from "ulid";
 import { nextRecordIds } from "../conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
 import { ClaimLost } from "../errors.ts";
-import type { AppendOptions } from "../store/store.ts";
+import type { AppendFence, AppendOptions } from "../store/store.ts";
 import { BoundedMap } from "./bounded-map.ts";
 import type { StoreContext } from "./context.ts";
 import { conditionRefusal, DynamoStoreContended, failedCondition, isTransientCancellation } from "./errors.ts";
 import { Expr } from "./expression.ts";
-import { type Item, itemBytes, S, str } from "./item.ts";
+import { bool, type Item, itemBytes, S, str } from "./item.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { conversationPk } from "./keys.ts";
 import { loadState } from "./loader.ts";
@@ -52,7 +52,7 @@ import {
 } from "./log-batch.ts";
 import { claimEpoch, closingEpoch, maxEpoch } from "./log-epoch.ts";
 import type { LogReader } from "./log-reader.ts";
-import { stateKey } from "./submission-item.ts";
+import { cancellationOf, stateKey } from "./submission-item.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
 
 /** Items per transaction (DynamoDB's limit). */
@@ -67,7 +67,7 @@ export interface AppendPlan {
   conversationId: string;
   drafts: RecordDraft[];
   expectedHead?: string;
-  fence?: { submissionId: string; attemptId: string };
+  fence?: AppendFence;
   /**
    * The fenced claim's epoch, from a state item the caller has just read and checked (a drain):
    * spares the append its own state read. Only with `fenceUpdate`, whose transaction re-checks
@@ -126,7 +126,7 @@ interface BatchWrite {
   prepared: PreparedRecord[];
   /** The head the batch must follow (`ClaimLost` otherwise). */
   pinnedHead?: string;
-  fence?: { submissionId: string; attemptId: string };
+  fence?: AppendFence;
   /** The fenced claim's epoch: refuse to follow a batch with a higher one. */
   fenceEpoch?: string;
   /** The epoch this batch raises the log to (its claim's, or a settlement's closing one). */
@@ -307,10 +307,13 @@ export class ConversationLog {
   }
 
   /** The fenced claim's epoch, after checking that the submission runs under the attempt. */
-  async #fenceEpoch(fence: { submissionId: string; attemptId: string }): Promise<string> {
+  async #fenceEpoch(fence: AppendFence): Promise<string> {
     const state = await loadState(this.#ctx, fence.submissionId);
     if (!state || str(state, "status") !== "running" || str(state, "attemptId") !== fence.attemptId) {
       throw new ClaimLost(`submission ${fence.submissionId} is not running under attempt ${fence.attemptId}`);
+    }
+    if (fence.onCancel && bool(state, "cancelRequested")) {
+      fence.onCancel(cancellationOf(state) ?? { errorCode: "cancelled", error: "cancelled: cancelled by request" });
     }
     return claimEpoch(state);
   }

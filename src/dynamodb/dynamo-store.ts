@@ -154,8 +154,8 @@ class DynamoStore implements Store {
   deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered> {
     return deliverChildOutcome(this.#ctx, this.#log, delivery);
   }
-  listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
-    return this.#submissions.listChildSubmissions(parentSubmissionId);
+  listChildSubmissions(parentSubmissionId: string, options?: { unsettledOnly?: boolean }): Promise<Submission[]> {
+    return this.#submissions.listChildSubmissions(parentSubmissionId, options);
   }
   listDueWaits(now: number): Promise<Submission[]> {
     return this.#submissions.listDueWaits(now);

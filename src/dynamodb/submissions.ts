@@ -8,7 +8,7 @@
  */
 import { GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import type { SettledPayload } from "../protocol/records.ts";
-import { ClaimLost, InboxNotDrained, SubmissionNotFound } from "../errors.ts";
+import { CancelRequested, ClaimLost, InboxNotDrained, SubmissionNotFound } from "../errors.ts";
 import type { SubmissionStore } from "../store/store.ts";
 import {
   type Attempt,
@@ -206,9 +206,14 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
     if (wait.waitUntil !== undefined) e.set("waitUntil", N(wait.waitUntil));
     else e.remove("waitUntil");
     setPendingCalls(e, wait.pendingCalls);
+    // Never a run whose cancel was requested since its owner's last renewal: nobody would tell it.
+    const cancel = e.n("cancelRequested");
+    const condition = `${this.#fence(e, wait.attemptId)} AND (attribute_not_exists(${cancel}) OR ${cancel} <> ${e.v(BOOL(true))})`;
     // The session item learns that its head waits (`sessionLive` reads nothing else).
-    await this.#withSession(id, e, this.#fence(e, wait.attemptId), new Expr().set("headWaiting", S(id)), () =>
-      notRunningUnder(id, wait.attemptId),
+    await this.#withSession(id, e, condition, new Expr().set("headWaiting", S(id)), (s) =>
+      str(s, "status") === "running" && str(s, "attemptId") === wait.attemptId && bool(s, "cancelRequested")
+        ? new CancelRequested(id)
+        : notRunningUnder(id, wait.attemptId),
     );
   }
 
@@ -235,22 +240,32 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
    * (only heads wait or resume, so the head's flag is the session's). The SDK retries it under
    * one request token, so a lost response is not applied twice.
    */
-  async #withSession(id: string, e: Expr, condition: string, session: Expr, refusal: (current: Item) => string): Promise<void> {
+  async #withSession(id: string, e: Expr, condition: string, session: Expr, refusal: (current: Item) => string | Error): Promise<void> {
     const ctx = this.#ctx;
     await rerunOnRace("waitOrResume", async () => {
       const state = await loadState(ctx, id);
       if (!state) throw new SubmissionNotFound(id);
       const reasons = await transact(ctx, [updateItem(ctx, stateKey(id), e, condition), updateItem(ctx, sessionItemKey(sessionKeyOf(state)), session)]);
       if (!reasons) return;
-      if (failedCondition(reasons, 0)) throw new ClaimLost(refusal((reasons[0]?.Item as Item | undefined) ?? state));
+      if (failedCondition(reasons, 0)) {
+        const reason = refusal((reasons[0]?.Item as Item | undefined) ?? state);
+        throw typeof reason === "string" ? new ClaimLost(reason) : reason;
+      }
       if (isTransientCancellation(reasons)) throw new RetryStep("wait/resume raced");
       throw new Error(`update of ${id} refused (${reasons.map((r) => r.Code).join(",")})`);
     });
   }
 
-  async listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
+  async listChildSubmissions(parentSubmissionId: string, options: { unsettledOnly?: boolean } = {}): Promise<Submission[]> {
     const ids = await childIds(this.#ctx, parentSubmissionId);
-    return freshSubmissions(this.#ctx, ids, (s) => str(s, "parentSubmissionId") === parentSubmissionId);
+    // Unsettled only: the small state items tell, so a settled child's input is never read.
+    return freshSubmissions(
+      this.#ctx,
+      ids,
+      (s) =>
+        str(s, "parentSubmissionId") === parentSubmissionId &&
+        !(options.unsettledOnly && (str(s, "status") === "settled" || str(s, "status") === "terminalizing")),
+    );
   }
 
   async listDueWaits(now: number): Promise<Submission[]> {

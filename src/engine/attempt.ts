@@ -64,13 +64,19 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
   });
   ctx.heartbeats?.set(sub.id, heartbeat.beatNow);
   // The attempt's one writer of the log: the drive and the settlement append through it.
-  const log = new AttemptLogWriter(progress.track(ctx.store), ctx.clock, sub, attemptId);
+  // It learns a cancel from every fenced append too (the row the fence reads anyway): within
+  // about one delta flush of the cancel, not only at the next lease renewal.
+  const log = new AttemptLogWriter(progress.track(ctx.store), ctx.clock, sub, attemptId, {
+    onCancel: (cancellation) => {
+      if (!cancelAbort.signal.aborted) cancelAbort.abort(cancellation);
+    },
+  });
   const correlation = log.correlation;
   // A failure may come before any drive wrote to the log, which may then still be empty.
   const fail = async (errorCode: NonNullable<SettledPayload["errorCode"]>, error: string) => {
     await heartbeat.stop();
     const payload: SettledPayload = { status: "failed", error, errorCode, ...(await usageOfEarlierAttempts(ctx, sub)) };
-    if ((await settle(ctx, sub, log, payload, { mayOpenLog: true })) === "settled") await cascadeToChildren(ctx, sub);
+    await settle(ctx, sub, log, payload, { mayOpenLog: true });
   };
 
   try {
@@ -182,14 +188,15 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
       }
       await heartbeat.stop();
       if (outcome.kind === "waiting") {
-        await park(ctx, sub, attemptId, outcome.calls, sub.createdAt + timeoutMs);
+        const parked = await park(ctx, sub, attemptId, outcome.calls, sub.createdAt + timeoutMs);
+        // Cancelled after the last renewal: settled here, and its children with it (the cascade).
+        if (typeof parked === "object") await fail(parked.cancelled.errorCode, parked.cancelled.error);
         return {};
       }
       const settled =
         outcome.kind === "failed"
           ? await settle(ctx, sub, log, settledPayloadOf(outcome), { mayOpenLog: true })
           : await settle(ctx, sub, log, settledPayloadOf(outcome), { requireDrainedInbox: true });
-      if (settled === "settled") await cascadeToChildren(ctx, sub);
       if (settled !== "inbox_not_drained") return {};
       // A steer or follow-up arrived after the last turn: run again to deliver it.
       heartbeat.restart();

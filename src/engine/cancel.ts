@@ -1,5 +1,6 @@
 import type { SettledPayload } from "../protocol/records.ts";
 import { AlreadySettled, isHarnessError } from "../errors.ts";
+import { idFloor } from "../conversation/ids.ts";
 import type { CancelStore } from "../store/store.ts";
 import { type Cancellation, cancelledOutcome, type Submission } from "../store/submission.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
@@ -61,7 +62,6 @@ export async function cancelSubmission(
   // Behind the head its record must follow its predecessors': their settlement hands on to it.
   if ((await ctx.store.getSessionHead(sub.sessionKey))?.id !== sub.id) return { submissionId: sub.id, status: "cancelled", outcome };
   const settled = await completeReservation(ctx, reserved, outcome);
-  await cascadeToChildren(ctx, reserved);
   return { submissionId: sub.id, status: "cancelled", outcome: settled };
 }
 
@@ -69,7 +69,7 @@ export async function cancelSubmission(
 function alreadyEnded(sub: Submission): CancelResult {
   const code = sub.outcome?.errorCode;
   if (code === "cancelled" || code === "cancelled_by_parent") return { submissionId: sub.id, status: "cancelled", outcome: sub.outcome };
-  throw new AlreadySettled(sub.id, sub.outcome?.status ?? sub.status);
+  throw new AlreadySettled(sub.id, sub.outcome?.status ?? sub.status, { cancelLost: sub.cancelRequested });
 }
 
 /**
@@ -77,29 +77,47 @@ function alreadyEnded(sub: Submission): CancelResult {
  * unsettled children with `cancelled_by_parent`: a queued or waiting child settles at once, a
  * running one stops at its next safe point. Settled children are left alone. Only a parent that
  * may have children is looked at (its agent has the `task` tool, or it was waiting on calls), so
- * other settlements cost no listing; the children of its pending calls are read by id as well
- * (a listing from an index may lag).
+ * other settlements cost no read. A settlement runs it inside its reservation, before its finalize
+ * (`EngineContext.cascade`), so a crash before it leaves a `terminalizing` row whose recoverer
+ * cascades.
  */
 export async function cascadeToChildren(ctx: AttemptContext, parent: Submission): Promise<number> {
   if (ctx.subagents?.limits.onParentTerminal === "leave_running") return 0;
   const hasPending = (parent.pendingCalls?.length ?? 0) > 0;
   // A process that knows the agent by name only (the http and sweeper functions) does not know
-  // its policy: it lists the children of every parent it settles (cancels and recoveries: rare).
+  // its policy: it looks for the children of every parent it settles (cancels and recoveries: rare).
   const mayHaveChildren =
     hasPending ||
     taskTargetsOf(ctx.subagents, parent.sessionKey.agent, parent.depth) !== undefined ||
     isNamesOnly(ctx.definitions.get(parent.sessionKey.agent));
   if (!mayHaveChildren) return 0;
-  const byId = new Map<string, Submission>();
-  for (const child of await ctx.store.listChildSubmissions(parent.id)) byId.set(child.id, child);
-  if (hasPending) for (const { child } of await pendingChildren(ctx, parent)) if (child) byId.set(child.id, child);
+  // The parent's own records name its children exactly (a `task_spawned` per spawn, read from the
+  // submission's first record on); its pending calls name those whose record a crash may have
+  // lost; the listing (an index that may lag a just-admitted child) adds any other.
+  const named = new Set<string>();
+  const own = await ctx.store.readRecords(parent.conversationId, idFloor(parent.createdAt - OWN_RECORDS_SKEW_MS));
+  for (const r of own) if (r.kind === "task_spawned" && r.submissionId === parent.id) named.add(r.payload.childSubmissionId);
+  const unsettled = new Map<string, Submission>();
+  if (hasPending) for (const { child } of await pendingChildren(ctx, parent)) if (child) unsettled.set(child.id, child);
+  for (const child of await ctx.store.listChildSubmissions(parent.id, { unsettledOnly: true })) unsettled.set(child.id, child);
+  for (const id of named) {
+    if (unsettled.has(id)) continue;
+    try {
+      unsettled.set(id, await ctx.store.getSubmission(id));
+    } catch (err) {
+      if (!isHarnessError(err, "submission_not_found")) throw err;
+    }
+  }
   let cancelled = 0;
-  for (const child of byId.values()) {
+  for (const child of unsettled.values()) {
     if (child.status === "settled" || child.status === "terminalizing") continue;
     if (await cancelChild(ctx, child, "parent settled")) cancelled++;
   }
   return cancelled;
 }
+
+/** How far before its admission a submission's first record may be minted (clocks of different processes). */
+const OWN_RECORDS_SKEW_MS = 60_000;
 
 /**
  * Cancels one child for its parent. A child that settled on its own after it was read (the

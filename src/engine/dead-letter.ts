@@ -44,7 +44,7 @@ export async function handleDeadLetter(ctx: AttemptContext, doorbell: Doorbell):
   if (sub.status === "waiting") return { kind: "dropped", reason: "waiting" };
   if (sub.status === "terminalizing") {
     if (ctx.clock.now() - sub.updatedAt >= ctx.settlementGraceMs) {
-      if (await reconcileTerminalizing(ctx, sub)) await cascadeToChildren(ctx, sub);
+      await reconcileTerminalizing(ctx, sub);
       return { kind: "reconciled" };
     }
     return rering(ctx, sub, "settlement in progress");
@@ -86,7 +86,6 @@ export async function handleDeadLetter(ctx: AttemptContext, doorbell: Doorbell):
     error: attemptBudgetExhausted(claimed, maxAttempts),
     ...(await usageOfEarlierAttempts(ctx, claimed)),
   }, { mayOpenLog: true });
-  if (settled === "settled") await cascadeToChildren(ctx, claimed);
   return { kind: "exhausted", attemptCount: claimed.attemptCount, maxAttempts };
 }
 

@@ -3,6 +3,7 @@ import type { Clock } from "../ports/clock.ts";
 import type { HarnessEvent, Interceptor } from "../ports/observer.ts";
 import type { WorkQueue } from "../ports/queue.ts";
 import type { AdmissionStore, CancelStore, ClaimStore, LogStore, ParentChildStore, Store } from "../store/store.ts";
+import type { Submission } from "../store/submission.ts";
 import type { FaultHook, FaultPhase } from "../ports/faults.ts";
 import type { AgentDefinition } from "../agent/agent-definition.ts";
 import type { Subagents } from "./subagents.ts";
@@ -45,6 +46,11 @@ export interface EngineContext<S = Store> {
    * made here has the attempt renew at once (and so learn of it) instead of at its next beat.
    */
   heartbeats?: Map<string, () => void>;
+  /**
+   * The orphan cascade (`cascadeToChildren`, `cancel.ts`), which a settlement runs inside its
+   * reservation, before its finalize. Wired by the runtime: settlement does not import cancel.
+   */
+  cascade?: (parent: Submission) => Promise<unknown>;
   /** The subagent policy and limits (none: no agent has the `task` tool; the cascade defaults on). */
   subagents?: Subagents;
 }

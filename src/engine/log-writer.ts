@@ -5,8 +5,8 @@ import { isHarnessError, StoreFailure } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { LogWriter } from "../ports/log-writer.ts";
 import { correlationOf } from "../ports/observer.ts";
-import type { ClaimStore, LogStore } from "../store/store.ts";
-import type { InboxKind, Submission } from "../store/submission.ts";
+import type { AppendFence, ClaimStore, LogStore } from "../store/store.ts";
+import type { Cancellation, InboxKind, Submission } from "../store/submission.ts";
 
 /**
  * The engine's {@link LogWriter}: one per attempt (and one per recoverer that settles a
@@ -34,12 +34,16 @@ export class AttemptLogWriter implements LogWriter {
   #timeText = "";
 
   /** `attemptId` is the writing attempt (undefined only for a recoverer of a row that has none). */
+  /** Told when an append's fence finds a cancel requested (the attempt stops at once). */
+  readonly #onCancel: ((cancellation: Cancellation) => void) | undefined;
   constructor(
     store: LogStore & Pick<ClaimStore, "getSubmission">,
     clock: Clock,
     sub: Pick<Submission, "id" | "sessionKey" | "conversationId" | "parentSubmissionId" | "parentCallId">,
     attemptId: string | undefined,
+    options: { onCancel?: (cancellation: Cancellation) => void } = {},
   ) {
+    this.#onCancel = options.onCancel;
     this.#store = store;
     this.#clock = clock;
     this.#attemptId = attemptId;
@@ -109,7 +113,7 @@ export class AttemptLogWriter implements LogWriter {
   append(drafts: readonly RecordDraft[]): Promise<ConversationRecord[]> {
     const attemptId = this.#attemptId;
     if (attemptId === undefined) return Promise.reject(new Error("a fenced append needs an attempt"));
-    return this.#write(drafts, { submissionId: this.correlation.submissionId, attemptId });
+    return this.#write(drafts, { submissionId: this.correlation.submissionId, attemptId, ...(this.#onCancel ? { onCancel: this.#onCancel } : {}) });
   }
 
   /**
@@ -181,7 +185,7 @@ export class AttemptLogWriter implements LogWriter {
   }
 
   /** A fenced batch after the record head, one at a time. */
-  #write(drafts: readonly RecordDraft[], fence: { submissionId: string; attemptId: string }): Promise<ConversationRecord[]> {
+  #write(drafts: readonly RecordDraft[], fence: AppendFence): Promise<ConversationRecord[]> {
     return this.#serial(() => this.#appendAt(this.#recordHead, drafts, { fence }));
   }
 
@@ -193,7 +197,7 @@ export class AttemptLogWriter implements LogWriter {
   async #appendAt(
     head: string | undefined,
     drafts: readonly RecordDraft[],
-    options: { fence?: { submissionId: string; attemptId: string } },
+    options: { fence?: AppendFence },
   ): Promise<ConversationRecord[]> {
     const batch = head === "" ? [await this.#createdDraft(), ...drafts] : [...drafts];
     try {

@@ -149,10 +149,10 @@ async function handOn(ctx: AttemptContext, settled: Submission): Promise<void> {
  * hands its outcome to its waiting parent first, inside its reservation (so a crash before the
  * wake leaves a `terminalizing` row whose recoverer wakes it), and once more after the finalize
  * if the parent had not parked yet (it may have since; a parent that parks reads its children's
- * rows). The orphan cascade is the caller's next step (`cascadeToChildren` in `cancel.ts`, which
- * settles children through this module): settlement never calls cancel, so the two do not import
- * each other. A submission this hands on to (cancelled behind its head) never ran, so it has no
- * children to cascade to.
+ * rows). The orphan cascade (`ctx.cascade`: `cascadeToChildren` in `cancel.ts`, wired by the
+ * runtime, since settlement does not import cancel) runs before the finalize, inside the
+ * reservation: a crash before it leaves a `terminalizing` row whose recoverer cascades, so no
+ * parent is ever settled with its cascade undone.
  */
 async function finish(
   ctx: AttemptContext,
@@ -166,6 +166,9 @@ async function finish(
     await ctx.faults?.("parent_waking", sub.id);
     woke = await wakeParent(ctx, sub, payload);
   }
+  // The orphan cascade, still inside the reservation: a crash before it is finished by the
+  // recoverer of the `terminalizing` row (the sweep's backstop), never left undone.
+  await ctx.cascade?.(sub);
   await ctx.store.finalizeSettlement(sub.id, options.reserved ? undefined : payload);
   ctx.observe({
     type: "submission_settled",

@@ -44,10 +44,7 @@ export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, opt
   ]);
   for (const sub of terminalizing) {
     if (now - sub.updatedAt < ctx.settlementGraceMs) continue; // a live settlement, mid-flight
-    if (await reconcileTerminalizing(ctx, sub)) {
-      report.reconciled++;
-      await cascadeToChildren(ctx, sub);
-    }
+    if (await reconcileTerminalizing(ctx, sub)) report.reconciled++;
   }
 
   for (const sub of expired) {

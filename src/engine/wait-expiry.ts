@@ -23,8 +23,19 @@ export async function expireWait(ctx: AttemptContext, parent: Submission): Promi
         : await deliver(ctx, parent, { callId, toolName: TASK, content: [{ type: "text", text: TASK_WAIT_EXPIRED }], isError: true });
     if (woke === "not_waiting" || woke === "no_parent") break; // resumed or settled meanwhile
   }
-  if ((ctx.subagents?.limits.maxChildWaitMs ?? 0) <= 0) return; // only the budget bounded this wait
+  if (!endedByMaxWait(ctx, parent)) return; // the parent's budget ended it: its settlement decides
   for (const { child } of children) {
     if (child && child.status !== "settled" && child.status !== "terminalizing") await cancelChild(ctx, child, "parent wait expired");
   }
+}
+
+/**
+ * Whether `maxChildWaitMs` (not the parent's budget) is what ended this wait: the park set
+ * `waitUntil` to the earlier of the park (a waiting row's `updatedAt`) + `maxChildWaitMs` and the
+ * budget's end, so the wait was the `maxChildWaitMs` one only when its deadline is that far from
+ * the park.
+ */
+function endedByMaxWait(ctx: AttemptContext, parent: Submission): boolean {
+  const maxWaitMs = ctx.subagents?.limits.maxChildWaitMs ?? 0;
+  return maxWaitMs > 0 && parent.waitUntil !== undefined && parent.waitUntil >= parent.updatedAt + maxWaitMs;
 }

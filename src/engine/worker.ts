@@ -43,7 +43,7 @@ export async function handleDoorbell(
     if (ctx.clock.now() - sub.updatedAt < ctx.settlementGraceMs) {
       return { kind: "retry", delayMs: ctx.settlementGraceMs };
     }
-    if (await reconcileTerminalizing(ctx, sub)) await cascadeToChildren(ctx, sub);
+    await reconcileTerminalizing(ctx, sub);
     return { kind: "ack" };
   }
   if (sub.status === "queued" && sub.notBefore !== undefined && sub.notBefore > ctx.clock.now()) {

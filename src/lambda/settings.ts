@@ -5,6 +5,13 @@ import { DEFAULT_TURN_TIMEOUT_MS } from "../agent/agent-setup.ts";
 import { parseCorsOrigins } from "../http/cors-origins.ts";
 
 /**
+ * How long a queued head may wait for its claim before the sweeper rings it again. A healthy
+ * doorbell is claimed within a cold start; with the sweep's 1-minute schedule a session whose
+ * doorbell died with its invocation runs again within about 20 + 60 s (ADR 0028).
+ */
+export const DEFAULT_STALE_QUEUED_MS = 20_000;
+
+/**
  * Everything the handlers read from the environment. The `Harness` construct sets the
  * `HARNESS_ENV` names (env.ts); the `HARNESS_*` tuning knobs below are optional and reach a
  * deployment through the construct's `environment` prop.
@@ -36,7 +43,11 @@ export interface LambdaSettings {
    * makes a slowly streaming model cheaper and its live text chunkier (docs/adr/0009).
    */
   flushPolicy: { bytes: number; intervalMs: number };
-  /** `HARNESS_STALE_QUEUED_MS`, default 60 s: the sweeper re-rings queued heads idle this long. */
+  /**
+   * `HARNESS_STALE_QUEUED_MS`, default 20 s: the sweeper re-rings queued heads idle this long (a
+   * doorbell lost, or left in flight by an invocation that died before its handler: with the
+   * 1-minute sweep a session runs again within about 80 s, ADR 0028).
+   */
   staleQueuedMs: number;
   /** `HARNESS_URL_AUTH`: `AWS_IAM`, `NONE` or `API_GATEWAY` (who authenticates callers). */
   urlAuth: string;
@@ -77,7 +88,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettin
       bytes: ms("HARNESS_FLUSH_BYTES", RUNTIME_DEFAULTS.flushPolicy.bytes),
       intervalMs: ms("HARNESS_FLUSH_INTERVAL_MS", RUNTIME_DEFAULTS.flushPolicy.intervalMs),
     },
-    staleQueuedMs: ms("HARNESS_STALE_QUEUED_MS", 60_000),
+    staleQueuedMs: ms("HARNESS_STALE_QUEUED_MS", DEFAULT_STALE_QUEUED_MS),
     urlAuth: env[HARNESS_ENV.urlAuth] || "AWS_IAM",
     corsOrigins: parseCorsOrigins(env[HARNESS_ENV.corsOrigins], HARNESS_ENV.corsOrigins),
     bearerTokens: (env.HARNESS_BEARER_TOKEN ?? "").split(",").map((t) => t.trim()).filter(Boolean),

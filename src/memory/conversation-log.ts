@@ -3,7 +3,7 @@ import { nextRecordIds } from "../conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
 import { ClaimLost, ConversationNotFound } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
-import type { AppendOptions } from "../store/store.ts";
+import type { AppendFence, AppendOptions } from "../store/store.ts";
 import { type Conversation, type SessionKey, sessionKeyString } from "../store/submission.ts";
 import { frozenCopy } from "./frozen-copy.ts";
 import { freezeKey, sessionId } from "./rows.ts";
@@ -17,7 +17,7 @@ interface Log {
 }
 
 /** Whether an append's fence (a submission running under an attempt) holds; the submissions part answers. */
-export type FenceCheck = (fence: { submissionId: string; attemptId: string }) => boolean;
+export type FenceCheck = (fence: AppendFence) => boolean;
 
 /**
  * The memory store's conversations and their logs. An append checks all its conditions (the

@@ -1,6 +1,6 @@
 import type { LogCheckpoint } from "../conversation/checkpoint.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
-import { ClaimLost, DispatchConflict, InboxNotDrained, NoRunInFlight, SubmissionNotFound } from "../errors.ts";
+import { CancelRequested, ClaimLost, DispatchConflict, InboxNotDrained, NoRunInFlight, SubmissionNotFound } from "../errors.ts";
 import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
 import type { AppendOptions, InboxDrain, Store } from "../store/store.ts";
@@ -68,9 +68,11 @@ export class MemoryStore implements Store {
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock;
-    this.#log = new MemoryConversationLog(this.#clock, ({ submissionId, attemptId }) => {
+    this.#log = new MemoryConversationLog(this.#clock, ({ submissionId, attemptId, onCancel }) => {
       const sub = this.#rows.get(submissionId)?.sub;
-      return sub !== undefined && sub.status === "running" && sub.attemptId === attemptId;
+      const holds = sub !== undefined && sub.status === "running" && sub.attemptId === attemptId;
+      if (holds && sub.cancelRequested) onCancel?.(sub.cancellation ?? DEFAULT_CANCELLATION);
+      return holds;
     });
   }
 
@@ -201,6 +203,7 @@ export class MemoryStore implements Store {
   async waitSubmission(wait: SubmissionWait): Promise<void> {
     const row = this.#owned(wait.submissionId, wait.attemptId, "wait");
     const sub = row.sub;
+    if (sub.cancelRequested) throw new CancelRequested(sub.id);
     clearLease(sub);
     sub.pendingResume = true;
     if (wait.waitUntil !== undefined) sub.waitUntil = wait.waitUntil;
@@ -239,8 +242,9 @@ export class MemoryStore implements Store {
     return { delivered: true, records, requeued: true };
   }
 
-  async listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
-    return (this.#children.get(parentSubmissionId) ?? []).map(copy);
+  async listChildSubmissions(parentSubmissionId: string, options: { unsettledOnly?: boolean } = {}): Promise<Submission[]> {
+    const children = this.#children.get(parentSubmissionId) ?? [];
+    return (options.unsettledOnly ? children.filter((c) => !isSettling(c.sub.status)) : children).map(copy);
   }
 
   async listDueWaits(now: number): Promise<Submission[]> {
@@ -415,3 +419,11 @@ export class MemoryStore implements Store {
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   return new MemoryStore(options);
 }
+
+/** Settled, or on its way (a reservation holds its outcome). */
+function isSettling(status: Submission["status"]): boolean {
+  return status === "settled" || status === "terminalizing";
+}
+
+/** The cancellation of a row flagged without one (written before cancellations were stored). */
+const DEFAULT_CANCELLATION: Cancellation = { errorCode: "cancelled", error: "cancelled: cancelled by request" };

@@ -21,6 +21,7 @@ export type HarnessErrorCode =
   | "session_busy"
   | "schema_checker_busy"
   | "already_settled"
+  | "cancel_requested"
   | "store_failure";
 
 /** Codes the transport raises itself, beside the harness's own {@link HarnessErrorCode}s. */

@@ -8,12 +8,13 @@ import type { AgentDefinition } from "../agent/agent-definition.ts";
 import {
   ABORT_ABANDON,
   ABORT_SHUTDOWN,
+  type AttemptContext,
   type EngineContext,
   type EnginePhase,
 } from "../engine/engine-context.ts";
 import { loadSessionDriver } from "../engine/attempt.ts";
 import { findSettledPayload } from "../engine/settlement.ts";
-import { cancellationFor, cancelSubmission, type CancelResult } from "../engine/cancel.ts";
+import { cancellationFor, cancelSubmission, cascadeToChildren, type CancelResult } from "../engine/cancel.ts";
 import { sweep, type SweepReport } from "../engine/sweep.ts";
 import { resolveSubagents } from "../engine/subagents.ts";
 import { type SubagentLimits, type SubagentPolicy } from "../agent/subagent-policy.ts";
@@ -241,6 +242,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     heartbeats: new Map(),
     subagents,
   };
+  ctx.cascade = (parent) => cascadeToChildren(ctx as AttemptContext, parent);
   const sweepIntervalMs = config.sweepIntervalMs ?? RUNTIME_DEFAULTS.sweepIntervalMs;
   const knows = (name: string) => ctx.definitions.has(name);
 

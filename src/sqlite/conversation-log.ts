@@ -43,7 +43,7 @@ export class SqliteConversationLog {
       if (options?.expectedHead !== undefined && options.expectedHead !== head) {
         throw new ClaimLost(`conversation ${conversationId} head is ${head || "empty"}, not ${options.expectedHead || "empty"}`);
       }
-      if (options?.fence) this.#db.mustHoldRunningFence(options.fence.submissionId, options.fence.attemptId);
+      if (options?.fence) this.#db.mustHoldRunningFence(options.fence.submissionId, options.fence.attemptId, options.fence.onCancel);
       return this.#db.insertRecords(conversationId, head, drafts);
     });
   }

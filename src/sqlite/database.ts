@@ -8,7 +8,7 @@ import { nextRecordIds } from "../conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
 import { ClaimLost, SubmissionNotFound } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
-import type { Submission } from "../store/submission.ts";
+import type { Cancellation, Submission } from "../store/submission.ts";
 import { SqliteStoreBusy, isSqliteBusy, isUniqueViolation } from "./busy.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { type Statements, prepareStatements } from "./statements.ts";
@@ -75,10 +75,13 @@ export class SqliteDatabase {
   }
 
   /** {@link mustHoldRunning} for a caller that needs only the check (a fenced append), not the row. */
-  mustHoldRunningFence(submissionId: string, attemptId: string): void {
+  mustHoldRunningFence(submissionId: string, attemptId: string, onCancel?: (cancellation: Cancellation) => void): void {
     const row = this.sql.fenceOfSubmission.get(submissionId);
     if (row?.status !== "running" || row.attempt_id !== attemptId) {
       throw new ClaimLost(`submission ${submissionId} is not running under attempt ${attemptId}`);
+    }
+    if (row.cancel_requested === 1 && onCancel) {
+      onCancel(typeof row.cancellation === "string" ? (JSON.parse(row.cancellation) as Cancellation) : { errorCode: "cancelled", error: "cancelled: cancelled by request" });
     }
   }
 

@@ -168,8 +168,8 @@ export class SqliteStore implements Store {
   async deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered> {
     return deliverChildOutcome(this.#db, delivery);
   }
-  listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
-    return this.#submissions.listChildSubmissions(parentSubmissionId);
+  listChildSubmissions(parentSubmissionId: string, options?: { unsettledOnly?: boolean }): Promise<Submission[]> {
+    return this.#submissions.listChildSubmissions(parentSubmissionId, options);
   }
   listDueWaits(now: number): Promise<Submission[]> {
     return this.#submissions.listDueWaits(now);

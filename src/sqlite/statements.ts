@@ -25,7 +25,7 @@ export const SQL = {
 
   getSubmission: "SELECT * FROM submissions WHERE id = ?",
   /** The fence's columns only: a fenced append checks them without reading the whole row. */
-  fenceOfSubmission: "SELECT status, attempt_id FROM submissions WHERE id = ?",
+  fenceOfSubmission: "SELECT status, attempt_id, cancel_requested, cancellation FROM submissions WHERE id = ?",
   insertSubmission: `INSERT INTO submissions (${INSERT_COLUMNS.join(", ")})
     VALUES (${INSERT_COLUMNS.map(() => "?").join(", ")})`,
   updateSubmission: `UPDATE submissions SET ${SUBMISSION_SET_COLUMNS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`,

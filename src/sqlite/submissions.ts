@@ -3,7 +3,7 @@
  * two-phase settlement. Each compare-and-set is one `BEGIN IMMEDIATE` transaction.
  */
 import type { SettledPayload } from "../protocol/records.ts";
-import { ClaimLost, DispatchConflict, InboxNotDrained, SubmissionNotFound } from "../errors.ts";
+import { CancelRequested, ClaimLost, DispatchConflict, InboxNotDrained, SubmissionNotFound } from "../errors.ts";
 import {
   type Attempt,
   type Cancellation,
@@ -166,6 +166,7 @@ export class SqliteSubmissions {
   async waitSubmission(wait: SubmissionWait): Promise<void> {
     return this.#db.write(() => {
       const sub = this.#db.mustHoldRunning(wait.submissionId, wait.attemptId);
+      if (sub.cancelRequested) throw new CancelRequested(sub.id);
       const next: Submission = {
         ...withoutLease(sub),
         status: "waiting",
@@ -193,8 +194,9 @@ export class SqliteSubmissions {
     });
   }
 
-  async listChildSubmissions(parentSubmissionId: string): Promise<Submission[]> {
-    return this.#db.sql.listChildren.all(parentSubmissionId).map(submissionFromRow);
+  async listChildSubmissions(parentSubmissionId: string, options: { unsettledOnly?: boolean } = {}): Promise<Submission[]> {
+    const children = this.#db.sql.listChildren.all(parentSubmissionId).map(submissionFromRow);
+    return options.unsettledOnly ? children.filter((c) => c.status !== "settled" && c.status !== "terminalizing") : children;
   }
 
   async listDueWaits(now: number): Promise<Submission[]> {

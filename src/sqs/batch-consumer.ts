@@ -50,6 +50,7 @@ export async function consumeSqsBatch(event: SQSEvent, options: SqsBatchConsumer
 
 /** True when the message may be deleted. */
 async function consumeRecord(record: SQSRecord, options: SqsBatchConsumerOptions): Promise<boolean> {
+  const heldSinceMs = Date.now();
   const report = (err: unknown, phase: ConsumerPhase) => {
     try {
       options.onError?.(err, record, phase);
@@ -73,7 +74,7 @@ async function consumeRecord(record: SQSRecord, options: SqsBatchConsumerOptions
   }
   const setVisibility = async (delayMs: number) => {
     try {
-      await changeMessageVisibility(options.client, queueUrl, record.receiptHandle, delayMs);
+      await changeMessageVisibility(options.client, queueUrl, record.receiptHandle, delayMs, heldSinceMs);
     } catch (err) {
       report(err, "visibility");
     }
@@ -84,8 +85,13 @@ async function consumeRecord(record: SQSRecord, options: SqsBatchConsumerOptions
     queueUrl,
     receiptHandle: record.receiptHandle,
     leaseMs: options.leaseMs,
+    heldSinceMs,
     onError: (err) => report(err, "visibility"),
   });
+  // Before anything is claimed under it, the message must be one that comes back within a lease
+  // should this process die (ADR 0028); a failed first beat is reported and the doorbell handled
+  // anyway (the store's lease still fences the run, the sweep recovers it).
+  await heartbeat.first;
   let outcome: DoorbellOutcome;
   try {
     outcome = await options.handle(doorbell, record);

@@ -97,8 +97,13 @@ export interface SubmissionStore {
    * Nothing decides "every child settled" from a listing. Unknown parent → `SubmissionNotFound`.
    */
   deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered>;
-  /** Submissions whose parent is `parentSubmissionId`, admission order, any status. */
-  listChildSubmissions(parentSubmissionId: string): Promise<Submission[]>;
+  /**
+   * Submissions whose parent is `parentSubmissionId`, admission order, any status; with
+   * `unsettledOnly`, only those not `settled` or `terminalizing` (what a cascade may cancel: a
+   * store reads no more of the others than it must to tell). May lag a just-admitted child (an
+   * index); a parent's own `task_spawned` records name its children exactly.
+   */
+  listChildSubmissions(parentSubmissionId: string, options?: { unsettledOnly?: boolean }): Promise<Submission[]>;
   /**
    * Waiting submissions whose wait check is due: `waitCheckAt` at or before `now`, admission
    * order (an expired wait, `waitUntil` before `now`, is always among them, as its check is never
@@ -152,7 +157,20 @@ export interface AppendOptions {
    */
   expectedHead?: string;
   /** When given, the append happens only if that submission is running under that attempt. */
-  fence?: { submissionId: string; attemptId: string };
+  fence?: AppendFence;
+}
+
+/** An append's fence: the submission must run under the attempt. */
+export interface AppendFence {
+  submissionId: string;
+  attemptId: string;
+  /**
+   * Told, from the row the fence reads anyway (no extra read), that a cancel was requested for
+   * the submission: its owner learns a cancel at its next flush, not only at its next lease
+   * renewal (DESIGN §3.1 "Control reaches a running worker through state it already reads").
+   * The append itself goes on.
+   */
+  onCancel?: (cancellation: Cancellation) => void;
 }
 
 /** The append-only record log, one per session key. */

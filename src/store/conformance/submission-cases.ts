@@ -524,6 +524,26 @@ export function submissionCases(test: Register): void {
       expect((await store.getSubmission(unbounded.id)).waitUntil, "an unbounded wait stores no waitUntil").toBeUndefined();
     });
 
+    test("WaitRefusedAfterCancelRequested", async ({ store, clock, fx }) => {
+      // A cancel that lands between the owner's last renewal and its park: the park is refused
+      // (nobody would tell a parked run of the cancel), and nothing changes.
+      const sub = await fx.running();
+      expect(await store.cancelSubmission(sub.id, cancellation("stop"))).toEqual({ wasRunning: true });
+      await expectCode(
+        store.waitSubmission({ submissionId: sub.id, attemptId: sub.attemptId!, waitUntil: clock.now() + 60_000, pendingCalls: ["c1"] }),
+        "cancel_requested",
+        "parking a run whose cancel was requested",
+      );
+      const after = await store.getSubmission(sub.id);
+      expect(after.status, "still running under its attempt").toBe("running");
+      expect(after.attemptId).toBe(sub.attemptId);
+      expect(after.pendingCalls, "nothing parked").toBeUndefined();
+      expect(after.cancellation).toEqual(cancellation("stop"));
+      // The owner settles it instead.
+      await store.reserveSettlement(sub.id, sub.attemptId!, { outcome: cancelledOutcome(cancellation("stop")) });
+      expect((await store.getSubmission(sub.id)).status).toBe("terminalizing");
+    });
+
     test("ResumeClaimConsumesPendingResume", async ({ store, fx }) => {
       const sub = await fx.waiting();
       await store.resumeSubmission(sub.id);
@@ -567,6 +587,13 @@ export function submissionCases(test: Register): void {
       expect(ids(children), "a claim does not change the listing").toEqual([c1.id, c2.id]);
       expect(children[0]!.status).toBe("running");
       expect(await store.listChildSubmissions("no-such-parent")).toEqual([]);
+      // Only what a cascade may cancel: a settling (terminalizing) or settled child is left out.
+      const running = await store.getSubmission(c1.id);
+      await store.reserveSettlement(c1.id, running.attemptId!, { outcome: { status: "succeeded" } });
+      expect(ids(await store.listChildSubmissions(parent.id, { unsettledOnly: true })), "a terminalizing child is left out").toEqual([c2.id]);
+      await store.finalizeSettlement(c1.id);
+      expect(ids(await store.listChildSubmissions(parent.id, { unsettledOnly: true })), "a settled child is left out").toEqual([c2.id]);
+      expect(ids(await store.listChildSubmissions(parent.id)), "without the option, every child").toEqual([c1.id, c2.id]);
 
       // Expired waits are found among the due ones (their check is never after their deadline).
       const checkLate = async (waitUntil?: number) => {

@@ -15,8 +15,9 @@ import { createMemoryStore } from "../../../src/memory/index.ts";
 const user = (body: string) => ({ kind: "user" as const, body });
 
 it("an expiring wait hands a settled child's real outcome (its wake lost) to the parent, expires the other call, cancels its child", async () => {
-  const store = createMemoryStore();
   const clock = new ManualClock();
+  // One clock for the park (its `updatedAt`) and the wait's deadline, as in a runtime.
+  const store = createMemoryStore({ clock });
   const now = clock.now();
   const parentId = "parent-1";
   await store.admitSubmission({ id: parentId, conversationId: "conv-parent", sessionKey: { agent: "lead", instance: "i", session: "default" }, input: user("go"), createdAt: now });
