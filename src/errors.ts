@@ -155,6 +155,43 @@ export class StoreFailure extends HarnessError {
   }
 }
 
+/**
+ * Names of errors a store backend raises for a condition that passes: optimistic retries
+ * exhausted under contention, a locked SQLite file, DynamoDB throttling, a timeout, a 5xx.
+ */
+const TRANSIENT_STORE_ERRORS = new Set([
+  "DynamoStoreContended",
+  "SqliteStoreBusy",
+  "ThrottlingException",
+  "ProvisionedThroughputExceededException",
+  "RequestLimitExceeded",
+  "TransactionConflictException",
+  "TransactionInProgressException",
+  "InternalServerError",
+  "ServiceUnavailable",
+  "RequestTimeout",
+  "RequestTimeoutException",
+  "TimeoutError",
+]);
+const TRANSIENT_SOCKET_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ETIMEDOUT", "EPIPE", "EAI_AGAIN"]);
+
+/**
+ * True for a store failure that passes by itself (contention, throttling, a timeout, a 5xx, a
+ * dropped connection): a request that met it is answered 503 with `Retry-After`, not 500. Read
+ * from the error and its causes by name and shape (the transport imports no store adapter).
+ */
+export function isTransientStoreError(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (isHarnessError(e, "store_unavailable")) return true;
+    if (TRANSIENT_STORE_ERRORS.has(e.name)) return true;
+    const shaped = e as { code?: unknown; $retryable?: unknown; $metadata?: { httpStatusCode?: number } };
+    if (shaped.$retryable !== undefined) return true;
+    if ((shaped.$metadata?.httpStatusCode ?? 0) >= 500) return true;
+    if (typeof shaped.code === "string" && TRANSIENT_SOCKET_CODES.has(shaped.code)) return true;
+  }
+  return false;
+}
+
 /** The message of anything thrown. */
 export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { isHarnessError, type HarnessErrorCode } from "../errors.ts";
+import { isHarnessError, isTransientStoreError, type HarnessErrorCode } from "../errors.ts";
 import type { ErrorBody, TransportErrorCode } from "../protocol/error-body.ts";
 
 export type { ErrorBody, TransportErrorCode };
@@ -35,9 +35,12 @@ const STATUS_BY_CODE: Partial<Record<HarnessErrorCode, ContentfulStatusCode>> = 
 };
 
 /** A JSON error response (`application/json`). */
-export function errorResponse(c: Context, status: ContentfulStatusCode, body: ErrorBody): Response {
-  return c.json(body, status);
+export function errorResponse(c: Context, status: ContentfulStatusCode, body: ErrorBody, headers?: Record<string, string>): Response {
+  return c.json(body, status, headers);
 }
+
+/** Seconds a client waits before retrying a request the store could not serve just now. */
+export const STORE_RETRY_AFTER_SECONDS = 1;
 
 /**
  * Maps any error to its JSON response: typed runtime errors by `code`, the transport's own
@@ -55,6 +58,17 @@ export function toErrorResponse(c: Context, err: unknown, log: (message: string,
     const status = err.status as ContentfulStatusCode;
     const code: TransportErrorCode = status === 401 ? "unauthorized" : status === 413 ? "payload_too_large" : "invalid_request";
     return errorResponse(c, status, { error: err.message || "request refused", code });
+  }
+  if (isTransientStoreError(err) || isHarnessError(err, "store_failure")) {
+    // Contention, throttling, a timeout: nothing was stored (a write is atomic, and a replay of
+    // the same dispatch id finds one whose answer was lost). The client retries.
+    log(`${c.req.method} ${c.req.path}: store unavailable`, err);
+    return errorResponse(
+      c,
+      503,
+      { error: "the store is busy or unavailable; nothing was stored: retry after a moment", code: "store_unavailable" },
+      { "Retry-After": String(STORE_RETRY_AFTER_SECONDS) },
+    );
   }
   log(`${c.req.method} ${c.req.path} failed`, err);
   return errorResponse(c, 500, { error: "internal server error", code: "internal" });

@@ -22,7 +22,8 @@ export type HarnessErrorCode =
   | "schema_checker_busy"
   | "already_settled"
   | "cancel_requested"
-  | "store_failure";
+  | "store_failure"
+  | "store_unavailable";
 
 /** Codes the transport raises itself, beside the harness's own {@link HarnessErrorCode}s. */
 export type TransportErrorCode =
