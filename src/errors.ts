@@ -156,6 +156,21 @@ export class StoreFailure extends HarnessError {
 }
 
 /**
+ * The submission is stored (queued) but its doorbell could not be rung: the queue was unreachable.
+ * Nothing is lost: a retry with the same dispatch id rings it again, and the sweeper rings a
+ * queued head that waited too long.
+ */
+export class QueueUnavailable extends HarnessError {
+  constructor(submissionId: string, cause: unknown) {
+    super(
+      "queue_unavailable",
+      `submission ${submissionId} is stored but the queue could not be reached: retry with the same dispatchId (or the sweeper starts it within a minute)`,
+      { cause },
+    );
+  }
+}
+
+/**
  * Names of errors a store backend raises for a condition that passes: optimistic retries
  * exhausted under contention, a locked SQLite file, DynamoDB throttling, a timeout, a 5xx.
  */

@@ -1,5 +1,5 @@
 import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
-import { ClaimLost } from "../errors.ts";
+import { ClaimLost, QueueUnavailable } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import type { AdmissionStore } from "../store/store.ts";
 import { correlationOf } from "../ports/observer.ts";
@@ -78,7 +78,12 @@ export async function admit(ctx: EngineContext<AdmissionStore>, request: Admissi
   await ctx.faults?.("admitted", stored.id);
   ctx.observe({ type: "submission_admitted", correlation: correlationOf(stored), input: stored.input, replayed });
   if (stored.status === "queued") {
-    await ctx.queue.ring(doorbellOf(stored));
+    try {
+      await ctx.queue.ring(doorbellOf(stored));
+    } catch (err) {
+      // Told apart from a store failure: the row is written, so "nothing was stored" would be false.
+      throw new QueueUnavailable(stored.id, err);
+    }
   }
   return { submissionId: stored.id, conversationId: stored.conversationId, replayed };
 }

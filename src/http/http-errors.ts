@@ -59,6 +59,10 @@ export function toErrorResponse(c: Context, err: unknown, log: (message: string,
     const code: TransportErrorCode = status === 401 ? "unauthorized" : status === 413 ? "payload_too_large" : "invalid_request";
     return errorResponse(c, status, { error: err.message || "request refused", code });
   }
+  if (isHarnessError(err, "queue_unavailable")) {
+    log(`${c.req.method} ${c.req.path}: queue unavailable`, err);
+    return errorResponse(c, 503, { error: err.message, code: err.code }, { "Retry-After": String(STORE_RETRY_AFTER_SECONDS) });
+  }
   if (isTransientStoreError(err) || isHarnessError(err, "store_failure")) {
     // Contention, throttling, a timeout: nothing was stored (a write is atomic, and a replay of
     // the same dispatch id finds one whose answer was lost). The client retries.

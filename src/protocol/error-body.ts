@@ -23,7 +23,8 @@ export type HarnessErrorCode =
   | "already_settled"
   | "cancel_requested"
   | "store_failure"
-  | "store_unavailable";
+  | "store_unavailable"
+  | "queue_unavailable";
 
 /** Codes the transport raises itself, beside the harness's own {@link HarnessErrorCode}s. */
 export type TransportErrorCode =

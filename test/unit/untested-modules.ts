@@ -106,7 +106,6 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "errors.ts": "typed errors, asserted by code throughout (e.g. test/unit/runtime/requests.test.ts)",
   "http/bearer-auth.ts": HTTP,
   "http/cors-origins.ts": HTTP,
-  "http/http-errors.ts": HTTP,
   "http/index.ts": ENTRY,
   "index.ts": ENTRY,
   "lambda/agents-module.ts": LAMBDA,

@@ -377,7 +377,8 @@ describe("local cloud: recovery of lost doorbells", () => {
     const instance = `noq-${uid()}`;
     const body = { kind: "user", body: "steps=1 sleep=50", dispatchId: `d-${uid()}` };
     const failed = await post(`/agents/stepper/${instance}`, body, dead.url);
-    expect(failed.status).toBe(500);
+    expect(failed.status).toBe(503);
+    expect(failed.json.code).toBe("queue_unavailable");
     const queued = await suite.store.getSubmission(body.dispatchId);
     expect(queued).toMatchObject({ status: "queued", attemptCount: 0 });
     await sleep(1_500);
@@ -395,7 +396,7 @@ describe("local cloud: recovery of lost doorbells", () => {
     const dead = await httpWithoutQueue();
     const instance = `sweep-${uid()}`;
     const failed = await post(`/agents/stepper/${instance}`, { kind: "user", body: "steps=0", dispatchId: `s-${uid()}` }, dead.url);
-    expect(failed.status).toBe(500);
+    expect(failed.status).toBe(503);
     const [stranded] = (await suite.store.listRunnable()).filter((s) => s.sessionKey.instance === instance);
     expect(stranded).toBeDefined();
     await sleep(700); // older than HARNESS_STALE_QUEUED_MS

@@ -4,7 +4,7 @@
  */
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { StoreFailure } from "../../../src/errors.ts";
+import { QueueUnavailable, StoreFailure } from "../../../src/errors.ts";
 import { DynamoStoreContended } from "../../../src/dynamodb/errors.ts";
 import { toErrorResponse } from "../../../src/http/http-errors.ts";
 
@@ -41,6 +41,16 @@ describe("transient store failures answer 503 store_unavailable with Retry-After
     const body = (await res.json()) as { error: string; code: string };
     expect(body.code).toBe("store_unavailable");
     expect(body.error).toMatch(/nothing was stored/);
+  });
+
+  it("a queue that could not be reached is 503 queue_unavailable: the submission is stored, so a retry of the dispatch id is the remedy", async () => {
+    const res = await answer(new QueueUnavailable("sub-1", named("Error", { code: "ECONNREFUSED" })));
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("1");
+    const body = (await res.json()) as { error: string; code: string };
+    expect(body.code).toBe("queue_unavailable");
+    expect(body.error).toMatch(/sub-1 is stored/);
+    expect(body.error).toMatch(/same dispatchId/);
   });
 
   it("anything else is still a 500 with a generic message", async () => {

@@ -147,6 +147,8 @@ describe("runtime: crash recovery (a runtime dropped between engine phases)", ()
       }),
     ]);
     await settleTicks();
+    // A result schema checks the reply on its thread before the reservation: real time, not ticks.
+    for (let i = 0; !crashed && i < 400; i++) await new Promise((resolve) => setTimeout(resolve, 25));
     expect(crashed).toBe(true);
     await h.runtime.close({ abandon: true });
     return { h, submissionId, conversationId };
