@@ -23,6 +23,12 @@ export interface ToolCall {
   /** pi's signal for the call. */
   signal: AbortSignal | undefined;
   onUpdate: AgentToolUpdateCallback<any> | undefined;
+  /**
+   * Neither the run's abort nor the tool timeout releases the call once it started: the call's
+   * effect is durable and only its result names it (a `task` call admitting its child). Its own
+   * store calls bound it.
+   */
+  hold?: boolean;
 }
 
 /** A tool result that is an error the model sees. */
@@ -86,8 +92,15 @@ export class Bounds {
    * Runs a tool call raced against `signal` (pi's), `abort()` and the tool timeout. A timeout is
    * an error result the model sees; an abort rejects with {@link TOOL_ABORTED}.
    */
-  runTool({ tool, id, params, signal, onUpdate }: ToolCall): Promise<AgentToolResult<any>> {
+  runTool({ tool, id, params, signal, onUpdate, hold }: ToolCall): Promise<AgentToolResult<any>> {
     if (signal?.aborted) return Promise.reject(new Error(TOOL_ABORTED));
+    if (hold) {
+      try {
+        return Promise.resolve(tool.execute(id, params, signal, onUpdate));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
     const limit = this.#toolTimeoutMs;
     // The signal the tool sees: aborted with the run (see abort) or at its timeout.
     const toolAbort = new AbortController();
@@ -122,7 +135,7 @@ export class Bounds {
     });
   }
 
-  /** Ends the response in flight ("aborted") and releases every running tool call. */
+  /** Ends the response in flight ("aborted") and releases every running tool call (but held ones). */
   abort(): void {
     const inFlight = this.#inFlight;
     if (inFlight) endStream(inFlight.stream, inFlight.model, this.#clock.now(), "aborted", "Request was aborted");

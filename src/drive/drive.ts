@@ -22,6 +22,7 @@ import { boundedTool } from "./tool-call.ts";
 import { lastAssistantText, needsModelCall } from "./transcript.ts";
 import { TurnRecorder } from "./turn-recorder.ts";
 import { TaskSuspension } from "./task-suspension.ts";
+import { usedCallIds } from "./unique-call-ids.ts";
 import type { TaskSpawner } from "./task-tool.ts";
 
 export type { DriveOutcome } from "./drive-outcome.ts";
@@ -220,7 +221,12 @@ class SubmissionDrive {
       initialState: {
         model: setup.model,
         thinkingLevel: setup.thinkingLevel ?? "off",
-        tools: [...(setup.tools ?? []), ...(this.#tasks ? [this.#tasks.tool((err) => this.#onStoreError(err))] : [])].map((tool) => boundedTool(tool, turnContext)),
+        // A `task` call is held to its end: released mid-admission, its child would be admitted
+        // with no `task_spawned` naming it (the run's cancel or stop must not orphan it).
+        tools: [
+          ...(setup.tools ?? []).map((tool) => boundedTool(tool, turnContext)),
+          ...(this.#tasks ? [boundedTool(this.#tasks.tool((err) => this.#onStoreError(err)), turnContext, { hold: true })] : []),
+        ],
         messages: projectPath(path, { systemPrompt: setup.systemPrompt, tools: setup.tools }).messages,
       },
       streamFn: modelTurnStreamFn({
@@ -229,6 +235,14 @@ class SubmissionDrive {
         watch: this.#watch,
         onTimeout: (error) => (this.#turnTimeout = error),
         stopModel: () => this.#agent?.abort(),
+        usedCallIds: () => usedCallIds([...log.earlier, ...this.#records]),
+        onRenamed: (renames) =>
+          this.#ctx.observe({
+            type: "recovery",
+            correlation: this.#correlation(),
+            decision: "call_id_renamed",
+            detail: `the provider repeated call id(s) the conversation had used: ${renames.map((r) => `${r.from} → ${r.to}`).join(", ")}`,
+          }),
       }),
       finishTurn: (turn) => this.#finishTurn(turn),
       prepareRequest: (request) => this.#compaction.beforeRequest(request),

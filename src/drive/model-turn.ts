@@ -8,6 +8,7 @@ import type { Bounds } from "./bounds.ts";
 import { runInterceptors } from "./interceptors.ts";
 import type { ProviderWatch } from "./provider-backpressure.ts";
 import { withStrictTurns } from "./strict-turns.ts";
+import { renameRepeatedCallIds } from "./unique-call-ids.ts";
 
 /** What a model turn needs from its drive. */
 export interface ModelTurnContext {
@@ -26,6 +27,13 @@ export interface ModelTurnContext {
   stopModel: () => void;
   /** The run must fail with `error` (an interceptor aborted or threw). */
   fail: (error: string) => void;
+  /**
+   * The call ids the conversation already used (read when the response ends): a repeated id in
+   * the response is renamed before anything records or runs it (`unique-call-ids.ts`).
+   */
+  usedCallIds?: () => ReadonlySet<string>;
+  /** A repeated call id was renamed. */
+  onRenamed?: (renames: Array<{ from: string; to: string }>) => void;
 }
 
 /**
@@ -80,5 +88,25 @@ async function openTurn(
     return stream;
   }
   ctx.bounds.boundTurn(stream, model, { onTimeout: ctx.onTimeout, stopModel: ctx.stopModel });
+  if (ctx.usedCallIds) uniqueCallIds(stream, ctx.usedCallIds, ctx.onRenamed);
   return stream;
+}
+
+/**
+ * Makes the response's final message (what the agent loop records and executes: it reads
+ * `result()`, never the events' partials) carry no call id the conversation used before.
+ */
+function uniqueCallIds(
+  stream: AssistantMessageEventStream,
+  used: () => ReadonlySet<string>,
+  onRenamed: ModelTurnContext["onRenamed"],
+): void {
+  const result = stream.result.bind(stream);
+  let final: ReturnType<typeof result> | undefined;
+  stream.result = () =>
+    (final ??= result().then((message) => {
+      const renames = renameRepeatedCallIds(message, used());
+      if (renames.length > 0) onRenamed?.(renames);
+      return message;
+    }));
 }

@@ -19,22 +19,23 @@ export interface ToolCallContext {
 
 /**
  * `tool` as the agent runs it: inside the tool interceptor boundary, bounded by the tool timeout
- * and the run's abort. The tool's own failure stays a tool error (pi makes it an error result);
- * an interceptor's abort or throw fails the run.
+ * and the run's abort (unless `hold`: see `ToolCall.hold`). The tool's own failure stays a tool
+ * error (pi makes it an error result); an interceptor's abort or throw fails the run.
  */
-export function boundedTool(tool: AgentTool<any>, ctx: ToolCallContext): AgentTool<any> {
+export function boundedTool(tool: AgentTool<any>, ctx: ToolCallContext, options: { hold?: boolean } = {}): AgentTool<any> {
   const faults = ctx.faults;
+  const hold = options.hold === true ? { hold: true } : {};
   if (faults) {
     return {
       ...tool,
       execute: async (id, params, signal, onUpdate) => {
-        const result = await runTool(ctx, { tool, id, params, signal, onUpdate });
+        const result = await runTool(ctx, { tool, id, params, signal, onUpdate, ...hold });
         await faults("tool_ran");
         return result;
       },
     };
   }
-  return { ...tool, execute: (id, params, signal, onUpdate) => runTool(ctx, { tool, id, params, signal, onUpdate }) };
+  return { ...tool, execute: (id, params, signal, onUpdate) => runTool(ctx, { tool, id, params, signal, onUpdate, ...hold }) };
 }
 
 async function runTool(ctx: ToolCallContext, call: ToolCall): Promise<AgentToolResult<any>> {

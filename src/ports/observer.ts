@@ -39,7 +39,9 @@ export type RecoveryDecision =
   | "continuation"
   | "lease_reclaimed"
   /** A parent's missing `task_spawned` record was written from its child's row. */
-  | "spawn_record_reconciled";
+  | "spawn_record_reconciled"
+  /** The provider repeated a call id the conversation had used: the call got a fresh one. */
+  | "call_id_renamed";
 
 /** Every event the harness reports to observers. */
 export type HarnessEvent =

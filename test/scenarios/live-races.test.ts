@@ -75,6 +75,44 @@ describe("cancel and the park", () => {
   });
 });
 
+describe("a cancel while a `task` call admits its child", () => {
+  it("the call is held to its end: a task_spawned record names the child, and the cascade cancels it", async () => {
+    const clock = new ManualClock();
+    const inner = createMemoryStore({ clock });
+    const child = childAddress({ submissionId: "P", instance: "i" }, "call-1").submissionId;
+    let entered = false;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // The child's admission is slow (a store round trip under load): the cancel lands inside it.
+    const store = beforeWait(inner, async () => {}, {
+      admitSubmission: async (sub: Parameters<Store["admitSubmission"]>[0]) => {
+        if (sub.id === child) {
+          entered = true;
+          await gate;
+        }
+        return inner.admitSubmission(sub);
+      },
+    });
+    const lead = scriptedAgent([spawnOne(), summary]);
+    const researcher = scriptedAgent([[{ hang: "honest" }]]);
+    const h = await startTestServer({ clock, store, agents: { lead: lead.definition, researcher: researcher.definition }, config: { subagents: { lead: ["researcher"] } } });
+    await h.runtime.dispatch({ agent: "lead", instance: "i", dispatchId: "P", message: user("go") });
+    await until("the child's admission starts", async () => entered);
+    const cancelling = h.runtime.cancel("P", "stop");
+    await settleTicks(50);
+    release();
+    await cancelling;
+    await until("the parent settles", async () => (await inner.getSubmission("P")).status === "settled");
+    expect((await inner.getSubmission("P")).outcome).toMatchObject({ status: "failed", errorCode: "cancelled" });
+    const log = await allRecords(inner, (await inner.getSubmission("P")).conversationId);
+    const spawned = log.filter((r) => r.kind === "task_spawned").map((r) => (r.payload as { childSubmissionId: string }).childSubmissionId);
+    expect(spawned, "the parent's log names its child").toEqual([child]);
+    await until("the child settles", async () => (await inner.getSubmission(child)).status === "settled");
+    expect((await inner.getSubmission(child)).outcome).toMatchObject({ errorCode: "cancelled_by_parent" });
+    await h.runtime.close();
+  });
+});
+
 describe("wait expiry decides by the bound that ended the wait", () => {
   it("a wait ended by the parent's budget (maxWaitMs longer) leaves a leave_running child running", async () => {
     const clock = new ManualClock();
@@ -139,7 +177,13 @@ describe("child names", () => {
     expect((await h.runtime.wait(first.submissionId)).status).toBe("succeeded");
     const second = await h.runtime.dispatch({ agent: "lead", instance: "i", dispatchId: "P2", message: user("two") });
     expect((await h.runtime.wait(second.submissionId)).status).toBe("succeeded");
-    const [c1, c2] = await Promise.all(["P1", "P2"].map((p) => h.store.getSubmission(childAddress({ submissionId: p, instance: "i" }, "call_0").submissionId)));
+    // The second call_0 is renamed in the conversation (call_0_2: ids are unique in a log), and its
+    // child is named after its own parent submission either way.
+    const spawned = (await allRecords(h.store, second.conversationId)).filter((r) => r.kind === "task_spawned").map((r) => r.payload as { callId: string; childSubmissionId: string });
+    expect(spawned.map((p) => p.callId)).toEqual(["call_0", "call_0_2"]);
+    const [c1, c2] = await Promise.all(spawned.map((p) => h.store.getSubmission(p.childSubmissionId)));
+    expect(c1!.id).toBe(childAddress({ submissionId: "P1", instance: "i" }, "call_0").submissionId);
+    expect(c2!.id).toBe(childAddress({ submissionId: "P2", instance: "i" }, "call_0_2").submissionId);
     expect(c1!.sessionKey, "two children, two sessions").not.toEqual(c2!.sessionKey);
     expect(c1!.conversationId).not.toBe(c2!.conversationId);
     // Each child saw only its own prompt: the second did not continue the first's conversation.

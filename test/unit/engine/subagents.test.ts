@@ -120,6 +120,32 @@ describe("durable subagents (embedded)", () => {
     await h.runtime.close();
   });
 
+  it("a provider that repeats a call id across turns: the later `task` call gets its own child and its own outcome", async () => {
+    // Some OpenAI-compatible servers number calls per response (`call_0` every turn).
+    const { lead, researcher, agents } = parentAndChildren([
+      [{ toolCall: { id: "call_0", name: "task", arguments: { agent: "researcher", prompt: "first" } } }],
+      [{ toolCall: { id: "call_0", name: "task", arguments: { agent: "researcher", prompt: "second" } } }],
+      (messages) => [{ text: `both: ${toolResultsOf(messages as never).map((r) => r.text).join(" + ")}` }],
+    ]);
+    const h = await startTestServer({ agents, config: { subagents: { lead: ["researcher"] } } });
+    const { submissionId, conversationId } = await h.runtime.dispatch({ agent: "lead", instance: "repeats", message: user("go") });
+    expect(await h.runtime.wait(submissionId)).toMatchObject({ status: "succeeded" });
+    const results = toolResultsOf(lead.scripted.calls[2]!.messages as never);
+    expect(results).toEqual([
+      { id: "call_0", text: "researcher on: first" },
+      { id: "call_0_2", text: "researcher on: second" },
+    ]);
+    expect(researcher.scripted.calls, "two children ran").toHaveLength(2);
+    const log = await allRecords(h.store, conversationId);
+    const spawned = log.filter((r) => r.kind === "task_spawned").map((r) => r.payload);
+    expect(spawned.map((p) => p.callId)).toEqual(["call_0", "call_0_2"]);
+    expect(new Set(spawned.map((p) => p.childSubmissionId)).size).toBe(2);
+    expect(new Set(spawned.map((p) => p.childInstance)).size).toBe(2);
+    expect(log.filter((r) => r.kind === "assistant_tool_call").map((r) => r.payload.callId)).toEqual(["call_0", "call_0_2"]);
+    expect(h.events.some((e) => e.type === "recovery" && e.decision === "call_id_renamed")).toBe(true);
+    await h.runtime.close();
+  });
+
   it("the tool: its name, description and schema as the spec pins them; only the policy's parents get it", async () => {
     const targets = [{ name: "a", description: "first" }, { name: "b" }];
     expect(taskToolDescription(targets)).toBe("Spawn a durable child run. Targets: a — first; b");
