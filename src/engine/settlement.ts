@@ -50,9 +50,10 @@ export async function settle(
     throw err;
   }
   await ctx.faults?.("settled_recorded", sub.id);
-  await finish(ctx, sub, attemptId, payload, { reserved: true });
-  // After the outcome is out: the next rebuild of the conversation starts from here.
+  // The next rebuild of the conversation starts from here, and so does a parent's wake, which
+  // reads this child's outcome text (`childOutcomeOf`): stored before the finish.
   await log.saveCheckpoint();
+  await finish(ctx, sub, attemptId, payload, { reserved: true });
   return "settled";
 }
 

@@ -1,4 +1,5 @@
 import type { ConversationRecord, RecordDraft, SettledPayload, ToolOutcomePayload } from "../protocol/records.ts";
+import { viewFrom } from "../conversation/checkpoint.ts";
 import { activeLeafPath, reduce } from "../conversation/reducer.ts";
 import { childAddress } from "../conversation/task-names.ts";
 import { isHarnessError } from "../errors.ts";
@@ -37,7 +38,7 @@ export async function wakeParent(ctx: AttemptContext, child: Submission, payload
   // Saves reading the child's log when the answer is plain; the store's guard decides.
   if (parent.status !== "waiting") return "not_waiting";
   if (!parent.pendingCalls?.includes(callId)) return "not_pending";
-  const content = childOutcomeText(await ctx.store.readRecords(child.conversationId), payload);
+  const content = await childOutcomeOf(ctx, child.conversationId, payload);
   const outcome: ToolOutcomePayload = { callId, toolName: TASK, content: [{ type: "text", text: content }] };
   if (payload.status !== "succeeded") outcome.isError = true;
   return deliver(ctx, parent, outcome);
@@ -60,6 +61,23 @@ export async function deliver(ctx: AttemptContext, parent: Submission, outcome: 
   await ctx.faults?.("parent_requeued", parent.id);
   await ctx.queue.ring(doorbellOf(parent));
   return "requeued";
+}
+
+/**
+ * The text of a child's outcome, read as cheaply as it can be: nothing for a structured result;
+ * else the child's log from its newest checkpoint on (its settling attempt stores one at its
+ * settlement record when the run wrote enough to need one, ADR 0018), the whole log only when
+ * there is none or it cannot be used. The checkpoint's path holds the finished messages without
+ * their streaming deltas, so a long child's wake reads a fraction of what it wrote.
+ */
+export async function childOutcomeOf(ctx: AttemptContext, conversationId: string, payload: SettledPayload): Promise<string> {
+  if (payload.status === "succeeded" && payload.result !== undefined) return JSON.stringify(payload.result);
+  const checkpoint = await ctx.store.readCheckpoint(conversationId);
+  if (checkpoint) {
+    const view = viewFrom(checkpoint, await ctx.store.readRecords(conversationId, checkpoint.at));
+    if (view) return childOutcomeText(view.records, payload);
+  }
+  return childOutcomeText(await ctx.store.readRecords(conversationId), payload);
 }
 
 /**

@@ -4,7 +4,8 @@
  * exactly once; the resumed run continues from the log with every outcome.
  */
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../../../src/protocol/records.ts";
+import type { ConversationRecord, RecordDraft } from "../../../src/protocol/records.ts";
+import { createMemoryStore } from "../../../src/memory/index.ts";
 import { childAddress } from "../../../src/conversation/task-names.ts";
 import type { HarnessEvent } from "../../../src/ports/observer.ts";
 import type { ScriptStep } from "../../../src/agent/scripted-model.ts";
@@ -143,6 +144,55 @@ describe("durable subagents (embedded)", () => {
     expect(new Set(spawned.map((p) => p.childInstance)).size).toBe(2);
     expect(log.filter((r) => r.kind === "assistant_tool_call").map((r) => r.payload.callId)).toEqual(["call_0", "call_0_2"]);
     expect(h.events.some((e) => e.type === "recovery" && e.decision === "call_id_renamed")).toBe(true);
+    await h.runtime.close();
+  });
+
+  it("a long child's outcome reaches its parent from the child's checkpoint, not its whole log", async () => {
+    const long = "notes ".repeat(8_000); // ~48 KB streamed: the settling attempt stores a checkpoint
+    const lead = scriptedAgent([
+      [{ toolCall: { id: "call-long", name: "task", arguments: { agent: "researcher", prompt: "dig deep" } } }],
+      (messages) => [{ text: `got ${toolResultsOf(messages as never)[0]!.text.length} chars` }],
+    ]);
+    const researcher = scriptedAgent([[{ text: long }]]);
+    const memory = createMemoryStore();
+    let childConversation: string | undefined;
+    let childSettled = false;
+    const wholeReadsAfterSettled: string[] = [];
+    const store = new Proxy(memory, {
+      get(target, prop) {
+        if (prop === "appendRecords") {
+          return async (conversationId: string, drafts: RecordDraft[], ...rest: unknown[]) => {
+            const out = await (target.appendRecords as (...a: unknown[]) => Promise<ConversationRecord[]>)(conversationId, drafts, ...rest);
+            if (conversationId === childConversation && drafts.some((d) => d.kind === "submission_settled")) childSettled = true;
+            return out;
+          };
+        }
+        if (prop === "readRecords") {
+          return async (conversationId: string, afterId?: string, limit?: number) => {
+            if (childSettled && conversationId === childConversation && !afterId) wholeReadsAfterSettled.push(conversationId);
+            return target.readRecords(conversationId, afterId, limit);
+          };
+        }
+        const value = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const h = await startTestServer({
+      store,
+      agents: { lead: lead.definition, researcher: researcher.definition },
+      config: { subagents: { lead: ["researcher"] } },
+      observers: [
+        (e: HarnessEvent) => {
+          if (e.type === "submission_spawned") childConversation = e.childConversationId;
+        },
+      ],
+    });
+    const { submissionId } = await h.runtime.dispatch({ agent: "lead", instance: "long", message: user("go") });
+    expect(await h.runtime.wait(submissionId)).toMatchObject({ status: "succeeded" });
+    expect(toolResultsOf(lead.scripted.calls[1]!.messages as never)[0]!.text, "the child's whole final text").toBe(long);
+    expect(childSettled).toBe(true);
+    expect(await memory.readCheckpoint(childConversation!), "the child's settlement stored a checkpoint").toBeDefined();
+    expect(wholeReadsAfterSettled, "the wake read the child's log from its checkpoint on").toEqual([]);
     await h.runtime.close();
   });
 
