@@ -12,6 +12,7 @@
  * - the monthly cost of a deployment nobody uses
  * - the units of the review's cost findings (`review-costs.ts`: a manual compaction among them) and
  *   of a cancel (`cancel-costs.ts`)
+ * - cancel → stop of a running reply on the local cloud, p50/p99 (`cancel-stop.ts`)
  */
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,6 +29,7 @@ import { BenchClient, runConcurrently } from "./http-client.ts";
 import { printIdleCost } from "./idle-cost.ts";
 import { benchReviewCosts } from "./review-costs.ts";
 import { benchCancelCosts } from "./cancel-costs.ts";
+import { benchCancelStop } from "./cancel-stop.ts";
 import { benchSubagentCosts } from "./subagent-costs.ts";
 import { bundleLambdas, coldLoadMs, type LambdaBundle, removeBundles, topInputs } from "./lambda-bundles.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
@@ -69,6 +71,7 @@ export async function benchAws(): Promise<void> {
     await benchCancelCosts();
     await benchSubagentCosts();
     await sseDelay();
+    await benchCancelStop();
     console.log("idle cost of a deployment nobody uses (per month, construct defaults):");
     const idle = printIdleCost({ ...sweep, drainMs: await emptyDrainMs() });
     figure("idle cost per month (list prices, construct defaults)", idle, "$", atMost(0.5, " $"), 2);

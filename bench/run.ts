@@ -3,6 +3,7 @@
  * a subset (e.g. `npm run bench -- overhead`); `scaling` runs only when named.
  */
 import { benchAws } from "./aws.ts";
+import { benchCancelStandalone } from "./cancel-stop.ts";
 import { benchHostileSchemas } from "./hostile-schemas.ts";
 import { benchHttp } from "./http.ts";
 import { benchOverhead } from "./overhead.ts";
@@ -13,13 +14,17 @@ const benches: Record<string, () => Promise<void>> = {
   overhead: () => benchOverhead(),
   http: () => benchHttp(),
   aws: () => benchAws(),
+  cancel: () => benchCancelStandalone(),
   cost: () => benchTurnCost(),
   scaling: () => benchScaling(),
   "hostile-schemas": () => benchHostileSchemas(),
 };
 
-/** Run only when named: `scaling` admits 2,000 submissions twice on the local cloud (about 10 minutes). */
-const onlyWhenNamed = new Set(["scaling"]);
+/**
+ * Run only when named: `scaling` admits 2,000 submissions twice on the local cloud (about 10
+ * minutes); `cancel` is part of `aws` too.
+ */
+const onlyWhenNamed = new Set(["scaling", "cancel"]);
 
 const selected = process.argv.slice(2);
 for (const [name, run] of Object.entries(benches)) {
