@@ -27,7 +27,7 @@ import { createDynamoStore } from "../../src/dynamodb/index.ts";
 import { checkInvariants } from "./invariants.ts";
 import { driveSessions, familyPhases, percentiles, readBack, readFamilies, sleep, type Family } from "./session-driver.ts";
 import { seededRandom } from "../../src/store/conformance/random-log.ts";
-import { attemptsOf, type KillPhases, type SoakReport } from "./report.ts";
+import { attemptsOf, drainMsOf, type KillPhases, type SoakReport } from "./report.ts";
 import { ASSISTANT, RESEARCHER } from "./soak-agents.ts";
 import { checkSubagents, subagentFigures } from "./subagent-invariants.ts";
 
@@ -234,6 +234,7 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
     const familyEvidence = await readFamilies(cloud.url, sessions);
     const unsettled = (await Promise.all(UNSETTLED.map((status) => store.listByStatus(status)))).flat();
     const attempts = await attemptsOf(store, sessions);
+    const drainMs = await drainMsOf(store, sessions, driven.loadEndedAt);
     const violations = [...checkInvariants({ sessions, unsettled }), ...checkSubagents(sessions, familyEvidence, families.map((f) => f.submissionId))];
     if (leftInQueues > 0) violations.push(`${leftInQueues} message(s) left in the queues after the run (${left.detail})`);
     if (left.inFlight > preHandlerKills) {
@@ -260,6 +261,7 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
       settleMs: percentiles(driven.settleMs),
       subagents: subagentFigures(familyEvidence, sessions),
       killPhases,
+      drainMs,
       seconds: Math.round((performance.now() - started) / 100) / 10,
       duplicates,
       throttled: proxy.throttled,

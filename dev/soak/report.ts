@@ -30,6 +30,11 @@ export interface SoakReport {
   subagents: SubagentFigures;
   /** What the kills hit, as the harness answered just before each. */
   killPhases: KillPhases;
+  /**
+   * From the load's end (the last admission acknowledged) to the last settlement of an
+   * acknowledged submission, ms (0 when everything had settled by then): what a stall adds.
+   */
+  drainMs: number;
   seconds: number;
 }
 
@@ -48,6 +53,21 @@ export async function attemptsOf(store: Pick<Store, "getSubmission">, sessions: 
   return { total, max, maxId };
 }
 
+/**
+ * Milliseconds from `loadEndedAt` to the last settlement among the acknowledged submissions
+ * (their rows' last transition), 0 when none settled after it.
+ */
+export async function drainMsOf(store: Pick<Store, "getSubmission">, sessions: readonly SessionEvidence[], loadEndedAt: number): Promise<number> {
+  let last = loadEndedAt;
+  for (const session of sessions) {
+    for (const id of session.acknowledged) {
+      const sub = await store.getSubmission(id);
+      if (sub.status === "settled") last = Math.max(last, sub.updatedAt);
+    }
+  }
+  return last - loadEndedAt;
+}
+
 /** The report's figures, one per line. */
 export function formatReport(report: SoakReport, extra: Record<string, string> = {}): string {
   const lines = [
@@ -62,6 +82,7 @@ export function formatReport(report: SoakReport, extra: Record<string, string> =
     `records read back:        ${report.records}`,
     `attempts charged:         ${report.attempts.total} (max ${report.attempts.max} for one submission${report.attempts.maxId ? `, ${report.attempts.maxId}` : ""})`,
     `POST → settled (ms):      (awaited ones) p50 ${report.settleMs.p50}, p99 ${report.settleMs.p99}, max ${report.settleMs.max}`,
+    `load end → last settled:  ${(report.drainMs / 1000).toFixed(1)} s`,
     `duration:                 ${report.seconds} s`,
     `invariants:               ${report.violations.length === 0 ? "all hold" : `${report.violations.length} VIOLATED`}`,
     ...report.violations.map((v) => `  ✗ ${v}`),

@@ -66,12 +66,14 @@ export interface SessionsReport {
   cancels: number;
   /** Milliseconds from first POST to the settled outcome, per awaited submission. */
   settleMs: number[];
+  /** Epoch ms of the last admission the harness acknowledged (202): the load's end. */
+  loadEndedAt: number;
 }
 
 /** Runs the sessions to their end (every submission acknowledged, the last of each awaited). */
 export async function driveSessions(o: SessionsOptions): Promise<SessionsReport> {
   const client = createClient({ baseUrl: o.url });
-  const report: SessionsReport = { sessions: [], steers: 0, followUps: 0, compactions: 0, cancels: 0, settleMs: [] };
+  const report: SessionsReport = { sessions: [], steers: 0, followUps: 0, compactions: 0, cancels: 0, settleMs: [], loadEndedAt: 0 };
 
   /** POSTs until the harness answers below 500 (it may be down for a moment); refusals are returned. */
   async function post(path: string, body: unknown): Promise<Response> {
@@ -137,6 +139,7 @@ export async function driveSessions(o: SessionsOptions): Promise<SessionsReport>
       if (res.status !== 202) throw new Error(`${dispatchId}: admission answered ${res.status} ${await res.text()}`);
       const { submissionId } = (await res.json()) as { submissionId: string };
       acknowledged.push(submissionId);
+      report.loadEndedAt = Math.max(report.loadEndedAt, Date.now());
       await o.onAdmitted?.(submissionId, instance);
       if (researching) o.families?.push({ instance, submissionId });
       if (body.body.startsWith("slow") && random() < 0.6) {
@@ -167,6 +170,7 @@ export async function driveSessions(o: SessionsOptions): Promise<SessionsReport>
           const res = await fetch(`${o.url}${path}/compact`, { method: "POST", body: "{}" });
           if (res.status === 202) {
             acknowledged.push(((await res.json()) as { submissionId: string }).submissionId);
+            report.loadEndedAt = Math.max(report.loadEndedAt, Date.now());
             report.compactions++;
           } else {
             if (res.status >= 500) evidence.unconfirmed!++;

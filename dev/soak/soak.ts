@@ -19,7 +19,7 @@ import type { SubmissionStatus } from "../../src/store/submission.ts";
 import { openSqliteStore } from "../../src/sqlite/index.ts";
 import { EmbeddedServer } from "./embedded-server.ts";
 import { checkInvariants } from "./invariants.ts";
-import { attemptsOf, formatReport, type KillPhases, type SoakReport } from "./report.ts";
+import { attemptsOf, drainMsOf, formatReport, type KillPhases, type SoakReport } from "./report.ts";
 import { driveSessions, familyPhases, freePort, percentiles, readBack, readFamilies, sleep, type Family } from "./session-driver.ts";
 import { checkSubagents, subagentFigures } from "./subagent-invariants.ts";
 import { seededRandom } from "../../src/store/conformance/random-log.ts";
@@ -126,6 +126,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const store = openSqliteStore({ path: join(dataDir, "harness.db") });
   const unsettled = (await Promise.all(UNSETTLED.map((status) => store.listByStatus(status)))).flat();
   const attempts = await attemptsOf(store, sessions);
+  const drainMs = await drainMsOf(store, sessions, driven.loadEndedAt);
   await store.close?.();
   const violations = [...checkInvariants({ sessions, unsettled }), ...checkSubagents(sessions, familyEvidence, families.map((f) => f.submissionId))];
   if (violations.length > 0) log(`server output (tail):\n${server.output.slice(-4000)}`);
@@ -145,6 +146,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     settleMs: percentiles(driven.settleMs),
     subagents: subagentFigures(familyEvidence, sessions),
     killPhases,
+    drainMs,
     seconds: Math.round((performance.now() - started) / 100) / 10,
   };
 }
