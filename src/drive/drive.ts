@@ -207,7 +207,15 @@ class SubmissionDrive {
       });
     }
     if (pendingTasks.length > 0) return { kind: "waiting", calls: pendingTasks }; // parked again (a crash before the park)
-    if (input.kind === "compact") return this.#compaction.manual(submissionId, log.earlier);
+    if (input.kind === "compact") {
+      const compacted = await this.#compaction.manual(submissionId, log.earlier);
+      if (compacted.kind !== "completed") return compacted;
+      // A steer or follow-up accepted while the compaction ran has no turn to join: it is recorded
+      // after the compaction (the session's next exchange sees it). Left in the inbox, the
+      // settlement would refuse and re-run this attempt without end.
+      await this.#drain(["steer", "followUp"]);
+      return this.#halt ?? compacted;
+    }
 
     const turnContext = {
       clock: this.#ctx.clock,

@@ -124,6 +124,35 @@ describe("compaction in the drive (embedded)", () => {
     await h.runtime.close();
   });
 
+  it("a follow-up accepted while a manual compaction runs: the compaction settles (no endless re-run) and the follow-up is in the log after it", { timeout: 20_000 }, async () => {
+    const { definition } = agentOf([[{ text: "a1" }], [{ text: "a2" }], [{ text: "a3" }]]);
+    let h!: TestServer;
+    let accepted = false;
+    h = await startTestServer({
+      agents: { assistant: definition },
+      interceptors: [
+        async (info, next) => {
+          if (info.kind === "operation" && info.operation === "compact" && !accepted) {
+            // The session's in-flight run is the compaction: the inbox takes the message.
+            await h.runtime.followUp({ ...ADDRESS, body: "and one more thing" });
+            accepted = true;
+          }
+          await next();
+        },
+      ],
+    });
+    for (const n of [1, 2, 3]) expect((await run(h, q(n))).payload.status).toBe("succeeded");
+    const { submissionId, conversationId } = await h.runtime.compact(ADDRESS);
+    const settled = await Promise.race([h.runtime.wait(submissionId), new Promise((r) => setTimeout(() => r("still running"), 10_000))]);
+    expect(accepted).toBe(true);
+    expect(settled).toMatchObject({ status: "succeeded", result: { compacted: true } });
+    const mine = (await allRecords(h.store, conversationId)).filter((r) => r.submissionId === submissionId);
+    expect(mine.map((r) => r.kind)).toEqual(["compaction", "user_message", "submission_settled"]);
+    expect(mine[1]!.payload).toMatchObject({ body: "and one more thing", origin: "followUp" });
+    expect((await h.store.getSubmission(submissionId)).attemptCount).toBe(1);
+    await h.runtime.close();
+  });
+
   it("a context past contextWindow − reserveTokens is compacted before the model call (reason threshold)", async () => {
     const { definition, scripted } = agentOf([[{ text: "a1" }], [{ text: "a2" }], [{ text: "a3" }]]);
     const h = await startTestServer({ agents: { assistant: definition } });
