@@ -13,6 +13,7 @@
  * - the units of the review's cost findings (`review-costs.ts`: a manual compaction among them) and
  *   of a cancel (`cancel-costs.ts`)
  * - cancel → stop of a running reply on the local cloud, p50/p99 (`cancel-stop.ts`)
+ * - 100 concurrent admissions into one session: admitted, latency, retries (`hot-session.ts`)
  */
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,6 +31,7 @@ import { printIdleCost } from "./idle-cost.ts";
 import { benchReviewCosts } from "./review-costs.ts";
 import { benchCancelCosts } from "./cancel-costs.ts";
 import { benchCancelStop } from "./cancel-stop.ts";
+import { benchHotSession } from "./hot-session.ts";
 import { benchSubagentCosts } from "./subagent-costs.ts";
 import { bundleLambdas, coldLoadMs, type LambdaBundle, removeBundles, topInputs } from "./lambda-bundles.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
@@ -70,6 +72,7 @@ export async function benchAws(): Promise<void> {
     await benchReviewCosts();
     await benchCancelCosts();
     await benchSubagentCosts();
+    await benchHotSession();
     await sseDelay();
     await benchCancelStop();
     console.log("idle cost of a deployment nobody uses (per month, construct defaults):");

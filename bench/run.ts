@@ -4,6 +4,7 @@
  */
 import { benchAws } from "./aws.ts";
 import { benchCancelStandalone } from "./cancel-stop.ts";
+import { benchHotSessionStandalone } from "./hot-session.ts";
 import { benchHostileSchemas } from "./hostile-schemas.ts";
 import { benchHttp } from "./http.ts";
 import { benchOverhead } from "./overhead.ts";
@@ -15,6 +16,7 @@ const benches: Record<string, () => Promise<void>> = {
   http: () => benchHttp(),
   aws: () => benchAws(),
   cancel: () => benchCancelStandalone(),
+  "hot-session": () => benchHotSessionStandalone(),
   cost: () => benchTurnCost(),
   scaling: () => benchScaling(),
   "hostile-schemas": () => benchHostileSchemas(),
@@ -22,9 +24,9 @@ const benches: Record<string, () => Promise<void>> = {
 
 /**
  * Run only when named: `scaling` admits 2,000 submissions twice on the local cloud (about 10
- * minutes); `cancel` is part of `aws` too.
+ * minutes); `cancel` and `hot-session` are part of `aws` too.
  */
-const onlyWhenNamed = new Set(["scaling", "cancel"]);
+const onlyWhenNamed = new Set(["scaling", "cancel", "hot-session"]);
 
 const selected = process.argv.slice(2);
 for (const [name, run] of Object.entries(benches)) {
