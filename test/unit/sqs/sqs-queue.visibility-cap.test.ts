@@ -1,9 +1,9 @@
 /**
  * SQS counts a message's 12-hour visibility maximum from its receipt and refuses a change past
- * what is left of it (moto's server does too; fauxqs accepts anything up to 12 h). Neither
- * emulator that installs here (moto is Python-only) enforces it, so this fake client does, for
- * the consumer's two changes: the heartbeat's lease and a retry's delay (a provider's
- * `Retry-After` may ask for up to 12 h).
+ * what is left of it (moto's server does too: `sqs-queue.moto.aws.test.ts`; fauxqs accepts
+ * anything up to 12 h). This fake client enforces it without waiting hours, for the consumer's two
+ * changes: the heartbeat's lease and a retry's delay (a provider's `Retry-After` may ask for up to
+ * 12 h) after 14 minutes of work.
  */
 import { ChangeMessageVisibilityCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { SQSEvent } from "aws-lambda";
