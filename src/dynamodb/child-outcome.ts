@@ -37,6 +37,18 @@ export function setPendingCalls(e: Expr, calls: readonly string[] | undefined): 
   else e.remove(PENDING_CALLS);
 }
 
+/**
+ * The update that requeues a waiting row whose last pending call was answered: queued and
+ * runnable (only heads wait), its wait cleared (the check lives in the sort key, rewritten here).
+ */
+export function requeueUpdate(ctx: StoreContext, e: Expr, id: string): void {
+  e.set("status", S("queued"))
+    .set("updatedAt", N(ctx.clock.now()))
+    .set("byStatusPk", statusPk("runnable", id))
+    .remove("waitUntil", PENDING_CALLS, "waitingFor");
+  e.setRaw(`${e.n("byStatusSk")} = ${e.n("ord")}`);
+}
+
 export async function deliverChildOutcome(
   ctx: StoreContext,
   log: ConversationLog,
@@ -59,11 +71,7 @@ export async function deliverChildOutcome(
       `size(${e.n(PENDING_CALLS)}) = ${e.v(N(pending.length))}`,
     ].join(" AND ");
     if (requeued) {
-      e.set("status", S("queued"))
-        .set("updatedAt", N(ctx.clock.now()))
-        .set("byStatusPk", statusPk("runnable", id))
-        .remove("waitUntil", PENDING_CALLS);
-      e.setRaw(`${e.n("byStatusSk")} = ${e.n("ord")}`);
+      requeueUpdate(ctx, e, id);
     } else {
       e.set(PENDING_CALLS, { SS: rest });
     }

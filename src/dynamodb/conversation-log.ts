@@ -34,6 +34,7 @@ import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
 import { ClaimLost } from "../errors.ts";
 import type { AppendFence, AppendOptions } from "../store/store.ts";
 import { BoundedMap } from "./bounded-map.ts";
+import { registrationItems } from "./call-wait-items.ts";
 import type { StoreContext } from "./context.ts";
 import { conditionRefusal, DynamoStoreContended, failedCondition, isTransientCancellation } from "./errors.ts";
 import { Expr } from "./expression.ts";
@@ -157,8 +158,15 @@ export class ConversationLog {
     this.#reader = reader;
   }
 
-  appendRecords(conversationId: string, drafts: RecordDraft[], options: AppendOptions = {}): Promise<ConversationRecord[]> {
-    return this.append({ conversationId, drafts, expectedHead: options.expectedHead, fence: options.fence });
+  async appendRecords(conversationId: string, drafts: RecordDraft[], options: AppendOptions = {}): Promise<ConversationRecord[]> {
+    const plan: AppendPlan = { conversationId, drafts, expectedHead: options.expectedHead, fence: options.fence };
+    // Records that announce a call wait register it in the same transaction (ADR 0025).
+    if (drafts.some((d) => d.kind === "approval_requested" || d.kind === "callback_started")) {
+      const registrations = await registrationItems(this.#ctx, drafts);
+      plan.extraItems = (batch, first) => batch.flatMap((_, i) => registrations.get(first + i) ?? []);
+      plan.extraPerRecord = 2;
+    }
+    return this.append(plan);
   }
 
   /** Appends `plan.drafts` (see the file comment); returns the stored records. */
@@ -286,21 +294,29 @@ export class ConversationLog {
   async #putWithItems(w: BatchWrite, item: Item, records: ConversationRecord[]): Promise<"committed" | "raced"> {
     const plan = w.plan!;
     const write = plan.stateWrite;
-    const fence = w.fence ?? { submissionId: write?.submissionId ?? "", attemptId: "" };
-    const e = plan.fenceUpdate ? plan.fenceUpdate(records, w.first) : new Expr();
-    const stateUpdate = write
-      ? updateItem(this.#ctx, stateKey(write.submissionId), write.update, write.condition)
-      : updateItem(this.#ctx, stateKey(fence.submissionId), e, `${e.n("status")} = ${e.v(S("running"))} AND ${e.n("attemptId")} = ${e.v(S(fence.attemptId))}`);
-    const items: TransactWriteItem[] = [putNewItem(this.#ctx, item), stateUpdate];
+    const fence = w.fence;
+    // The state item's part: the caller's write, or the fence (an update when the plan has one,
+    // else a check); an unfenced append of records that register call waits has none.
+    let stateItem: TransactWriteItem | undefined;
+    if (write) stateItem = updateItem(this.#ctx, stateKey(write.submissionId), write.update, write.condition);
+    else if (fence) {
+      const e = plan.fenceUpdate ? plan.fenceUpdate(records, w.first) : new Expr();
+      const held = `${e.n("status")} = ${e.v(S("running"))} AND ${e.n("attemptId")} = ${e.v(S(fence.attemptId))}`;
+      stateItem = plan.fenceUpdate
+        ? updateItem(this.#ctx, stateKey(fence.submissionId), e, held)
+        : { ConditionCheck: { TableName: this.#ctx.table, Key: stateKey(fence.submissionId), ConditionExpression: held, ...e.attributes, ReturnValuesOnConditionCheckFailure: "ALL_OLD" } };
+    }
+    const items: TransactWriteItem[] = [putNewItem(this.#ctx, item), ...(stateItem ? [stateItem] : [])];
+    const extrasFrom = items.length;
     if (plan.extraItems) items.push(...plan.extraItems(records, w.first));
     // The SDK reuses the transaction's ClientRequestToken on its retries: a lost response is
     // answered with the first outcome, never applied twice.
     const reasons = await transact(this.#ctx, items);
     if (!reasons) return "committed";
     if (failedCondition(reasons, 0)) return "raced";
-    if (failedCondition(reasons, 1) && write) throw new StateRefused(write.submissionId, reasons[1]?.Item as Item | undefined);
-    if (failedCondition(reasons, 1)) throw new ClaimLost(`submission ${fence.submissionId} is not running under attempt ${fence.attemptId}`);
-    if (reasons.slice(2).some((r) => r.Code === "ConditionalCheckFailed")) throw new ExtrasRaced(w.conversationId);
+    if (stateItem && failedCondition(reasons, 1) && write) throw new StateRefused(write.submissionId, reasons[1]?.Item as Item | undefined);
+    if (stateItem && failedCondition(reasons, 1)) throw new ClaimLost(`submission ${fence!.submissionId} is not running under attempt ${fence!.attemptId}`);
+    if (reasons.slice(extrasFrom).some((r) => r.Code === "ConditionalCheckFailed")) throw new ExtrasRaced(w.conversationId);
     if (isTransientCancellation(reasons)) return "raced";
     // Neither a lost race nor a refused condition (e.g. a ValidationError): a fault, not a lost claim.
     throw new Error(`append to ${w.conversationId} refused (${reasons.map((r) => r.Code).join(",")})`);

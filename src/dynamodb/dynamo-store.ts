@@ -11,6 +11,7 @@ import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } f
 import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
 import type { AppendOptions, Store } from "../store/store.ts";
+import type { CallAnswered, CallAnswerWrite, CallWait } from "../store/call-wait.ts";
 import type {
   Attempt,
   Cancellation,
@@ -31,6 +32,8 @@ import type {
 } from "../store/submission.ts";
 import { BlobStore } from "./blob-store.ts";
 import { Checkpoints } from "./checkpoints.ts";
+import { findCallback, getCallWait } from "./call-wait-items.ts";
+import { answerCall } from "./call-waits.ts";
 import { deliverChildOutcome } from "./child-outcome.ts";
 import { postponeWaitCheck } from "./wait-check.ts";
 import { createDynamoClient, createS3Client } from "./clients.ts";
@@ -112,6 +115,9 @@ class DynamoStore implements Store {
   getSubmission(id: string): Promise<Submission> {
     return this.#submissions.getSubmission(id);
   }
+  joinSessionOrder(submissionId: string): Promise<Submission> {
+    return this.#submissions.joinSessionOrder(submissionId);
+  }
   listRunnable(): Promise<Submission[]> {
     return this.#submissions.listRunnable();
   }
@@ -154,6 +160,15 @@ class DynamoStore implements Store {
   deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered> {
     return deliverChildOutcome(this.#ctx, this.#log, delivery);
   }
+  getCallWait(submissionId: string, callId: string): Promise<CallWait | undefined> {
+    return getCallWait(this.#ctx, submissionId, callId);
+  }
+  findCallback(callbackDigest: string): Promise<CallWait | undefined> {
+    return findCallback(this.#ctx, callbackDigest);
+  }
+  answerCall(write: CallAnswerWrite): Promise<CallAnswered> {
+    return answerCall(this.#ctx, this.#log, write);
+  }
   listChildSubmissions(parentSubmissionId: string, options?: { unsettledOnly?: boolean }): Promise<Submission[]> {
     return this.#submissions.listChildSubmissions(parentSubmissionId, options);
   }
@@ -163,7 +178,7 @@ class DynamoStore implements Store {
   postponeWaitCheck(postponement: WaitCheckPostponement): Promise<boolean> {
     return postponeWaitCheck(this.#ctx, postponement);
   }
-  cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
+  cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean; settled?: boolean }> {
     return this.#submissions.cancelSubmission(submissionId, cancellation);
   }
   reserveSettlement(

@@ -168,7 +168,10 @@ export async function cancelBehindHead(ctx: StoreContext, state: Item, e: Expr, 
   if (reasons) throw new RetryStep(`cancelling ${reqStr(state, "id")} raced (${reasons.map((r) => r.Code).join(",")})`);
 }
 
-/** The first member after `seq` (up to `admitted`) not settled behind the head, or undefined. */
+/**
+ * The first member after `seq` (up to `admitted`) not settled behind the head, or undefined. A
+ * delayed message's member (outside the order until it joins it, then `moved`) is skipped.
+ */
 async function nextUnsettled(
   ctx: StoreContext,
   key: SessionKey,
@@ -186,7 +189,7 @@ async function nextUnsettled(
     ConsistentRead: true,
   });
   for await (const member of members) {
-    if (!bool(member, "settled")) {
+    if (!bool(member, "settled") && !bool(member, "delayed")) {
       return { seq: reqNum(member, "seq"), id: reqStr(member, "submissionId"), cancelled: bool(member, "cancelled") };
     }
   }

@@ -8,7 +8,7 @@ import { QueryCommand } from "@aws-sdk/client-dynamodb";
 import { SubmissionNotFound } from "../errors.ts";
 import type { SessionKey, SessionSubmissionQuery, Submission } from "../store/submission.ts";
 import type { StoreContext } from "./context.ts";
-import { type Item, reqNum, reqStr, S } from "./item.ts";
+import { bool, type Item, reqNum, reqStr, S } from "./item.ts";
 import { memberSk, sessionPk } from "./keys.ts";
 import { loadState, loadSubmissions, toSubmission } from "./loader.ts";
 import { sessionKeyOf } from "./session-head.ts";
@@ -46,7 +46,8 @@ export async function listSessionSubmissions(
         ExclusiveStartKey: start,
       }),
     );
-    const ids = (res.Items ?? []).map((member) => reqStr(member, "submissionId"));
+    // A delayed message that joined the order is listed at its new member, not its old one.
+    const ids = (res.Items ?? []).filter((member) => !bool(member, "moved")).map((member) => reqStr(member, "submissionId"));
     const loaded = ids.length === 0 ? new Map() : await loadSubmissions(ctx, ids);
     for (const id of ids) {
       const sub = loaded.get(id);

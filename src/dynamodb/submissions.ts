@@ -40,13 +40,16 @@ import { loadState, loadSubmission, toSubmission } from "./loader.ts";
 import { RetryStep, rerunOnRace } from "./retry.ts";
 import { listSessionSubmissions } from "./session-listing.ts";
 import { admitOnce, cancelBehindHead, getSessionItem, replay, sessionItemKey, sessionKeyOf, settleOnce } from "./session-head.ts";
+import { admitDelayedOnce, joinOnce, settleDelayed } from "./delayed-message.ts";
 import { failedCondition, isTransientCancellation } from "./errors.ts";
 import { transact, updateItem } from "./transact.ts";
 import { type UpdateOutcome, updateState } from "./state-update.ts";
 import { bucketOf, cancellationOf, inputFromItem, inputKey, newInputItem, outcomeAttribute, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
 import { type StatusBucket, waitCheckOfSortKey, waitSortKey } from "./table.ts";
 
-export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOutcome" | "postponeWaitCheck"> {
+export class DynamoSubmissions
+  implements Omit<SubmissionStore, "deliverChildOutcome" | "postponeWaitCheck" | "getCallWait" | "findCallback" | "answerCall">
+{
   readonly #ctx: StoreContext;
   readonly #log: ConversationLog;
   readonly #peeks: BucketPeeks;
@@ -63,7 +66,12 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
     if (existing) return replay(ctx, existing, sub);
     const inputItem = await newInputItem(ctx, sub);
     const ord = ctx.nextOrd();
+    if (sub.delayedUntil !== undefined) return rerunOnRace("admitSubmission", () => admitDelayedOnce(ctx, sub, inputItem, ord));
     return rerunOnRace("admitSubmission", () => admitOnce(ctx, sub, inputItem, ord));
+  }
+
+  joinSessionOrder(submissionId: string): Promise<Submission> {
+    return rerunOnRace("joinSessionOrder", () => joinOnce(this.#ctx, submissionId));
   }
 
   async getSubmission(id: string): Promise<Submission> {
@@ -206,6 +214,8 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
     if (wait.waitUntil !== undefined) e.set("waitUntil", N(wait.waitUntil));
     else e.remove("waitUntil");
     setPendingCalls(e, wait.pendingCalls);
+    if (wait.waitingFor !== undefined && wait.waitingFor.length > 0) e.set("waitingFor", S(JSON.stringify(wait.waitingFor)));
+    else e.remove("waitingFor");
     // Never a run whose cancel was requested since its owner's last renewal: nobody would tell it.
     const cancel = e.n("cancelRequested");
     const condition = `${this.#fence(e, wait.attemptId)} AND (attribute_not_exists(${cancel}) OR ${cancel} <> ${e.v(BOOL(true))})`;
@@ -222,10 +232,12 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
       .set("status", S("queued"))
       .set("updatedAt", N(this.#ctx.clock.now()))
       .set("byStatusPk", statusPk("runnable", submissionId))
-      .remove("waitUntil", "pendingCalls");
+      .remove("waitUntil", "pendingCalls", "waitingFor");
     e.setRaw(`${e.n("byStatusSk")} = ${e.n("ord")}`);
-    await this.#withSession(submissionId, e, `${e.n("status")} = ${e.v(S("waiting"))}`, new Expr().remove("headWaiting"), (s) =>
-      `submission ${submissionId} is ${str(s, "status")}, not waiting`,
+    // A delayed message is not its session's head: it joins the order instead (`joinSessionOrder`).
+    const condition = `${e.n("status")} = ${e.v(S("waiting"))} AND attribute_not_exists(${e.n("delayedUntil")})`;
+    await this.#withSession(submissionId, e, condition, new Expr().remove("headWaiting"), (s) =>
+      `submission ${submissionId} is ${str(s, "status")}${num(s, "delayedUntil") !== undefined ? " (a delayed message)" : ""}, not waiting`,
     );
   }
 
@@ -275,7 +287,7 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
     });
   }
 
-  async cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
+  async cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean; settled?: boolean }> {
     const ctx = this.#ctx;
     const kept = await outcomeAttribute(ctx, cancelledOutcome(cancellation));
     return rerunOnRace("cancelSubmission", async () => {
@@ -291,6 +303,11 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
         return { wasRunning: true };
       }
       if (status !== "queued" && status !== "waiting") throw new ClaimLost(`submission ${submissionId} is already ${status}`);
+      if (num(state, "delayedUntil") !== undefined) {
+        // Never joined its session's order nor its conversation: settled at once, no record.
+        await settleDelayed(ctx, state, e, cancellation, kept);
+        return { wasRunning: false, settled: true };
+      }
       // The settlement is reserved here and written by the canceller (or a recoverer). A
       // submission claimed before may have an attempt that passed its fence check and is still
       // appending (a lease handed back by the sweeper): retire its claims in the log first, or
@@ -302,7 +319,7 @@ export class DynamoSubmissions implements Omit<SubmissionStore, "deliverChildOut
         .set("updatedAt", N(ctx.clock.now()))
         .set("byStatusPk", statusPk(bucketOf("terminalizing", false), submissionId))
         .set("byStatusSk", S(reqStr(state, "ord")))
-        .remove("waitUntil", "pendingCalls");
+        .remove("waitUntil", "pendingCalls", "waitingFor");
       for (const [name, value] of Object.entries(kept)) e.set(name, value);
       const condition = `${e.n("status")} = ${e.v(S(status))}`;
       if (status === "waiting") {

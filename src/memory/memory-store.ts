@@ -4,6 +4,7 @@ import { CancelRequested, ClaimLost, DispatchConflict, InboxNotDrained, NoRunInF
 import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
 import type { AppendOptions, InboxDrain, Store } from "../store/store.ts";
+import type { CallAnswered, CallAnswerWrite, CallWait } from "../store/call-wait.ts";
 import {
   type Attempt,
   type Cancellation,
@@ -26,6 +27,7 @@ import {
   sessionKeyString,
 } from "../store/submission.ts";
 import { MemoryAttachments } from "./attachments.ts";
+import { MemoryCallWaits } from "./call-waits.ts";
 import { MemoryConversationLog } from "./conversation-log.ts";
 import { frozenCopy } from "./frozen-copy.ts";
 import { jsonEqual } from "./json-equal.ts";
@@ -65,6 +67,7 @@ export class MemoryStore implements Store {
   readonly #attempts = new Map<string, Attempt[]>();
   readonly #log: MemoryConversationLog;
   readonly #attachments = new MemoryAttachments();
+  readonly #callWaits = new MemoryCallWaits();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock;
@@ -101,10 +104,18 @@ export class MemoryStore implements Store {
     };
     if (sub.parentSubmissionId !== undefined) stored.parentSubmissionId = sub.parentSubmissionId;
     if (sub.parentCallId !== undefined) stored.parentCallId = sub.parentCallId;
+    const delayed = sub.delayedUntil !== undefined;
+    if (delayed) {
+      // Outside its session's order until it joins it: waiting for its time, checked then.
+      stored.status = "waiting";
+      stored.delayedUntil = sub.delayedUntil;
+      stored.waitCheckAt = sub.delayedUntil;
+      stored.waitingFor = Object.freeze([Object.freeze({ kind: "time" as const, until: sub.delayedUntil! })]) as Submission["waitingFor"];
+    }
     const row: Row = { sub: stored, seq: this.#seq++, session: sessionId(sub.sessionKey), inbox: [] };
     this.#rows.set(sub.id, row);
-    this.#byStatus.get("queued")!.add(row);
-    pushTo(this.#sessions, row.session, row);
+    this.#byStatus.get(stored.status)!.add(row);
+    if (!delayed) pushTo(this.#sessions, row.session, row);
     pushTo(this.#history, row.session, row);
     if (sub.parentSubmissionId !== undefined) pushTo(this.#children, sub.parentSubmissionId, row);
     return copy(row);
@@ -112,6 +123,22 @@ export class MemoryStore implements Store {
 
   async getSubmission(id: string): Promise<Submission> {
     return copy(this.#row(id));
+  }
+
+  async joinSessionOrder(submissionId: string): Promise<Submission> {
+    const row = this.#row(submissionId);
+    if (row.sub.status !== "waiting" || row.sub.delayedUntil === undefined) {
+      throw new ClaimLost(`join: submission ${submissionId} is not a delayed message waiting for its time`);
+    }
+    leaveWait(row.sub);
+    // The session's newest admission: last in its order and in its listing.
+    row.seq = this.#seq++;
+    pushTo(this.#sessions, row.session, row);
+    const history = this.#history.get(row.session)!;
+    history.splice(history.indexOf(row), 1);
+    history.push(row);
+    this.#transition(row, "queued");
+    return copy(row);
   }
 
   async sessionLive(key: SessionKey): Promise<boolean> {
@@ -212,12 +239,14 @@ export class MemoryStore implements Store {
     const pending = [...new Set(wait.pendingCalls ?? [])];
     if (pending.length > 0) sub.pendingCalls = Object.freeze(pending) as string[];
     else delete sub.pendingCalls;
+    if (wait.waitingFor !== undefined && wait.waitingFor.length > 0) sub.waitingFor = frozenCopy(wait.waitingFor);
+    else delete sub.waitingFor;
     this.#transition(row, "waiting");
   }
 
   async resumeSubmission(submissionId: string): Promise<void> {
     const row = this.#row(submissionId);
-    if (row.sub.status !== "waiting") {
+    if (row.sub.status !== "waiting" || row.sub.delayedUntil !== undefined) {
       throw new ClaimLost(`resume: submission ${submissionId} is ${row.sub.status}, not waiting`);
     }
     leaveWait(row.sub);
@@ -228,18 +257,52 @@ export class MemoryStore implements Store {
     const row = this.#row(delivery.parentSubmissionId);
     const sub = row.sub;
     if (sub.status !== "waiting") return { delivered: false, reason: "not_waiting" };
-    const pending = sub.pendingCalls ?? [];
-    if (!pending.includes(delivery.callId)) return { delivered: false, reason: "not_pending" };
-    // Checked and written in one synchronous step: no other delivery can interleave.
-    const records = this.#log.append(sub.conversationId, delivery.drafts, {});
-    const rest = pending.filter((c) => c !== delivery.callId);
+    if (!(sub.pendingCalls ?? []).includes(delivery.callId)) return { delivered: false, reason: "not_pending" };
+    return { delivered: true, ...this.#deliver(row, delivery.callId, delivery.drafts) };
+  }
+
+  /**
+   * Appends `drafts` to a waiting row's log and takes `callId` off its pending calls; the last
+   * one requeues it. The caller checked both, in the same synchronous step.
+   */
+  #deliver(row: Row, callId: string, drafts: RecordDraft[]): { records: ConversationRecord[]; requeued: boolean } {
+    const sub = row.sub;
+    const records = this.#log.append(sub.conversationId, drafts, {});
+    const rest = (sub.pendingCalls ?? []).filter((c) => c !== callId);
     if (rest.length > 0) {
       sub.pendingCalls = Object.freeze(rest) as string[];
-      return { delivered: true, records, requeued: false };
+      return { records, requeued: false };
     }
     leaveWait(sub);
     this.#transition(row, "queued");
-    return { delivered: true, records, requeued: true };
+    return { records, requeued: true };
+  }
+
+  async getCallWait(submissionId: string, callId: string): Promise<CallWait | undefined> {
+    const wait = this.#callWaits.get(submissionId, callId);
+    return wait && { ...wait };
+  }
+
+  async findCallback(callbackDigest: string): Promise<CallWait | undefined> {
+    const wait = this.#callWaits.byDigest(callbackDigest);
+    return wait && { ...wait };
+  }
+
+  async answerCall(write: CallAnswerWrite): Promise<CallAnswered> {
+    const wait = this.#callWaits.get(write.submissionId, write.callId);
+    const row = this.#rows.get(write.submissionId);
+    if (wait === undefined || row === undefined) return { answered: false, reason: "not_found" };
+    if (wait.answer !== undefined) return { answered: false, reason: "already_answered", answer: { ...wait.answer } };
+    const sub = row.sub;
+    if (sub.status === "terminalizing" || sub.status === "settled") return { answered: false, reason: "settled" };
+    // Checked and written in one synchronous step: no other answer or delivery can interleave.
+    if (sub.status === "waiting" && (sub.pendingCalls ?? []).includes(write.callId)) {
+      const delivered = this.#deliver(row, write.callId, write.drafts);
+      this.#callWaits.answer(wait, write.answer);
+      return { answered: true, delivered: true, ...delivered };
+    }
+    this.#callWaits.answer(wait, write.answer);
+    return { answered: true, delivered: false };
   }
 
   async listChildSubmissions(parentSubmissionId: string, options: { unsettledOnly?: boolean } = {}): Promise<Submission[]> {
@@ -259,9 +322,18 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
+  async cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean; settled?: boolean }> {
     const row = this.#row(submissionId);
     const sub = row.sub;
+    if (sub.status === "waiting" && sub.delayedUntil !== undefined) {
+      // Never joined its session's order nor its conversation: settled at once, no record.
+      sub.cancelRequested = true;
+      sub.cancellation = frozenCopy(cancellation);
+      sub.outcome = frozenCopy(cancelledOutcome(cancellation));
+      leaveWait(sub);
+      this.#transition(row, "settled");
+      return { wasRunning: false, settled: true };
+    }
     switch (sub.status) {
       case "running":
         if (!sub.cancelRequested) {
@@ -314,7 +386,10 @@ export class MemoryStore implements Store {
   }
 
   async appendRecords(conversationId: string, drafts: RecordDraft[], options: AppendOptions = {}): Promise<ConversationRecord[]> {
-    return this.#log.append(conversationId, drafts, options);
+    const records = this.#log.append(conversationId, drafts, options);
+    // Same synchronous step: the call waits the records announce exist as soon as they do.
+    this.#callWaits.registerFrom(records);
+    return records;
   }
 
   async readRecords(conversationId: string, afterId = "", limit?: number): Promise<ConversationRecord[]> {

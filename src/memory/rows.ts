@@ -38,6 +38,8 @@ export function leaveWait(sub: Submission): void {
   delete sub.waitUntil;
   delete sub.waitCheckAt;
   delete sub.pendingCalls;
+  delete sub.waitingFor;
+  delete sub.delayedUntil;
 }
 
 export function inAdmissionOrder(rows: Iterable<Row>): Row[] {

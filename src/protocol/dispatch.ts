@@ -40,4 +40,9 @@ export interface DispatchMessage {
   resultSchema?: unknown;
   /** Corrective turns allowed when the result does not validate (0 → 2). */
   resultRetries?: number;
+  /**
+   * A delayed message (ADR 0025): RFC 3339 time before which it does not join its session's
+   * order (at most a year ahead; one in the past runs now). Its budget starts then.
+   */
+  notBefore?: string;
 }

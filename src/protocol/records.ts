@@ -151,6 +151,53 @@ export interface TaskSpawnedPayload {
   prompt: string;
 }
 
+/**
+ * A call of a tool that needs approval was made: instead of its `tool_outcome`, the run waits for
+ * a person's decision (ADR 0025). Appending it registers the call's wait in the store.
+ */
+export interface ApprovalRequestedPayload {
+  callId: string;
+  toolName: string;
+  /** The call's arguments, as the model gave them. */
+  args?: unknown;
+  /** `<submissionId>/<callId>`: unique in a deployment (audit logs, observers). */
+  approvalId: string;
+  /** RFC 3339 time after which an undecided call is denied ("approval expired"). */
+  expiresAt: string;
+}
+
+/** A decision on an `approval_requested` call, delivered in the store's guarded write that requeues the run. */
+export interface ApprovalDecidedPayload {
+  callId: string;
+  approved: boolean;
+  reason?: string;
+  /** Set when nobody decided in time: the expiry denied it. */
+  expired?: true;
+}
+
+/**
+ * A deferred tool's call handed a callback out and waits for it (ADR 0025): written before the
+ * tool's `start` runs, so a re-executed call never starts twice. Appending it registers the
+ * call's wait; the callback id itself is never recorded, only its digest.
+ */
+export interface CallbackStartedPayload {
+  callId: string;
+  toolName: string;
+  /** RFC 3339 time after which an unanswered callback answers the call "callback expired". */
+  expiresAt: string;
+  /** sha256 (hex) of the callback id. */
+  callbackDigest: string;
+}
+
+/**
+ * A tool call runs outside its model turn (an approved call, when its run resumes): a call with
+ * this record and no `tool_outcome` was interrupted while it ran and is never run again.
+ */
+export interface ToolStartedPayload {
+  callId: string;
+  toolName: string;
+}
+
 /** Payload type of each record kind. */
 export interface RecordPayloads {
   conversation_created: ConversationCreatedPayload;
@@ -165,6 +212,10 @@ export interface RecordPayloads {
   compaction: CompactionPayload;
   submission_settled: SettledPayload;
   task_spawned: TaskSpawnedPayload;
+  approval_requested: ApprovalRequestedPayload;
+  approval_decided: ApprovalDecidedPayload;
+  callback_started: CallbackStartedPayload;
+  tool_started: ToolStartedPayload;
 }
 
 export type RecordKind = keyof RecordPayloads;
@@ -182,6 +233,10 @@ export const RECORD_KINDS: readonly RecordKind[] = [
   "compaction",
   "submission_settled",
   "task_spawned",
+  "approval_requested",
+  "approval_decided",
+  "callback_started",
+  "tool_started",
 ];
 
 /** Everything a record says except its id, which the store assigns at append. */

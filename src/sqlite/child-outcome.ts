@@ -1,6 +1,7 @@
 /** The guarded wake of a waiting parent in the SQLite store (`ParentChildStore.deliverChildOutcome`). */
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
 import type { Submission } from "../store/submission.ts";
+import { requeue } from "./call-waits.ts";
 import type { SqliteDatabase } from "./database.ts";
 
 export function deliverChildOutcome(db: SqliteDatabase, delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered> {
@@ -11,14 +12,8 @@ export function deliverChildOutcome(db: SqliteDatabase, delivery: ChildOutcomeDe
     const pending = sub.pendingCalls ?? [];
     if (!pending.includes(delivery.callId)) return { delivered: false, reason: "not_pending" } as const;
     const records = db.insertRecords(sub.conversationId, db.head(sub.conversationId), delivery.drafts);
-    const next: Submission = { ...sub, pendingCalls: pending.filter((c) => c !== delivery.callId) };
-    const requeued = next.pendingCalls!.length === 0;
-    if (requeued) {
-      next.status = "queued";
-      next.updatedAt = db.clock.now();
-      delete next.waitUntil;
-      delete next.pendingCalls;
-    }
+    const requeued = pending.length === 1;
+    const next: Submission = requeued ? requeue(sub, db.clock.now()) : { ...sub, pendingCalls: pending.filter((c) => c !== delivery.callId) };
     db.put(next);
     return { delivered: true, records, requeued };
   });

@@ -9,6 +9,7 @@ import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
 import { ClaimLost, SubmissionNotFound } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Cancellation, Submission } from "../store/submission.ts";
+import { callWaitOf } from "../store/call-wait.ts";
 import { SqliteStoreBusy, isSqliteBusy, isUniqueViolation } from "./busy.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { type Statements, prepareStatements } from "./statements.ts";
@@ -107,7 +108,10 @@ export class SqliteDatabase {
     return (this.sql.head.get(conversationId)?.id as string | undefined) ?? "";
   }
 
-  /** Mints ids after `head` and inserts; the caller holds the write lock and checked the head. */
+  /**
+   * Mints ids after `head` and inserts; the caller holds the write lock and checked the head. The
+   * call waits the records announce are registered in the same transaction.
+   */
   insertRecords(conversationId: string, head: string, drafts: RecordDraft[]): ConversationRecord[] {
     for (const draft of drafts) {
       if (draft.kind === "submission_settled" && draft.submissionId !== undefined && this.sql.hasSettledRecord.get(conversationId, draft.submissionId)) {
@@ -126,6 +130,8 @@ export class SqliteDatabase {
         if (isUniqueViolation(err)) throw new ClaimLost(`record id ${record.id} already exists`);
         throw err;
       }
+      const wait = callWaitOf(record);
+      if (wait !== undefined) this.sql.insertCallWait.run(wait.submissionId, wait.callId, JSON.stringify(wait), wait.callbackDigest ?? null);
       return record;
     });
   }

@@ -138,6 +138,26 @@ CREATE INDEX sub_wait_check ON submissions (wait_check_at) WHERE status = 'waiti
 `;
 
 /**
+ * v10: durable waits (ADR 0025). `waiting_for` is what a waiting row waits for (JSON), and
+ * `delayed_until` marks a delayed message outside its session's order (the head queries skip
+ * it). `call_waits` holds the call waits the `approval_requested` / `callback_started` records
+ * register (their JSON in `body`) and each one's first answer; a callback is found by its digest.
+ */
+const V10 = `
+ALTER TABLE submissions ADD COLUMN waiting_for TEXT;
+ALTER TABLE submissions ADD COLUMN delayed_until INTEGER;
+CREATE TABLE call_waits (
+  submission_id   TEXT NOT NULL,
+  call_id         TEXT NOT NULL,
+  body            TEXT NOT NULL,
+  callback_digest TEXT,
+  answer          TEXT,
+  PRIMARY KEY (submission_id, call_id)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX call_waits_by_digest ON call_waits (callback_digest) WHERE callback_digest IS NOT NULL;
+`;
+
+/**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
  */
@@ -151,6 +171,7 @@ const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
   (db) => db.exec(V7),
   (db) => db.exec(V8),
   (db) => db.exec(V9),
+  (db) => db.exec(V10),
 ];
 
 /** The schema version this code writes (`PRAGMA user_version`). */

@@ -6,6 +6,7 @@ import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
 import type { LogCheckpoint } from "../conversation/checkpoint.ts";
 import type { AppendOptions, InboxDrain, Store } from "../store/store.ts";
+import type { CallAnswered, CallAnswerWrite, CallWait } from "../store/call-wait.ts";
 import type {
   Attempt,
   Cancellation,
@@ -25,6 +26,7 @@ import type {
 } from "../store/submission.ts";
 import { SqliteAttachments } from "./attachments.ts";
 import { SqliteStoreBusy, isSqliteBusy } from "./busy.ts";
+import { SqliteCallWaits } from "./call-waits.ts";
 import { deliverChildOutcome } from "./child-outcome.ts";
 import { SqliteConversationLog } from "./conversation-log.ts";
 import { SqliteDatabase } from "./database.ts";
@@ -102,6 +104,7 @@ export class SqliteStore implements Store {
   readonly #log: SqliteConversationLog;
   readonly #inbox: SqliteInbox;
   readonly #attachments: SqliteAttachments;
+  readonly #callWaits: SqliteCallWaits;
 
   /** @internal Use `openSqliteStore`. */
   constructor(db: SqliteDatabase) {
@@ -110,6 +113,7 @@ export class SqliteStore implements Store {
     this.#log = new SqliteConversationLog(db);
     this.#inbox = new SqliteInbox(db);
     this.#attachments = new SqliteAttachments(db);
+    this.#callWaits = new SqliteCallWaits(db);
   }
 
   /** Closes the database. Later calls reject; a second close is a no-op. */
@@ -125,6 +129,9 @@ export class SqliteStore implements Store {
   }
   getSubmission(id: string): Promise<Submission> {
     return this.#submissions.getSubmission(id);
+  }
+  joinSessionOrder(submissionId: string): Promise<Submission> {
+    return this.#submissions.joinSessionOrder(submissionId);
   }
   listRunnable(): Promise<Submission[]> {
     return this.#submissions.listRunnable();
@@ -168,6 +175,15 @@ export class SqliteStore implements Store {
   async deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered> {
     return deliverChildOutcome(this.#db, delivery);
   }
+  getCallWait(submissionId: string, callId: string): Promise<CallWait | undefined> {
+    return this.#callWaits.getCallWait(submissionId, callId);
+  }
+  findCallback(callbackDigest: string): Promise<CallWait | undefined> {
+    return this.#callWaits.findCallback(callbackDigest);
+  }
+  answerCall(write: CallAnswerWrite): Promise<CallAnswered> {
+    return this.#callWaits.answerCall(write);
+  }
   listChildSubmissions(parentSubmissionId: string, options?: { unsettledOnly?: boolean }): Promise<Submission[]> {
     return this.#submissions.listChildSubmissions(parentSubmissionId, options);
   }
@@ -177,7 +193,7 @@ export class SqliteStore implements Store {
   postponeWaitCheck(postponement: WaitCheckPostponement): Promise<boolean> {
     return this.#submissions.postponeWaitCheck(postponement);
   }
-  cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
+  cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean; settled?: boolean }> {
     return this.#submissions.cancelSubmission(submissionId, cancellation);
   }
   reserveSettlement(

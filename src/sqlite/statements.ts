@@ -29,18 +29,28 @@ export const SQL = {
   insertSubmission: `INSERT INTO submissions (${INSERT_COLUMNS.join(", ")})
     VALUES (${INSERT_COLUMNS.map(() => "?").join(", ")})`,
   updateSubmission: `UPDATE submissions SET ${SUBMISSION_SET_COLUMNS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`,
-  /** A session's head: its oldest submission that is not settled (uses `sub_unsettled`). */
+  /**
+   * A session's head: its oldest submission that is not settled (uses `sub_unsettled`); a
+   * delayed message outside the order is none.
+   */
   headOfSession: `SELECT * FROM submissions
-    WHERE session_key = ? AND status <> 'settled' ORDER BY seq LIMIT 1`,
+    WHERE session_key = ? AND status <> 'settled' AND delayed_until IS NULL ORDER BY seq LIMIT 1`,
   /** The status of a session's head (what `sessionLive` needs, without the row's other columns). */
   headStatusOfSession: `SELECT status FROM submissions
-    WHERE session_key = ? AND status <> 'settled' ORDER BY seq LIMIT 1`,
+    WHERE session_key = ? AND status <> 'settled' AND delayed_until IS NULL ORDER BY seq LIMIT 1`,
   listRunnable: `SELECT s.* FROM submissions s
     WHERE s.status = 'queued'
       AND s.seq = (SELECT u.seq FROM submissions u
-                   WHERE u.session_key = s.session_key AND u.status <> 'settled'
+                   WHERE u.session_key = s.session_key AND u.status <> 'settled' AND u.delayed_until IS NULL
                    ORDER BY u.seq LIMIT 1)
     ORDER BY s.seq`,
+  /**
+   * A delayed message joins its session's order (?1 now, ?2 id): the newest admission (a new
+   * `seq`, the rowid: nothing refers to it), queued, its wait cleared.
+   */
+  joinSessionOrder: `UPDATE submissions SET seq = (SELECT MAX(seq) FROM submissions) + 1, status = 'queued',
+    updated_at = ?1, delayed_until = NULL, waiting_for = NULL, wait_check_at = NULL, wait_until = NULL
+    WHERE id = ?2 AND status = 'waiting' AND delayed_until IS NOT NULL`,
   listByStatus: "SELECT * FROM submissions WHERE status = ? ORDER BY seq",
   // INDEXED BY: without ANALYZE statistics the planner may prefer `sub_status` (it yields seq
   // order), which walks every running / waiting row instead of only the expired ones.
@@ -80,6 +90,13 @@ export const SQL = {
   /** Keeps the newer of the stored and the given checkpoint. */
   writeCheckpoint: `INSERT INTO checkpoints (conversation_id, at, body) VALUES (?, ?, ?)
     ON CONFLICT (conversation_id) DO UPDATE SET at = excluded.at, body = excluded.body WHERE excluded.at > checkpoints.at`,
+
+  /** Registers a call wait; one registered already for the call stays. */
+  insertCallWait: `INSERT INTO call_waits (submission_id, call_id, body, callback_digest) VALUES (?, ?, ?, ?)
+    ON CONFLICT DO NOTHING`,
+  getCallWait: "SELECT body, answer FROM call_waits WHERE submission_id = ? AND call_id = ?",
+  findCallback: "SELECT body, answer FROM call_waits WHERE callback_digest = ?",
+  answerCallWait: "UPDATE call_waits SET answer = ?3 WHERE submission_id = ?1 AND call_id = ?2 AND answer IS NULL",
 
   insertAttachment: `INSERT INTO attachments (digest, media_type, size, data) VALUES (?, ?, ?, ?)
     ON CONFLICT (digest) DO NOTHING`,

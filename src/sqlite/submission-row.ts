@@ -1,6 +1,6 @@
 import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
 import type { SettledPayload } from "../protocol/records.ts";
-import type { Cancellation, DispatchMessage, SessionKey, Submission, SubmissionStatus } from "../store/submission.ts";
+import type { Cancellation, DispatchMessage, SessionKey, Submission, SubmissionStatus, WaitEntry } from "../store/submission.ts";
 
 type Row = Record<string, SQLOutputValue>;
 
@@ -31,6 +31,8 @@ export const SUBMISSION_SET_COLUMNS = [
   "not_before",
   "cancellation",
   "wait_check_at",
+  "waiting_for",
+  "delayed_until",
 ] as const;
 
 /** Parameters for the `UPDATE ... SET <SUBMISSION_SET_COLUMNS> WHERE id = ?` statement. */
@@ -52,6 +54,9 @@ export function submissionUpdateParams(sub: Submission): SQLInputValue[] {
     sub.cancellation === undefined ? null : JSON.stringify(sub.cancellation),
     // Only a waiting row has a wait check: leaving `waiting` takes it out of `sub_wait_check`.
     sub.status === "waiting" ? (sub.waitCheckAt ?? null) : null,
+    sub.status === "waiting" && sub.waitingFor !== undefined && sub.waitingFor.length > 0 ? JSON.stringify(sub.waitingFor) : null,
+    // Outside the order only while it waits for its time (a cancel settles it outright).
+    sub.status === "waiting" ? (sub.delayedUntil ?? null) : null,
     sub.id,
   ];
 }
@@ -98,6 +103,8 @@ export function submissionFromRow(row: Row): Submission {
   if (row.wait_check_at !== null && row.wait_check_at !== undefined) sub.waitCheckAt = row.wait_check_at as number;
   if (row.pending_calls !== null && row.pending_calls !== undefined) sub.pendingCalls = JSON.parse(row.pending_calls as string) as string[];
   if (row.not_before !== null && row.not_before !== undefined) sub.notBefore = row.not_before as number;
+  if (row.waiting_for !== null && row.waiting_for !== undefined) sub.waitingFor = JSON.parse(row.waiting_for as string) as WaitEntry[];
+  if (row.delayed_until !== null && row.delayed_until !== undefined) sub.delayedUntil = row.delayed_until as number;
   return sub;
 }
 

@@ -22,6 +22,7 @@ import {
   firstWaitCheck,
   sessionKeyString,
 } from "../store/submission.ts";
+import { requeue } from "./call-waits.ts";
 import type { SqliteDatabase } from "./database.ts";
 import { canonicalJson, sessionKeyColumn, submissionFromRow, submissionInsertParams } from "./submission-row.ts";
 
@@ -59,6 +60,13 @@ export class SqliteSubmissions {
       };
       if (sub.parentSubmissionId !== undefined) row.parentSubmissionId = sub.parentSubmissionId;
       if (sub.parentCallId !== undefined) row.parentCallId = sub.parentCallId;
+      if (sub.delayedUntil !== undefined) {
+        // Outside its session's order until it joins it (`delayed_until`): waiting for its time.
+        row.status = "waiting";
+        row.delayedUntil = sub.delayedUntil;
+        row.waitCheckAt = sub.delayedUntil;
+        row.waitingFor = [{ kind: "time", until: sub.delayedUntil }];
+      }
       this.#db.sql.insertSubmission.run(...submissionInsertParams(row));
       // Read back so the caller gets exactly what a later get/replay returns.
       return this.#db.mustGetSubmission(sub.id);
@@ -67,6 +75,16 @@ export class SqliteSubmissions {
 
   async getSubmission(id: string): Promise<Submission> {
     return this.#db.mustGetSubmission(id);
+  }
+
+  async joinSessionOrder(submissionId: string): Promise<Submission> {
+    return this.#db.write(() => {
+      if (this.#db.sql.joinSessionOrder.run(this.#db.clock.now(), submissionId).changes === 0) {
+        this.#db.mustGetSubmission(submissionId);
+        throw new ClaimLost(`submission ${submissionId} is not a delayed message waiting for its time`);
+      }
+      return this.#db.mustGetSubmission(submissionId);
+    });
   }
 
   async listRunnable(): Promise<Submission[]> {
@@ -179,6 +197,8 @@ export class SqliteSubmissions {
       delete next.pendingCalls;
       const pending = [...new Set(wait.pendingCalls ?? [])];
       if (pending.length > 0) next.pendingCalls = pending;
+      delete next.waitingFor;
+      if (wait.waitingFor !== undefined && wait.waitingFor.length > 0) next.waitingFor = wait.waitingFor;
       this.#db.put(next);
     });
   }
@@ -186,11 +206,10 @@ export class SqliteSubmissions {
   async resumeSubmission(submissionId: string): Promise<void> {
     return this.#db.write(() => {
       const sub = this.#db.mustGetSubmission(submissionId);
-      if (sub.status !== "waiting") throw new ClaimLost(`submission ${sub.id} is ${sub.status}, not waiting`);
-      const next: Submission = { ...sub, status: "queued", updatedAt: this.#db.clock.now() };
-      delete next.waitUntil;
-      delete next.pendingCalls;
-      this.#db.put(next);
+      if (sub.status !== "waiting" || sub.delayedUntil !== undefined) {
+        throw new ClaimLost(`submission ${sub.id} is ${sub.status}${sub.delayedUntil !== undefined ? " (a delayed message)" : ""}, not waiting`);
+      }
+      this.#db.put(requeue(sub, this.#db.clock.now()));
     });
   }
 
@@ -209,9 +228,14 @@ export class SqliteSubmissions {
     return this.#db.write(() => this.#db.sql.postponeWaitCheck.run(nextCheckAt, submissionId, waitCheckAt).changes > 0);
   }
 
-  async cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }> {
+  async cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean; settled?: boolean }> {
     return this.#db.write(() => {
       const sub = this.#db.mustGetSubmission(submissionId);
+      if (sub.status === "waiting" && sub.delayedUntil !== undefined) {
+        // Never joined its session's order nor its conversation: settled at once, no record.
+        this.#db.put({ ...sub, status: "settled", cancelRequested: true, cancellation, outcome: cancelledOutcome(cancellation), updatedAt: this.#db.clock.now() });
+        return { wasRunning: false, settled: true };
+      }
       switch (sub.status) {
         case "queued":
         case "waiting": {

@@ -17,7 +17,9 @@
 export type * from "./store.ts";
 export type * from "./submission.ts";
 export type * from "./child-outcome.ts";
-export { cancelledOutcome, firstWaitCheck, isRunInFlight, sessionKeyString } from "./submission.ts";
+export type * from "./call-wait.ts";
+export { callWaitOf, sameAnswer } from "./call-wait.ts";
+export { cancelledOutcome, firstWaitCheck, isRunInFlight, pendingEntries, sessionKeyString } from "./submission.ts";
 export type { LogCheckpoint } from "../conversation/checkpoint.ts";
 export type { AttachmentRef, ConversationRecord, RecordDraft } from "../protocol/records.ts";
 export { doorbellOf, type ConsumableQueue, type Doorbell, type DoorbellHandler, type DoorbellOutcome, type WorkQueue } from "../ports/queue.ts";

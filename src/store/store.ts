@@ -1,5 +1,6 @@
 import type { LogCheckpoint } from "../conversation/checkpoint.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
+import type { CallAnswered, CallAnswerWrite, CallWait } from "./call-wait.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "./child-outcome.ts";
 import type {
   Attempt,
@@ -31,8 +32,21 @@ export interface SubmissionStore {
    * When the session has no conversation yet, it is created (id `sub.conversationId`, created at
    * `sub.createdAt`) in the same atomic write as the submission, so a refused admission creates
    * none; when it has one, the stored row carries that conversation's id.
+   *
+   * With `delayedUntil` (a delayed message, ADR 0025) the row is stored `waiting` outside its
+   * session's order: never its head, no attempt runs it, `delayedUntil` set, `waitingFor` one
+   * `time` entry, its wait check at that time (so `listDueWaits` returns it then); the session's
+   * listing shows it from its admission. `joinSessionOrder` releases it.
    */
   admitSubmission(sub: NewSubmission): Promise<Submission>;
+  /**
+   * A delayed message joins its session's order: waiting → queued as the session's newest
+   * admission (its head when nothing is ahead of it), `delayedUntil`, its wait and its check
+   * cleared; the listing shows it at its new place. Returns the row (the caller rings it).
+   * `ClaimLost` unless it is a delayed message still waiting (released by another sweep, or
+   * cancelled).
+   */
+  joinSessionOrder(submissionId: string): Promise<Submission>;
   /** The row, or `SubmissionNotFound`. */
   getSubmission(id: string): Promise<Submission>;
   /** Per session, the oldest unsettled submission, only when it is queued. */
@@ -77,14 +91,14 @@ export interface SubmissionStore {
   /** running → queued. `ClaimLost` unless running under this attempt. */
   releaseSubmission(release: SubmissionRelease): Promise<void>;
   /**
-   * running → waiting: lease cleared, `pendingResume` set, `waitUntil` and `pendingCalls` stored,
+   * running → waiting: lease cleared, `pendingResume` set, `waitUntil`, `pendingCalls` and `waitingFor` stored,
    * and the wait's first check: `waitCheckAt` = the earlier of `wait.waitCheckAt` (unset: the
    * park's own time, so the next sweep checks it) and `waitUntil` (`firstWaitCheck`).
    */
   waitSubmission(wait: SubmissionWait): Promise<void>;
   /**
-   * waiting → queued; `pendingResume` survives, `waitUntil`, `waitCheckAt` and `pendingCalls`
-   * cleared. `ClaimLost` unless waiting.
+   * waiting → queued; `pendingResume` survives, `waitUntil`, `waitCheckAt`, `pendingCalls` and
+   * `waitingFor` cleared. `ClaimLost` unless waiting (a delayed message: `joinSessionOrder`).
    */
   resumeSubmission(submissionId: string): Promise<void>;
   /**
@@ -95,8 +109,24 @@ export interface SubmissionStore {
    * rings the parent's doorbell. A second delivery for the same call is refused (`not_pending`),
    * however the two race; so is any delivery to a parent that is not waiting (`not_waiting`).
    * Nothing decides "every child settled" from a listing. Unknown parent → `SubmissionNotFound`.
+   * Any pending call is delivered this way (a child's outcome, or the stored answer of a call
+   * wait, ADR 0025); the requeue clears the wait as `resumeSubmission` does.
    */
   deliverChildOutcome(delivery: ChildOutcomeDelivery): Promise<ChildOutcomeDelivered>;
+  /** The call wait of a submission's call (registered by its announcing record), or undefined. */
+  getCallWait(submissionId: string, callId: string): Promise<CallWait | undefined>;
+  /** The callback's call wait by the digest of its id, or undefined. */
+  findCallback(callbackDigest: string): Promise<CallWait | undefined>;
+  /**
+   * The guarded decision (ADR 0025), one atomic write: only when the call wait exists without
+   * an answer (else `already_answered` with the first one: a second decision is refused by the
+   * store itself, however two race) and its submission is neither terminalizing nor settled,
+   * stores the answer; and when the submission is `waiting` with the call in its pending calls,
+   * appends `drafts` to its conversation and removes the call in the same write, the last one
+   * requeueing it (waiting → queued, as `deliverChildOutcome`). Otherwise the answer is only
+   * stored (`delivered: false`): the park delivers it.
+   */
+  answerCall(write: CallAnswerWrite): Promise<CallAnswered>;
   /**
    * Submissions whose parent is `parentSubmissionId`, admission order, any status; with
    * `unsettledOnly`, only those not `settled` or `terminalizing` (what a cascade may cancel: a
@@ -123,12 +153,14 @@ export interface SubmissionStore {
   /**
    * queued/waiting → terminalizing with `cancelledOutcome(cancellation)` as the reservation's
    * outcome (`wasRunning: false`; the canceller then appends the settlement record and
-   * finalizes, or a recoverer does; a waiting one leaves its wait: `waitUntil`, `waitCheckAt` and
-   * `pendingCalls` cleared); running → `cancelRequested` and `cancellation` set, status
-   * unchanged (`wasRunning: true`; a repeated cancel keeps the first cancellation);
-   * terminalizing/settled → `ClaimLost`, nothing stored. Every case sets `cancelRequested`.
+   * finalizes, or a recoverer does; a waiting one leaves its wait: `waitUntil`, `waitCheckAt`,
+   * `pendingCalls` and `waitingFor` cleared); a delayed message still outside its session's
+   * order → settled at once with that outcome and no record (`settled: true`: it never joined
+   * the conversation); running → `cancelRequested` and `cancellation` set, status unchanged
+   * (`wasRunning: true`; a repeated cancel keeps the first cancellation); terminalizing/settled
+   * → `ClaimLost`, nothing stored. Every case sets `cancelRequested`.
    */
-  cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean }>;
+  cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean; settled?: boolean }>;
   /**
    * running → terminalizing (phase 1 of settlement), storing `outcome` (the settlement record's
    * payload to be) on the row, so a recoverer finishing a crashed settlement writes the real one.
@@ -187,7 +219,9 @@ export interface ConversationStore {
    * `nextRecordIds(head, n, now)`, so ids strictly increase per conversation; the batch becomes
    * visible all at once or not at all. `ClaimLost` when `expectedHead` or `fence` does not hold,
    * or when a `submission_settled` draft's submission already has one in the log (one settlement
-   * record per submission, whoever writes it).
+   * record per submission, whoever writes it). An `approval_requested` or `callback_started`
+   * draft registers its call wait (`callWaitOf`) in the same atomic write; one registered
+   * already for that call is left as it is.
    */
   appendRecords(
     conversationId: string,
@@ -306,7 +340,10 @@ export interface ReadStore
  * wait checks it makes (the lost-wake backstop), pushed later each time they find nothing.
  */
 export interface SweepStore
-  extends Pick<SubmissionStore, "listByStatus" | "listExpiredLeases" | "listRunnable" | "listDueWaits" | "postponeWaitCheck"> {}
+  extends Pick<
+    SubmissionStore,
+    "listByStatus" | "listExpiredLeases" | "listRunnable" | "listDueWaits" | "postponeWaitCheck" | "joinSessionOrder"
+  > {}
 
 /**
  * Parents and children: park a parent waiting on its children, hand it a child's outcome (the
@@ -314,6 +351,12 @@ export interface SweepStore
  */
 export interface ParentChildStore
   extends Pick<SubmissionStore, "waitSubmission" | "resumeSubmission" | "listChildSubmissions" | "deliverChildOutcome"> {}
+
+/**
+ * Call waits (ADR 0025): find a call's wait (by its call, or a callback's by its digest) and
+ * answer it with the guarded decision write.
+ */
+export interface CallWaitStore extends Pick<SubmissionStore, "getCallWait" | "findCallback" | "answerCall"> {}
 
 /** Cancel: reserve the settlement of a queued or waiting submission at once, or flag a running one. */
 export interface CancelStore extends Pick<SubmissionStore, "cancelSubmission"> {}
@@ -328,5 +371,6 @@ export type StoreRoles = AdmissionStore &
   ReadStore &
   SweepStore &
   ParentChildStore &
+  CallWaitStore &
   CancelStore &
   UploadStore;

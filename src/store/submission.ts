@@ -42,10 +42,21 @@ export interface Submission {
    */
   waitCheckAt?: number;
   /**
-   * While waiting: the `task` call ids whose outcomes have not been delivered yet (its
-   * pending-children count is their number). Absent when not waiting on children.
+   * While waiting: the call ids whose answers have not been delivered yet (children, approvals,
+   * callbacks: the count the last delivery takes to zero). Absent when not waiting on calls.
    */
   pendingCalls?: string[];
+  /**
+   * While waiting: what it was parked on (ADR 0025), as the park (or a delayed admission) wrote
+   * it; the entries with a call are still pending while their call is in `pendingCalls`.
+   */
+  waitingFor?: WaitEntry[];
+  /**
+   * A delayed message waiting to join its session's order (ADR 0025): epoch ms of its
+   * `notBefore`. Such a row is `waiting`, outside its session's order (never its head) until
+   * `joinSessionOrder`, and its wait check is this time.
+   */
+  delayedUntil?: number;
   /** The owner should cancel at its next safe point (it learns it from its lease renewal). */
   cancelRequested: boolean;
   /** Set with `cancelRequested`: the settlement the cancel asked for (the first cancel's). */
@@ -61,6 +72,26 @@ export interface Submission {
    * finalize: a waiter reads the outcome from the row instead of looking for the record in the log.
    */
   outcome?: SettledPayload;
+}
+
+/**
+ * One pending entry of a waiting submission (ADR 0025): a child (`task` call), a person's
+ * approval, a callback, or a time (a delayed message). Times are epoch ms.
+ */
+export type WaitEntry =
+  | { kind: "child"; callId: string }
+  | { kind: "approval"; callId: string; toolName: string; expiresAt: number }
+  | { kind: "callback"; callId: string; toolName: string; expiresAt: number }
+  | { kind: "time"; until: number };
+
+/**
+ * The entries a waiting submission still waits for: those of `waitingFor` whose call is still
+ * pending, and its time. Empty when it is not waiting.
+ */
+export function pendingEntries(sub: Pick<Submission, "status" | "waitingFor" | "pendingCalls">): WaitEntry[] {
+  if (sub.status !== "waiting") return [];
+  const pending = new Set(sub.pendingCalls ?? []);
+  return (sub.waitingFor ?? []).filter((e) => e.kind === "time" || pending.has(e.callId));
 }
 
 /** Why a submission is cancelled: the error code and message it settles `failed` with. */
@@ -118,6 +149,11 @@ export interface NewSubmission {
   parentSubmissionId?: string;
   parentCallId?: string;
   depth?: number;
+  /**
+   * A delayed message's time (epoch ms, in the future): admitted `waiting` outside its session's
+   * order until `joinSessionOrder` (see `Submission.delayedUntil`).
+   */
+  delayedUntil?: number;
 }
 
 export interface SubmissionClaim {
@@ -165,10 +201,13 @@ export interface SubmissionWait {
    */
   waitCheckAt?: number;
   /**
-   * The `task` call ids the submission waits for (`deliverChildOutcome` answers them one by one;
-   * the last requeues it). Empty or absent: nothing but `resumeSubmission` or a cancel ends the wait.
+   * The call ids the submission waits for (`deliverChildOutcome` and `answerCall` answer them one
+   * by one; the last requeues it). Empty or absent: nothing but `resumeSubmission` or a cancel
+   * ends the wait.
    */
   pendingCalls?: string[];
+  /** What it waits for, stored as given (`Submission.waitingFor`). */
+  waitingFor?: WaitEntry[];
 }
 
 /**

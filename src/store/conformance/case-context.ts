@@ -95,6 +95,8 @@ export class Fixtures {
       parentSubmissionId?: string;
       parentCallId?: string;
       depth?: number;
+      /** A delayed message's time (ADR 0025). */
+      delayedUntil?: number;
     } = {},
   ): Promise<Submission> {
     const conversationId = await this.conversation(key);
@@ -108,6 +110,7 @@ export class Fixtures {
       parentSubmissionId: extra.parentSubmissionId,
       parentCallId: extra.parentCallId,
       depth: extra.depth,
+      ...(extra.delayedUntil !== undefined ? { delayedUntil: extra.delayedUntil } : {}),
     });
   }
 

@@ -23,6 +23,8 @@ import { concurrencyCases } from "./concurrency-cases.ts";
 import { conversationCases } from "./conversation-cases.ts";
 import { childOutcomeCases } from "./child-outcome-cases.ts";
 import { caseRegistrar, type StoreConformanceOptions } from "./case-context.ts";
+import { callWaitCases } from "./call-wait-cases.ts";
+import { delayedMessageCases } from "./delayed-message-cases.ts";
 import { inboxCases } from "./inbox-cases.ts";
 import { listingCases } from "./listing-cases.ts";
 import { submissionCases } from "./submission-cases.ts";
@@ -54,5 +56,7 @@ export function describeStoreConformance(
     childOutcomeCases(test);
     checkpointCases(test);
     waitCheckCases(test);
+    callWaitCases(test);
+    delayedMessageCases(test);
   });
 }

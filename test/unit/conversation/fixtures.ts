@@ -81,6 +81,14 @@ function payloadFor(step: Step, i: number, total: number): RecordPayloads[Record
         childSubmissionId: "cs",
         prompt: "p",
       };
+    case "approval_requested":
+      return { callId: `c${i}`, toolName: "tool", approvalId: `s/c${i}`, expiresAt: "2026-01-02T00:00:00.000Z" };
+    case "approval_decided":
+      return { callId: `c${i}`, approved: i % 2 === 0 };
+    case "callback_started":
+      return { callId: `c${i}`, toolName: "tool", expiresAt: "2026-01-02T00:00:00.000Z", callbackDigest: "d" };
+    case "tool_started":
+      return { callId: `c${i}`, toolName: "tool" };
     case "compaction": {
       const k = step.kept;
       const base = { summary: `summary ${i}`, startIdx: 0, endIdx: i };

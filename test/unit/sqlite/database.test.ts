@@ -35,7 +35,9 @@ function pragma(path: string, name: string): unknown {
 const key = { agent: "agent", instance: "inst", session: "default" };
 
 /** Takes a file back to v8's layout: no `wait_check_at`, the deadline index it replaced. */
-const UNDO_V9 = `DROP INDEX sub_wait_check; ALTER TABLE submissions DROP COLUMN wait_check_at;
+/** Takes a file back from version 10 to 9 (durable waits, ADR 0025). */
+const UNDO_V10 = `DROP TABLE call_waits; ALTER TABLE submissions DROP COLUMN waiting_for; ALTER TABLE submissions DROP COLUMN delayed_until`;
+const UNDO_V9 = `${UNDO_V10}; DROP INDEX sub_wait_check; ALTER TABLE submissions DROP COLUMN wait_check_at;
   CREATE INDEX sub_wait ON submissions (wait_until) WHERE status = 'waiting' AND wait_until IS NOT NULL`;
 
 function delta(conversationId: string, text: string, payload: unknown = { text }): RecordDraft {
@@ -140,7 +142,7 @@ describe("sqlite store on a file", () => {
     await store.close();
     expect(pragma(path, "journal_mode")).toBe("wal");
     expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(9);
+    expect(SCHEMA_VERSION).toBe(10);
   });
 
   it("refuses a file written by a newer schema with UnsupportedSchema and leaves it alone", async () => {
@@ -151,7 +153,7 @@ describe("sqlite store on a file", () => {
     db.close();
 
     expect(() => openSqliteStore({ path })).toThrow(expect.objectContaining({ code: "unsupported_schema", name: "UnsupportedSchema" }));
-    expect(() => openSqliteStore({ path })).toThrow(/schema version 10/);
+    expect(() => openSqliteStore({ path })).toThrow(/schema version 11/);
     expect(pragma(path, "user_version"), "the refused file is not rewritten").toBe(SCHEMA_VERSION + 1);
   });
 
@@ -198,6 +200,39 @@ describe("sqlite store on a file", () => {
     expect(due[0]).toMatchObject({ status: "waiting", pendingCalls: ["call-1"], waitUntil: due[0]!.updatedAt + 60_000 });
     expect(await store.postponeWaitCheck({ submissionId: "unbounded", waitCheckAt: due[1]!.waitCheckAt!, nextCheckAt: clock.now() + 5_000 })).toBe(true);
     expect((await store.listDueWaits(clock.now())).map((s) => s.id)).toEqual(["bounded"]);
+    await store.close();
+  });
+
+  it("opens a version 9 file (before durable waits) at version 10: a parent waiting in it still wakes, call waits and delayed messages work", async () => {
+    const path = freshPath();
+    const clock = new ManualClock();
+    const before = openSqliteStore({ path, clock });
+    await before.admitSubmission({ id: "parent", conversationId: "conv-parent", sessionKey: key, input: { kind: "user", body: "p" }, createdAt: clock.now() });
+    await before.claimSubmission({ submissionId: "parent", attemptId: "att-1", ownerId: "owner", leaseExpiresAt: clock.now() + 30_000 });
+    await before.waitSubmission({ submissionId: "parent", attemptId: "att-1", pendingCalls: ["call-1"] });
+    await before.close();
+    const db = new DatabaseSync(path);
+    db.exec(`${UNDO_V10}; PRAGMA user_version = 9`);
+    db.close();
+
+    const store = openSqliteStore({ path, clock });
+    expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
+    const parent = await store.getSubmission("parent");
+    expect(parent).toMatchObject({ status: "waiting", pendingCalls: ["call-1"] });
+    expect(parent.waitingFor, "a row parked before v10 has no entries described").toBeUndefined();
+    const out = await store.deliverChildOutcome({ parentSubmissionId: "parent", callId: "call-1", drafts: [delta(parent.conversationId, "x")] });
+    expect(out.delivered && out.requeued).toBe(true);
+    expect(await store.getCallWait("parent", "call-1")).toBeUndefined();
+    const later = await store.admitSubmission({
+      id: "later",
+      conversationId: "conv-parent",
+      sessionKey: key,
+      input: { kind: "user", body: "later", notBefore: new Date(clock.now() + 60_000).toISOString() },
+      createdAt: clock.now(),
+      delayedUntil: clock.now() + 60_000,
+    });
+    expect(later).toMatchObject({ status: "waiting", delayedUntil: clock.now() + 60_000 });
+    expect((await store.getSessionHead(key))?.id, "the delayed message is outside the order").toBe("parent");
     await store.close();
   });
 

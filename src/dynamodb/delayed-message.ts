@@ -1,0 +1,144 @@
+/**
+ * Delayed messages on DynamoDB (ADR 0025). A delayed admission takes the session's next admission
+ * sequence like any other (its member item, so the listing shows it from then on), marked
+ * `delayed`: the head search skips it, and when the head pointer stood right at it (nothing
+ * unsettled ahead) the pointer moves past it. Its state item is `waiting` in the waiting bucket,
+ * keyed by its time, so the sweep's due-wait query finds it then. Joining the order is one
+ * transaction: the next sequence and a new member, the old member marked `moved` (the listing
+ * skips it), the state queued (runnable when it is the head). A cancel before then settles it at
+ * once, its member marked settled.
+ */
+import type { TransactWriteItem } from "@aws-sdk/client-dynamodb";
+import { ClaimLost, SubmissionNotFound } from "../errors.ts";
+import type { Cancellation, NewSubmission, Submission, WaitEntry } from "../store/submission.ts";
+import type { StoreContext } from "./context.ts";
+import { failedCondition, isTransientCancellation } from "./errors.ts";
+import { Expr } from "./expression.ts";
+import { BOOL, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
+import { memberSk, sessionPk } from "./keys.ts";
+import { loadState, loadSubmission, toSubmission } from "./loader.ts";
+import { RetryStep } from "./retry.ts";
+import { getSessionItem, replay, sessionItemKey, sessionKeyOf } from "./session-head.ts";
+import { newStateItem, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
+import { putNewItem, transact, updateItem } from "./transact.ts";
+import { waitSortKey } from "./table.ts";
+
+/** Admits a delayed message (`candidate.delayedUntil` set); the contract and races as `admitOnce`. */
+export async function admitDelayedOnce(ctx: StoreContext, candidate: NewSubmission, inputItem: Item, ord: string): Promise<Submission> {
+  const until = candidate.delayedUntil!;
+  const session = await getSessionItem(ctx, candidate.sessionKey);
+  const prev = num(session, "admitSeq") ?? 0;
+  const headSeq = num(session, "headSeq") ?? 1;
+  const seq = prev + 1;
+  const conversationId = str(session, "convId");
+  const sub = conversationId === undefined ? candidate : { ...candidate, conversationId };
+
+  // Never the head: a pointer standing at this sequence (nothing unsettled) moves past it.
+  const e = new Expr()
+    .set("admitSeq", N(seq))
+    .set("headSeq", N(headSeq === seq ? seq + 1 : headSeq))
+    .set("agent", S(sub.sessionKey.agent))
+    .set("instance", S(sub.sessionKey.instance))
+    .set("session", S(sub.sessionKey.session));
+  if (conversationId === undefined) e.set("convId", S(sub.conversationId)).set("convCreatedAt", N(sub.createdAt));
+  let condition =
+    prev === 0
+      ? `attribute_not_exists(${e.n("admitSeq")})`
+      : `${e.n("admitSeq")} = ${e.v(N(prev))} AND ${e.n("headSeq")} = ${e.v(N(headSeq))}`;
+  if (conversationId === undefined) condition += ` AND attribute_not_exists(${e.n("convId")})`;
+  const waitingFor: WaitEntry[] = [{ kind: "time", until }];
+  const state: Item = {
+    ...newStateItem(sub, { seq, ord, isHead: false, now: ctx.clock.now() }),
+    status: S("waiting"),
+    byStatusPk: statusPk("waiting", sub.id),
+    byStatusSk: S(waitSortKey(until, sub.id)),
+    delayedUntil: N(until),
+    waitingFor: S(JSON.stringify(waitingFor)),
+  };
+  const pk = sessionPk(sub.sessionKey);
+  const reasons = await transact(ctx, [
+    updateItem(ctx, sessionItemKey(sub.sessionKey), e, condition),
+    putNewItem(ctx, { pk: S(pk), sk: S(memberSk(seq)), seq: N(seq), submissionId: S(sub.id), delayed: BOOL(true) }),
+    putNewItem(ctx, inputItem),
+    putNewItem(ctx, state),
+  ]);
+  if (!reasons) return submissionFromItems(state, JSON.parse(JSON.stringify(sub.input)));
+  if (failedCondition(reasons, 2) || failedCondition(reasons, 3)) {
+    const existing = await loadSubmission(ctx, sub.id);
+    if (existing) return replay(ctx, existing, sub);
+  }
+  throw new RetryStep(`session ${pk} admitted concurrently`);
+}
+
+/** `joinSessionOrder`, one try: `RetryStep` when the session or the row moved since the read. */
+export async function joinOnce(ctx: StoreContext, id: string): Promise<Submission> {
+  const state = await loadState(ctx, id);
+  if (!state) throw new SubmissionNotFound(id);
+  if (str(state, "status") !== "waiting" || num(state, "delayedUntil") === undefined) {
+    throw new ClaimLost(`submission ${id} is not a delayed message waiting for its time`);
+  }
+  const key = sessionKeyOf(state);
+  const session = await getSessionItem(ctx, key);
+  const prev = num(session, "admitSeq") ?? 0;
+  const headSeq = num(session, "headSeq") ?? 1;
+  const seq = prev + 1;
+  const isHead = headSeq === seq;
+  const oldSeq = reqNum(state, "seq");
+  const ord = ctx.nextOrd();
+
+  const s = new Expr().set("admitSeq", N(seq));
+  if (isHead) s.set("headId", S(id));
+  const sessionCondition = `${s.n("admitSeq")} = ${s.v(N(prev))} AND ${s.n("headSeq")} = ${s.v(N(headSeq))}`;
+  const x = new Expr()
+    .set("status", S("queued"))
+    .set("seq", N(seq))
+    .set("ord", S(ord))
+    .set("updatedAt", N(ctx.clock.now()))
+    .set("byStatusPk", statusPk(isHead ? "runnable" : "queued", id))
+    .set("byStatusSk", S(ord))
+    .remove("delayedUntil", "waitingFor", "waitUntil");
+  if (isHead) x.set("isHead", BOOL(true));
+  const stateCondition = `${x.n("status")} = ${x.v(S("waiting"))} AND attribute_exists(${x.n("delayedUntil")}) AND ${x.n("seq")} = ${x.v(N(oldSeq))}`;
+  const pk = sessionPk(key);
+  const items: TransactWriteItem[] = [
+    updateItem(ctx, sessionItemKey(key), s, sessionCondition),
+    putNewItem(ctx, { pk: S(pk), sk: S(memberSk(seq)), seq: N(seq), submissionId: S(id) }),
+    updateItem(ctx, { pk: S(pk), sk: S(memberSk(oldSeq)) }, new Expr().set("moved", BOOL(true)), "attribute_exists(pk)"),
+    updateItem(ctx, stateKey(id), x, stateCondition),
+  ];
+  const reasons = await transact(ctx, items);
+  if (reasons) {
+    if (failedCondition(reasons, 3)) {
+      const current = reasons[3]?.Item as Item | undefined;
+      if (current && str(current, "status") !== "waiting") throw new ClaimLost(`submission ${id} is ${str(current, "status")}, no longer a delayed message`);
+    }
+    if (failedCondition(reasons, 0) || failedCondition(reasons, 1) || isTransientCancellation(reasons)) throw new RetryStep(`joining ${id} raced`);
+    throw new RetryStep(`joining ${id} raced (${reasons.map((r) => r.Code).join(",")})`);
+  }
+  const loaded = await loadSubmission(ctx, id);
+  if (!loaded) throw new SubmissionNotFound(id);
+  return toSubmission(ctx, loaded);
+}
+
+/**
+ * Settles a delayed message a cancel found still outside the order (`e`: the cancel's update so
+ * far, `kept`: the outcome's attributes): settled at once, its member marked settled.
+ */
+export async function settleDelayed(ctx: StoreContext, state: Item, e: Expr, cancellation: Cancellation, kept: Item): Promise<void> {
+  const id = reqStr(state, "id");
+  e.set("cancelCode", S(cancellation.errorCode))
+    .set("cancelError", S(cancellation.error))
+    .set("status", S("settled"))
+    .set("updatedAt", N(ctx.clock.now()))
+    .set("byStatusPk", statusPk("settled", id))
+    .set("byStatusSk", S(reqStr(state, "ord")))
+    .remove("delayedUntil", "waitingFor", "waitUntil");
+  for (const [name, value] of Object.entries(kept)) e.set(name, value);
+  const condition = `${e.n("status")} = ${e.v(S("waiting"))} AND attribute_exists(${e.n("delayedUntil")})`;
+  const member = { pk: S(sessionPk(sessionKeyOf(state))), sk: S(memberSk(reqNum(state, "seq"))) };
+  const reasons = await transact(ctx, [
+    updateItem(ctx, stateKey(id), e, condition),
+    updateItem(ctx, member, new Expr().set("settled", BOOL(true)), "attribute_exists(pk)"),
+  ]);
+  if (reasons) throw new RetryStep(`cancelling ${id} raced (${reasons.map((r) => r.Code).join(",")})`);
+}
