@@ -145,6 +145,44 @@ export class CancelRequested extends HarnessError {
   }
 }
 
+/** A decision for a call its submission never made (ADR 0025). */
+export class CallNotFound extends HarnessError {
+  constructor(submissionId: string, callId: string) {
+    super("call_not_found", `submission ${submissionId} has no call ${JSON.stringify(callId)}`);
+  }
+}
+
+/** A decision for a call that asked no approval (its tool needs none, or it waits for a callback). */
+export class ApprovalNotRequested extends HarnessError {
+  constructor(submissionId: string, callId: string) {
+    super("approval_not_requested", `call ${JSON.stringify(callId)} of submission ${submissionId} asked no approval`);
+  }
+}
+
+/** A decision that differs from the one already made for the call (the first one stands). */
+export class AlreadyDecided extends HarnessError {
+  /** The decision that stands. */
+  readonly decision: { approved: boolean; reason?: string };
+  constructor(callId: string, decision: { approved: boolean; reason?: string }) {
+    super("already_decided", `call ${JSON.stringify(callId)} was already ${decision.approved ? "approved" : "denied"}${decision.reason ? ` (${decision.reason})` : ""}`);
+    this.decision = decision;
+  }
+}
+
+/** A callback id no call waits on: never issued, already closed, or expired. */
+export class CallbackNotFound extends HarnessError {
+  constructor() {
+    super("callback_not_found", "unknown or expired callback");
+  }
+}
+
+/** A callback answered differently before (its first answer stands). */
+export class AlreadyAnswered extends HarnessError {
+  constructor() {
+    super("already_answered", "the callback was already answered with another answer");
+  }
+}
+
 /**
  * A store call failed for another reason than a lost compare-and-set (a throttle, a timeout, an
  * unreachable backend): the attempt is handed back for a fresh one.

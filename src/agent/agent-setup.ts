@@ -1,5 +1,6 @@
 import type { AgentTool, StreamFn, ThinkingLevel } from "@earendil-works/pi-agent-core";
 import type { Api, Model } from "@earendil-works/pi-ai";
+import { deferredOf, type HarnessTool } from "./define-tool.ts";
 
 // The pi types an agent definition needs, re-exported so nothing outside `src/drive` imports
 // `@earendil-works/*` directly (the pi API churns; this layer absorbs it).
@@ -14,6 +15,10 @@ export const DEFAULT_SUBMISSION_TIMEOUT_MS = 60 * 60 * 1000;
 export const DEFAULT_TURN_TIMEOUT_MS = 10 * 60 * 1000;
 /** One tool call; well inside one Lambda invocation (15 min). */
 export const DEFAULT_TOOL_TIMEOUT_MS = 10 * 60 * 1000;
+/** How long a call that needs approval waits for a decision (bounded by the submission's budget). */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+/** How long a deferred tool's call waits for its callback (bounded by the submission's budget). */
+export const DEFAULT_CALLBACK_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
 /**
  * What an agent definition's initializer returns for one submission: the model, how to reach
@@ -24,7 +29,8 @@ export interface AgentSetup {
   /** How the model is called (`resolveModel(...).streamFn`, `localModel().streamFn`, ...). */
   streamFn: StreamFn;
   systemPrompt?: string;
-  tools?: AgentTool<any>[];
+  /** pi tools, with the harness's `needsApproval` (ADR 0025) where a call waits for a person; deferred tools (`defineTool({start})`) wait for a callback. */
+  tools?: HarnessTool<any>[];
   thinkingLevel?: ThinkingLevel;
   /** 0 or absent → {@link DEFAULT_MAX_ATTEMPTS}. */
   maxAttempts?: number;
@@ -34,6 +40,12 @@ export interface AgentSetup {
   turnTimeoutMs?: number;
   /** Bound on one tool call (a timed-out call yields an error outcome); 0 or absent → default. */
   toolTimeoutMs?: number;
+  /**
+   * How long a call that needs approval waits for its decision when its tool sets none; 0 or
+   * absent → {@link DEFAULT_APPROVAL_TIMEOUT_MS}. Never past the submission's budget
+   * (`submissionTimeoutMs`, from admission): raise that too for approvals that take longer.
+   */
+  approvalTimeoutMs?: number;
   /** How the conversation is compacted when it outgrows the model's context window. */
   compaction?: CompactionSetup;
 }
@@ -95,9 +107,21 @@ export function validateAgentSetup(setup: unknown): asserts setup is AgentSetup 
       if (t.parameters === null || typeof t.parameters !== "object") {
         throw new AgentSetupError(`tool "${t.name}": parameters must be a JSON Schema object`);
       }
+      if (t.needsApproval !== undefined && typeof t.needsApproval !== "boolean" && typeof t.needsApproval !== "function") {
+        throw new AgentSetupError(`tool "${t.name}": needsApproval must be a boolean or a function`);
+      }
+      const deferred = deferredOf(t as unknown as AgentTool<any>);
+      if (deferred !== undefined && t.needsApproval !== undefined) {
+        throw new AgentSetupError(`tool "${t.name}": a deferred tool (start) cannot also need approval`);
+      }
+      for (const [knob, v] of [["approvalTimeoutMs", t.approvalTimeoutMs], ["callbackTimeoutMs", deferred?.callbackTimeoutMs]] as const) {
+        if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < 0)) {
+          throw new AgentSetupError(`tool "${t.name}": ${knob} must be a finite number >= 0`);
+        }
+      }
     });
   }
-  for (const knob of ["maxAttempts", "submissionTimeoutMs", "turnTimeoutMs", "toolTimeoutMs"] as const) {
+  for (const knob of ["maxAttempts", "submissionTimeoutMs", "turnTimeoutMs", "toolTimeoutMs", "approvalTimeoutMs"] as const) {
     const v = s[knob];
     if (v === undefined) continue;
     if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {

@@ -1,4 +1,5 @@
 import { isContextOverflow, isRetryableAssistantError, type AssistantMessage } from "@earendil-works/pi-ai";
+import type { WaitEntry } from "../store/submission.ts";
 import { formatDuration } from "./duration.ts";
 import type { SubmissionUsage } from "./submission-usage.ts";
 import { backpressureOf, type Backpressure, type ProviderExchange } from "./provider-backpressure.ts";
@@ -21,7 +22,8 @@ export type DriveOutcome =
     }
   | { kind: "interrupted" }
   /** Suspended on `task` calls (their children run): park the submission until their outcomes arrive. */
-  | { kind: "waiting"; calls: string[] };
+  /** Suspended on calls answered from outside the run (children, approvals, callbacks): the engine parks it. */
+  | { kind: "waiting"; entries: WaitEntry[] };
 
 /** True for an assistant message that ended in a provider error or was aborted. */
 export function isFailedStop(message: AssistantMessage): boolean {

@@ -1,4 +1,4 @@
-import { Agent, type AgentTurnContext, type AgentTurnDecision } from "@earendil-works/pi-agent-core";
+import { Agent, type AgentTool, type AgentTurnContext, type AgentTurnDecision } from "@earendil-works/pi-agent-core";
 import type { ConversationRecord, RecordBody } from "../protocol/records.ts";
 import { errorText, isHarnessError, StoreFailure } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
@@ -24,6 +24,7 @@ import { TurnRecorder } from "./turn-recorder.ts";
 import { TaskSuspension } from "./task-suspension.ts";
 import { usedCallIds } from "./unique-call-ids.ts";
 import type { TaskSpawner } from "./task-tool.ts";
+import { CallSuspension } from "./call-suspension.ts";
 
 export type { DriveOutcome } from "./drive-outcome.ts";
 
@@ -58,6 +59,11 @@ export interface DriveContext {
   faults?: (phase: FaultPhase) => void | Promise<void>;
   /** The `task` tool's spawner, when the subagent policy gives this submission one. */
   tasks?: TaskSpawner;
+  /**
+   * Closes a deferred call's callback whose `start` failed (its id then answers nothing): the
+   * engine's guarded answer. Absent: the callback stays open until it expires.
+   */
+  closeCallback?: (callId: string, error: string) => Promise<void>;
 }
 
 /**
@@ -104,10 +110,23 @@ class SubmissionDrive {
   #turnTimeout: string | undefined;
   /** The `task` calls (subagents), when the submission has the tool. */
   readonly #tasks: TaskSuspension | undefined;
+  /** Calls that wait for a person's approval or a callback (ADR 0025). */
+  readonly #calls: CallSuspension;
 
   constructor(ctx: DriveContext) {
     this.#ctx = ctx;
     this.#tasks = ctx.tasks && new TaskSuspension(ctx.tasks, ctx.log.correlation, () => [...ctx.log.earlier, ...this.#records], ctx.observe);
+    const key = ctx.log.correlation.sessionKey;
+    this.#calls = new CallSuspension({
+      clock: ctx.clock,
+      where: { agent: key.agent, instance: key.instance, session: key.session, submissionId: ctx.log.correlation.submissionId },
+      deadline: ctx.deadline,
+      approvalTimeoutMs: ctx.setup.approvalTimeoutMs ?? 0,
+      record: (records) => this.#recorder!.recordNow(records),
+      closeCallback: ctx.closeCallback ?? (async () => {}),
+      observe: ctx.observe,
+      correlation: () => this.#correlation(),
+    });
     this.#budgets = agentBudgets(ctx.setup);
     this.#bounds = new Bounds(ctx.clock, this.#budgets);
     this.#watch = new ProviderWatch(ctx.clock);
@@ -177,6 +196,7 @@ class SubmissionDrive {
     const start = rebuild(this.#records, submissionId, input, log.earlier);
     const pendingTasks = (await this.#tasks?.keepPending(start)) ?? [];
     if (this.#halt) return this.#halt;
+    const calls = this.#calls.keepPending(start, [...log.earlier, ...this.#records], submissionId);
     const { clock, observe, faults, flushPolicy } = this.#ctx;
     const recorder = new TurnRecorder(
       {
@@ -189,7 +209,10 @@ class SubmissionDrive {
         records: this.#records,
         halted: () => this.#halt,
         onStoreError: (err) => this.#onStoreError(err),
-        rewrite: this.#tasks && ((event, effects) => this.#tasks!.rewrite(event, effects)),
+        rewrite: (event, effects) => {
+          this.#tasks?.rewrite(event, effects);
+          this.#calls.rewrite(event, effects);
+        },
       },
       start.turns,
     );
@@ -197,7 +220,7 @@ class SubmissionDrive {
     let corrections = start.corrections;
     // (An empty log lacks its first record, the admission's append of it failed: the writer
     // writes it first.)
-    const path = start.missing.length > 0 ? start.path.concat(await this.#append(start.missing, false)) : start.path;
+    let path = start.missing.length > 0 ? start.path.concat(await this.#append(start.missing, false)) : start.path;
     if (start.dangling.length > 0) {
       this.#ctx.observe({
         type: "recovery",
@@ -206,7 +229,9 @@ class SubmissionDrive {
         detail: `synthesized ${start.dangling.length} error tool_outcome record(s) for interrupted tool call(s): ${start.dangling.map((d) => d.callId).join(", ")}`,
       });
     }
-    if (pendingTasks.length > 0) return { kind: "waiting", calls: pendingTasks }; // parked again (a crash before the park)
+    // Parked again (a crash before the park): the calls still wait for children, decisions, callbacks.
+    const pending = [...pendingTasks.map((callId) => ({ kind: "child" as const, callId })), ...calls.pending];
+    if (pending.length > 0) return { kind: "waiting", entries: pending };
     if (input.kind === "compact") {
       const compacted = await this.#compaction.manual(submissionId, log.earlier);
       if (compacted.kind !== "completed") return compacted;
@@ -225,16 +250,21 @@ class SubmissionDrive {
       fail: (error: string) => this.#stop({ kind: "failed", errorCode: "run_failed", error }),
       faults: this.#ctx.faults,
     };
+    const bound = (tool: AgentTool<any>) => boundedTool(tool, turnContext);
+    // A `task` call is held to its end: released mid-admission, its child would be admitted with
+    // no `task_spawned` naming it (the run's cancel or stop must not orphan it).
+    const tasks = this.#tasks ? [boundedTool(this.#tasks.tool((err) => this.#onStoreError(err)), turnContext, { hold: true })] : [];
+    const tools = [...this.#calls.wrap(setup.tools ?? [], bound), ...tasks];
+    // Approved calls run now, once each, before the model goes on (their outcomes are in its context).
+    if (calls.approved.length > 0) {
+      path = path.concat(await this.#calls.runApproved(calls.approved, this.#ctx.signal));
+      if (this.#halt) return this.#halt;
+    }
     const agent = new Agent({
       initialState: {
         model: setup.model,
         thinkingLevel: setup.thinkingLevel ?? "off",
-        // A `task` call is held to its end: released mid-admission, its child would be admitted
-        // with no `task_spawned` naming it (the run's cancel or stop must not orphan it).
-        tools: [
-          ...(setup.tools ?? []).map((tool) => boundedTool(tool, turnContext)),
-          ...(this.#tasks ? [boundedTool(this.#tasks.tool((err) => this.#onStoreError(err)), turnContext, { hold: true })] : []),
-        ],
+        tools,
         messages: projectPath(path, { systemPrompt: setup.systemPrompt, tools: setup.tools }).messages,
       },
       streamFn: modelTurnStreamFn({
@@ -353,8 +383,10 @@ class SubmissionDrive {
     if (this.#halt) return { action: "end" };
     if (isFailedStop(turn.message)) return undefined; // pi ends the run itself
     const spawned = this.#tasks?.takeTurn() ?? [];
-    if (spawned.length > 0) {
-      this.#stop({ kind: "waiting", calls: spawned }); // suspended on its children: the engine parks it
+    const asked = this.#calls.takeTurn();
+    if (spawned.length > 0 || asked.length > 0) {
+      // Suspended on its children, decisions and callbacks: the engine parks it.
+      this.#stop({ kind: "waiting", entries: [...spawned.map((callId) => ({ kind: "child" as const, callId })), ...asked] });
       return { action: "end" };
     }
     if (this.#ctx.clock.now() > this.#ctx.deadline) {

@@ -102,6 +102,18 @@ export class TurnRecorder {
     });
   }
 
+  /**
+   * Appends `records` in log order with this recorder's other writes (after the waiting deltas)
+   * and resolves once they are durable: the stored records, or undefined when they were not
+   * written (the run stopped, or the write failed and became its halt). For a record that must be
+   * durable before the run goes on (a deferred call's `callback_started` before its `start`).
+   */
+  async recordNow(records: readonly RecordBody[]): Promise<ConversationRecord[] | undefined> {
+    let written: ConversationRecord[] | undefined;
+    await this.#write(records, true, (appended) => (written = appended.slice(appended.length - records.length)));
+    return written;
+  }
+
   /** Appends `records` through the log writer, stamped with the current turn when `inTurn`; the local log follows. */
   async append(records: readonly RecordBody[], inTurn = true): Promise<ConversationRecord[]> {
     const { log, records: local } = this.#host;
@@ -116,7 +128,7 @@ export class TurnRecorder {
    * the pending fragments, then `records`, as one batch; failures become halts. When it ends and
    * deltas are waiting with nothing else in flight, they go in the next write.
    */
-  #write(records: readonly RecordBody[], flush = true): Promise<void> | undefined {
+  #write(records: readonly RecordBody[], flush = true, onWritten?: (appended: ConversationRecord[]) => void): Promise<void> | undefined {
     // After an interruption, a store failure or a planned stop nothing more is recorded; after a
     // run failure the in-flight turn is still recorded truthfully.
     const halt = this.#host.halted();
@@ -135,7 +147,8 @@ export class TurnRecorder {
     const done = this.#writes
       .then(() => {
         const stopped = this.#host.halted();
-        return stopped !== undefined && stopped.kind !== "failed" ? undefined : this.append(batch);
+        if (stopped !== undefined && stopped.kind !== "failed") return undefined;
+        return this.append(batch).then((appended) => onWritten?.(appended));
       })
       .then(
         () => this.#ended(),

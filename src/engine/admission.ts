@@ -1,11 +1,12 @@
 import { conversationCreatedDraft } from "../conversation/conversation-created.ts";
-import { ClaimLost, QueueUnavailable } from "../errors.ts";
+import { ClaimLost, InvalidDispatch, QueueUnavailable } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import type { AdmissionStore } from "../store/store.ts";
 import { correlationOf } from "../ports/observer.ts";
 import { doorbellOf } from "../ports/queue.ts";
 import type { DispatchMessage, SessionKey } from "../store/submission.ts";
 import { checkAdmissible } from "./admission-checks.ts";
+import { MAX_DELAY_MS } from "./delayed-messages.ts";
 import { iso, type EngineContext } from "./engine-context.ts";
 
 /** One message to admit, already checked by the runtime's request rules (`runtime/requests.ts`). */
@@ -37,6 +38,18 @@ export interface DispatchResult {
 }
 
 /**
+ * A delayed message's time (ADR 0025): its `notBefore` when ahead of `now` (one in the past runs
+ * now), refused past a year ahead (`InvalidDispatch`, nothing stored).
+ */
+export function delayOf(message: DispatchMessage, now: number): number | undefined {
+  if (message.notBefore === undefined) return undefined;
+  const at = Date.parse(message.notBefore);
+  if (!Number.isFinite(at)) throw new InvalidDispatch(`notBefore is not a time: ${JSON.stringify(message.notBefore)}`);
+  if (at > now + MAX_DELAY_MS) throw new InvalidDispatch(`notBefore ${message.notBefore} is more than a year ahead`);
+  return at > now ? at : undefined;
+}
+
+/**
  * Admission: make the submission durable, ring the doorbell. Idempotent by dispatch id: a
  * replay returns the stored ids and rings again, so a dispatch whose first doorbell was lost
  * (queue unreachable after the store write) is recovered by simply retrying it.
@@ -44,6 +57,7 @@ export interface DispatchResult {
 export async function admit(ctx: EngineContext<AdmissionStore>, request: Admission): Promise<DispatchResult> {
   await checkAdmissible(ctx.store, request.message);
   const now = ctx.clock.now();
+  const delayedUntil = delayOf(request.message, now);
   const key = request.key;
   const submissionId = request.dispatchId || newId(now);
   // The conversation is created with the submission, in one write (a refused dispatch stores
@@ -55,6 +69,7 @@ export async function admit(ctx: EngineContext<AdmissionStore>, request: Admissi
     sessionKey: key,
     input: request.message,
     createdAt: now,
+    ...(delayedUntil !== undefined ? { delayedUntil } : {}),
     ...(request.parent
       ? { parentSubmissionId: request.parent.submissionId, parentCallId: request.parent.callId, depth: request.parent.depth + 1 }
       : {}),

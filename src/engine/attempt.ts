@@ -2,7 +2,7 @@ import { errorText, isHarnessError } from "../errors.ts";
 import type { SettledPayload } from "../protocol/records.ts";
 import { correlationOf } from "../ports/observer.ts";
 import { doorbellOf } from "../ports/queue.ts";
-import type { Cancellation, Submission } from "../store/submission.ts";
+import { budgetStart, type Cancellation, type Submission } from "../store/submission.ts";
 import {
   agentBudgets,
   DEFAULT_TOOL_TIMEOUT_MS,
@@ -23,6 +23,7 @@ import { park } from "./park.ts";
 import { taskSpawner } from "./spawn.ts";
 import { StoreProgress } from "./store-progress.ts";
 import { cascadeToChildren, orphanCancellation } from "./cancel.ts";
+import { answerCallWait } from "./call-answers.ts";
 
 export interface AttemptOptions {
   /** Aborted on process shutdown (reason `shutdown`) or crash simulation (reason `abandon`). */
@@ -111,10 +112,10 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
       await fail("attempt_budget_exhausted", attemptBudgetExhausted(sub, maxAttempts));
       return {};
     }
-    if (now > sub.createdAt + timeoutMs) {
+    if (now > budgetStart(sub) + timeoutMs) {
       await fail(
         "timeout_exceeded",
-        `durability timeout exceeded: admitted ${formatDuration(now - sub.createdAt)} ago (budget ${formatDuration(timeoutMs)})` +
+        `durability timeout exceeded: admitted ${formatDuration(now - budgetStart(sub))} ago (budget ${formatDuration(timeoutMs)})` +
           (sub.lastError ? `; last error: ${sub.lastError}` : ""),
       );
       return {};
@@ -142,8 +143,8 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
         // Not a failure: the time budget bounds the waiting, the attempt budget is not charged
         // (the next claim is free, like a continuation's).
         const at = ctx.clock.now();
-        const deadline = sub.createdAt + timeoutMs;
-        const asked = backpressureDelayMs(outcome, at - sub.createdAt);
+        const deadline = budgetStart(sub) + timeoutMs;
+        const asked = backpressureDelayMs(outcome, at - budgetStart(sub));
         if (outcome.retryAfterMs !== undefined && at + asked > deadline) {
           await fail(
             "timeout_exceeded",
@@ -188,7 +189,8 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
       }
       await heartbeat.stop();
       if (outcome.kind === "waiting") {
-        const parked = await park(ctx, sub, attemptId, outcome.calls, sub.createdAt + timeoutMs);
+        await ctx.faults?.("parking", sub.id);
+        const parked = await park(ctx, sub, attemptId, outcome.entries, budgetStart(sub) + timeoutMs);
         // Cancelled after the last renewal: settled here, and its children with it (the cascade).
         if (typeof parked === "object") await fail(parked.cancelled.errorCode, parked.cancelled.error);
         return {};
@@ -250,9 +252,10 @@ async function driveIntercepted(
         signal,
         cancel,
         shouldYield: shouldYield ?? (() => false),
-        deadline: sub.createdAt + agentBudgets(setup).submissionTimeoutMs,
+        deadline: budgetStart(sub) + agentBudgets(setup).submissionTimeoutMs,
         faults: ctx.faults && ((phase) => ctx.faults!(phase, sub.id)),
         tasks: taskSpawner(ctx, sub),
+        closeCallback: (callId, error) => closeCallback(ctx, sub, callId, error),
       });
     });
   } catch (err) {
@@ -341,6 +344,16 @@ export function settledPayloadOf(outcome: Extract<DriveOutcome, { kind: "complet
   }
   if (outcome.kind === "failed" && outcome.excludedFromContext) payload.excludedFromContext = true;
   return payload;
+}
+
+/**
+ * Closes a deferred call's callback whose `start` failed: its call wait is answered (expired,
+ * with the failure) so the id answers 404; the call's outcome is the tool's error, recorded by the
+ * drive.
+ */
+async function closeCallback(ctx: AttemptContext, sub: Submission, callId: string, error: string): Promise<void> {
+  const wait = await ctx.store.getCallWait(sub.id, callId);
+  if (wait !== undefined) await answerCallWait(ctx, sub, wait, { kind: "callback", error, expired: true, answeredAt: ctx.clock.now() });
 }
 
 /** Rings the released submission's doorbell so a fresh claim picks it up. */

@@ -3,11 +3,12 @@ import { AlreadySettled, isHarnessError } from "../errors.ts";
 import { idFloor } from "../conversation/ids.ts";
 import type { CancelStore } from "../store/store.ts";
 import { type Cancellation, cancelledOutcome, type Submission } from "../store/submission.ts";
+import { correlationOf } from "../ports/observer.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { isNamesOnly } from "../agent/names-only-agents.ts";
 import { completeReservation } from "./settlement.ts";
 import { taskTargetsOf } from "./subagents.ts";
-import { pendingChildren } from "./wake.ts";
+import { pendingChildCalls, pendingChildren } from "./wake.ts";
 
 /** The reason of a cancel that names none. */
 export const DEFAULT_CANCEL_REASON = "cancelled by request";
@@ -44,11 +45,19 @@ export async function cancelSubmission(
   cancellation: Cancellation,
 ): Promise<CancelResult> {
   let wasRunning: boolean;
+  let settledAtOnce: boolean | undefined;
   try {
-    ({ wasRunning } = await ctx.store.cancelSubmission(sub.id, cancellation));
+    ({ wasRunning, settled: settledAtOnce } = await ctx.store.cancelSubmission(sub.id, cancellation));
   } catch (err) {
     if (!isHarnessError(err, "claim_lost")) throw err;
     return alreadyEnded(await ctx.store.getSubmission(sub.id));
+  }
+  if (settledAtOnce) {
+    // A delayed message that had not joined its session yet: settled by the store, no record.
+    const outcome = cancelledOutcome(cancellation);
+    ctx.onSettled(sub.id, outcome);
+    ctx.observe({ type: "submission_settled", correlation: correlationOf(sub), payload: outcome });
+    return { submissionId: sub.id, status: "cancelled", outcome };
   }
   if (wasRunning) {
     ctx.heartbeats?.get(sub.id)?.();
@@ -83,7 +92,7 @@ function alreadyEnded(sub: Submission): CancelResult {
  */
 export async function cascadeToChildren(ctx: AttemptContext, parent: Submission): Promise<number> {
   if (ctx.subagents?.limits.onParentTerminal === "leave_running") return 0;
-  const hasPending = (parent.pendingCalls?.length ?? 0) > 0;
+  const hasPending = pendingChildCalls(parent).length > 0;
   // A process that knows the agent by name only (the http and sweeper functions) does not know
   // its policy: it looks for the children of every parent it settles (cancels and recoveries: rare).
   const mayHaveChildren =

@@ -6,6 +6,7 @@ import { reconcileTerminalizing } from "./settlement.ts";
 import { reclaimExpired } from "./worker.ts";
 import { checkWait } from "./wait-check.ts";
 import { expireWait } from "./wait-expiry.ts";
+import { releaseDelayed } from "./delayed-messages.ts";
 
 export interface SweepOptions {
   /** Re-ring queued heads that have not moved for this long (0: every queued head). */
@@ -20,8 +21,10 @@ export interface SweepReport {
   expiredWaits: number;
   /** Wait checks made: waiting parents whose check came due (the lost-wake backstop, ADR 0021). */
   waitChecks: number;
-  /** Children's outcomes delivered by the backstop (their own wake was lost). */
+  /** Answers delivered by the backstop (a child's outcome, a decision or callback whose wake was lost). */
   rewoken: number;
+  /** Delayed messages that joined their session's order at their time (ADR 0025). */
+  released: number;
 }
 
 /**
@@ -31,7 +34,7 @@ export interface SweepReport {
  * serverless one; every action is a compare-and-set, so concurrent sweeps are safe.
  */
 export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, options: SweepOptions): Promise<SweepReport> {
-  const report: SweepReport = { reconciled: 0, reclaimed: 0, rerung: 0, expiredWaits: 0, waitChecks: 0, rewoken: 0 };
+  const report: SweepReport = { reconciled: 0, reclaimed: 0, rerung: 0, expiredWaits: 0, waitChecks: 0, rewoken: 0, released: 0 };
   const now = ctx.clock.now();
 
   // Listed together: a store may answer listings of one index bucket with one read. Of the
@@ -63,6 +66,11 @@ export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, opt
   }
 
   for (const parent of dueWaits) {
+    if (parent.delayedUntil !== undefined) {
+      // A delayed message whose time came: it joins its session's order and is rung.
+      if (await releaseDelayed(ctx, parent.id)) report.released++;
+      continue;
+    }
     if (parent.waitUntil !== undefined && parent.waitUntil < now) {
       await expireWait(ctx, parent);
       report.expiredWaits++;

@@ -8,7 +8,8 @@
  * parent costs the sweep no read at all.
  */
 import type { SweepStore } from "../store/store.ts";
-import type { Submission } from "../store/submission.ts";
+import { pendingEntries, type Submission, type WaitEntry } from "../store/submission.ts";
+import { deliverStoredAnswers, expireCallWaits } from "./call-answers.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { deliverSettledChildren } from "./wake.ts";
 
@@ -24,6 +25,13 @@ export function firstWaitCheckAt(now: number, settlementGraceMs: number): number
   return now + settlementGraceMs;
 }
 
+/** The earliest own expiry of an approval or callback entry (∞ when none). */
+export function earliestExpiry(entries: readonly WaitEntry[]): number {
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const e of entries) if (e.kind === "approval" || e.kind === "callback") earliest = Math.min(earliest, e.expiresAt);
+  return earliest;
+}
+
 /**
  * The check after one at `now` that found nothing: the wait's age (from `parkedAt`) later, so
  * the checks come at about twice, four times, … the age of the first; never sooner than
@@ -34,20 +42,25 @@ export function nextWaitCheckAt(now: number, parkedAt: number, minIntervalMs: nu
 }
 
 /**
- * Checks a waiting parent whose check came due (not its deadline): delivers the outcomes of its
- * settled children (the guarded delivery makes a repeat harmless), then, unless that requeued
- * it, pushes its next check later; a parent that left its wait meanwhile, or that another sweep
- * checked, is left as it is (the store's conditional write). Returns the outcomes delivered.
+ * Checks a waiting submission whose check came due (not its deadline): delivers the outcomes of
+ * its settled children and the stored answers of its approvals and callbacks (the guarded
+ * delivery makes a repeat harmless), answers as expired the approvals and callbacks whose own
+ * expiry passed (ADR 0025), then, unless that requeued it, pushes its next check later, no later
+ * than its earliest pending expiry; one that left its wait meanwhile, or that another sweep
+ * checked, is left as it is (the store's conditional write). Returns the answers delivered (the
+ * expiries not counted).
  */
 export async function checkWait(ctx: AttemptContext & EngineContext<SweepStore>, parent: Submission, now: number): Promise<number> {
-  const delivered = await deliverSettledChildren(ctx, parent);
+  const delivered = (await deliverSettledChildren(ctx, parent)) + (await deliverStoredAnswers(ctx, parent));
+  const expired = await expireCallWaits(ctx, parent, now);
   const pending = parent.pendingCalls?.length ?? 0;
-  if ((pending > 0 && delivered === pending) || parent.waitCheckAt === undefined) return delivered;
+  if ((pending > 0 && delivered + expired >= pending) || parent.waitCheckAt === undefined) return delivered;
+  const ahead = pendingEntries(parent).filter((e) => !((e.kind === "approval" || e.kind === "callback") && e.expiresAt <= now));
   await ctx.store.postponeWaitCheck({
     submissionId: parent.id,
     waitCheckAt: parent.waitCheckAt,
     // `updatedAt` of a waiting row is its park: nothing else rewrites it while it waits.
-    nextCheckAt: nextWaitCheckAt(now, parent.updatedAt, ctx.settlementGraceMs),
+    nextCheckAt: Math.min(nextWaitCheckAt(now, parent.updatedAt, ctx.settlementGraceMs), earliestExpiry(ahead)),
   });
   return delivered;
 }

@@ -1,4 +1,5 @@
 import type { Submission } from "../store/submission.ts";
+import { deliverStoredAnswers, expireCallWaits } from "./call-answers.ts";
 import { cancelChild } from "./cancel.ts";
 import type { AttemptContext } from "./engine-context.ts";
 import { deliver, pendingChildren, settledOutcomeOf, TASK, TASK_WAIT_EXPIRED, wakeParent } from "./wake.ts";
@@ -14,6 +15,10 @@ import { deliver, pendingChildren, settledOutcomeOf, TASK, TASK_WAIT_EXPIRED, wa
  * whichever lands first.
  */
 export async function expireWait(ctx: AttemptContext, parent: Submission): Promise<void> {
+  // Its approvals and callbacks end with it (ADR 0025): answers that came are delivered, the
+  // others are answered as expired; then its children.
+  await deliverStoredAnswers(ctx, parent);
+  await expireCallWaits(ctx, parent, ctx.clock.now(), true);
   const children = await pendingChildren(ctx, parent);
   for (const { callId, child } of children) {
     const settled = child && (await settledOutcomeOf(ctx, child));

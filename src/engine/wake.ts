@@ -118,11 +118,22 @@ export async function settledOutcomeOf(ctx: AttemptContext, child: Submission): 
   return child.outcome ?? findSettledIn(await ctx.store.readRecords(child.conversationId), child.id);
 }
 
+/**
+ * A waiting parent's pending `task` calls: those its wait entries name as children (ADR 0025), or
+ * every pending call of a row parked before entries were written.
+ */
+export function pendingChildCalls(parent: Pick<Submission, "pendingCalls" | "waitingFor">): string[] {
+  const pending = parent.pendingCalls ?? [];
+  if (parent.waitingFor === undefined) return pending;
+  const children = new Set(parent.waitingFor.flatMap((e) => (e.kind === "child" ? [e.callId] : [])));
+  return pending.filter((callId) => children.has(callId));
+}
+
 /** The children of a waiting parent's pending calls, by id (strongly consistent reads, no listing). */
 export async function pendingChildren(ctx: AttemptContext, parent: Submission): Promise<Array<{ callId: string; child?: Submission }>> {
   const at = { submissionId: parent.id, instance: parent.sessionKey.instance };
   return Promise.all(
-    (parent.pendingCalls ?? []).map(async (callId) => {
+    pendingChildCalls(parent).map(async (callId) => {
       try {
         return { callId, child: await ctx.store.getSubmission(childAddress(at, callId).submissionId) };
       } catch (err) {

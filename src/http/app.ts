@@ -8,6 +8,7 @@ import { firstPage, tailRecords } from "./record-stream.ts";
 import { corsMiddleware, originGuard, type CorsOptions } from "./origin-guard.ts";
 import { parseCancelBody, parseCompactBody, parseDispatchBody, parseInjectBody, parseJsonObject, readJsonObject } from "./request-body.ts";
 import { mountSubmissionRoutes } from "./submission-routes.ts";
+import { mountApprovalRoutes, mountCallbackRoute } from "./wait-routes.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
 export interface AppOptions {
@@ -36,6 +37,12 @@ export interface AppOptions {
   retryMs?: number;
   /** Mounted before the `/agents` routes (auth, rate limits…); `/healthz` stays open. */
   middleware?: MiddlewareHandler[];
+  /**
+   * The callback route (`POST /callbacks/:callbackId`, ADR 0025), which third parties call:
+   * `middleware` replaces the app's `middleware` there (e.g. a bearer token of its own for the
+   * outside systems that answer callbacks). Default: the app's `middleware`.
+   */
+  callbacks?: { middleware?: MiddlewareHandler[] };
   /**
    * Lets pages of these origins call the API from a browser (`hono/cors`: preflights answered for
    * every `/agents` route and `/healthz`). Off by default: then a browser request whose `Origin`
@@ -80,6 +87,10 @@ export const APP_DEFAULTS = {
  *   `{submissionId, conversationId}`; `?wait=true` → 200 with the outcome; 404 without a conversation)
  * - `GET /agents/:agent/:instance/submissions[/:submissionId]` list a session's submissions (the
  *   operator's view, `submission-routes.ts`)
+ * - `POST /agents/:agent/:instance/submissions/:submissionId/approvals/:callId` (`{approved, reason?}`)
+ *   decides a call that asked approval; `GET /agents/:agent/:instance/approvals?session=` lists the
+ *   session's pending ones; `POST /callbacks/:callbackId` answers a deferred call
+ *   (`wait-routes.ts`, ADR 0025)
  * - `POST /agents/:agent/:instance/submissions/:submissionId/cancel` (`{reason?}`) cancels a submission:
  *   200 `{submissionId, status: "cancelled", outcome}` once settled (again for an already
  *   cancelled one), 202 `{submissionId, status: "cancelling"}` while a running one stops; 404
@@ -121,14 +132,13 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   app.get("/healthz", (c) => c.text("ok"));
 
   for (const mw of options.middleware ?? []) app.use("/agents/*", mw);
-  app.use(
-    "/agents/*",
-    bodyLimit({
-      maxSize: opts.maxBodyBytes,
-      onError: (c) =>
-        errorResponse(c, 413, { error: `request body exceeds ${opts.maxBodyBytes} bytes`, code: "payload_too_large" }),
-    }),
-  );
+  for (const mw of options.callbacks?.middleware ?? options.middleware ?? []) app.use("/callbacks/*", mw);
+  const limit = bodyLimit({
+    maxSize: opts.maxBodyBytes,
+    onError: (c) => errorResponse(c, 413, { error: `request body exceeds ${opts.maxBodyBytes} bytes`, code: "payload_too_large" }),
+  });
+  app.use("/agents/*", limit);
+  app.use("/callbacks/*", limit);
 
   app.post("/agents/:agent/:instance", async (c) => {
     const json = await readJsonObject(c);
@@ -181,6 +191,8 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   app.post("/agents/:agent/:instance/followup", followUpHandler);
 
   mountSubmissionRoutes(app, runtime);
+  mountApprovalRoutes(app, runtime);
+  mountCallbackRoute(app, runtime);
 
   app.post("/agents/:agent/:instance/submissions/:submissionId/cancel", async (c) => {
     const text = await c.req.text();

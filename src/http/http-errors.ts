@@ -30,6 +30,11 @@ const STATUS_BY_CODE: Partial<Record<HarnessErrorCode, ContentfulStatusCode>> = 
   no_run_in_flight: 409,
   session_busy: 409,
   already_settled: 409,
+  call_not_found: 404,
+  approval_not_requested: 409,
+  already_decided: 409,
+  callback_not_found: 404,
+  already_answered: 409,
   runtime_closed: 503,
   schema_checker_busy: 503,
 };

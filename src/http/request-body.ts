@@ -67,11 +67,38 @@ export function parseDispatchBody(json: Json): DispatchBody {
   if (resultSchema !== undefined) message.resultSchema = resultSchema;
   const resultRetries = optional(json, "resultRetries");
   if (resultRetries !== undefined) message.resultRetries = resultRetries as number;
+  const notBefore = optionalString(json, "notBefore");
+  if (notBefore !== undefined) message.notBefore = notBefore;
   const out: DispatchBody = { message };
   const session = optionalString(json, "session");
   if (session !== undefined) out.session = session;
   const dispatchId = optionalString(json, "dispatchId");
   if (dispatchId !== undefined) out.dispatchId = dispatchId;
+  return out;
+}
+
+/**
+ * What `POST …/submissions/:submissionId/approvals/:callId` carries: `approved` as given (the
+ * runtime refuses a non-boolean with a 400 naming it) and an optional reason.
+ */
+export interface DecisionBody {
+  approved: unknown;
+  reason?: string;
+}
+
+export function parseDecisionBody(json: Json): DecisionBody {
+  const out: DecisionBody = { approved: json.approved };
+  const reason = optionalString(json, "reason");
+  if (reason !== undefined) out.reason = reason;
+  return out;
+}
+
+/** What `POST /callbacks/:callbackId` carries: `{result}` or `{error}` (the runtime checks which). */
+export function parseCallbackBody(json: Json): { result?: unknown; error?: unknown } {
+  const out: { result?: unknown; error?: unknown } = {};
+  // `"result": null` is a result (JSON null), unlike an absent field.
+  if ("result" in json) out.result = json.result;
+  if ("error" in json && json.error !== null) out.error = json.error;
   return out;
 }
 

@@ -39,6 +39,16 @@ export const FAULT_PHASES = [
    * (`terminalizing`); its `submission_settled` record is not yet written (the canceller's process).
    */
   "cancel_reserved",
+  /**
+   * A drive suspended on wait entries (an approval, a callback, a child): their records are durable,
+   * the submission is not parked yet (ADR 0025).
+   */
+  "parking",
+  /**
+   * A decision's or callback's guarded write is durable and requeued its submission; its doorbell
+   * is not yet rung (the decider's process; the submission's id).
+   */
+  "decided",
 ] as const;
 
 /** A named point where a test may inject a fault. */
@@ -60,10 +70,18 @@ export const CANCEL_FAULT_PHASES = ["cancel_reserved"] as const satisfies readon
 
 export type CancelFaultPhase = (typeof CANCEL_FAULT_PHASES)[number];
 
+/**
+ * The phases only a submission that waits for a person or a callback passes (ADR 0025): the
+ * approval crash tests crash at each (`test/engine/approval-crash.test.ts`).
+ */
+export const WAIT_FAULT_PHASES = ["parking", "decided"] as const satisfies readonly FaultPhase[];
+
+export type WaitFaultPhase = (typeof WAIT_FAULT_PHASES)[number];
+
 /** The phases every submission passes (the crash matrix's). */
 export const SUBMISSION_FAULT_PHASES = FAULT_PHASES.filter(
-  (p): p is Exclude<FaultPhase, SubagentFaultPhase | CancelFaultPhase> =>
-    !(SUBAGENT_FAULT_PHASES as readonly string[]).includes(p) && !(CANCEL_FAULT_PHASES as readonly string[]).includes(p),
+  (p): p is Exclude<FaultPhase, SubagentFaultPhase | CancelFaultPhase | WaitFaultPhase> =>
+    ![...SUBAGENT_FAULT_PHASES, ...CANCEL_FAULT_PHASES, ...WAIT_FAULT_PHASES].includes(p as never),
 );
 
 /**

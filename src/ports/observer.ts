@@ -1,5 +1,5 @@
 import type { RecordKind, SettledPayload } from "../protocol/records.ts";
-import type { DispatchMessage, SessionKey, Submission } from "../store/submission.ts";
+import type { DispatchMessage, SessionKey, Submission, WaitEntry } from "../store/submission.ts";
 
 /** The ids that tie an event to the records it concerns (same ids as record envelopes). */
 export interface Correlation {
@@ -58,8 +58,20 @@ export type HarnessEvent =
       agent: string;
       callId: string;
     }
-  /** Parked on its children (no lease, no invocation, no queue message). */
-  | { type: "submission_waiting"; correlation: Correlation; pendingCalls: string[] }
+  /** Parked on its wait entries (no lease, no invocation, no queue message): children, approvals, callbacks. */
+  | { type: "submission_waiting"; correlation: Correlation; pendingCalls: string[]; waitingFor?: WaitEntry[] }
+  /** A call of a tool that needs approval waits for a decision (its `approval_requested` record is durable). Times are epoch ms. */
+  | { type: "approval_requested"; correlation: Correlation; callId: string; toolName: string; approvalId: string; expiresAt: number }
+  /** A person decided (the decision's guarded write landed). */
+  | { type: "approval_decided"; correlation: Correlation; callId: string; toolName: string; approved: boolean; reason?: string }
+  /** Nobody decided in time: the expiry denied the call. */
+  | { type: "approval_expired"; correlation: Correlation; callId: string; toolName: string }
+  /** A deferred tool's call handed its callback out (its `callback_started` record is durable). */
+  | { type: "callback_started"; correlation: Correlation; callId: string; toolName: string; expiresAt: number }
+  /** The callback answered (the answer's guarded write landed); `isError` for an `error` answer. */
+  | { type: "callback_answered"; correlation: Correlation; callId: string; toolName: string; isError: boolean }
+  /** Nobody answered in time: the call's outcome is "callback expired". */
+  | { type: "callback_expired"; correlation: Correlation; callId: string; toolName: string }
   | { type: "submission_resumed"; correlation: Correlation }
   | { type: "operation_started"; correlation: Correlation; operation: Operation }
   | { type: "operation_ended"; correlation: Correlation; operation: Operation; error: string }

@@ -24,7 +24,12 @@ export type HarnessErrorCode =
   | "cancel_requested"
   | "store_failure"
   | "store_unavailable"
-  | "queue_unavailable";
+  | "queue_unavailable"
+  | "call_not_found"
+  | "approval_not_requested"
+  | "already_decided"
+  | "callback_not_found"
+  | "already_answered";
 
 /** Codes the transport raises itself, beside the harness's own {@link HarnessErrorCode}s. */
 export type TransportErrorCode =

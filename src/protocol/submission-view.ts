@@ -9,6 +9,16 @@ import type { SettledPayload } from "./records.ts";
 /** Where a submission is in its life: admitted, claimed, parked, settling, done. */
 export type SubmissionStatus = "queued" | "running" | "waiting" | "terminalizing" | "settled";
 
+/**
+ * One pending entry of a waiting submission (ADR 0025): a child (`task` call), a person's
+ * approval, a callback, or a time (a delayed message). Times are epoch ms.
+ */
+export type WaitEntry =
+  | { kind: "child"; callId: string }
+  | { kind: "approval"; callId: string; toolName: string; expiresAt: number }
+  | { kind: "callback"; callId: string; toolName: string; expiresAt: number }
+  | { kind: "time"; until: number };
+
 /** One submission in a session's listing. Times are epoch ms. */
 export interface SubmissionSummary {
   id: string;
@@ -35,6 +45,11 @@ export interface SubmissionSummary {
   outcome?: Omit<SettledPayload, "result">;
   /** Set on a subagent's submission. */
   parentSubmissionId?: string;
+  /**
+   * While `waiting`: what it still waits for (ADR 0025): its children, approvals and callbacks
+   * not answered yet, and a delayed message's time. Times are epoch ms.
+   */
+  waitingFor?: WaitEntry[];
 }
 
 /** One submission in full: its summary, the dispatched message, the result and every attempt. */

@@ -6,7 +6,7 @@
  */
 import { ID_RULES } from "../protocol/id-rules.ts";
 import { DEFAULT_SESSION, MAX_BODY_BYTES, MAX_CANCEL_REASON_BYTES, SUBMISSION_PAGE } from "../protocol/limits.ts";
-import { InvalidDispatch, InvalidRequest, UnknownAgent } from "../errors.ts";
+import { CallbackNotFound, InvalidDispatch, InvalidRequest, UnknownAgent } from "../errors.ts";
 import type { DispatchMessage, SessionKey } from "../protocol/dispatch.ts";
 import type { SubmissionStatus } from "../protocol/submission-view.ts";
 import { resultSchemaLimitError } from "../drive/result-schema-limits.ts";
@@ -139,6 +139,64 @@ export function validateMessage(message: DispatchMessage): void {
   // overflows JSON.stringify's stack).
   const limit = message.resultSchema === undefined ? undefined : resultSchemaLimitError(message.resultSchema);
   if (limit !== undefined) throw new InvalidDispatch(limit);
+  if (message.notBefore !== undefined && (typeof message.notBefore !== "string" || !RFC3339.test(message.notBefore) || !Number.isFinite(Date.parse(message.notBefore)))) {
+    throw new InvalidDispatch(`notBefore must be an RFC 3339 time with a zone (e.g. 2026-05-01T09:00:00Z), got ${JSON.stringify(message.notBefore)}`);
+  }
+}
+
+/** An RFC 3339 date-time with its zone (a time without one would depend on the server's). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|z|[+-]\d{2}:\d{2})$/;
+
+/** Longest reason of an approval's decision in bytes (UTF-8): the model reads it. */
+export const MAX_DECISION_REASON_BYTES = 4096;
+
+/** A person's decision on a call that asked approval (ADR 0025). */
+export interface DecisionRequest extends SubmissionAddress {
+  callId: string;
+  approved: boolean;
+  reason?: string;
+}
+
+/** A call id as a route names it: any text a provider uses, bounded. */
+const CALL_ID = /^[^\u0000-\u001f\u007f]{1,256}$/;
+
+/** Checks a decision: its address, call id, `approved` (a boolean) and reason (at most {@link MAX_DECISION_REASON_BYTES}). */
+export function checkDecision(request: DecisionRequest, knows: KnowsAgent): DecisionRequest {
+  const address = checkSubmissionAddress(request, knows);
+  checkId("call id", request.callId, CALL_ID);
+  if (typeof request.approved !== "boolean") throw new InvalidRequest(`approved must be true or false, got ${JSON.stringify(request.approved) ?? "nothing"}`);
+  const checked: DecisionRequest = { ...address, callId: request.callId, approved: request.approved };
+  if (request.reason !== undefined) {
+    if (typeof request.reason !== "string") throw new InvalidRequest("reason must be a string");
+    if (Buffer.byteLength(request.reason, "utf8") > MAX_DECISION_REASON_BYTES) throw new InvalidRequest(`reason exceeds ${MAX_DECISION_REASON_BYTES} bytes`);
+    if (request.reason !== "") checked.reason = request.reason;
+  }
+  return checked;
+}
+
+/** A callback's answer: its result (any JSON), or an error's text. */
+export type CallbackAnswer = { result: unknown; error?: undefined } | { error: string; result?: undefined };
+
+/** A callback id as issued: base64url (issued ones are 32 characters). */
+const CALLBACK_ID = /^[A-Za-z0-9_-]{16,128}$/;
+
+/** Longest callback error text in bytes (UTF-8): the model reads it. */
+export const MAX_CALLBACK_ERROR_BYTES = 16 * 1024;
+
+/** Checks a callback's answer: a well-formed id and exactly one of `result` and `error`. */
+export function checkCallbackAnswer(callbackId: string, answer: CallbackAnswer): CallbackAnswer {
+  // An ill-formed id is unknown (404), not a bad request: it says nothing about which ids exist.
+  if (typeof callbackId !== "string" || !CALLBACK_ID.test(callbackId)) throw new CallbackNotFound();
+  if (answer === null || typeof answer !== "object") throw new InvalidRequest("a callback answer is an object: {\"result\": …} or {\"error\": \"…\"}");
+  const hasResult = "result" in answer && answer.result !== undefined;
+  const hasError = "error" in answer && answer.error !== undefined;
+  if (hasResult === hasError) throw new InvalidRequest("a callback answer has exactly one of result and error");
+  if (hasError) {
+    if (typeof answer.error !== "string" || answer.error === "") throw new InvalidRequest("error must be a non-empty string");
+    if (Buffer.byteLength(answer.error, "utf8") > MAX_CALLBACK_ERROR_BYTES) throw new InvalidRequest(`error exceeds ${MAX_CALLBACK_ERROR_BYTES} bytes`);
+    return { error: answer.error };
+  }
+  return { result: answer.result };
 }
 
 function checkId(what: string, value: unknown, rule: RegExp): void {

@@ -30,13 +30,17 @@ import { AppendNotifier } from "./append-notifier.ts";
 import { RUNTIME_DEFAULTS } from "./defaults.ts";
 import {
   checkAgentNames,
+  checkCallbackAnswer,
   checkCancel,
+  checkDecision,
   checkDispatch,
   checkInject,
   checkRecordOffset,
   checkSubmissionAddress,
   checkSubmissionList,
   sessionKeyOf,
+  type CallbackAnswer,
+  type DecisionRequest,
   type DispatchRequest,
   type InstanceAddress,
   type SessionAddress,
@@ -46,6 +50,7 @@ import {
 } from "./requests.ts";
 import { listSubmissionPage, submissionDetail } from "./submission-view.ts";
 import { type SubmissionDetail, type SubmissionPage } from "../protocol/submission-view.ts";
+import { type ApprovalDecision, type CallbackResolution, decide, DelayedMessageTimers, type PendingApproval, pendingApprovals, resolveCallback } from "./waits.ts";
 
 /** Configuration of an embedded runtime. Only `agents` and `store` are required. */
 export interface RuntimeConfig {
@@ -108,8 +113,27 @@ export interface Runtime {
    * `abandon: true` stops without writing anything — what a crash leaves (crash tests).
    */
   close(options?: { abandon?: boolean }): Promise<void>;
-  /** Admission; resolves once the submission is durable. */
+  /**
+   * Admission; resolves once the submission is durable. A message with `notBefore` ahead (at most
+   * a year) is a delayed message: admitted now, it joins its session's order at that time.
+   */
   dispatch(request: DispatchRequest): Promise<DispatchResult>;
+  /**
+   * A person's decision on a call that asked approval (ADR 0025): approved, the call runs once
+   * and the run goes on; denied, the model reads the denial. The first decision stands: the same
+   * one again answers it again, another is `AlreadyDecided`. `SubmissionNotFound`, `CallNotFound`,
+   * `ApprovalNotRequested` (the call asked none), `AlreadySettled`, `InvalidRequest` (a
+   * non-boolean `approved`, a reason over 4 KB): nothing stored.
+   */
+  decide(request: DecisionRequest): Promise<ApprovalDecision>;
+  /**
+   * A callback's answer, by its id: `{result}` or `{error}` becomes the waiting call's outcome and
+   * the run goes on. The same answer again is a replay; another is `AlreadyAnswered`; an unknown or
+   * expired id `CallbackNotFound`.
+   */
+  resolveCallback(callbackId: string, answer: CallbackAnswer): Promise<CallbackResolution>;
+  /** The calls a session waits on a person's decision for (its head's, when it waits). */
+  pendingApprovals(address: SessionAddress): Promise<PendingApproval[]>;
   /**
    * Admits a manual compaction of a session: a submission of its own in the session's order, run
    * by a worker like any other (it settles `succeeded` with `result: {compacted, firstKeptEntryId?}`).
@@ -244,6 +268,14 @@ export function createRuntime(config: RuntimeConfig): Runtime {
   };
   ctx.cascade = (parent) => cascadeToChildren(ctx as AttemptContext, parent);
   const sweepIntervalMs = config.sweepIntervalMs ?? RUNTIME_DEFAULTS.sweepIntervalMs;
+  const delayed = new DelayedMessageTimers(ctx, (err) =>
+    observe({
+      type: "recovery",
+      correlation: { sessionKey: { agent: "", instance: "", session: "" }, conversationId: "" },
+      decision: "lease_reclaimed",
+      detail: `releasing a delayed message failed (the sweep retries it): ${err instanceof Error ? err.message : String(err)}`,
+    }),
+  );
   const knows = (name: string) => ctx.definitions.has(name);
 
   /** Accepts a steer or follow-up message for the session's in-flight run (its inbox). */
@@ -292,6 +324,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       if (state === "closed") return;
       state = "closed";
       sweepStop.abort();
+      delayed.stop();
       for (const reject of [...pendingWaits]) reject(new RuntimeClosed());
       processAbort.abort(options.abandon ? ABORT_ABANDON : ABORT_SHUTDOWN);
       const queueClosed = isConsumable(queue) ? queue.close() : undefined;
@@ -309,7 +342,26 @@ export function createRuntime(config: RuntimeConfig): Runtime {
 
     async dispatch(request) {
       if (state === "closed") throw new RuntimeClosed();
-      return admit(ctx, checkDispatch(request, knows));
+      const checked = checkDispatch(request, knows);
+      const admitted = await admit(ctx, checked);
+      // This process's timer releases it at its time (the sweep covers another process or a restart).
+      const at = checked.message.notBefore === undefined ? Number.NaN : Date.parse(checked.message.notBefore);
+      if (state === "started" && !admitted.replayed && at > clock.now()) delayed.schedule(admitted.submissionId, at);
+      return admitted;
+    },
+
+    async decide(request) {
+      if (state === "closed") throw new RuntimeClosed();
+      return decide(ctx, checkDecision(request, knows));
+    },
+
+    async resolveCallback(callbackId, answer) {
+      if (state === "closed") throw new RuntimeClosed();
+      return resolveCallback(ctx, callbackId, checkCallbackAnswer(callbackId, answer));
+    },
+
+    async pendingApprovals(address) {
+      return pendingApprovals(store, sessionKeyOf(address, knows));
     },
 
     async compact(address) {

@@ -7,7 +7,7 @@ import type { SettledPayload } from "../protocol/records.ts";
 import { InvalidRequest, isHarnessError, SubmissionNotFound } from "../errors.ts";
 import type { ReadStore } from "../store/store.ts";
 import type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionSummary } from "../protocol/submission-view.ts";
-import type { Attempt, Submission } from "../store/submission.ts";
+import { type Attempt, pendingEntries, type Submission } from "../store/submission.ts";
 import type { CheckedSubmissionList, SubmissionAddress } from "./requests.ts";
 
 /** The summary of a stored row. */
@@ -31,6 +31,8 @@ export function summarize(sub: Submission): SubmissionSummary {
     view.outcome = rest;
   }
   if (sub.parentSubmissionId !== undefined) view.parentSubmissionId = sub.parentSubmissionId;
+  const waiting = pendingEntries(sub);
+  if (waiting.length > 0) view.waitingFor = waiting;
   return view;
 }
 

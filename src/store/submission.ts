@@ -1,11 +1,11 @@
 import type { SettledErrorCode, SettledPayload } from "../protocol/records.ts";
 import type { DispatchMessage, SessionKey } from "../protocol/dispatch.ts";
-import type { SubmissionStatus } from "../protocol/submission-view.ts";
+import type { SubmissionStatus, WaitEntry } from "../protocol/submission-view.ts";
 
 // The wire types a submission row is made of, for adapters that import the SPI alone.
 export type { DispatchMessage, InboundKind, SessionKey, SignalMeta } from "../protocol/dispatch.ts";
 export { sessionKeyString } from "../protocol/dispatch.ts";
-export type { SubmissionStatus } from "../protocol/submission-view.ts";
+export type { SubmissionStatus, WaitEntry } from "../protocol/submission-view.ts";
 
 /** One admitted unit of work for a session: the unit of leasing, attempts and settlement. */
 export interface Submission {
@@ -74,15 +74,6 @@ export interface Submission {
   outcome?: SettledPayload;
 }
 
-/**
- * One pending entry of a waiting submission (ADR 0025): a child (`task` call), a person's
- * approval, a callback, or a time (a delayed message). Times are epoch ms.
- */
-export type WaitEntry =
-  | { kind: "child"; callId: string }
-  | { kind: "approval"; callId: string; toolName: string; expiresAt: number }
-  | { kind: "callback"; callId: string; toolName: string; expiresAt: number }
-  | { kind: "time"; until: number };
 
 /**
  * The entries a waiting submission still waits for: those of `waitingFor` whose call is still
@@ -92,6 +83,15 @@ export function pendingEntries(sub: Pick<Submission, "status" | "waitingFor" | "
   if (sub.status !== "waiting") return [];
   const pending = new Set(sub.pendingCalls ?? []);
   return (sub.waitingFor ?? []).filter((e) => e.kind === "time" || pending.has(e.callId));
+}
+
+/**
+ * Epoch ms its durability budget counts from: its admission, or a delayed message's `notBefore`
+ * (its budget starts when it joins its session's order, not while it waits for its time).
+ */
+export function budgetStart(sub: Pick<Submission, "createdAt" | "input">): number {
+  const notBefore = sub.input.notBefore === undefined ? Number.NaN : Date.parse(sub.input.notBefore);
+  return Number.isFinite(notBefore) ? Math.max(sub.createdAt, notBefore) : sub.createdAt;
 }
 
 /** Why a submission is cancelled: the error code and message it settles `failed` with. */

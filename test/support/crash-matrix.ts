@@ -8,7 +8,7 @@
  * A phase added to the seam must get its row here (the `Record` makes typecheck say so).
  */
 import type { ConversationRecord, SettledPayload } from "../../src/protocol/records.ts";
-import type { CancelFaultPhase, FaultPhase, SubagentFaultPhase } from "../../src/ports/faults.ts";
+import type { CancelFaultPhase, FaultPhase, SubagentFaultPhase, WaitFaultPhase } from "../../src/ports/faults.ts";
 import type { Submission } from "../../src/store/submission.ts";
 import { checkInvariants } from "../../dev/soak/invariants.ts";
 
@@ -25,7 +25,7 @@ export interface CrashExpectation {
 
 const SUCCEEDED = { status: "succeeded" } as const;
 
-export const CRASH_MATRIX: Record<Exclude<FaultPhase, SubagentFaultPhase | CancelFaultPhase>, CrashExpectation> = {
+export const CRASH_MATRIX: Record<Exclude<FaultPhase, SubagentFaultPhase | CancelFaultPhase | WaitFaultPhase>, CrashExpectation> = {
   admitted: { attempts: 1, outcome: SUCCEEDED },
   claimed: { attempts: 2, outcome: SUCCEEDED },
   attempt_started: { attempts: 2, outcome: SUCCEEDED },
@@ -46,7 +46,7 @@ export const NEXT_MESSAGE = "hello, next";
 
 /** What a case left behind, read back after recovery. */
 export interface CrashCaseEvidence {
-  phase: Exclude<FaultPhase, SubagentFaultPhase | CancelFaultPhase>;
+  phase: Exclude<FaultPhase, SubagentFaultPhase | CancelFaultPhase | WaitFaultPhase>;
   sessionKey: string;
   a: Submission;
   b: Submission;
