@@ -47,9 +47,10 @@ export { scheduledDispatch, type ScheduledFiring } from "./runtime/scheduled-dis
 // Defining agents: definitions, setups, tools.
 export type { AgentDefinition, InitializeContext } from "./agent/agent-definition.ts";
 export type { AgentSetup, CompactionSetup } from "./agent/agent-setup.ts";
-export { defineTool } from "./agent/define-tool.ts";
+export { defineTool, type HarnessTool } from "./agent/define-tool.ts";
 export * as schema from "./agent/tool-schema.ts";
 export { clockTool, CLOCK_TOOL_NAME } from "./agent/clock-tool.ts";
+export { scheduleMessageTool } from "./agent/schedule-message-tool.ts";
 export { SUBAGENT_DEFAULTS, type OnParentTerminal, type SubagentLimits, type SubagentPolicy } from "./agent/subagent-policy.ts";
 
 // Models: providers by name, and the keyless ones for development and tests.

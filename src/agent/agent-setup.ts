@@ -103,14 +103,16 @@ export function validateAgentSetup(setup: unknown): asserts setup is AgentSetup 
       }
       if (names.has(t.name)) throw new AgentSetupError(`duplicate tool name "${t.name}"`);
       names.add(t.name);
-      if (typeof t.execute !== "function") throw new AgentSetupError(`tool "${t.name}": execute must be a function`);
+      if (typeof t.execute !== "function" && typeof t.start !== "function") {
+        throw new AgentSetupError(`tool "${t.name}": execute must be a function (or start, for a deferred tool)`);
+      }
       if (t.parameters === null || typeof t.parameters !== "object") {
         throw new AgentSetupError(`tool "${t.name}": parameters must be a JSON Schema object`);
       }
       if (t.needsApproval !== undefined && typeof t.needsApproval !== "boolean" && typeof t.needsApproval !== "function") {
         throw new AgentSetupError(`tool "${t.name}": needsApproval must be a boolean or a function`);
       }
-      const deferred = deferredOf(t as unknown as AgentTool<any>);
+      const deferred = deferredOf(t as unknown as HarnessTool);
       if (deferred !== undefined && t.needsApproval !== undefined) {
         throw new AgentSetupError(`tool "${t.name}": a deferred tool (start) cannot also need approval`);
       }

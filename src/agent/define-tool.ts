@@ -1,84 +1,67 @@
 import type { AgentTool, AgentToolParams, AgentToolResult } from "@earendil-works/pi-agent-core";
 
-/** Where a call of a tool that may need approval is made (what `needsApproval` decides on). */
-export interface ApprovalContext {
-  agent: string;
-  instance: string;
-  session: string;
-  submissionId: string;
-  callId: string;
-  toolName: string;
-}
-
 /**
- * Whether a call needs a person's approval before it runs (ADR 0025): always, never, or decided
- * per call from its (validated) arguments. A function that throws refuses the call.
+ * A tool as an agent setup lists it (ADR 0025): a pi tool, with the harness's options.
+ *
+ * - `needsApproval`: a call waits for a person's decision before it runs (`approval_requested`;
+ *   decided with `POST …/submissions/:submissionId/approvals/:callId`): approved, it runs once;
+ *   denied or expired, the model reads the denial. Other calls of the same batch run meanwhile.
+ *   `true`, or decided per call from its validated arguments and where it is made; a function
+ *   that throws refuses the call (fail closed).
+ * - `approvalTimeoutMs`: how long such a call waits before it is denied ("approval expired").
+ *   Default: the setup's `approvalTimeoutMs`, else 24 h; never past the submission's budget.
+ * - `start` instead of `execute` makes the tool **deferred**: a call runs `start` once, which
+ *   hands a callback out (to a CI system, an e-mail link, another service: they
+ *   `POST /callbacks/<callbackId>` with `{"result": …}` or `{"error": "…"}`), and the run waits,
+ *   holding nothing, until the callback answers; the answer is the call's outcome. `start` runs
+ *   after its `callback_started` record is durable, so a call the harness runs again never starts
+ *   twice. The callback id is unguessable (192 random bits) and single-use.
+ * - `callbackTimeoutMs`: how long a deferred call waits for its callback before it is answered
+ *   "callback expired". Default 24 h; never past the submission's budget.
  */
-export type NeedsApproval<TArgs> = boolean | ((args: TArgs, context: ApprovalContext) => boolean | Promise<boolean>);
-
-/** The options a tool takes beside pi's, for the harness. */
-export interface ToolOptions<TArgs> {
-  /**
-   * The call waits for a person's decision (`approval_requested`; decided with
-   * `POST …/submissions/:submissionId/approvals/:callId`): approved, it runs once; denied or
-   * expired, the model reads the denial. Other calls of the same batch run meanwhile.
-   */
-  needsApproval?: NeedsApproval<TArgs>;
-  /**
-   * How long a call waits for its decision before it is denied ("approval expired"). Default:
-   * the agent setup's `approvalTimeoutMs`, else 24 h; never past the submission's budget.
-   */
+export type HarnessTool<TParameters extends object = any, TDetails = any> = Omit<AgentTool<TParameters, TDetails>, "execute"> & {
+  execute?: AgentTool<TParameters, TDetails>["execute"];
+  needsApproval?:
+    | boolean
+    | ((
+        args: AgentToolParams<TParameters>,
+        where: { agent: string; instance: string; session: string; submissionId: string; callId: string; toolName: string },
+      ) => boolean | Promise<boolean>);
   approvalTimeoutMs?: number;
-}
-
-/** A tool as an agent setup lists it: a pi tool, optionally with the harness's options. */
-export type HarnessTool<TParameters extends object = any, TDetails = any> = AgentTool<TParameters, TDetails> &
-  ToolOptions<AgentToolParams<TParameters>>;
-
-/** What a deferred tool's `start` gets besides the call's arguments. */
-export interface CallbackStart {
-  /**
-   * The callback's id: unguessable (192 random bits), single-use. Hand it to whoever will
-   * answer: they `POST /callbacks/<callbackId>` with `{"result": …}` or `{"error": "…"}`.
-   */
-  callbackId: string;
-  /** `/callbacks/<callbackId>`: the route to answer on, relative to the harness's base URL. */
-  callbackPath: string;
-  callId: string;
-  /** Aborted when the run stops (the tool timeout, a cancel, a shutdown). */
-  signal?: AbortSignal;
-}
-
-/**
- * A deferred tool (ADR 0025): a call runs `start` once, which hands the callback out (to a CI
- * system, an e-mail link, another service), and the run waits — holding nothing — until the
- * callback answers; the answer is the call's outcome. `start` runs after its `callback_started`
- * record is durable, so a call the harness executes again never starts twice.
- */
-export interface DeferredToolDefinition<TParameters extends object = any> extends Omit<AgentTool<TParameters, unknown>, "execute"> {
-  start: (args: AgentToolParams<TParameters>, callback: CallbackStart) => Promise<void> | void;
-  /**
-   * How long the call waits for its callback before it is answered "callback expired". Default
-   * 24 h; never past the submission's budget.
-   */
+  start?: (
+    args: AgentToolParams<TParameters>,
+    callback: {
+      /** The callback's id: hand it to whoever answers. */
+      callbackId: string;
+      /** `/callbacks/<callbackId>`: the route to answer on, relative to the harness's base URL. */
+      callbackPath: string;
+      callId: string;
+      /** Aborted when the run stops (the tool timeout, a cancel, a shutdown). */
+      signal?: AbortSignal;
+    },
+  ) => Promise<void> | void;
   callbackTimeoutMs?: number;
-}
-
-/** The marker property of a deferred tool (the drive runs `start` instead of `execute`). */
-export const DEFERRED = Symbol.for("resolute-harness.deferred-tool");
-
-/** A deferred tool as an agent setup lists it. */
-export type DeferredTool<TParameters extends object = any> = HarnessTool<TParameters, unknown> & {
-  [DEFERRED]: { start: DeferredToolDefinition<TParameters>["start"]; callbackTimeoutMs?: number };
 };
 
-/** The deferred form of `tool`, if it has one. */
-export function deferredOf(tool: AgentTool<any>): DeferredTool[typeof DEFERRED] | undefined {
-  return (tool as Partial<DeferredTool>)[DEFERRED];
+/** What `needsApproval` decides on besides the arguments: where the call is made. */
+export type ApprovalContext = Parameters<Extract<NonNullable<HarnessTool["needsApproval"]>, (...args: any[]) => unknown>>[1];
+
+/** What a deferred tool's `start` gets besides the call's arguments. */
+export type CallbackStart = Parameters<NonNullable<HarnessTool["start"]>>[1];
+
+/** The marker property of a deferred tool (the drive runs `start` instead of `execute`). */
+const DEFERRED = Symbol.for("resolute-harness.deferred-tool");
+
+/** A deferred tool's `start` and timeout, when `tool` is one (made by `defineTool` with `start`, or listed with `start`). */
+export function deferredOf(tool: HarnessTool<any>): { start: NonNullable<HarnessTool["start"]>; callbackTimeoutMs?: number } | undefined {
+  const marked = (tool as { [DEFERRED]?: { start: NonNullable<HarnessTool["start"]>; callbackTimeoutMs?: number } })[DEFERRED];
+  if (marked) return marked;
+  if (typeof tool.start !== "function") return undefined;
+  return { start: tool.start, ...(tool.callbackTimeoutMs !== undefined ? { callbackTimeoutMs: tool.callbackTimeoutMs } : {}) };
 }
 
 /**
- * Returns `tool` as it is, typed: `params` in `execute` (and `args` in `needsApproval`) get the
+ * Returns `tool` typed: `params` in `execute` (and `args` in `needsApproval` and `start`) get the
  * type of the `parameters` schema (built with `schema` from `resolute-harness`, or a TypeBox
  * schema), without writing `AgentTool<typeof parameters>` by hand.
  *
@@ -89,21 +72,22 @@ export function deferredOf(tool: AgentTool<any>): DeferredTool[typeof DEFERRED] 
  *   });
  *
  * With `needsApproval` a call waits for a person's decision first; with `start` instead of
- * `execute` the tool is deferred (it waits for a callback: {@link DeferredToolDefinition}).
+ * `execute` the tool is deferred: it waits for a callback (see {@link HarnessTool}). A deferred
+ * tool's `execute` refuses to run outside the harness.
  */
-export function defineTool<TParameters extends object, TDetails = unknown>(
-  tool: AgentTool<TParameters, TDetails> & ToolOptions<AgentToolParams<TParameters>>,
-): HarnessTool<TParameters, TDetails>;
-export function defineTool<TParameters extends object>(tool: DeferredToolDefinition<TParameters>): DeferredTool<TParameters>;
-export function defineTool(tool: (AgentTool<any> & ToolOptions<unknown>) | DeferredToolDefinition): HarnessTool | DeferredTool {
-  if (!("start" in tool) || typeof tool.start !== "function") return tool as HarnessTool;
-  const { start, callbackTimeoutMs, ...rest } = tool;
+export function defineTool<TParameters extends object, TDetails = unknown>(tool: HarnessTool<TParameters, TDetails>): HarnessTool<TParameters, TDetails> & Pick<AgentTool<TParameters, TDetails>, "execute"> {
+  const deferred = deferredOf(tool);
+  if (deferred === undefined) {
+    if (typeof tool.execute !== "function") throw new Error(`defineTool: tool ${tool.name} needs execute (or start, for a deferred tool)`);
+    return tool as HarnessTool<TParameters, TDetails> & Pick<AgentTool<TParameters, TDetails>, "execute">;
+  }
+  if (tool.execute !== undefined) throw new Error(`defineTool: tool ${tool.name} has both execute and start: a deferred tool only starts`);
   return {
-    ...rest,
+    ...tool,
     // Never run by the harness (the drive runs `start`); a plain pi agent cannot wait for a callback.
-    execute: async (): Promise<AgentToolResult<unknown>> => {
+    execute: async (): Promise<AgentToolResult<TDetails>> => {
       throw new Error(`tool ${tool.name} is deferred: it waits for a callback, which only the harness can run`);
     },
-    [DEFERRED]: { start, ...(callbackTimeoutMs !== undefined ? { callbackTimeoutMs } : {}) },
-  } as DeferredTool;
+    [DEFERRED]: deferred,
+  } as HarnessTool<TParameters, TDetails> & Pick<AgentTool<TParameters, TDetails>, "execute">;
 }

@@ -73,7 +73,8 @@ export class CallSuspension {
         this.#deferred.add(tool.name);
         return bound({ ...tool, execute: (callId, params, signal) => this.#start(tool, deferred, callId, params, signal) });
       }
-      const inner = bound(tool);
+      // Not deferred: the setup's check saw its `execute`.
+      const inner = bound(tool as AgentTool<any>);
       this.#runnable.push(inner);
       if (tool.needsApproval === undefined || tool.needsApproval === false) return inner;
       this.#gated.add(tool.name);

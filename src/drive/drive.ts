@@ -25,6 +25,7 @@ import { TaskSuspension } from "./task-suspension.ts";
 import { usedCallIds } from "./unique-call-ids.ts";
 import type { TaskSpawner } from "./task-tool.ts";
 import { CallSuspension } from "./call-suspension.ts";
+import { boundScheduleMessageTool, isScheduleMessageTool, type ScheduleMessage } from "../agent/schedule-message-tool.ts";
 
 export type { DriveOutcome } from "./drive-outcome.ts";
 
@@ -64,6 +65,8 @@ export interface DriveContext {
    * engine's guarded answer. Absent: the callback stays open until it expires.
    */
   closeCallback?: (callId: string, error: string) => Promise<void>;
+  /** The engine's delayed dispatch for the `schedule_message` tool (to the submission's own session). */
+  scheduleMessage?: ScheduleMessage;
 }
 
 /**
@@ -251,10 +254,14 @@ class SubmissionDrive {
       faults: this.#ctx.faults,
     };
     const bound = (tool: AgentTool<any>) => boundedTool(tool, turnContext);
+    const schedule = this.#ctx.scheduleMessage;
+    const own = (setup.tools ?? []).map((tool) =>
+      schedule && isScheduleMessageTool(tool as AgentTool<any>) ? boundScheduleMessageTool(tool as AgentTool<any>, schedule, () => this.#ctx.clock.now()) : tool,
+    );
     // A `task` call is held to its end: released mid-admission, its child would be admitted with
     // no `task_spawned` naming it (the run's cancel or stop must not orphan it).
     const tasks = this.#tasks ? [boundedTool(this.#tasks.tool((err) => this.#onStoreError(err)), turnContext, { hold: true })] : [];
-    const tools = [...this.#calls.wrap(setup.tools ?? [], bound), ...tasks];
+    const tools = [...this.#calls.wrap(own, bound), ...tasks];
     // Approved calls run now, once each, before the model goes on (their outcomes are in its context).
     if (calls.approved.length > 0) {
       path = path.concat(await this.#calls.runApproved(calls.approved, this.#ctx.signal));

@@ -24,6 +24,7 @@ import { taskSpawner } from "./spawn.ts";
 import { StoreProgress } from "./store-progress.ts";
 import { cascadeToChildren, orphanCancellation } from "./cancel.ts";
 import { answerCallWait } from "./call-answers.ts";
+import { scheduleFollowUp } from "./schedule-message.ts";
 
 export interface AttemptOptions {
   /** Aborted on process shutdown (reason `shutdown`) or crash simulation (reason `abandon`). */
@@ -256,6 +257,7 @@ async function driveIntercepted(
         faults: ctx.faults && ((phase) => ctx.faults!(phase, sub.id)),
         tasks: taskSpawner(ctx, sub),
         closeCallback: (callId, error) => closeCallback(ctx, sub, callId, error),
+        scheduleMessage: (callId, message) => scheduleFollowUp(ctx, sub, callId, message),
       });
     });
   } catch (err) {

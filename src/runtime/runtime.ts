@@ -50,7 +50,7 @@ import {
 } from "./requests.ts";
 import { listSubmissionPage, submissionDetail } from "./submission-view.ts";
 import { type SubmissionDetail, type SubmissionPage } from "../protocol/submission-view.ts";
-import { type ApprovalDecision, type CallbackResolution, decide, DelayedMessageTimers, type PendingApproval, pendingApprovals, resolveCallback } from "./waits.ts";
+import { decide, DelayedMessageTimers, pendingApprovals, resolveCallback } from "./waits.ts";
 
 /** Configuration of an embedded runtime. Only `agents` and `store` are required. */
 export interface RuntimeConfig {
@@ -125,15 +125,26 @@ export interface Runtime {
    * `ApprovalNotRequested` (the call asked none), `AlreadySettled`, `InvalidRequest` (a
    * non-boolean `approved`, a reason over 4 KB): nothing stored.
    */
-  decide(request: DecisionRequest): Promise<ApprovalDecision>;
+  decide(request: SubmissionAddress & { callId: string; approved: boolean; reason?: string }): Promise<{
+    submissionId: string;
+    callId: string;
+    approved: boolean;
+    reason?: string;
+    /** Set when nobody decided in time. */
+    expired?: true;
+    /** Epoch ms. */
+    decidedAt: number;
+  }>;
   /**
    * A callback's answer, by its id: `{result}` or `{error}` becomes the waiting call's outcome and
    * the run goes on. The same answer again is a replay; another is `AlreadyAnswered`; an unknown or
    * expired id `CallbackNotFound`.
    */
-  resolveCallback(callbackId: string, answer: CallbackAnswer): Promise<CallbackResolution>;
+  resolveCallback(callbackId: string, answer: { result: unknown } | { error: string }): Promise<{ status: "answered"; replayed: boolean }>;
   /** The calls a session waits on a person's decision for (its head's, when it waits). */
-  pendingApprovals(address: SessionAddress): Promise<PendingApproval[]>;
+  pendingApprovals(address: SessionAddress): Promise<
+    Array<{ submissionId: string; callId: string; toolName: string; args?: unknown; approvalId: string; /** Epoch ms. */ expiresAt: number }>
+  >;
   /**
    * Admits a manual compaction of a session: a submission of its own in the session's order, run
    * by a worker like any other (it settles `succeeded` with `result: {compacted, firstKeptEntryId?}`).
@@ -352,12 +363,12 @@ export function createRuntime(config: RuntimeConfig): Runtime {
 
     async decide(request) {
       if (state === "closed") throw new RuntimeClosed();
-      return decide(ctx, checkDecision(request, knows));
+      return decide(ctx, checkDecision(request as DecisionRequest, knows));
     },
 
     async resolveCallback(callbackId, answer) {
       if (state === "closed") throw new RuntimeClosed();
-      return resolveCallback(ctx, callbackId, checkCallbackAnswer(callbackId, answer));
+      return resolveCallback(ctx, callbackId, checkCallbackAnswer(callbackId, answer as CallbackAnswer));
     },
 
     async pendingApprovals(address) {

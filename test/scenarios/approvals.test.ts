@@ -276,6 +276,50 @@ describe("tool approval (embedded, over HTTP)", () => {
     expect(log.filter((r) => r.kind === "approval_decided")).toHaveLength(1);
   });
 
+  it("an approval beside a task call in one batch: one wait, woken once, after both are answered", async () => {
+    const runs: { amount: number }[] = [];
+    const clock = new ManualClock(Date.parse("2026-03-01T12:00:00Z"));
+    const store = createMemoryStore({ clock });
+    let releaseChild!: () => void;
+    const childMayAnswer = new Promise<void>((resolve) => (releaseChild = resolve));
+    const lead = scriptedModel([
+      [{ toolCall: { id: "call-r", name: "refund", arguments: { amount: 250 } } }, { toolCall: { id: "call-t", name: "task", arguments: { agent: "researcher", prompt: "check the order" } } }],
+      summary,
+    ]);
+    const researcher = scriptedModel([[{ emit: () => childMayAnswer }, { text: "order is fine" }]]);
+    const events: HarnessEvent[] = [];
+    const runtime = createRuntime({
+      agents: {
+        support: { initialize: () => ({ model: lead.model, streamFn: lead.streamFn, tools: [refundTool(runs)], submissionTimeoutMs: 48 * HOUR }) },
+        researcher: { initialize: () => ({ model: researcher.model, streamFn: researcher.streamFn }) },
+      },
+      store,
+      clock,
+      observers: [(e) => events.push(e)],
+      subagents: { support: ["researcher"] },
+      sweepIntervalMs: 60_000,
+    });
+    await runtime.start();
+    const server = await serve(runtime, { port: 0, log: () => {} });
+    open = { runtime, store, server, clock, events, scripted: lead, post: async () => ({ status: 0, json: undefined }), get: async () => ({ status: 0, json: undefined }) };
+    const res = await fetch(`${server.url}/agents/support/shop`, { method: "POST", body: JSON.stringify({ kind: "user", body: "refund and check" }) });
+    const { submissionId } = (await res.json()) as { submissionId: string };
+    const parked = await until("the park", () => store.getSubmission(submissionId), (sub) => sub.status === "waiting");
+    expect([...parked.pendingCalls!].sort()).toEqual(["call-r", "call-t"]);
+    expect(parked.waitingFor?.map((e) => e.kind).sort()).toEqual(["approval", "child"]);
+
+    const decided = await fetch(`${server.url}/agents/support/shop/submissions/${submissionId}/approvals/call-r`, { method: "POST", body: JSON.stringify({ approved: true }) });
+    expect(decided.status).toBe(200);
+    await settleTicks();
+    expect((await store.getSubmission(submissionId)).pendingCalls, "the child still runs: still waiting").toEqual(["call-t"]);
+    releaseChild();
+    expect(await runtime.wait(submissionId)).toMatchObject({ status: "succeeded" });
+    expect(runs).toEqual([{ amount: 250 }]);
+    expect(toolResults(lead.calls[1]!.messages).map((m) => textOf(m))).toEqual(["refunded $250", "order is fine"]);
+    expect(events.filter((e) => e.type === "submission_resumed" && e.correlation.submissionId === submissionId), "woken once").toHaveLength(1);
+    expect(events.filter((e) => e.type === "submission_waiting" && e.correlation.submissionId === submissionId)).toHaveLength(1);
+  });
+
   it("bad input: a clear 4xx JSON error, nothing stored", async () => {
     const runs: { amount: number }[] = [];
     const s = await setup([refundCall("call-1", 240), summary], [refundTool(runs)]);
