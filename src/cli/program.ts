@@ -6,7 +6,8 @@ import type { ConversationRecord, SettledPayload } from "../protocol/records.ts"
 import type { DispatchMessage } from "../protocol/dispatch.ts";
 import type { SubmissionStatus } from "../protocol/submission-view.ts";
 import { RecordRenderer, type TerminalOutput } from "./record-renderer.ts";
-import { formatSubmissionDetail, formatSubmissionPage } from "./submission-table.ts";
+import { addApprovalCommands } from "./approval-commands.ts";
+import { formatPendingApprovals, formatSubmissionDetail, formatSubmissionPage } from "./submission-table.ts";
 
 /** What the `harness` command's exit status means; scripts branch on it. */
 export const EXIT = {
@@ -61,7 +62,7 @@ export function parseTarget(target: string): { agent: string; instance: string }
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   let status: number = EXIT.ok;
   const program = new Command("harness")
-    .description("Talk to a resolute-harness server: send messages, tail conversations live, steer, cancel, compact, list submissions.")
+    .description("Talk to a resolute-harness server: send messages, tail conversations live, steer, cancel, compact, list submissions, approve or deny tool calls.")
     .option("--url <url>", "the harness's base URL (env: HARNESS_URL)", io.env.HARNESS_URL || DEFAULT_URL)
     .option("--token <token>", "bearer token for the server's auth check (env: HARNESS_TOKEN)")
     .option("--sigv4", "sign requests with AWS SigV4 (an AWS_IAM function URL); credentials from the AWS default chain")
@@ -242,8 +243,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         after: opts.after,
         signal: io.signal,
       });
-      print(formatSubmissionPage(page), page);
+      // Only a waiting head can wait for a person: ask for its approvals when the page shows one.
+      const waits = page.submissions.some((s) => s.waitingFor?.some((e) => e.kind === "approval"));
+      const approvals = waits ? await c.pendingApprovals(agent, instance, { session: opts.session, signal: io.signal }) : [];
+      const pending = formatPendingApprovals(target, approvals);
+      print(pending === "" ? formatSubmissionPage(page) : `${formatSubmissionPage(page)}\n${pending}`, approvals.length > 0 ? { ...page, approvals } : page);
     });
+
+  addApprovalCommands(program, { client, print, parseTarget, signal: io.signal });
 
   try {
     await program.parseAsync([...argv], { from: "user" });

@@ -79,6 +79,20 @@ export class RecordRenderer {
       case "task_spawned":
         this.#line(this.#dim(`↳ task → ${record.payload.agent}/${record.payload.childInstance}`));
         return;
+      case "approval_requested": {
+        const p = record.payload;
+        this.#line(`  ${this.#bold("⏸")} ${p.toolName} ${clip(JSON.stringify(p.args ?? {}))} ${this.#dim(`waits for approval (call ${p.callId}, until ${p.expiresAt})`)}`);
+        return this.#stopSpinner();
+      }
+      case "approval_decided": {
+        const p = record.payload;
+        const what = p.approved ? this.#green("approved") : this.#red(p.expired ? "denied (approval expired)" : "denied");
+        this.#line(`  ${what} ${this.#dim(`call ${p.callId}`)}${p.reason && !p.expired ? `: ${p.reason}` : ""}`);
+        return this.#spin();
+      }
+      case "callback_started":
+        this.#line(`  ${this.#bold("⏸")} ${record.payload.toolName} ${this.#dim(`waits for its callback (call ${record.payload.callId}, until ${record.payload.expiresAt})`)}`);
+        return this.#stopSpinner();
       case "submission_settled": {
         const p = record.payload;
         const usage = p.usage === undefined ? "" : this.#dim(` (${p.usage.input} in / ${p.usage.output} out tokens${p.cost ? `, $${p.cost.total.toFixed(6)}` : ""})`);

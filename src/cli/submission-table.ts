@@ -1,4 +1,5 @@
-import type { SubmissionDetail, SubmissionPage, SubmissionSummary } from "../protocol/submission-view.ts";
+import type { PendingApproval } from "../protocol/approvals.ts";
+import type { SubmissionDetail, SubmissionPage, SubmissionSummary, WaitEntry } from "../protocol/submission-view.ts";
 
 /**
  * The operator's view for a person (`harness ls`): one line per submission, newest first, with
@@ -33,6 +34,7 @@ export function formatSubmissionDetail(s: SubmissionDetail): string {
   ];
   if (s.settledAt !== undefined) lines.push(`settled     ${isoTime(s.settledAt)} (took ${duration(s.settledAt - s.createdAt)})`);
   lines.push(`outcome     ${outcomeText(s)}`);
+  if (s.waitingFor !== undefined) lines.push(`waits for   ${s.waitingFor.map(waitText).join("; ")}`);
   if (s.lastError) lines.push(`last error  ${oneLine(s.lastError, 200)}`);
   if (s.outcome?.usage) lines.push(`tokens      ${tokens(s)} (in ${s.outcome.usage.input}, out ${s.outcome.usage.output})`);
   if (s.outcome?.cost) lines.push(`cost        $${s.outcome.cost.total.toFixed(6)}`);
@@ -42,7 +44,36 @@ export function formatSubmissionDetail(s: SubmissionDetail): string {
   return lines.join("\n");
 }
 
+/**
+ * The calls a session waits on a person's decision for, under `harness ls`: one line each with
+ * the command that decides it.
+ */
+export function formatPendingApprovals(target: string, approvals: readonly PendingApproval[]): string {
+  if (approvals.length === 0) return "";
+  const lines = ["pending approvals:"];
+  for (const a of approvals) {
+    lines.push(`  ${a.callId}  ${a.toolName} ${oneLine(JSON.stringify(a.args ?? {}), 80)}  expires ${isoTime(a.expiresAt)}`);
+    lines.push(`    harness approve ${target} ${a.submissionId} ${a.callId}   (or: harness deny … --reason "…")`);
+  }
+  return lines.join("\n");
+}
+
+/** One wait entry for a person: `approval refund (call-1)`, `2 children`, `time 2026-…`. */
+function waitText(e: WaitEntry): string {
+  switch (e.kind) {
+    case "child":
+      return `child (${e.callId})`;
+    case "approval":
+      return `approval ${e.toolName} (${e.callId}) until ${isoTime(e.expiresAt)}`;
+    case "callback":
+      return `callback ${e.toolName} (${e.callId}) until ${isoTime(e.expiresAt)}`;
+    case "time":
+      return `time ${isoTime(e.until)}`;
+  }
+}
+
 function outcomeText(s: SubmissionSummary): string {
+  if (s.status === "waiting" && s.waitingFor !== undefined) return `waits: ${s.waitingFor.map(waitText).join("; ")}`;
   const o = s.outcome;
   if (!o) return "-";
   if (o.status === "succeeded") return "succeeded";

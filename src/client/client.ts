@@ -3,6 +3,7 @@ import { childSessionOf } from "./child-session.ts";
 import type { DispatchMessage } from "../protocol/dispatch.ts";
 import type { SubmissionStatus } from "../protocol/submission-view.ts";
 import type { SubmissionDetail, SubmissionPage } from "../protocol/submission-view.ts";
+import { approvalMethods, type ApprovalMethods } from "./approvals.ts";
 import { HarnessHttpError } from "./http-error.ts";
 import { sigv4Signer, type SigV4Options } from "./sigv4.ts";
 import { SseParser, type SseEvent } from "./sse-parser.ts";
@@ -98,7 +99,7 @@ export interface WaitOptions extends StreamOptions {
 }
 
 /** A typed client for the harness's HTTP surface (`resolute-harness/http`). */
-export interface HarnessClient {
+export interface HarnessClient extends ApprovalMethods {
   /**
    * Dispatches a message to an agent instance; resolves once the submission is durable.
    * @throws {HarnessHttpError} e.g. 400 `invalid_dispatch`, 404 `unknown_agent`, 409 `dispatch_conflict`
@@ -344,6 +345,7 @@ export function createClient(options: ClientOptions): HarnessClient {
   const compactBody = (opts: InjectOptions): Record<string, unknown> => (opts.session === undefined ? {} : { session: opts.session });
 
   return {
+    ...approvalMethods(send, baseUrl, agentUrl),
     dispatch: (agent, instance, message, opts = {}) => admitted(agentUrl(agent, instance), dispatchBody(message, opts), opts.signal),
     dispatchAndWait: (agent, instance, message, opts = {}) => admittedAndSettled(agent, instance, "", dispatchBody(message, opts), opts),
     compact: (agent, instance, opts = {}) => admitted(agentUrl(agent, instance, "/compact"), compactBody(opts), opts.signal),

@@ -23,3 +23,9 @@ export const MAX_RESULT_SCHEMA_DEPTH = 32;
 
 /** Longest reply text checked against a result schema, in characters. */
 export const MAX_RESULT_TEXT_CHARS = 64 * 1024;
+
+/** Longest reason of an approval's decision in bytes (UTF-8): the model reads it (ADR 0025). */
+export const MAX_DECISION_REASON_BYTES = 4096;
+
+/** Longest callback error text in bytes (UTF-8): the model reads it (ADR 0025). */
+export const MAX_CALLBACK_ERROR_BYTES = 16 * 1024;

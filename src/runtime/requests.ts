@@ -5,9 +5,17 @@
  * caller as the runtime's typed errors.
  */
 import { ID_RULES } from "../protocol/id-rules.ts";
-import { DEFAULT_SESSION, MAX_BODY_BYTES, MAX_CANCEL_REASON_BYTES, SUBMISSION_PAGE } from "../protocol/limits.ts";
+import {
+  DEFAULT_SESSION,
+  MAX_BODY_BYTES,
+  MAX_CALLBACK_ERROR_BYTES,
+  MAX_CANCEL_REASON_BYTES,
+  MAX_DECISION_REASON_BYTES,
+  SUBMISSION_PAGE,
+} from "../protocol/limits.ts";
 import { CallbackNotFound, InvalidDispatch, InvalidRequest, UnknownAgent } from "../errors.ts";
 import type { DispatchMessage, SessionKey } from "../protocol/dispatch.ts";
+import type { CallbackAnswer } from "../protocol/approvals.ts";
 import type { SubmissionStatus } from "../protocol/submission-view.ts";
 import { resultSchemaLimitError } from "../drive/result-schema-limits.ts";
 
@@ -147,9 +155,6 @@ export function validateMessage(message: DispatchMessage): void {
 /** An RFC 3339 date-time with its zone (a time without one would depend on the server's). */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|z|[+-]\d{2}:\d{2})$/;
 
-/** Longest reason of an approval's decision in bytes (UTF-8): the model reads it. */
-export const MAX_DECISION_REASON_BYTES = 4096;
-
 /** A person's decision on a call that asked approval (ADR 0025). */
 export interface DecisionRequest extends SubmissionAddress {
   callId: string;
@@ -174,14 +179,8 @@ export function checkDecision(request: DecisionRequest, knows: KnowsAgent): Deci
   return checked;
 }
 
-/** A callback's answer: its result (any JSON), or an error's text. */
-export type CallbackAnswer = { result: unknown; error?: undefined } | { error: string; result?: undefined };
-
 /** A callback id as issued: base64url (issued ones are 32 characters). */
 const CALLBACK_ID = /^[A-Za-z0-9_-]{16,128}$/;
-
-/** Longest callback error text in bytes (UTF-8): the model reads it. */
-export const MAX_CALLBACK_ERROR_BYTES = 16 * 1024;
 
 /** Checks a callback's answer: a well-formed id and exactly one of `result` and `error`. */
 export function checkCallbackAnswer(callbackId: string, answer: CallbackAnswer): CallbackAnswer {

@@ -39,7 +39,6 @@ import {
   checkSubmissionAddress,
   checkSubmissionList,
   sessionKeyOf,
-  type CallbackAnswer,
   type DecisionRequest,
   type DispatchRequest,
   type InstanceAddress,
@@ -51,6 +50,7 @@ import {
 import { listSubmissionPage, submissionDetail } from "./submission-view.ts";
 import { type SubmissionDetail, type SubmissionPage } from "../protocol/submission-view.ts";
 import { decide, DelayedMessageTimers, pendingApprovals, resolveCallback } from "./waits.ts";
+import type { CallbackAnswer } from "../protocol/approvals.ts";
 
 /** Configuration of an embedded runtime. Only `agents` and `store` are required. */
 export interface RuntimeConfig {

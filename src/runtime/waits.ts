@@ -21,36 +21,8 @@ import { answerCallWait, expiredAnswer } from "../engine/call-answers.ts";
 import { releaseDelayed } from "../engine/delayed-messages.ts";
 import type { EngineContext } from "../engine/engine-context.ts";
 import { callbackDigest } from "../conversation/callback-id.ts";
-import type { CallbackAnswer, DecisionRequest } from "./requests.ts";
-
-/** A decision as it stands (what the approval route answers). Times are epoch ms. */
-export interface ApprovalDecision {
-  submissionId: string;
-  callId: string;
-  approved: boolean;
-  reason?: string;
-  /** Set when nobody decided in time. */
-  expired?: true;
-  decidedAt: number;
-}
-
-/** A call that waits for a person's decision (`pendingApprovals`). Times are epoch ms. */
-export interface PendingApproval {
-  submissionId: string;
-  callId: string;
-  toolName: string;
-  /** The call's arguments, as the model gave them. */
-  args?: unknown;
-  approvalId: string;
-  expiresAt: number;
-}
-
-/** What a callback's answer came to. */
-export interface CallbackResolution {
-  status: "answered";
-  /** True when this same answer had been given before (nothing changed). */
-  replayed: boolean;
-}
+import type { ApprovalDecision, CallbackAnswer, CallbackResolution, PendingApproval } from "../protocol/approvals.ts";
+import type { DecisionRequest } from "./requests.ts";
 
 function decisionOf(wait: CallWait, answer: Extract<CallAnswer, { kind: "approval" }>): ApprovalDecision {
   const decision: ApprovalDecision = { submissionId: wait.submissionId, callId: wait.callId, approved: answer.approved, decidedAt: answer.answeredAt };

@@ -57,6 +57,29 @@ describe("RecordRenderer", () => {
     );
   });
 
+  it("shows a call that waits for approval or a callback, and the decision", () => {
+    const { out, text } = output(false);
+    const r = new RecordRenderer(out);
+    r.render(record("assistant_tool_call", { callId: "c1", toolName: "refund", args: { amount: 240 } }));
+    r.render(record("approval_requested", { callId: "c1", toolName: "refund", args: { amount: 240 }, approvalId: "sub/c1", expiresAt: "2026-01-02T00:00:00.000Z" }));
+    r.render(record("approval_decided", { callId: "c1", approved: true, reason: "fine" }));
+    r.render(record("approval_decided", { callId: "c2", approved: false, reason: "no" }));
+    r.render(record("approval_decided", { callId: "c3", approved: false, reason: "approval expired", expired: true }));
+    r.render(record("callback_started", { callId: "c4", toolName: "wait_for_shipping_label", expiresAt: "2026-01-02T00:00:00.000Z", callbackDigest: "ab" }));
+    r.finish();
+    expect(text()).toBe(
+      [
+        '⚙ refund({"amount":240})',
+        '  ⏸ refund {"amount":240} waits for approval (call c1, until 2026-01-02T00:00:00.000Z)',
+        "  approved call c1: fine",
+        "  denied call c2: no",
+        "  denied (approval expired) call c3",
+        "  ⏸ wait_for_shipping_label waits for its callback (call c4, until 2026-01-02T00:00:00.000Z)",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("on a terminal, spins while a turn runs with nothing printed, and clears the spinner before output", () => {
     const { out, chunks } = output(true);
     const r = new RecordRenderer(out);

@@ -1,0 +1,43 @@
+/**
+ * Approvals and callbacks on the wire (ADR 0025): what `POST …/submissions/{submissionId}/approvals/{callId}`,
+ * `GET …/approvals` and `POST /callbacks/{callbackId}` answer, the client returns and `harness`
+ * prints. Times are epoch ms.
+ */
+
+/** A decision on a call that asked approval, as it stands. */
+export interface ApprovalDecision {
+  submissionId: string;
+  callId: string;
+  approved: boolean;
+  reason?: string;
+  /** Set when nobody decided in time: the expiry denied it. */
+  expired?: true;
+  decidedAt: number;
+}
+
+/** A call that waits for a person's decision. */
+export interface PendingApproval {
+  submissionId: string;
+  callId: string;
+  toolName: string;
+  /** The call's arguments, as the model gave them. */
+  args?: unknown;
+  /** `<submissionId>/<callId>`. */
+  approvalId: string;
+  expiresAt: number;
+}
+
+/** What `GET /agents/{agent}/{instance}/approvals?session=` answers. */
+export interface PendingApprovals {
+  approvals: PendingApproval[];
+}
+
+/** A callback's answer: its result (any JSON), or an error's text. */
+export type CallbackAnswer = { result: unknown; error?: undefined } | { error: string; result?: undefined };
+
+/** What answering a callback came to. */
+export interface CallbackResolution {
+  status: "answered";
+  /** True when this same answer had been given before (nothing changed). */
+  replayed: boolean;
+}
