@@ -72,7 +72,7 @@ export type CancelFaultPhase = (typeof CANCEL_FAULT_PHASES)[number];
 
 /**
  * The phases only a submission that waits for a person or a callback passes (ADR 0025): the
- * approval crash tests crash at each (`test/engine/approval-crash.test.ts`).
+ * approval crash tests crash at each, with `tool_ran` (`test/scenarios/approval-crash-local-cloud.aws.test.ts`).
  */
 export const WAIT_FAULT_PHASES = ["parking", "decided"] as const satisfies readonly FaultPhase[];
 

@@ -49,7 +49,7 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "conversation/conversation-created.ts": "the first record of every log: test/unit/engine/log-writer.test.ts",
   "conversation/task-names.ts": "child names: test/unit/engine/subagents.test.ts, test/scenarios/subagent-limits.test.ts",
   "drive/agent-events.ts": DRIVE,
-  "drive/call-suspension.ts": "approvals and callbacks in a drive: test/scenarios/approvals.test.ts, callbacks.test.ts and approval-crash.test.ts",
+  "drive/call-suspension.ts": "approvals and callbacks in a drive: test/scenarios/approvals.test.ts, callbacks.test.ts and approval-crash-local-cloud.aws.test.ts",
   "drive/compaction.ts": DRIVE,
   "drive/drive-compaction.ts": DRIVE,
   "drive/drive-outcome.ts": DRIVE,

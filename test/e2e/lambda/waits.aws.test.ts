@@ -1,0 +1,221 @@
+/**
+ * Durable waits in the serverless shape (issue 22, ADR 0025): the handlers of `src/lambda/` on the
+ * local cloud (DynamoDB Local, fauxqs SQS FIFO + S3), reached through the local function URL. A
+ * call that waits for a person's approval or a callback, and a delayed message, hold nothing while
+ * they wait: no lease, no worker invocation, no message of their own in the queue. A decision or
+ * a callback's answer over the function URL wakes the submission once.
+ */
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ConversationRecord } from "../../../src/protocol/records.ts";
+import type { Submission } from "../../../src/store/submission.ts";
+import { useLocalCloud } from "../../support/local-cloud-suite.ts";
+
+const agentsModule = fileURLToPath(new URL("../../support/local-cloud-fixtures/wait-agents.ts", import.meta.url));
+const runs = mkdtempSync(join(tmpdir(), "waits-local-cloud-"));
+const suite = useLocalCloud({
+  agentsModule,
+  workers: 2,
+  workerTimeoutMs: 30_000,
+  streamMaxMs: 3_000,
+  httpTimeoutMs: 20_000,
+  sweeperRateMs: false,
+  env: { HARNESS_LEASE_MS: "3000", HARNESS_STALE_QUEUED_MS: "1000", HARNESS_TEST_WAIT_DIR: runs },
+});
+
+let sqs: SQSClient;
+beforeAll(() => {
+  sqs = new SQSClient({ endpoint: process.env.AWS_ENDPOINT_URL_SQS });
+});
+afterAll(() => {
+  sqs?.destroy();
+  rmSync(runs, { recursive: true, force: true });
+});
+
+const uid = () => randomUUID().slice(0, 8);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function call(method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${suite.cloud.url}${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}
+const post = (path: string, body?: unknown) => call("POST", path, body);
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+const inStatus = (id: string, status: Submission["status"], timeoutMs?: number) =>
+  until(`${id} ${status}`, async () => {
+    const sub = await suite.store.getSubmission(id);
+    return sub.status === status ? sub : undefined;
+  }, timeoutMs);
+
+/** How many times a tool call ran (each run leaves a line, whatever process ran it). */
+const ranTimes = (callId: string) => (existsSync(join(runs, `ran-${callId}`)) ? readFileSync(join(runs, `ran-${callId}`), "utf8").trim().split("\n").length : 0);
+const deliveriesOf = (submissionId: string) => suite.cloud.deliveries.filter((d) => d.body.includes(`"submissionId":${JSON.stringify(submissionId)}`)).length;
+const kinds = (records: ConversationRecord[]) => records.map((r) => r.kind).filter((k) => k !== "assistant_text_delta" && k !== "assistant_message_started");
+
+async function queueCounts(): Promise<{ visible: number; all: number }> {
+  const a = (
+    await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: suite.cloud.queueUrl,
+        AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"],
+      }),
+    )
+  ).Attributes!;
+  const visible = Number(a.ApproximateNumberOfMessages);
+  return { visible, all: visible + Number(a.ApproximateNumberOfMessagesNotVisible) + Number(a.ApproximateNumberOfMessagesDelayed) };
+}
+
+/**
+ * Watches a waiting submission for a while (several lease periods, a sweep between): it stays
+ * waiting with no lease, no worker is invoked for it and the queue holds nothing (the tests of this
+ * file run one at a time, so any message would be its own).
+ */
+async function holdsNothing(submissionId: string, forMs = 4_000): Promise<void> {
+  const delivered = deliveriesOf(submissionId);
+  const end = Date.now() + forMs;
+  let looked = 0;
+  while (Date.now() < end || looked < 2) {
+    await sleep(1_000);
+    if (looked === 1) await suite.cloud.sweep();
+    const sub = await suite.store.getSubmission(submissionId);
+    expect(sub.status).toBe("waiting");
+    expect(sub.leaseExpiresAt, "a waiting submission holds no lease").toBeUndefined();
+    expect(await queueCounts(), "no message in the queue").toEqual({ visible: 0, all: 0 });
+    expect(deliveriesOf(submissionId), "no worker invocation while it waits").toBe(delivered);
+    looked++;
+  }
+}
+
+describe("local cloud: durable waits", () => {
+  it("two approvals in one batch: the submission waits holding nothing; approved runs once, denied never; one wake after the last decision", { timeout: 120_000 }, async () => {
+    suite.dumpLogsOnFailure();
+    const tag = `a${uid()}`;
+    const admitted = await post(`/agents/support/${tag}`, { kind: "user", body: `${tag}: refund 240 and refund 500` });
+    expect(admitted.status).toBe(202);
+    const { submissionId, conversationId } = admitted.json as { submissionId: string; conversationId: string };
+    const parked = await inStatus(submissionId, "waiting");
+    expect(parked.pendingCalls).toEqual([`${tag}-refund-0`, `${tag}-refund-1`]);
+    expect(deliveriesOf(submissionId)).toBe(1);
+    const pending = await call("GET", `/agents/support/${tag}/approvals`);
+    expect(pending.json.approvals.map((a: { callId: string; args: unknown }) => [a.callId, a.args])).toEqual([
+      [`${tag}-refund-0`, { amount: 240 }],
+      [`${tag}-refund-1`, { amount: 500 }],
+    ]);
+    await holdsNothing(submissionId);
+
+    const approved = await post(`/agents/support/${tag}/submissions/${submissionId}/approvals/${tag}-refund-0`, { approved: true });
+    expect(approved).toMatchObject({ status: 200, json: { approved: true } });
+    await holdsNothing(submissionId, 2_000);
+    const denied = await post(`/agents/support/${tag}/submissions/${submissionId}/approvals/${tag}-refund-1`, { approved: false, reason: "over the limit" });
+    expect(denied).toMatchObject({ status: 200, json: { approved: false, reason: "over the limit" } });
+    expect((await post(`/agents/support/${tag}/submissions/${submissionId}/approvals/${tag}-refund-1`, { approved: true })).json).toMatchObject({ code: "already_decided" });
+
+    const settled = await inStatus(submissionId, "settled");
+    expect(settled.outcome).toMatchObject({ status: "succeeded" });
+    expect(deliveriesOf(submissionId), "one invocation to ask, one to resume").toBe(2);
+    expect([ranTimes(`${tag}-refund-0`), ranTimes(`${tag}-refund-1`)]).toEqual([1, 0]);
+    const log = await suite.store.readRecords(conversationId);
+    expect(kinds(log)).toEqual([
+      "conversation_created",
+      "user_message",
+      "assistant_tool_call",
+      "assistant_tool_call",
+      "assistant_message_completed",
+      "approval_requested",
+      "approval_requested",
+      "approval_decided",
+      "approval_decided",
+      "tool_outcome",
+      "tool_started",
+      "tool_outcome",
+      "assistant_message_completed",
+      "submission_settled",
+    ]);
+    expect(JSON.stringify(log.findLast((r) => r.kind === "assistant_message_completed")!.payload)).toContain(
+      "done: refunded $240 | denied by a reviewer: over the limit",
+    );
+  });
+
+  it("an approval nobody decides expires at a sweep: denied (approval expired), nothing runs", { timeout: 60_000 }, async () => {
+    suite.dumpLogsOnFailure();
+    const tag = `e${uid()}`;
+    const { submissionId } = (await post(`/agents/support/${tag}`, { kind: "user", body: `${tag}: void it` })).json as { submissionId: string };
+    await inStatus(submissionId, "waiting");
+    await sleep(2_500);
+    await suite.cloud.sweep();
+    const settled = await inStatus(submissionId, "settled");
+    expect(settled.outcome).toMatchObject({ status: "succeeded" });
+    expect(ranTimes(`${tag}-void`)).toBe(0);
+    const log = await suite.store.readRecords(settled.conversationId);
+    expect(log.find((r) => r.kind === "approval_decided")?.payload).toMatchObject({ approved: false, expired: true });
+    expect((await post(`/agents/support/${tag}/submissions/${submissionId}/approvals/${tag}-void`, { approved: true })).status).toBe(409);
+  });
+
+  it("a callback answered with a result and one answered with an error: start ran once, the wait held nothing, the answer is the call's outcome", { timeout: 120_000 }, async () => {
+    suite.dumpLogsOnFailure();
+    for (const answer of [{ result: { label: "1Z999" } }, { error: "warehouse closed" }]) {
+      const tag = `c${uid()}`;
+      const { submissionId, conversationId } = (await post(`/agents/support/${tag}`, { kind: "user", body: `${tag}: where is my label` })).json as {
+        submissionId: string;
+        conversationId: string;
+      };
+      await inStatus(submissionId, "waiting");
+      const callbackId = readFileSync(join(runs, `callback-${tag}-label`), "utf8");
+      expect(callbackId).toMatch(/^[A-Za-z0-9_-]{22,}$/);
+      await holdsNothing(submissionId, 2_000);
+      expect(await post(`/callbacks/${callbackId}`, answer)).toEqual({ status: 200, json: { status: "answered", replayed: false } });
+      expect((await post(`/callbacks/${callbackId}`, answer)).json).toEqual({ status: "answered", replayed: true });
+      const settled = await inStatus(submissionId, "settled");
+      expect(settled.outcome).toMatchObject({ status: "succeeded" });
+      expect(readFileSync(join(runs, `started-${tag}-label`), "utf8").trim().split("\n"), "start ran once").toHaveLength(1);
+      const outcome = (await suite.store.readRecords(conversationId)).find((r) => r.kind === "tool_outcome")!;
+      expect((outcome.payload as { isError?: boolean }).isError ?? false, "an error answer is an error result").toBe("error" in answer);
+      expect(JSON.stringify(outcome.payload)).toContain("error" in answer ? "warehouse closed" : "1Z999");
+      expect(deliveriesOf(submissionId)).toBe(2);
+    }
+  });
+
+  it("a delayed message holds nothing until its time, then joins its session and runs; one cancelled before its time never runs", { timeout: 120_000 }, async () => {
+    suite.dumpLogsOnFailure();
+    const tag = `d${uid()}`;
+    const notBefore = new Date(Date.now() + 5_000).toISOString();
+    const later = await post(`/agents/support/${tag}`, { kind: "user", body: `${tag}: remind me`, notBefore });
+    expect(later.status).toBe(202);
+    const dropped = await post(`/agents/support/${tag}`, { kind: "user", body: `${tag}: never`, notBefore });
+    const { submissionId } = later.json as { submissionId: string };
+    const cancelled = await post(`/agents/support/${tag}/submissions/${dropped.json.submissionId}/cancel`, { reason: "not needed" });
+    expect(cancelled.status).toBe(200);
+    await holdsNothing(submissionId, 3_000);
+    expect(deliveriesOf(submissionId)).toBe(0);
+    while (Date.now() < Date.parse(notBefore)) await sleep(200);
+    await suite.cloud.sweep();
+    const settled = await inStatus(submissionId, "settled");
+    expect(settled.outcome).toMatchObject({ status: "succeeded" });
+    expect(deliveriesOf(submissionId)).toBe(1);
+    const droppedRow = await suite.store.getSubmission(dropped.json.submissionId);
+    expect(droppedRow.outcome).toMatchObject({ status: "failed", errorCode: "cancelled" });
+    expect(deliveriesOf(dropped.json.submissionId)).toBe(0);
+    const log = await suite.store.readRecords(settled.conversationId);
+    expect(log.filter((r) => r.kind === "user_message").map((r) => (r.payload as { body: string }).body)).toEqual([`${tag}: remind me`]);
+  });
+});
