@@ -1,8 +1,9 @@
 /**
  * The esbuild settings of every harness Lambda bundle, in one place: the `Harness` construct
  * bundles with them at synth (`HarnessFunction`) and `bench/lambda-bundles.ts` measures with
- * them, so the bench measures exactly what deploys. Imports nothing but types and `env.ts`.
+ * them, so the bench measures exactly what deploys. Imports nothing but types, `node:url` and `env.ts`.
  */
+import { fileURLToPath } from "node:url";
 import type { BuildOptions, Metafile } from "esbuild";
 import { AGENTS_ALIAS } from "../lambda/env.ts";
 
@@ -15,6 +16,17 @@ export const LAMBDA_BANNER =
 
 /** The file Lambda loads (`index.handler`); chunks lie beside it under `chunks/`. */
 export const LAMBDA_ENTRY_FILE = "index.mjs";
+
+/**
+ * The result-schema thread's entry, a second entry point of every bundle (written beside
+ * `index.mjs`, where `structured-result.ts` looks for it): without it, a caller's schema would
+ * compile on the function's only thread with no deadline (docs/adr/0026).
+ */
+export const RESULT_SCHEMA_WORKER_FILE = "result-schema-worker.mjs";
+
+const RESULT_SCHEMA_WORKER_SOURCE = fileURLToPath(
+  new URL(`../drive/result-schema-worker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url),
+);
 
 /** What one function's bundle is built from. */
 export interface LambdaBundleInput {
@@ -33,11 +45,12 @@ export interface LambdaBundleInput {
  * runs the SDK version the tests ran, not whichever one the managed runtime ships this month), and
  * code splitting: a dynamic `import()` (a provider SDK behind `resolveModel`, the SDK's credential
  * providers) becomes a separate chunk, parsed only when first used, instead of being inlined into
- * the file every cold start parses.
+ * the file every cold start parses. The result-schema worker is a second entry point: the modules
+ * it shares with the handler (ajv, re2js) become chunks both load.
  */
 export function lambdaBuildOptions(input: LambdaBundleInput): BuildOptions & { metafile: true } {
   return {
-    entryPoints: { index: input.entry },
+    entryPoints: { index: input.entry, [RESULT_SCHEMA_WORKER_FILE.replace(/\.mjs$/, "")]: RESULT_SCHEMA_WORKER_SOURCE },
     outdir: input.outdir,
     outExtension: { ".js": ".mjs" },
     chunkNames: "chunks/[name]-[hash]",

@@ -2,9 +2,14 @@
  * Regular expressions that match in time linear in the input (RE2 semantics, `re2js`), for
  * patterns an untrusted caller supplies: a result schema's `pattern` and `patternProperties`.
  * V8's backtracking engine needs seconds to minutes for `^(a+)+$` on a 30-character reply, and it
- * runs on the event loop (docs/adr/0026).
+ * runs on the event loop (docs/adr/0026). Linear is not free: matching costs the text's length
+ * times the program's size, so a caller's pattern is capped in size and each match is charged to
+ * the check's budget.
  */
 import { RE2JS } from "re2js";
+import { MAX_RESULT_PATTERN_INSTRUCTIONS } from "../protocol/limits.ts";
+import type { CheckBudget } from "./check-budget.ts";
+import { PatternRefusal, re2Syntax } from "./pattern-syntax.ts";
 
 /** What ajv calls on a compiled pattern. */
 export interface LinearRegExp {
@@ -12,54 +17,73 @@ export interface LinearRegExp {
   toString(): string;
 }
 
-/** A pattern the linear-time engine cannot run (a lookaround, a backreference) or cannot parse. */
+/** A pattern the linear-time engine cannot run or cannot parse; the message names the cause. */
 export class UnsupportedPattern extends Error {
   readonly code = "unsupported_pattern";
   constructor(pattern: string, reason: string) {
-    super(
-      `pattern ${JSON.stringify(pattern.length > 200 ? `${pattern.slice(0, 200)}…` : pattern)} is not supported: ${reason} ` +
-        "(patterns run on a linear-time engine: no lookahead, lookbehind or backreferences)",
-    );
+    super(`pattern ${JSON.stringify(pattern.length > 200 ? `${pattern.slice(0, 200)}…` : pattern)} is not supported: ${reason}`);
     this.name = "UnsupportedPattern";
   }
 }
 
+/** Options of {@link linearRegExp}. */
+export interface LinearRegExpOptions {
+  /** Largest compiled program (RE2 instructions) accepted; default unbounded (built-in formats). */
+  maxInstructions?: number;
+  /** Charged `(text length + 1) × program size` before each match. */
+  budget?: CheckBudget;
+}
+
 /**
  * Compiles an ECMAScript-style `pattern` (flags `i`, `m`, `s`; `u` is implied: RE2 matches code
- * points) for linear-time matching, unanchored as `RegExp.prototype.test`. ECMAScript's `\uXXXX`
- * and `\u{X…}` escapes are accepted; constructs RE2 has no linear-time form for throw
- * {@link UnsupportedPattern}.
+ * points) for linear-time matching, unanchored as `RegExp.prototype.test`. The syntax is
+ * ECMAScript's `u` mode (`pattern-syntax.ts`); what RE2 has no linear-time form for, or what
+ * breaks a limit, throws {@link UnsupportedPattern} naming it.
  */
-export function linearRegExp(pattern: string, flags = ""): LinearRegExp {
+export function linearRegExp(pattern: string, flags = "", options: LinearRegExpOptions = {}): LinearRegExp {
   let re2Flags = 0;
   if (flags.includes("i")) re2Flags |= RE2JS.CASE_INSENSITIVE;
   if (flags.includes("m")) re2Flags |= RE2JS.MULTILINE;
-  if (flags.includes("s")) re2Flags |= RE2JS.DOTALL;
   let compiled: RE2JS;
   try {
-    compiled = RE2JS.compile(toRe2Syntax(pattern), re2Flags);
+    compiled = RE2JS.compile(re2Syntax(pattern, flags.includes("s")), re2Flags);
   } catch (err) {
-    const message = err instanceof Error ? err.message.replace(/^error parsing regexp: /, "") : String(err);
-    throw new UnsupportedPattern(pattern, message);
+    throw new UnsupportedPattern(pattern, err instanceof PatternRefusal ? err.message : re2Reason(err));
   }
+  const size = compiled.programSize();
+  const max = options.maxInstructions ?? Infinity;
+  if (size > max) {
+    throw new UnsupportedPattern(
+      pattern,
+      `it compiles to ${size} instructions, more than ${max} (a counted repetition {n} repeats its atom n times: use maxLength, or fewer repeats)`,
+    );
+  }
+  const budget = options.budget;
   const source = `/${pattern}/${flags}`;
-  return { test: (input) => compiled.test(input), toString: () => source };
+  return {
+    test: (input) => {
+      budget?.charge((input.length + 1) * size, "matching patterns");
+      return compiled.test(input);
+    },
+    toString: () => source,
+  };
 }
 
-/** ajv's `code.regExp` option: every `pattern` / `patternProperties` compiles through this. */
-export const ajvLinearRegExp = Object.assign((pattern: string, u: string) => linearRegExp(pattern, u), { code: "linearRegExp" });
-
-// A surrogate pair spelled as two `\u` escapes is one code point to ECMAScript's `u` flag.
-const SURROGATE_PAIR = /\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})/g;
-
-/**
- * ECMAScript syntax in RE2's spelling (re2js's own translation: `\uXXXX`, `\u{…}`, `\cX`, `[^]`,
- * named groups), with a surrogate pair of escapes joined into one code point first.
- */
-function toRe2Syntax(pattern: string): string {
-  const joined = pattern.replace(SURROGATE_PAIR, (_all, high: string, low: string) => {
-    const code = 0x10000 + ((parseInt(high, 16) - 0xd800) << 10) + (parseInt(low, 16) - 0xdc00);
-    return `\\u{${code.toString(16)}}`;
+/** ajv's `code.regExp` option for a caller's patterns: capped in size, charged to `budget`. */
+export function ajvLinearRegExp(budget: CheckBudget): ((pattern: string, u: string) => LinearRegExp) & { code: string } {
+  return Object.assign((pattern: string, u: string) => linearRegExp(pattern, u, { maxInstructions: MAX_RESULT_PATTERN_INSTRUCTIONS, budget }), {
+    code: "linearRegExp",
   });
-  return RE2JS.translateRegExp(joined);
+}
+
+/** RE2's parse error in a user's words. */
+function re2Reason(err: unknown): string {
+  const message = err instanceof Error ? err.message.replace(/^error parsing regexp: /, "") : String(err);
+  const repeat = /^invalid repeat count: `\{(\d+)(?:,(\d*))?\}`/.exec(message);
+  if (repeat === null) return message;
+  const min = Number(repeat[1]);
+  const max = repeat[2] === undefined ? min : repeat[2] === "" ? undefined : Number(repeat[2]);
+  if (max !== undefined && min > max) return `the repetition {${min},${max}} counts down`;
+  if (min > 1000 || (max ?? 0) > 1000) return `a repetition count over 1000 (RE2's limit), in ${repeat[0].slice(repeat[0].indexOf("`"))}`;
+  return `nested repetitions whose counts multiply past 1000 (RE2's limit), at ${repeat[0].slice(repeat[0].indexOf("`"))}`;
 }

@@ -2,8 +2,11 @@
  * Result schemas compiled and checked off the event loop: one worker thread runs a
  * {@link ResultSchemaEngine}, one job at a time, with a deadline and a heap limit. A job past its
  * deadline or over the heap limit ends the thread (the next job starts a fresh one) and is
- * answered with the limit it broke; the server's loop never runs ajv (docs/adr/0026).
+ * answered with the limit it broke; the server's loop never runs ajv. The schema of such a job is
+ * remembered (by digest): sent again, it is refused at once, without costing another thread
+ * (docs/adr/0026).
  */
+import { createHash } from "node:crypto";
 import { Worker } from "node:worker_threads";
 import { HarnessError } from "../errors.ts";
 import type { ResultCheck } from "./result-schema-engine.ts";
@@ -35,6 +38,9 @@ export interface ResultSchemaThreadLimits {
 /** Defaults of {@link ResultSchemaThreadLimits}. */
 export const RESULT_SCHEMA_THREAD_LIMITS: ResultSchemaThreadLimits = { jobTimeoutMs: 10_000, maxHeapMb: 256, maxQueued: 64 };
 
+/** Digests of schemas that broke the deadline or the heap limit, remembered (oldest forgotten first). */
+export const MAX_HOSTILE_SCHEMAS = 1_024;
+
 /** Too many result schemas are waiting to be checked: the request may be retried later. */
 export class ResultSchemaBusy extends HarnessError {
   constructor(queued: number) {
@@ -44,6 +50,8 @@ export class ResultSchemaBusy extends HarnessError {
 
 interface Pending {
   job: ResultSchemaJob;
+  /** The schema's digest (undefined when it cannot be serialized: the limits refuse it first). */
+  digest: string | undefined;
   resolve: (reply: ResultSchemaReply) => void;
 }
 
@@ -55,12 +63,25 @@ export class ResultSchemaThread {
   #ready = false;
   #running: (Pending & { timer: NodeJS.Timeout | undefined }) | undefined;
   readonly #queue: Pending[] = [];
+  /** Digest → the limit that schema broke. */
+  readonly #hostile = new Map<string, string>();
   #nextId = 1;
+  #threadsStarted = 0;
 
   /** `url` is the worker entry (`result-schema-worker.{ts,js,mjs}`). */
   constructor(url: URL, limits: Partial<ResultSchemaThreadLimits> = {}) {
     this.#url = url;
     this.#limits = { ...RESULT_SCHEMA_THREAD_LIMITS, ...limits };
+  }
+
+  /** The limits this thread runs under. */
+  get limits(): Readonly<ResultSchemaThreadLimits> {
+    return this.#limits;
+  }
+
+  /** Worker threads started so far (one more after each job that broke a limit). */
+  get threadsStarted(): number {
+    return this.#threadsStarted;
   }
 
   /** Why `schema` cannot be a result schema, or undefined (see `ResultSchemaEngine.problem`). */
@@ -88,9 +109,12 @@ export class ResultSchemaThread {
   }
 
   #run(job: ResultSchemaJob, bounded: boolean): Promise<ResultSchemaReply> {
+    const digest = schemaDigest(job.schema);
+    const broke = digest === undefined ? undefined : this.#hostile.get(digest);
+    if (broke !== undefined) return Promise.resolve(failedReply(job, `${broke} (this schema did so before: it is refused without another try)`));
     if (bounded && this.#queue.length >= this.#limits.maxQueued) return Promise.reject(new ResultSchemaBusy(this.#queue.length));
     return new Promise((resolve) => {
-      this.#queue.push({ job, resolve });
+      this.#queue.push({ job, digest, resolve });
       this.#next();
     });
   }
@@ -119,12 +143,13 @@ export class ResultSchemaThread {
   #arm(ms: number, what: string): void {
     const running = this.#running!;
     clearTimeout(running.timer);
-    running.timer = setTimeout(() => this.#restart(`${what} took longer than ${ms} ms`), ms);
+    running.timer = setTimeout(() => this.#restart(`${what} took longer than ${ms} ms`, true, this.#ready), ms);
   }
 
   #thread(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = new Worker(this.#url, { resourceLimits: { maxOldGenerationSizeMb: this.#limits.maxHeapMb } });
+    const worker = new Worker(this.#url, { execArgv: workerExecArgv(), resourceLimits: { maxOldGenerationSizeMb: this.#limits.maxHeapMb } });
+    this.#threadsStarted++;
     this.#ready = false;
     worker.on("message", (reply: ResultSchemaReply | ResultSchemaReady) => {
       if (worker !== this.#worker) return;
@@ -146,20 +171,29 @@ export class ResultSchemaThread {
         err.code === "ERR_WORKER_OUT_OF_MEMORY"
           ? `the result-schema thread ran out of memory (${this.#limits.maxHeapMb} MiB)`
           : `the result-schema thread failed: ${err.message}`;
-      this.#restart(reason, false);
+      this.#restart(reason, false, err.code === "ERR_WORKER_OUT_OF_MEMORY");
     });
     worker.on("exit", () => {
-      if (worker === this.#worker) this.#restart("the result-schema thread exited", false);
+      if (worker === this.#worker) this.#restart("the result-schema thread exited", false, false);
     });
     this.#worker = worker;
     return worker;
   }
 
-  /** Answers the running job with `reason`, drops the thread, and starts the next job on a new one. */
-  #restart(reason: string, terminate = true): void {
+  /**
+   * Answers the running job with `reason`, drops the thread, and starts the next job on a new one.
+   * `hostile`: the job itself broke the limit (not the thread's start-up or an unexplained exit), so
+   * its schema is remembered and refused at once next time.
+   */
+  #restart(reason: string, terminate: boolean, hostile: boolean): void {
     const worker = this.#worker;
     this.#worker = undefined;
     if (terminate) void worker?.terminate();
+    const digest = this.#running?.digest;
+    if (hostile && digest !== undefined) {
+      this.#hostile.set(digest, reason);
+      if (this.#hostile.size > MAX_HOSTILE_SCHEMAS) this.#hostile.delete(this.#hostile.keys().next().value!);
+    }
     this.#fail(reason);
     this.#next();
   }
@@ -170,6 +204,30 @@ export class ResultSchemaThread {
     clearTimeout(running.timer);
     this.#running = undefined;
     running.resolve(failedReply(running.job, reason));
+  }
+}
+
+/**
+ * The process's Node options minus those about its main script (`node --input-type=module -e …`
+ * hands them to every worker, which then refuses to start).
+ */
+function workerExecArgv(): string[] {
+  const args: string[] = [];
+  const given = process.execArgv;
+  for (let i = 0; i < given.length; i++) {
+    const arg = given[i]!;
+    if (arg === "-e" || arg === "--eval" || arg === "-p" || arg === "--print") i++;
+    else if (!arg.startsWith("--input-type")) args.push(arg);
+  }
+  return args;
+}
+
+/** SHA-256 of the schema's JSON (the limits are checked before a schema reaches the thread). */
+function schemaDigest(schema: unknown): string | undefined {
+  try {
+    return createHash("sha256").update(JSON.stringify(schema) ?? "").digest("hex");
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,16 +1,17 @@
 /**
  * Structured results (spec §1.12): the check of a caller's result schema at admission, the check
  * of the last reply against it, and the texts of the corrective loop. Compiling and checking run
- * on the result-schema thread where its entry file lies beside this module (unbundled installs,
- * `npm start`); in a bundle without it (the Lambda functions, one request per container) they run
- * inline, bounded by the same limits (docs/adr/0026).
+ * on the result-schema thread, whose entry file lies beside this module (unbundled installs) or
+ * beside the bundle's entry (`npm start`'s build/, every Lambda bundle: this module may sit in its
+ * `chunks/`). Only a bundle built without that entry checks inline, bounded by the same limits but
+ * with no deadline (docs/adr/0026).
  */
 import { existsSync } from "node:fs";
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ResultSchemaEngine, type ResultCheck } from "./result-schema-engine.ts";
-import { resultSchemaLimitError } from "./result-schema-limits.ts";
-import { ResultSchemaThread } from "./result-schema-thread.ts";
+import type { ResultSchemaEngine, ResultCheck } from "./result-schema-engine.ts";
+import { resultSchemaLimitError } from "../protocol/result-schema-limits.ts";
+import { RESULT_SCHEMA_THREAD_LIMITS, ResultSchemaThread, type ResultSchemaThreadLimits } from "./result-schema-thread.ts";
 
 export type { ResultCheck } from "./result-schema-engine.ts";
 
@@ -25,24 +26,52 @@ export interface ResultSchemaChecker {
   check(text: string, schema: unknown): Promise<ResultCheck>;
 }
 
-/** The engine on the calling thread (bundles without the worker entry, tests). */
-export function inlineChecker(engine = new ResultSchemaEngine()): ResultSchemaChecker {
+/**
+ * The engine on the calling thread (a bundle without the worker entry, tests): no deadline, so
+ * only the limits bound it. The engine (ajv) loads on first use.
+ */
+export function inlineChecker(engine?: ResultSchemaEngine): ResultSchemaChecker {
+  let loaded: Promise<ResultSchemaEngine> | undefined = engine && Promise.resolve(engine);
+  const get = (): Promise<ResultSchemaEngine> => (loaded ??= import("./result-schema-engine.ts").then((m) => new m.ResultSchemaEngine()));
   return {
-    problem: async (schema) => engine.problem(schema),
-    check: async (text, schema) => engine.check(text, schema),
+    problem: async (schema) => (await get()).problem(schema),
+    check: async (text, schema) => (await get()).check(text, schema),
   };
 }
 
+const OWN_EXTENSION = extname(new URL(import.meta.url).pathname) || ".js";
+
 /** The worker entry beside this module, in this module's own extension (`.ts` from the sources). */
-export const RESULT_SCHEMA_WORKER_URL = new URL(`./result-schema-worker${extname(new URL(import.meta.url).pathname) || ".js"}`, import.meta.url);
+export const RESULT_SCHEMA_WORKER_URL = new URL(`./result-schema-worker${OWN_EXTENSION}`, import.meta.url);
+
+/**
+ * Where the worker entry is, if anywhere: beside this module, or one folder up (a bundle's
+ * `chunks/` folder holds this module, the bundle's root the entry: `lambda-bundling.ts`).
+ */
+export function resultSchemaWorkerUrl(): URL | undefined {
+  if (RESULT_SCHEMA_WORKER_URL.protocol !== "file:") return undefined;
+  const candidates = [RESULT_SCHEMA_WORKER_URL, new URL(`../result-schema-worker${OWN_EXTENSION}`, import.meta.url)];
+  return candidates.find((url) => existsSync(fileURLToPath(url)));
+}
+
+/**
+ * The thread's limits in this process: the defaults, with the heap ceiling cut to a quarter of a
+ * Lambda function's memory (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`) so a hostile schema ends the
+ * thread before the function runs out of memory (the http function has 512 MB by default).
+ */
+export function resultSchemaThreadLimits(env: NodeJS.ProcessEnv = process.env): ResultSchemaThreadLimits {
+  const memoryMb = Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
+  if (!Number.isFinite(memoryMb) || memoryMb <= 0) return RESULT_SCHEMA_THREAD_LIMITS;
+  return { ...RESULT_SCHEMA_THREAD_LIMITS, maxHeapMb: Math.max(32, Math.min(RESULT_SCHEMA_THREAD_LIMITS.maxHeapMb, Math.floor(memoryMb / 4))) };
+}
 
 let shared: ResultSchemaChecker | undefined;
 
 /** The process's checker: the thread when its entry file exists, else inline. */
 export function resultSchemaChecker(): ResultSchemaChecker {
   if (shared) return shared;
-  const threaded = RESULT_SCHEMA_WORKER_URL.protocol === "file:" && existsSync(fileURLToPath(RESULT_SCHEMA_WORKER_URL));
-  shared = threaded ? new ResultSchemaThread(RESULT_SCHEMA_WORKER_URL) : inlineChecker();
+  const url = resultSchemaWorkerUrl();
+  shared = url ? new ResultSchemaThread(url, resultSchemaThreadLimits()) : inlineChecker();
   return shared;
 }
 

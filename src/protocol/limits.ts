@@ -29,3 +29,17 @@ export const MAX_DECISION_REASON_BYTES = 4096;
 
 /** Longest callback error text in bytes (UTF-8): the model reads it (ADR 0025). */
 export const MAX_CALLBACK_ERROR_BYTES = 16 * 1024;
+
+/**
+ * Largest compiled program of a result schema's `pattern` or `patternProperties` key, in RE2
+ * instructions: matching costs the text's length times this size. A counted repetition repeats its
+ * atom (`[a-z]{0,255}` is 514 instructions, `a[ab]{999}c` 1,003).
+ */
+export const MAX_RESULT_PATTERN_INSTRUCTIONS = 1000;
+
+/**
+ * Most steps one check of a reply against a result schema may take: matching a pattern costs the
+ * text's length times its size, a call of a compiled validator (each `$ref`) 150 steps. About half
+ * a second of work on a loaded machine (`drive/check-budget.ts`).
+ */
+export const MAX_RESULT_CHECK_STEPS = 20_000_000;

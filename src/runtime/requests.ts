@@ -17,7 +17,7 @@ import { CallbackNotFound, InvalidDispatch, InvalidRequest, UnknownAgent } from 
 import type { DispatchMessage, SessionKey } from "../protocol/dispatch.ts";
 import type { CallbackAnswer } from "../protocol/approvals.ts";
 import type { SubmissionStatus } from "../protocol/submission-view.ts";
-import { resultSchemaLimitError } from "../drive/result-schema-limits.ts";
+import { resultSchemaLimitError } from "../protocol/result-schema-limits.ts";
 
 /** One session of one agent instance, as a caller names it (`session` absent or "" → "default"). */
 export interface SessionAddress {

@@ -75,24 +75,32 @@ describe("hostile result schemas (embedded server)", () => {
     expect(outcome.error).toContain('must match pattern "^(a+)+$"');
   });
 
+  it("a counted repetition that multiplies past RE2's limit is a 400 naming the limit", async () => {
+    const res = await dispatch("repeat", { type: "string", pattern: "(a{1000}){1000}" });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      code: "invalid_dispatch",
+      error: "invalid resultSchema: pattern \"(a{1000}){1000}\" is not supported: nested repetitions whose counts multiply past 1000 (RE2's limit), at `{1000}`",
+    });
+  });
+
   it("/healthz keeps answering while schemas that take seconds to compile arrive", async () => {
     // ajv's code generation is quadratic in an `anyOf`'s length: each of these takes ~1 s to compile.
     const slow = (salt: string) => ({ anyOf: Array.from({ length: 300 }, (_, i) => ({ const: `${salt}-${i}` })) });
-    let hostileDone = false;
-    const hostile = Promise.all(["h1", "h2", "h3"].map((salt) => dispatch(`slow-${salt}`, slow(salt)))).finally(() => (hostileDone = true));
-    const latencies: number[] = [];
-    while (!hostileDone) {
-      const started = performance.now();
+    let firstHostileAnswered = false;
+    const hostile = ["h1", "h2", "h3"].map((salt) => dispatch(`slow-${salt}`, slow(salt)).finally(() => (firstHostileAnswered = true)));
+    let answeredBeforeFirstHostile = 0;
+    while (!firstHostileAnswered) {
       const res = await fetch(`${server.url}/healthz`);
       expect(await res.text()).toBe("ok");
-      latencies.push(performance.now() - started);
+      if (!firstHostileAnswered) answeredBeforeFirstHostile++;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    const answers = await hostile;
+    const answers = await Promise.all(hostile);
     expect(answers.map((r) => r.status)).toEqual([202, 202, 202]);
-    // On the event loop, each compile would have held /healthz for its whole second: here the
-    // probe kept answering throughout (a coarse bound: the machine is shared).
-    expect(latencies.length).toBeGreaterThan(10);
-    expect(Math.max(...latencies)).toBeLessThan(1_000);
+    // On the event loop, the first compile would hold every /healthz until it ends (at most the
+    // one sent before it started could answer); here several answered while it ran. The bench
+    // measures the latencies (bench/hostile-schemas.ts).
+    expect(answeredBeforeFirstHostile).toBeGreaterThanOrEqual(3);
   });
 });

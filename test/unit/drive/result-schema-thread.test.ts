@@ -1,7 +1,7 @@
 /**
  * The result-schema thread (issue 24): a compile past its deadline or heap limit ends the thread,
- * not the server; the event loop keeps turning while it compiles; admission checks beyond the
- * queue limit are refused as busy.
+ * not the server, and its schema is refused at once when it comes again; the event loop keeps
+ * turning while it compiles; admission checks beyond the queue limit are refused as busy.
  */
 import { describe, expect, it } from "vitest";
 import { ResultSchemaBusy, ResultSchemaThread } from "../../../src/drive/result-schema-thread.ts";
@@ -29,24 +29,31 @@ describe("result-schema thread", () => {
     try {
       await thread.problem({ type: "string" }); // the thread is up
       let ticks = 0;
-      let worstGapMs = 0;
-      let last = performance.now();
-      const timer = setInterval(() => {
-        const now = performance.now();
-        worstGapMs = Math.max(worstGapMs, now - last);
-        last = now;
-        ticks++;
-      }, 10);
-      const started = performance.now();
+      const timer = setInterval(() => ticks++, 10);
       const problem = await thread.problem(slowToCompile(300, "loop"));
-      const elapsed = performance.now() - started;
+      const ticksDuringCompile = ticks;
       clearInterval(timer);
       expect(problem).toBeUndefined();
-      // Inline, the loop would not turn once during the compile (a second or more): here it kept
-      // turning, at least every half second (coarse: the machine is shared).
-      expect(ticks).toBeGreaterThanOrEqual(Math.floor(elapsed / 500));
-      expect(ticks).toBeGreaterThan(0);
-      expect(worstGapMs).toBeLessThan(1_000);
+      // Inline, the compile would hold the loop from start to end and no timer could fire before
+      // its answer; on the thread, timers kept firing (how many depends on the machine: the bench
+      // measures the gaps, bench/hostile-schemas.ts).
+      expect(ticksDuringCompile).toBeGreaterThanOrEqual(3);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it("a schema that broke the deadline is refused at once when it comes again, without another thread", async () => {
+    const thread = new ResultSchemaThread(RESULT_SCHEMA_WORKER_URL, { jobTimeoutMs: 300 });
+    try {
+      const hostile = slowToCompile(1_500, "again");
+      expect(await thread.problem(hostile)).toBe("compiling the result schema took longer than 300 ms");
+      expect(thread.threadsStarted).toBe(1);
+      const again = "compiling the result schema took longer than 300 ms (this schema did so before: it is refused without another try)";
+      expect(await thread.problem(structuredClone(hostile))).toBe(again);
+      expect(await thread.check("1", hostile)).toEqual({ ok: false, reason: again });
+      // No thread was started for them (the first test shows other schemas compile on a fresh one).
+      expect(thread.threadsStarted).toBe(1);
     } finally {
       await thread.close();
     }

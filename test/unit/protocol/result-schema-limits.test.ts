@@ -3,7 +3,7 @@
  * serializes or compiles it, naming the limit (a schema nested thousands deep was a 500).
  */
 import { describe, expect, it } from "vitest";
-import { MAX_RESULT_SCHEMA_BYTES, MAX_RESULT_SCHEMA_DEPTH, resultSchemaLimitError } from "../../../src/drive/result-schema-limits.ts";
+import { MAX_RESULT_SCHEMA_BYTES, MAX_RESULT_SCHEMA_DEPTH, resultSchemaLimitError } from "../../../src/protocol/result-schema-limits.ts";
 import { checkStructuredResult, resultSchemaError } from "../../../src/drive/structured-result.ts";
 
 /** An object schema nested `depth` levels deep (the innermost is a string schema). */

@@ -1,11 +1,11 @@
 /**
  * The check of a caller's result schema (spec §1.12's `resultSchema`) against its limits
- * (`protocol/limits.ts`), before anything compiles it: a schema is code the server generates and
+ * (`limits.ts`), before anything compiles it: a schema is code the server generates and
  * runs, so its size and nesting are bounded like a body's (docs/adr/0026).
  */
-import { MAX_RESULT_SCHEMA_BYTES, MAX_RESULT_SCHEMA_DEPTH } from "../protocol/limits.ts";
+import { MAX_RESULT_SCHEMA_BYTES, MAX_RESULT_SCHEMA_DEPTH } from "./limits.ts";
 
-export { MAX_RESULT_SCHEMA_BYTES, MAX_RESULT_SCHEMA_DEPTH, MAX_RESULT_TEXT_CHARS } from "../protocol/limits.ts";
+export { MAX_RESULT_SCHEMA_BYTES, MAX_RESULT_SCHEMA_DEPTH, MAX_RESULT_TEXT_CHARS } from "./limits.ts";
 
 /**
  * Why `schema` breaks a limit ("resultSchema exceeds …", naming it), or undefined. Walks the
