@@ -1,6 +1,9 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, unlinkSync } from "node:fs";
+import type { Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { AgentTool } from "../../src/agent/agent-setup.ts";
 import { defineTool } from "../../src/agent/define-tool.ts";
 import * as schema from "../../src/agent/tool-schema.ts";
@@ -12,8 +15,18 @@ const MAX_TIMEOUT_S = 600;
 /** After bash exits, how long output still held open by its background processes is read. */
 const DRAIN_MS = 200;
 
-/** The environment variable every process a call starts inherits: how its whole tree is found. */
+/** The environment variable every process a call starts inherits: one way its whole tree is found. */
 export const CALL_MARKER = "CODER_BASH_CALL";
+
+/** The descriptor every process a call starts inherits (an unlinked file named after the call): another way. */
+export const MARKER_FD = 3;
+
+/** How the processes of one call are found: its marker, the marker file's path, bash's pid. */
+export interface CallMarks {
+  marker: string;
+  markerFile: string;
+  pid: number | undefined;
+}
 
 const parameters = schema.obj({
   command: schema.str({ minLength: 1, description: "A bash command line, run in the workspace." }),
@@ -52,20 +65,28 @@ export function bashTool(root: string): AgentTool<typeof parameters, BashUpdate 
     parameters,
     async execute(_callId, { command, timeoutSeconds }, signal, onUpdate) {
       const timeoutMs = (timeoutSeconds ?? DEFAULT_TIMEOUT_S) * 1000;
-      // Its own process group, so a timeout or abort ends the whole pipeline, not just bash; and a
-      // marker in the environment of everything it starts, so `setsid` descendants (another
-      // session and group) are found and ended too.
+      // Its own process group, so a timeout or abort ends the whole pipeline, not just bash; and
+      // three marks on everything it starts, so descendants in another session and group
+      // (`setsid`) are found and ended too: the marker in the environment, descriptor 3 open on
+      // a file named after the call, and the parent links while bash lives. `env -u`/`env -i`
+      // drop the first, not the other two; only a command that also closes descriptor 3 and
+      // detaches twice escapes (coder is not a sandbox: README).
       const marker = randomUUID();
+      const markerFile = join(tmpdir(), `coder-bash-${marker}`);
+      const markerFd = openSync(markerFile, "wx", 0o600);
+      unlinkSync(markerFile); // nothing left behind; open descriptors still name it
       const child = spawn("bash", ["-c", command], {
         cwd: root,
         detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: ["ignore", "pipe", "pipe", markerFd],
         env: { ...process.env, [CALL_MARKER]: marker },
       });
+      closeSync(markerFd);
+      const marks: CallMarks = { marker, markerFile, pid: child.pid };
       let output = "";
       let cut = false;
       let timedOut = false;
-      const kill = () => killTree(child.pid, marker);
+      const kill = () => killTree(marks);
       const timer = setTimeout(() => ((timedOut = true), kill()), timeoutMs);
       signal?.addEventListener("abort", kill, { once: true });
       const onData = (data: Buffer) => {
@@ -80,7 +101,8 @@ export function bashTool(root: string): AgentTool<typeof parameters, BashUpdate 
       child.stdout!.on("data", onData);
       child.stderr!.on("data", onData);
       // The call ends when bash does: output its background processes still hold open is read for
-      // a moment, then let go (waiting for the pipes to close would wait for them).
+      // a moment, then discarded (waiting for the pipes to close would wait for them; closing
+      // them would kill them with SIGPIPE at their next write).
       const [exitCode, exitSignal] = await new Promise<[number | null, string | null]>((resolve, reject) => {
         child.once("error", reject);
         child.once("exit", (code, sig) => {
@@ -91,11 +113,11 @@ export function bashTool(root: string): AgentTool<typeof parameters, BashUpdate 
       }).finally(() => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", kill);
-        child.stdout!.off("data", onData).destroy();
-        child.stderr!.off("data", onData).destroy();
+        for (const out of [child.stdout!, child.stderr!]) (out.off("data", onData).resume() as Socket).unref();
       });
-      // A timeout or an abort ends what the command left running as well.
-      if (timedOut || signal?.aborted) kill();
+      // A timeout or an abort ends what the command left running as well (bash is gone and its
+      // pid free for reuse: its group and the marks only).
+      if (timedOut || signal?.aborted) killTree({ ...marks, pid: undefined }, child.pid);
       const status = timedOut
         ? `timed out after ${timeoutMs / 1000} s`
         : signal?.aborted
@@ -116,38 +138,74 @@ export function bashTool(root: string): AgentTool<typeof parameters, BashUpdate 
 }
 
 /**
- * SIGKILL to bash's process group and to every process carrying the call's marker (Linux: read
- * from /proc; elsewhere the group alone). Repeated while new ones appear, since a process may fork
- * between a scan and its kill.
+ * SIGKILL to bash's process group (`group`) and to every process of the call ({@link callProcesses}).
+ * Repeated while new ones appear, since a process may fork between a scan and its kill.
  */
-export function killTree(pid: number | undefined, marker: string): void {
-  if (pid !== undefined) signalQuietly(-pid);
+export function killTree(marks: CallMarks, group = marks.pid): void {
+  if (group !== undefined) signalQuietly(-group);
   for (let round = 0; round < 5; round++) {
-    const found = markedProcesses(marker);
+    const found = callProcesses(marks);
     if (found.length === 0) return;
     for (const p of found) signalQuietly(p);
   }
 }
 
-/** Pids of this user's processes whose environment carries `CALL_MARKER=marker`. */
-export function markedProcesses(marker: string): number[] {
+/**
+ * Pids of this user's processes that belong to a call (Linux: read from /proc; elsewhere none):
+ * those whose environment carries `CALL_MARKER=marker` or that hold a descriptor on the marker
+ * file, and every descendant of them or of bash.
+ */
+export function callProcesses(marks: CallMarks): number[] {
   let entries: string[];
   try {
     entries = readdirSync("/proc");
   } catch {
     return [];
   }
-  const needle = `${CALL_MARKER}=${marker}\0`;
-  const pids: number[] = [];
+  const needle = `${CALL_MARKER}=${marks.marker}\0`;
+  const found = new Set<number>();
+  const children = new Map<number, number[]>();
   for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, "latin1").includes(needle)) pids.push(Number(entry));
-    } catch {
-      // gone, or another user's
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (pid === process.pid) continue;
+    const parent = parentOf(pid);
+    if (parent !== undefined) children.set(parent, [...(children.get(parent) ?? []), pid]);
+    if (marked(pid, needle, marks.markerFile)) found.add(pid);
+  }
+  const pending = [...found, ...(marks.pid === undefined ? [] : [marks.pid])];
+  while (pending.length > 0) {
+    for (const child of children.get(pending.pop()!) ?? []) {
+      if (found.has(child)) continue;
+      found.add(child);
+      pending.push(child);
     }
   }
-  return pids;
+  found.delete(marks.pid ?? -1); // its group is signalled already
+  return [...found];
+}
+
+/** Whether `pid` carries the call's environment marker or holds a descriptor on its marker file. */
+function marked(pid: number, needle: string, markerFile: string): boolean {
+  try {
+    if (readFileSync(`/proc/${pid}/environ`, "latin1").includes(needle)) return true;
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(markerFile)) return true;
+    }
+  } catch {
+    // gone, or another user's
+  }
+  return false;
+}
+
+/** The parent pid from `/proc/<pid>/stat` (after the command name, which may hold spaces). */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return Number(stat.slice(stat.lastIndexOf(") ") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
+  }
 }
 
 function signalQuietly(pid: number): void {

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync, existsSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync, existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -180,6 +180,34 @@ describe("bash tool", () => {
     await expectGone(pidIn(aborted.content[0]!.text));
   });
 
+  it("a timeout ends descendants that dropped the environment marker or detached twice (env -u, env -i, a subshell's setsid)", async () => {
+    // A fraction unique to this test process: the sleeps' command lines say whose they are.
+    const tag = `.0${process.pid}1`;
+    const result = await (bashTool(root).execute as (...a: unknown[]) => Promise<{ details: { timedOut: boolean } }>)("c", {
+      command:
+        `env -u CODER_BASH_CALL setsid sleep 301${tag} & env -i /usr/bin/setsid /bin/sleep 302${tag} & ` +
+        `(env -u CODER_BASH_CALL setsid sleep 303${tag} > /dev/null 2>&1 &) ; sleep 30`,
+      timeoutSeconds: 2,
+    });
+    expect(result.details.timedOut).toBe(true);
+    const left = survivors(tag);
+    for (const pid of left) process.kill(pid, "SIGKILL");
+    expect(left).toEqual([]);
+  });
+
+  it("a background process keeps running after bash exits, writing to its output (it died of SIGPIPE at its first write)", async () => {
+    const alive = join(root, "alive.txt");
+    const result = await (bashTool(root).execute as (...a: unknown[]) => Promise<{ content: { text: string }[]; isError?: boolean }>)("c", {
+      command: "(sleep 1; echo still-here; echo ok > alive.txt) & echo started",
+    });
+    expect(result.isError).toBe(false);
+    expect(result.content[0]!.text).toBe("started\n[exit code 0]");
+    const deadline = Date.now() + 15_000;
+    while (!existsSync(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(existsSync(alive)).toBe(true);
+    rmSync(alive);
+  });
+
   it("a command that leaves a background process holding its output ends when bash exits", async () => {
     const started = Date.now();
     const result = await (bashTool(root).execute as (...a: unknown[]) => Promise<{ content: { text: string }[]; isError?: boolean }>)("c", {
@@ -191,6 +219,22 @@ describe("bash tool", () => {
     process.kill(pid, "SIGKILL"); // left running on purpose (a dev server would be): clean up
   });
 });
+
+/** Pids of live (not zombie) processes whose command line holds `tag`. */
+function survivors(tag: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc").filter((e) => /^\d+$/.test(e))) {
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "latin1");
+      if (!/sleep\0/.test(cmdline) || !cmdline.includes(tag)) continue;
+      if (readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]?.[0] === "Z") continue;
+      pids.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}
 
 /** Waits until `pid` is gone (or a zombie waiting for its reaper). */
 async function expectGone(pid: number): Promise<void> {
