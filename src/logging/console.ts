@@ -9,18 +9,19 @@ export interface ConsoleLogOptions {
   timestamps?: boolean;
 }
 
-// C0 controls, DEL, C1 controls (some terminals act on 0x9b as CSI), and the Unicode line and
-// paragraph separators.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+// C0 controls, DEL, C1 controls (some terminals act on 0x9b as CSI), the Unicode line and
+// paragraph separators, and the bidirectional controls (marks, embeddings, overrides, isolates:
+// U+202E shows `succeeded` for a value spelled `deddeccus`, the "Trojan Source" trick).
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 
 /**
- * `text` with every control character written as an escape (`\n`, `\x1b`, `\u2028`): a value a
- * client or a model chose (a cancel reason, a tool name, an error) cannot start a forged log line
- * or drive the terminal the log is read in.
+ * `text` with every control character written as an escape (`\n`, `\x1b`, `\u2028`, `\u202e`): a
+ * value a client or a model chose (a cancel reason, a tool name, an error) cannot start a forged
+ * log line, drive the terminal the log is read in, or reorder what the line shows.
  */
 export function escapeControl(text: string): string {
-  return text.replace(CONTROL, (c) => NAMED[c] ?? (c.charCodeAt(0) <= 0xff ? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}` : `\\u${c.charCodeAt(0).toString(16)}`));
+  return text.replace(CONTROL, (c) => NAMED[c] ?? (c.charCodeAt(0) <= 0xff ? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}` : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
 }
 
 /** A value for a log line: control characters escaped. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { consoleObserver, consoleTimingInterceptor } from "../../../src/index.ts";
 import { createRuntime } from "../../../src/runtime/runtime.ts";
+import { escapeControl } from "../../../src/logging/console.ts";
 import { clockTool } from "../../../src/agent/clock-tool.ts";
 import { scriptedModel } from "../../../src/agent/scripted-model.ts";
 import { createMemoryStore } from "../../../src/memory/index.ts";
@@ -92,6 +93,13 @@ describe("console logging from the library", () => {
     expect(lines.find((l) => l.startsWith("tool finished"))).toContain(`clock${escaped} (error)`);
     expect(lines.find((l) => l.includes(" cancelled") || l.includes("stop"))).toContain(`stop${escaped}`);
     expect(lines.at(-1)).toBe(`recovery a/i/default sub=s transient_backoff: lease expired${escaped}`);
+  });
+
+  it("escapeControl escapes bidirectional controls: a reason cannot reorder what its line shows", () => {
+    // U+202E (right-to-left override) renders "deliaf" as "failed"; U+2066-2069 isolates, U+200E/F marks.
+    const spoofed = "ok \u202edeliaf\u202c \u2066x\u2069 \u200e\u200f\u061c";
+    expect(escapeControl(spoofed)).toBe("ok \\u202edeliaf\\u202c \\u2066x\\u2069 \\u200e\\u200f\\u061c");
+    expect(escapeControl("café — naïve 😀 עברית")).toBe("café — naïve 😀 עברית");
   });
 });
 
