@@ -1,11 +1,40 @@
-import { ArnFormat, Stack } from "aws-cdk-lib";
+import { Annotations, ArnFormat, Stack } from "aws-cdk-lib";
 import { type IGrantable, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { IKey } from "aws-cdk-lib/aws-kms";
 import type { Function as CdkFunction } from "aws-cdk-lib/aws-lambda";
 import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
 import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../lambda/env.ts";
-import { SECRET_NAME, type SecretReference } from "../lambda/secrets.ts";
+import { SECRET_LIKE_NAME, SECRET_NAME, type SecretReference } from "../lambda/secrets.ts";
+
+/** A `secrets` entry the construct refuses (at synth); the message names the entry and the problem. */
+export class HarnessSecretInvalid extends Error {
+  readonly code = "harness_secret_invalid";
+  /** The entry's name (the environment variable it would set). */
+  readonly secretName: string;
+  constructor(secretName: string, why: string) {
+    super(`Harness: secrets.${secretName}: ${why}`);
+    this.name = "HarnessSecretInvalid";
+    this.secretName = secretName;
+  }
+}
+
+/** The id of the synth warning {@link warnPlainSecrets} adds (acknowledge it to silence it). */
+export const PLAIN_SECRET_WARNING = "resolute-harness:plain-secret";
+
+/**
+ * Warns at synth (`cdk synth` prints it; `--strict` fails on it) when `environment` holds names
+ * that look like secrets (`…KEY`, `…TOKEN`, `…SECRET`, `…PASSWORD`): the template and every
+ * function's configuration show their values. Names only in the message.
+ */
+export function warnPlainSecrets(scope: Construct, environment: Readonly<Record<string, string>>): void {
+  const names = Object.keys(environment).filter((name) => SECRET_LIKE_NAME.test(name)).sort();
+  if (names.length === 0) return;
+  Annotations.of(scope).addWarningV2(
+    PLAIN_SECRET_WARNING,
+    `environment ${names.join(", ")} look${names.length === 1 ? "s" : ""} like secret${names.length === 1 ? "" : "s"}: plain environment is readable in the template and in every function's configuration; pass secrets with the \`secrets\` prop (Secrets Manager or SSM SecureString references)`,
+  );
+}
 
 /**
  * A secret handed to the harness's functions by reference: the function's configuration holds
@@ -40,7 +69,8 @@ function defaultFunctions(name: string): readonly HarnessFunctionRole[] {
 /**
  * Checks `secrets` (names, one source each, known roles, no clash with `environment`), grants each
  * function's role read access to exactly the secrets it receives, and sets `HARNESS_SECRETS` on
- * those functions. Throws naming the first problem.
+ * those functions.
+ * @throws HarnessSecretInvalid naming the first problem
  */
 export function wireSecrets(
   scope: Construct,
@@ -50,7 +80,7 @@ export function wireSecrets(
 ): void {
   const byRole = new Map<HarnessFunctionRole, Record<string, SecretReference>>();
   for (const [name, secret] of Object.entries(secrets)) {
-    const problem = (why: string) => new Error(`Harness: secrets.${name}: ${why}`);
+    const problem = (why: string) => new HarnessSecretInvalid(name, why);
     if (!SECRET_NAME.test(name)) throw problem("not an environment variable name (letters, digits and _, not starting with a digit)");
     if (name in environment) throw problem("also set in `environment`: a secret must not travel in plain environment variables");
     if (name.startsWith("AWS_") || (Object.values(HARNESS_ENV) as string[]).includes(name)) {

@@ -30,7 +30,7 @@ import { HarnessApi } from "./harness-api.ts";
 import { providerSdkEnv } from "./provider-retries.ts";
 import { HarnessFunction } from "./harness-function.ts";
 import { HarnessSchedules } from "./harness-schedules.ts";
-import { wireSecrets } from "./harness-secrets.ts";
+import { warnPlainSecrets, wireSecrets } from "./harness-secrets.ts";
 import { acknowledgeHarnessFindings } from "./nag-suppressions.ts";
 import { HARNESS_TABLE_SCHEMA } from "./table-schema.ts";
 
@@ -223,6 +223,7 @@ export class Harness extends Construct {
     this.functions = { http: http.function, worker: worker.function, dlq: dlq.function, sweeper: sweeper.function };
     // Secrets travel as references, each granted only to the roles of the functions that get it.
     if (props.secrets) wireSecrets(this, props.secrets, { http, worker, dlq, sweeper }, props.environment ?? {});
+    warnPlainSecrets(this, props.environment ?? {});
 
     // Least privilege: each role gets the data-plane actions it uses, on these resources only.
     for (const fn of [http, worker, dlq, sweeper]) this.grantTableData(fn.role);

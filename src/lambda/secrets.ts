@@ -21,6 +21,50 @@ export type SecretReference =
 /** Names of environment variables a secret may be set as (the construct checks them too). */
 export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/**
+ * Names that look like a secret's (`ANTHROPIC_API_KEY`, `GITHUB_TOKEN`, `WEBHOOK_SECRET`,
+ * `DB_PASSWORD`): passed as plain `environment`, they are readable in the template and the
+ * function's configuration, so the construct warns at synth and the function at its cold start.
+ */
+export const SECRET_LIKE_NAME = /(?:KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)$/i;
+
+/** `HARNESS_SECRETS` is not a valid list of references (a deployment error, not a caller's). */
+export class SecretReferencesInvalid extends Error {
+  readonly code = "secret_references_invalid";
+  constructor(message: string) {
+    super(message);
+    this.name = "SecretReferencesInvalid";
+  }
+}
+
+/** A secret could not be read at cold start; the message names the variable, never a value. */
+export class SecretUnreadable extends Error {
+  readonly code = "secret_unreadable";
+  /** The environment variable the secret was to be set as. */
+  readonly secretName: string;
+  constructor(secretName: string, why: string) {
+    super(`secret ${secretName}: ${why}`);
+    this.name = "SecretUnreadable";
+    this.secretName = secretName;
+  }
+}
+
+/**
+ * Names of `env`'s variables that look like secrets ({@link SECRET_LIKE_NAME}) but came as plain
+ * environment: not among `HARNESS_SECRETS`' references, and not set by Lambda itself (`AWS_*`).
+ */
+export function plainSecretLikeNames(env: NodeJS.ProcessEnv = process.env): string[] {
+  let references: Record<string, SecretReference> = {};
+  try {
+    references = secretReferences(env);
+  } catch {
+    // the load reports it
+  }
+  return Object.keys(env)
+    .filter((name) => SECRET_LIKE_NAME.test(name) && !name.startsWith("AWS_") && !(name in references))
+    .sort();
+}
+
 /** The references in `HARNESS_SECRETS` (a JSON object of name → reference), checked. */
 export function secretReferences(env: NodeJS.ProcessEnv = process.env): Record<string, SecretReference> {
   const raw = env[HARNESS_ENV.secrets];
@@ -32,7 +76,7 @@ export function secretReferences(env: NodeJS.ProcessEnv = process.env): Record<s
     parsed = undefined;
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new Error(`${HARNESS_ENV.secrets} must be a JSON object of name → {secretsManager, field?} or {ssm}`);
+    throw new SecretReferencesInvalid(`${HARNESS_ENV.secrets} must be a JSON object of name → {secretsManager, field?} or {ssm}`);
   }
   for (const [name, ref] of Object.entries(parsed as Record<string, unknown>)) {
     const r = ref as Record<string, unknown> | null;
@@ -42,7 +86,7 @@ export function secretReferences(env: NodeJS.ProcessEnv = process.env): Record<s
       typeof r === "object" &&
       ((typeof r.secretsManager === "string" && r.secretsManager !== "" && (r.field === undefined || typeof r.field === "string")) ||
         (typeof r.ssm === "string" && r.ssm !== ""));
-    if (!ok) throw new Error(`${HARNESS_ENV.secrets}: ${JSON.stringify(name)} is not a valid secret reference`);
+    if (!ok) throw new SecretReferencesInvalid(`${HARNESS_ENV.secrets}: ${JSON.stringify(name)} is not a valid secret reference`);
   }
   return parsed as Record<string, SecretReference>;
 }
@@ -54,7 +98,8 @@ const loads = new WeakMap<NodeJS.ProcessEnv, Promise<void>>();
  * Resolves every reference of `HARNESS_SECRETS` into `process.env`, once per container (later
  * calls reuse the first's result; a failed load is retried by the next call). Nothing to do, and
  * nothing loaded, without the variable.
- * @throws naming the variable and the service's error when a secret cannot be read
+ * @throws SecretUnreadable naming the variable and the service's error when a secret cannot be read
+ * @throws SecretReferencesInvalid when `HARNESS_SECRETS` does not parse
  */
 export function loadSecrets(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   if (!env[HARNESS_ENV.secrets]) return Promise.resolve();
@@ -82,30 +127,30 @@ export async function readSecret(name: string, ref: SecretReference, env: NodeJS
       Parameter?: { Value?: string };
     };
     const value = answer.Parameter?.Value;
-    if (typeof value !== "string") throw new Error(`secret ${name}: parameter ${ref.ssm} has no value`);
+    if (typeof value !== "string") throw new SecretUnreadable(name, `parameter ${ref.ssm} has no value`);
     return value;
   }
   const answer = (await call(env, "secretsmanager", "secretsmanager.GetSecretValue", { SecretId: ref.secretsManager }, name)) as {
     SecretString?: string;
   };
   const text = answer.SecretString;
-  if (typeof text !== "string") throw new Error(`secret ${name}: ${ref.secretsManager} has no SecretString (binary secrets are not supported)`);
+  if (typeof text !== "string") throw new SecretUnreadable(name, `${ref.secretsManager} has no SecretString (binary secrets are not supported)`);
   if (ref.field === undefined) return text;
   let value: unknown;
   try {
     value = (JSON.parse(text) as Record<string, unknown>)[ref.field];
   } catch {
-    throw new Error(`secret ${name}: ${ref.secretsManager} is not a JSON object, so it has no field ${JSON.stringify(ref.field)}`);
+    throw new SecretUnreadable(name, `${ref.secretsManager} is not a JSON object, so it has no field ${JSON.stringify(ref.field)}`);
   }
-  if (typeof value !== "string") throw new Error(`secret ${name}: ${ref.secretsManager} has no string field ${JSON.stringify(ref.field)}`);
+  if (typeof value !== "string") throw new SecretUnreadable(name, `${ref.secretsManager} has no string field ${JSON.stringify(ref.field)}`);
   return value;
 }
 
 /** One signed JSON-RPC call (`X-Amz-Target`) to Secrets Manager or SSM. */
 async function call(env: NodeJS.ProcessEnv, service: "ssm" | "secretsmanager", target: string, body: unknown, name: string): Promise<unknown> {
   const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
-  if (!region) throw new Error(`secret ${name}: AWS_REGION is not set`);
-  if (!env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY) throw new Error(`secret ${name}: no AWS credentials in the environment`);
+  if (!region) throw new SecretUnreadable(name, `AWS_REGION is not set`);
+  if (!env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY) throw new SecretUnreadable(name, `no AWS credentials in the environment`);
   const endpoint =
     (service === "ssm" ? env.AWS_ENDPOINT_URL_SSM : env.AWS_ENDPOINT_URL_SECRETS_MANAGER) ||
     env.AWS_ENDPOINT_URL ||
@@ -119,11 +164,16 @@ async function call(env: NodeJS.ProcessEnv, service: "ssm" | "secretsmanager", t
     service,
     retries: 3,
   });
-  const res = await client.fetch(endpoint, {
-    method: "POST",
-    headers: { "content-type": "application/x-amz-json-1.1", "x-amz-target": target },
-    body: JSON.stringify(body),
-  });
+  let res: Response;
+  try {
+    res = await client.fetch(endpoint, {
+      method: "POST",
+      headers: { "content-type": "application/x-amz-json-1.1", "x-amz-target": target },
+      body: JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new SecretUnreadable(name, `${service} could not be reached (${err instanceof Error ? err.message : String(err)})`);
+  }
   const text = await res.text();
   if (!res.ok) {
     let detail = text.slice(0, 300);
@@ -133,7 +183,7 @@ async function call(env: NodeJS.ProcessEnv, service: "ssm" | "secretsmanager", t
     } catch {
       // not JSON: the raw text
     }
-    throw new Error(`secret ${name}: ${service} answered ${res.status} ${detail}`);
+    throw new SecretUnreadable(name, `${service} answered ${res.status} ${detail}`);
   }
   return JSON.parse(text);
 }

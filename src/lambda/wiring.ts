@@ -17,7 +17,7 @@ import { createRuntime, type Runtime } from "../runtime/runtime.ts";
 import { createDynamoStore } from "../dynamodb/index.ts";
 import { bearerAuth } from "../http/bearer-auth.ts";
 import { checkAgentsModule, type HarnessAgentsModule } from "./agents-module.ts";
-import { loadSecrets } from "./secrets.ts";
+import { loadSecrets, plainSecretLikeNames } from "./secrets.ts";
 import { readSettings, subagentLimitsFromEnv, type LambdaSettings } from "./settings.ts";
 import { METRIC, telemetryObserver } from "./telemetry.ts";
 
@@ -68,6 +68,13 @@ function build(given: HandlerAgents): Wiring {
     : checkAgentsModule(given);
   const settings = readSettings();
   const logger = new Logger({ serviceName: settings.serviceName });
+  const plain = plainSecretLikeNames();
+  if (plain.length > 0) {
+    // Names only: the values are what must not be in a log.
+    logger.warn("variables that look like secrets came as plain environment (readable in the function's configuration): pass them with the construct's `secrets` prop", {
+      variables: plain,
+    });
+  }
   const metrics = new Metrics({ namespace: settings.metricsNamespace, serviceName: settings.serviceName });
   const sqs = sqsClient();
   const queue = new SqsWorkQueue({ client: sqs, queueUrl: settings.queueUrl });

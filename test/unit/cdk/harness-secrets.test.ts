@@ -5,7 +5,7 @@
  * gets only those references.
  */
 import { App, Stack } from "aws-cdk-lib";
-import { Template } from "aws-cdk-lib/assertions";
+import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { type CfnRole, Role } from "aws-cdk-lib/aws-iam";
 import { Key } from "aws-cdk-lib/aws-kms";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
@@ -13,6 +13,7 @@ import nag from "cdk-nag";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
+import { HarnessSecretInvalid } from "../../../src/cdk/harness-secrets.ts";
 import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../../../src/lambda/env.ts";
 
 const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
@@ -122,5 +123,30 @@ describe("Harness: secrets", () => {
     expect(attempt({ K: {} })).toThrow(/give exactly one of `secret` and `parameterName`/);
     expect(attempt({ K: { parameterName: "/k", functions: ["nope" as HarnessFunctionRole] } })).toThrow(/unknown function "nope"/);
     expect(attempt({ TABLE_NAME: { parameterName: "/k" } })).toThrow(/names a variable the runtime or the construct sets/);
+    // Typed: a caller can tell the construct's refusal from any other error.
+    let refused: unknown;
+    try {
+      attempt({ K: {} })();
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(HarnessSecretInvalid);
+    expect(refused).toMatchObject({ code: "harness_secret_invalid", secretName: "K" });
+  });
+
+  it("warns at synth about secret-like names in plain `environment`, naming them, never their values", () => {
+    const plain = synth(() => ({ environment: { MODEL: "openai/gpt-4o", OPENAI_API_KEY: PLAINTEXT, GITHUB_TOKEN: PLAINTEXT } }));
+    const warnings = Annotations.fromStack(plain.stack).findWarning("*", Match.anyValue());
+    expect(warnings).toHaveLength(1);
+    const text = JSON.stringify(warnings[0]!.entry.data);
+    expect(text).toContain("GITHUB_TOKEN, OPENAI_API_KEY look like secrets");
+    expect(text).toContain(PLAINTEXT_FREE_HINT);
+    expect(text).not.toContain(PLAINTEXT);
+    expect(text).not.toContain("MODEL");
+    // Passed as `secrets`, nothing to warn about.
+    expect(Annotations.fromStack(s.stack).findWarning("*", Match.anyValue())).toEqual([]);
   });
 });
+
+/** What the synth warning tells the user to do instead. */
+const PLAINTEXT_FREE_HINT = "pass secrets with the `secrets` prop";
