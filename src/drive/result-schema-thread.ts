@@ -43,8 +43,9 @@ export const MAX_HOSTILE_SCHEMAS = 1_024;
 
 /** Too many result schemas are waiting to be checked: the request may be retried later. */
 export class ResultSchemaBusy extends HarnessError {
-  constructor(queued: number) {
-    super("schema_checker_busy", `${queued} result schemas are already waiting to be checked: retry later`);
+  /** `queued` schemas wait already; or, with `why`, the thread could not take the job (it did not start). */
+  constructor(queued: number, why?: string) {
+    super("schema_checker_busy", why === undefined ? `${queued} result schemas are already waiting to be checked: retry later` : `${why}: retry later`);
   }
 }
 
@@ -53,6 +54,7 @@ interface Pending {
   /** The schema's digest (undefined when it cannot be serialized: the limits refuse it first). */
   digest: string | undefined;
   resolve: (reply: ResultSchemaReply) => void;
+  reject: (err: Error) => void;
 }
 
 /** One worker thread and the queue of jobs in front of it. */
@@ -113,8 +115,8 @@ export class ResultSchemaThread {
     const broke = digest === undefined ? undefined : this.#hostile.get(digest);
     if (broke !== undefined) return Promise.resolve(failedReply(job, `${broke} (this schema did so before: it is refused without another try)`));
     if (bounded && this.#queue.length >= this.#limits.maxQueued) return Promise.reject(new ResultSchemaBusy(this.#queue.length));
-    return new Promise((resolve) => {
-      this.#queue.push({ job, digest, resolve });
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ job, digest, resolve, reject });
       this.#next();
     });
   }
@@ -194,16 +196,22 @@ export class ResultSchemaThread {
       this.#hostile.set(digest, reason);
       if (this.#hostile.size > MAX_HOSTILE_SCHEMAS) this.#hostile.delete(this.#hostile.keys().next().value!);
     }
-    this.#fail(reason);
+    this.#fail(reason, !this.#ready);
     this.#next();
   }
 
-  #fail(reason: string): void {
+  /**
+   * Answers the running job with `reason`. `startUp`: the thread failed before it could take the
+   * job, which says nothing about the schema, so an admission check is refused as busy (503,
+   * retry) rather than blamed on the schema (400).
+   */
+  #fail(reason: string, startUp = false): void {
     const running = this.#running;
     if (!running) return;
     clearTimeout(running.timer);
     this.#running = undefined;
-    running.resolve(failedReply(running.job, reason));
+    if (startUp && running.job.op === "problem") running.reject(new ResultSchemaBusy(0, reason));
+    else running.resolve(failedReply(running.job, reason));
   }
 }
 

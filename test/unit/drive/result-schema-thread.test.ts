@@ -3,6 +3,10 @@
  * not the server, and its schema is refused at once when it comes again; the event loop keeps
  * turning while it compiles; admission checks beyond the queue limit are refused as busy.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ResultSchemaBusy, ResultSchemaThread } from "../../../src/drive/result-schema-thread.ts";
 import { RESULT_SCHEMA_WORKER_URL } from "../../../src/drive/structured-result.ts";
@@ -74,11 +78,33 @@ describe("result-schema thread", () => {
     }
   });
 
-  it("a compile over the thread's heap limit ends the thread, not the process", async () => {
-    const thread = new ResultSchemaThread(RESULT_SCHEMA_WORKER_URL, { maxHeapMb: 8, jobTimeoutMs: 20_000 });
+  it("a thread that cannot start is no verdict on the schema: admission answers busy (503, retry), not invalid (400)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "harness-broken-worker-"));
+    const entry = join(dir, "broken-worker.mjs");
+    writeFileSync(entry, 'throw new Error("the entry cannot load");\n');
+    const thread = new ResultSchemaThread(pathToFileURL(entry));
     try {
-      expect(await thread.problem(slowToCompile(2_000, "heap"))).toMatch(/ran out of memory \(8 MiB\)|thread (failed|exited)/);
-      expect(await new ResultSchemaThread(RESULT_SCHEMA_WORKER_URL).problem({ type: "string" })).toBeUndefined();
+      await expect(thread.problem({ type: "string" })).rejects.toMatchObject({
+        code: "schema_checker_busy",
+        message: expect.stringMatching(/^the result-schema thread failed: the entry cannot load: retry later$/),
+      });
+      // A schema it never saw is not remembered as hostile.
+      await expect(thread.problem({ type: "string" })).rejects.toBeInstanceOf(ResultSchemaBusy);
+    } finally {
+      await thread.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a compile over the thread's heap limit ends the thread, not the process, and is remembered", async () => {
+    // 20 MiB: enough for the thread to start (at 8 it cannot, and admission answers busy), not for this compile (32 is).
+    const thread = new ResultSchemaThread(RESULT_SCHEMA_WORKER_URL, { maxHeapMb: 20, jobTimeoutMs: 60_000 });
+    try {
+      expect(await thread.problem({ type: "string" })).toBeUndefined();
+      const hostile = slowToCompile(2_000, "heap");
+      expect(await thread.problem(hostile)).toBe("the result-schema thread ran out of memory (20 MiB)");
+      expect(await thread.problem(hostile)).toBe("the result-schema thread ran out of memory (20 MiB) (this schema did so before: it is refused without another try)");
+      expect(await thread.problem({ type: "number" })).toBeUndefined();
     } finally {
       await thread.close();
     }
