@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { build } from "esbuild";
 import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../../src/lambda/env.ts";
 import { defaultHandlerEntry, Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
-import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, staticClosure } from "../../../src/cdk/lambda-bundling.ts";
+import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, RESULT_SCHEMA_WORKER_FILE, staticClosure } from "../../../src/cdk/lambda-bundling.ts";
 import { HARNESS_TABLE } from "../../../src/dynamodb/table.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
@@ -698,6 +698,8 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
         for (const role of HARNESS_FUNCTION_ROLES) {
           const dir = assetOf(role);
           const entry = readFileSync(join(dir, LAMBDA_ENTRY_FILE), "utf8");
+          // Result schemas compile on their thread in every function, under its deadline (issue 24).
+          expect(existsSync(join(dir, RESULT_SCHEMA_WORKER_FILE)), `${role} asset: ${RESULT_SCHEMA_WORKER_FILE}`).toBe(true);
           for (const marker of PROVIDER_ONLY) expect(entry, `${role} entry: ${marker}`).not.toContain(marker);
           // The session driver (pi's agent loop, ajv) is a lazy chunk: no cold start parses it.
           const coldStart = staticImportClosure(dir).map((f) => readFileSync(f, "utf8")).join("\n");
