@@ -12,6 +12,11 @@
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { ResultSchemaEngine } from "../src/drive/result-schema-engine.ts";
+import { ResultSchemaThread } from "../src/drive/result-schema-thread.ts";
+import { RESULT_SCHEMA_WORKER_URL } from "../src/drive/structured-result.ts";
 import { startQuickstart, type Quickstart } from "./quickstart-process.ts";
 import { atMost, figure, note } from "./report.ts";
 import { percentile } from "./stats.ts";
@@ -74,7 +79,51 @@ async function round(server: Quickstart, n: number): Promise<RoundResult> {
   return { probes, statuses };
 }
 
+/**
+ * The engine's memory under distinct schemas (600 of 20 patterns each, ~900 bytes), side by side:
+ * one ajv instance for all (what ajv's `removeSchema` leaves behind) and the engine's fresh
+ * instance per 256 KiB of schema JSON. Heap after a full collection.
+ */
+export function engineMemory(): void {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  const heapMiB = () => (gc(), gc(), process.memoryUsage().heapUsed / 2 ** 20);
+  const patterned = (k: number) => ({
+    type: "object",
+    properties: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`p${i}`, { type: "string", pattern: `^x${k}_${i}$` }])),
+  });
+  for (const [mode, cacheBytes] of [
+    ["one ajv instance", Number.MAX_SAFE_INTEGER],
+    ["fresh instance per 256 KiB", undefined],
+  ] as const) {
+    let engine: ResultSchemaEngine | undefined = new ResultSchemaEngine({ cacheBytes });
+    const before = heapMiB();
+    for (let k = 0; k < 600; k++) engine.problem(patterned(k));
+    figure(`engine heap after 600 distinct schemas, ${mode}`, heapMiB() - before, "MiB");
+    engine = undefined;
+  }
+}
+
+/** A schema past the thread's deadline, sent twice: the second answer does not wait for it again. */
+export async function hostileAgain(): Promise<void> {
+  const thread = new ResultSchemaThread(RESULT_SCHEMA_WORKER_URL, { jobTimeoutMs: 1_000 });
+  try {
+    await thread.problem({ type: "string" }); // started
+    const hostile = { anyOf: Array.from({ length: 1_500 }, (_, i) => ({ const: `again-${i}` })) };
+    for (const attempt of ["first", "second"]) {
+      const t = performance.now();
+      const answer = await thread.problem(hostile);
+      figure(`deadline-breaking schema, ${attempt} answer`, performance.now() - t, "ms");
+      note(String(answer));
+    }
+  } finally {
+    await thread.close();
+  }
+}
+
 export async function benchHostileSchemas(rounds = 3): Promise<void> {
+  engineMemory();
+  await hostileAgain();
   const threaded = await startQuickstart();
   // The same bundle in a folder without the worker entry: its checker runs inline.
   const inlineDir = resolve(ROOT, "build/bench-inline");
