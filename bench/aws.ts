@@ -33,6 +33,7 @@ import { benchCancelCosts } from "./cancel-costs.ts";
 import { benchCancelStop } from "./cancel-stop.ts";
 import { benchHotSession } from "./hot-session.ts";
 import { benchSubagentCosts } from "./subagent-costs.ts";
+import { benchApprovalCosts } from "./approval-costs.ts";
 import { bundleLambdas, coldLoadMs, type LambdaBundle, removeBundles, topInputs } from "./lambda-bundles.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
 import { atMost, figure, note } from "./report.ts";
@@ -72,6 +73,7 @@ export async function benchAws(): Promise<void> {
     await benchReviewCosts();
     await benchCancelCosts();
     await benchSubagentCosts();
+    await benchApprovalCosts();
     await benchHotSession();
     await sseDelay();
     await benchCancelStop();

@@ -2,6 +2,7 @@
  * `npm run bench`: runs every benchmark in one process and prints its figures. Pass names to run
  * a subset (e.g. `npm run bench -- overhead`); `scaling` runs only when named.
  */
+import { benchApprovalCostsStandalone } from "./approval-costs.ts";
 import { benchAws } from "./aws.ts";
 import { benchCancelStandalone } from "./cancel-stop.ts";
 import { benchHotSessionStandalone } from "./hot-session.ts";
@@ -17,6 +18,7 @@ const benches: Record<string, () => Promise<void>> = {
   aws: () => benchAws(),
   cancel: () => benchCancelStandalone(),
   "hot-session": () => benchHotSessionStandalone(),
+  approvals: () => benchApprovalCostsStandalone(),
   cost: () => benchTurnCost(),
   scaling: () => benchScaling(),
   "hostile-schemas": () => benchHostileSchemas(),
@@ -24,9 +26,9 @@ const benches: Record<string, () => Promise<void>> = {
 
 /**
  * Run only when named: `scaling` admits 2,000 submissions twice on the local cloud (about 10
- * minutes); `cancel` and `hot-session` are part of `aws` too.
+ * minutes); `cancel`, `hot-session` and `approvals` are part of `aws` too.
  */
-const onlyWhenNamed = new Set(["scaling", "cancel", "hot-session"]);
+const onlyWhenNamed = new Set(["scaling", "cancel", "hot-session", "approvals"]);
 
 const selected = process.argv.slice(2);
 for (const [name, run] of Object.entries(benches)) {
