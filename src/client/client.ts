@@ -201,7 +201,11 @@ export function createClient(options: ClientOptions): HarnessClient {
     if (init.body !== undefined) headers.set("content-type", "application/json");
     const body = init.body === undefined ? undefined : JSON.stringify(init.body);
     if (sign) headers = await sign({ method, url, headers, body });
-    return doFetch(url, { method, headers, body, signal: init.signal });
+    try {
+      return await doFetch(url, { method, headers, body, signal: init.signal });
+    } catch (err) {
+      throw networkFailure(err, url, init.signal);
+    }
   }
 
   function agentUrl(agent: string, instance: string, suffix = ""): string {
@@ -266,7 +270,7 @@ export function createClient(options: ClientOptions): HarnessClient {
             try {
               chunk = await reader.read();
             } catch (err) {
-              failure = err;
+              failure = networkFailure(err, agentUrl(agent, instance), signal);
               break;
             }
             if (chunk.done) break;
@@ -393,6 +397,12 @@ export function createClient(options: ClientOptions): HarnessClient {
       return (await readJson(res)) as unknown as SubmissionDetail;
     },
   };
+}
+
+/** A fetch that got no answer becomes a typed `unreachable` error naming the URL; an abort stays an abort. */
+function networkFailure(err: unknown, url: string, signal: AbortSignal | undefined): unknown {
+  if (signal?.aborted || err instanceof HarnessHttpError || (err instanceof Error && err.name === "AbortError")) return err;
+  return HarnessHttpError.unreachable(url.split("?")[0]!, err);
 }
 
 async function readJson(res: Response): Promise<Record<string, unknown>> {

@@ -102,9 +102,14 @@ async function loadDefaultChain(): Promise<AwsCredentialsProvider> {
   return mod.defaultProvider();
 }
 
+/** The region a Lambda function URL's host names (`….lambda-url.<region>.on.aws`), if it is one. */
+export function functionUrlRegion(url: string): string | undefined {
+  return /^[^.]+\.lambda-url\.([a-z0-9-]+)\.on\.aws$/.exec(new URL(url).hostname)?.[1];
+}
+
 function regionOf(url: string): string {
   const host = new URL(url).hostname;
-  const fromHost = /^[^.]+\.lambda-url\.([a-z0-9-]+)\.on\.aws$/.exec(host)?.[1];
+  const fromHost = functionUrlRegion(url);
   const fromEnv = typeof process === "undefined" ? undefined : process.env?.AWS_REGION || process.env?.AWS_DEFAULT_REGION;
   const region = fromHost ?? fromEnv;
   if (!region) throw new Error(`sigv4: no region for ${host}: pass sigv4.region`);

@@ -412,3 +412,41 @@ function cutAfter(body: ReadableStream<Uint8Array>, bytes: number): ReadableStre
     cancel: () => reader.cancel(),
   });
 }
+
+describe("client: a harness that cannot be reached", () => {
+  it("throws HarnessHttpError unreachable (status 0) naming the URL, with the network error as cause, from every method", async () => {
+    const { createServer } = await import("node:net");
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const { port } = probe.address() as { port: number };
+    await new Promise((resolve) => probe.close(resolve));
+    const c = createClient({ baseUrl: `http://127.0.0.1:${port}/` });
+    const calls: [string, () => Promise<unknown>][] = [
+      ["dispatch", () => c.dispatch("assistant", "down", { kind: "user", body: "hi" })],
+      ["stream", () => collect(c.stream("assistant", "down"))],
+      ["steer", () => c.steer("assistant", "down", "x")],
+      ["listSubmissions", () => c.listSubmissions("assistant", "down")],
+    ];
+    for (const [name, call] of calls) {
+      const err = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err, name).toBeInstanceOf(HarnessHttpError);
+      const e = err as HarnessHttpError;
+      expect(e.code, name).toBe("unreachable");
+      expect(e.status, name).toBe(0);
+      expect(e.url, name).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/agents/assistant/down`));
+      expect(e.message, name).toMatch(new RegExp(`^cannot reach the harness at http://127\\.0\\.0\\.1:${port}/agents/assistant/down\\S*: fetch failed: connect ECONNREFUSED`));
+      expect(e.cause, name).toBeInstanceOf(TypeError);
+    }
+  });
+
+  it("an aborted request stays an abort, not an unreachable harness", async () => {
+    const c = createClient({ baseUrl: "http://127.0.0.1:9" });
+    const controller = new AbortController();
+    controller.abort(new Error("stop"));
+    const err = await c.dispatch("assistant", "x", { kind: "user", body: "hi" }, { signal: controller.signal }).catch((e: unknown) => e);
+    expect(err).not.toBeInstanceOf(HarnessHttpError);
+  });
+});
