@@ -1,7 +1,9 @@
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { Command, CommanderError } from "commander";
 import { createClient, type HarnessClient } from "../client/client.ts";
 import { HarnessHttpError } from "../client/http-error.ts";
+import { functionUrlRegion } from "../client/sigv4.ts";
 import type { ConversationRecord, SettledPayload } from "../protocol/records.ts";
 import type { DispatchMessage } from "../protocol/dispatch.ts";
 import type { SubmissionStatus } from "../protocol/submission-view.ts";
@@ -26,6 +28,14 @@ export const EXIT = {
 } as const;
 
 export const DEFAULT_URL = "http://127.0.0.1:8484";
+
+/** The package's version (`harness --version`): package.json sits two folders up in src/ and dist/ alike. */
+export const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+/** A command-line mistake: exit 2 with this message (which names the flag). */
+export function usageError(code: string, message: string): CommanderError {
+  return new CommanderError(EXIT.usage, `harness.${code}`, `error: ${message}`);
+}
 
 /** Where the CLI reads and writes: the process in `main.ts`, buffers in tests. */
 export interface CliIo {
@@ -68,6 +78,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option("--sigv4", "sign requests with AWS SigV4 (an AWS_IAM function URL); credentials from the AWS default chain")
     .option("--region <region>", "the region to sign for (default: the function URL's, else AWS_REGION)")
     .option("--json", "machine-readable output (JSON; NDJSON records for tail)")
+    .version(VERSION, "-V, --version", "print the version of resolute-harness")
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({
@@ -80,7 +91,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const opts = program.opts<GlobalOptions>();
     return { ...opts, token: opts.token ?? (io.env.HARNESS_TOKEN || undefined) };
   };
-  const client = () => clientFor(globals());
+  const client = () => clientFor(checkedGlobals(globals(), io.env));
   const print = (human: string, json: unknown) => io.stdout.write(globals().json ? `${JSON.stringify(json)}\n` : `${human}\n`);
 
   program
@@ -134,11 +145,19 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       const renderer = globals().json ? undefined : new RecordRenderer(io.stdout);
       const show = (record: ConversationRecord) => (renderer ? renderer.render(record) : io.stdout.write(`${JSON.stringify(record)}\n`));
       let after = opts.from ?? "";
+      let waitingSaid = false;
       try {
         for (;;) {
-          for await (const record of c.stream(agent, instance, { session: opts.session, after, signal: io.signal })) {
-            after = record.id;
-            show(record);
+          try {
+            for await (const record of c.stream(agent, instance, { session: opts.session, after, signal: io.signal })) {
+              after = record.id;
+              show(record);
+            }
+          } catch (err) {
+            // Following a conversation that does not exist yet: wait for its first message.
+            if (!(opts.follow && err instanceof HarnessHttpError && err.code === "conversation_not_found")) throw err;
+            if (!waitingSaid) io.stderr.write(`waiting for ${target} (session ${opts.session}) to start: nothing sent to it yet\n`);
+            waitingSaid = true;
           }
           if (!opts.follow) return;
           await sleep(1_000, io.signal);
@@ -269,6 +288,27 @@ function isCancelled(outcome: SettledPayload): boolean {
   return outcome.errorCode === "cancelled" || outcome.errorCode === "cancelled_by_parent";
 }
 
+/**
+ * The global options a client command needs, checked before anything is sent: a URL that is one
+ * (from --url or HARNESS_URL: the message names which), and for --sigv4 a region to sign for.
+ */
+function checkedGlobals(options: GlobalOptions, env: CliIo["env"]): GlobalOptions {
+  const flag = options.url === env.HARNESS_URL && env.HARNESS_URL ? "HARNESS_URL" : "--url";
+  let url: URL;
+  try {
+    url = new URL(options.url);
+  } catch {
+    throw usageError("url", `${flag} expects the harness's base URL, such as ${DEFAULT_URL}; got ${JSON.stringify(options.url)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw usageError("url", `${flag} expects an http:// or https:// URL, such as ${DEFAULT_URL}; got ${JSON.stringify(options.url)}`);
+  }
+  if (options.sigv4 && !options.region && !functionUrlRegion(options.url) && !env.AWS_REGION && !env.AWS_DEFAULT_REGION) {
+    throw usageError("region", `--sigv4 needs a region to sign for: ${url.host} is not a Lambda function URL that names one; pass --region <region> (or set AWS_REGION)`);
+  }
+  return options;
+}
+
 function clientFor(options: GlobalOptions): HarnessClient {
   return createClient({
     baseUrl: options.url,
@@ -300,6 +340,10 @@ function reportError(err: unknown, io: CliIo, options: GlobalOptions): number {
     return EXIT.usage;
   }
   if (io.signal?.aborted) return EXIT.interrupted;
+  if (err instanceof HarnessHttpError && err.code === "unreachable") {
+    io.stderr.write(`error: ${err.message} (is it running? --url or HARNESS_URL points elsewhere)\n`);
+    return EXIT.transport;
+  }
   if (err instanceof HarnessHttpError) {
     const transport = err.code === "unexpected_response";
     io.stderr.write(`error: ${err.message} (${transport ? "" : `${err.code}, `}HTTP ${err.status})\n`);
