@@ -12,6 +12,8 @@
  */
 import { resolve } from "node:path";
 import { startLocalCloud } from "../dev/local-cloud/local-cloud.ts";
+import { listenFailureHint } from "../src/server/listen-failed.ts";
+import { checkPortFree } from "../src/server/port-check.ts";
 import { startEmulators } from "../test/support/emulators.ts";
 
 const env = process.env;
@@ -24,6 +26,8 @@ const positive = (name: string, fallback: number) => {
   return v;
 };
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`PORT must be a port number, got ${env.PORT}`);
+// Before the emulators (tens of seconds): a busy port fails now, in one line.
+await checkPortFree(port, "127.0.0.1").catch((err: unknown) => fail(listenFailureHint(err) ?? String(err)));
 
 const started = performance.now();
 const emulators = await startEmulators({ dynamoDbPath: env.DATA_DIR ? resolve(env.DATA_DIR) : undefined });

@@ -24,6 +24,8 @@
  */
 import { join, resolve } from "node:path";
 import { closeOnSignals, serve } from "../../src/server/server.ts";
+import { listenFailureHint } from "../../src/server/listen-failed.ts";
+import { checkPortFree } from "../../src/server/port-check.ts";
 import { consoleObserver, consoleTimingInterceptor } from "../../src/logging/console.ts";
 import { stdoutLine } from "../../src/logging/stdout-lines.ts";
 import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";
@@ -61,6 +63,14 @@ if (env.MODEL) {
   }
 }
 
+const cannotListen = (err: unknown): never => {
+  const hint = listenFailureHint(err);
+  if (hint === undefined) throw err;
+  return fail(hint);
+};
+// Before the runtime starts (it would pick up work left in DATA_DIR): a busy port fails now.
+await checkPortFree(port, hostname).catch(cannotListen);
+
 const store = openSqliteStore({ path: join(dataDir, "harness.db") });
 
 const runtime = createRuntime({
@@ -76,7 +86,7 @@ const runtime = createRuntime({
 });
 
 await runtime.start();
-const server = await serve(runtime, { port, hostname, cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined });
+const server = await serve(runtime, { port, hostname, cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined }).catch(cannotListen);
 closeOnSignals(server, runtime, {
   onSignal: (signal) => log(`${signal}: closing (in-flight work is released, not failed)`),
 });

@@ -5,7 +5,8 @@
  * figures: each message's admitted → settled time (head-of-line inside a session), the wall
  * time against the serial sum (parallelism across sessions), and the order of settlements.
  *
- *   --url URL         the example's base URL (default http://127.0.0.1:8489; loopback only)
+ *   --url URL         the example's base URL (default HARNESS_URL, else http://127.0.0.1:$PORT,
+ *                     PORT defaulting to the example's 8489; loopback only)
  *   --messages N      messages per session (default 2, at most 20)
  *   --timeout-ms MS   give up after this long (default 30000, at most 120000)
  *   --json            print the figures as JSON (for scripts and tests)
@@ -46,7 +47,7 @@ const usage = (message: string): never => {
 
 const { values } = parseArgs({
   options: {
-    url: { type: "string", default: "http://127.0.0.1:8489" },
+    url: { type: "string", default: process.env.HARNESS_URL || `http://127.0.0.1:${process.env.PORT || 8489}` },
     messages: { type: "string", default: "2" },
     "timeout-ms": { type: "string", default: "30000" },
     json: { type: "boolean", default: false },
@@ -176,6 +177,15 @@ try {
   }
   process.exit(ok ? 0 : 1);
 } catch (err) {
-  console.error(`load: ${deadline.aborted ? `gave up after ${timeoutMs} ms` : String(err)}`);
+  console.error(`load: ${deadline.aborted ? `gave up after ${timeoutMs} ms against ${base}` : failure(err)}`);
   process.exit(1);
+}
+
+/** One line for what went wrong; a server that is not there is named, with how to point elsewhere. */
+function failure(err: unknown): string {
+  if (err instanceof TypeError && err.message === "fetch failed") {
+    const cause = err.cause instanceof Error ? err.cause.message : "no answer";
+    return `cannot reach the multitenant example at ${base} (${cause}): start it with \`npm run example -- multitenant\`, or point this at it with PORT=, HARNESS_URL= or --url`;
+  }
+  return err instanceof Error ? err.message : String(err);
 }

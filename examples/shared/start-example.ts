@@ -3,12 +3,14 @@ import { join } from "node:path";
 import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import type { SubagentPolicy } from "../../src/agent/subagent-policy.ts";
 import { closeOnSignals, serve, type ServerHandle } from "../../src/server/server.ts";
+import { listenFailureHint } from "../../src/server/listen-failed.ts";
+import { checkPortFree } from "../../src/server/port-check.ts";
 import type { Interceptor, Observer } from "../../src/ports/observer.ts";
 import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
 import { openSqliteStore } from "../../src/sqlite/index.ts";
 import { consoleObserver, consoleTimingInterceptor } from "../../src/logging/console.ts";
-import { log, type ExampleSettings } from "./settings.ts";
+import { exampleFail, log, type ExampleSettings } from "./settings.ts";
 
 /** What an example adds to the common wiring. */
 export interface ExampleOptions {
@@ -41,6 +43,13 @@ export interface RunningExample {
  */
 export async function startExample(options: ExampleOptions): Promise<RunningExample> {
   const { settings } = options;
+  const cannotListen = (err: unknown): never => {
+    const hint = listenFailureHint(err);
+    if (hint === undefined) throw err;
+    return exampleFail(settings.name, hint);
+  };
+  // Before the runtime starts (it would pick up work left in DATA_DIR): a busy port fails now.
+  await checkPortFree(settings.port, settings.hostname).catch(cannotListen);
   const store = openSqliteStore({ path: join(settings.dataDir, "harness.db") });
   const interceptors: Interceptor[] = settings.debug ? [consoleTimingInterceptor()] : [];
   const runtime = createRuntime({
@@ -63,7 +72,7 @@ export async function startExample(options: ExampleOptions): Promise<RunningExam
     middleware: options.middleware,
     cors: settings.corsOrigins.length > 0 ? { origins: settings.corsOrigins } : undefined,
     routes: routes && ((app) => routes(app, runtime)),
-  });
+  }).catch(cannotListen);
   closeOnSignals(server, runtime, {
     onSignal: (signal) => log(`${signal}: closing (in-flight work is released, not failed)`),
   });

@@ -18,3 +18,4 @@
  * @module
  */
 export { closeOnSignals, serve, type CloseOnSignalsOptions, type ServeOptions, type ServerHandle } from "./server.ts";
+export { listenFailureHint, ServerListenFailed } from "./listen-failed.ts";

@@ -4,6 +4,7 @@ import { serve as serveNode } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { Runtime } from "../runtime/runtime.ts";
 import { createApp, type AppOptions } from "../http/app.ts";
+import { ServerListenFailed } from "./listen-failed.ts";
 import { jsonRefusingServer } from "./malformed-requests.ts";
 import { isLoopbackHost, LOOPBACK } from "../http/origin-guard.ts";
 
@@ -42,7 +43,11 @@ export interface ServerHandle {
   close(): Promise<void>;
 }
 
-/** The library's server entry: the HTTP app over `runtime` on `@hono/node-server`. */
+/**
+ * The library's server entry: the HTTP app over `runtime` on `@hono/node-server`.
+ * @throws {ServerListenFailed} `port_in_use` when another process listens on the port (its
+ * message names the port), `listen_failed` for other refusals; nothing is left listening.
+ */
 export async function serve(runtime: Runtime, options: ServeOptions = {}): Promise<ServerHandle> {
   const { port = 8484, hostname = "127.0.0.1", closeGraceMs = 5_000, routes, ...appOptions } = options;
   const shutdown = new AbortController();
@@ -53,7 +58,10 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
   await new Promise<void>((resolve, reject) => {
     if (server.listening) return resolve();
     server.once("listening", resolve);
-    server.once("error", reject);
+    server.once("error", (err) => {
+      shutdown.abort();
+      reject(new ServerListenFailed(port, hostname, err));
+    });
   });
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
