@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
+import { DatabaseSync as Database } from "./node-sqlite.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
 import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
@@ -85,7 +86,7 @@ function openDatabase(path: string, busyTimeoutMs: number): DatabaseSync {
   const absolute = onDisk ? resolve(path) : path;
   try {
     if (onDisk) mkdirSync(dirname(absolute), { recursive: true });
-    return new DatabaseSync(path, { timeout: busyTimeoutMs });
+    return new Database(path, { timeout: busyTimeoutMs });
   } catch (err) {
     throw new SqliteStoreOpenFailed(absolute, err);
   }
