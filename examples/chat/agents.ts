@@ -3,6 +3,8 @@
  * enough to watch, and calls the slow `research` tool when asked to research something:
  *
  *   research <topic>   → research({topic}), then a summary of the findings
+ *   show me markdown   → a reply with the markdown the page renders (emphasis, a list, a link,
+ *                         a code block)
  *   anything else      → "Noted: <your words>" (a steer sent during the research lands here:
  *                         the run answers the steer instead of summarizing)
  *
@@ -34,7 +36,21 @@ export function chatAgents(options: ChatAgentOptions): Record<string, AgentDefin
   };
 }
 
+/** What "show me markdown" answers: the page renders it (and a model's raw HTML stays text). */
+export const MARKDOWN_SAMPLE = [
+  "Here is what the page renders:",
+  "",
+  "- **bold** and *italic* text, `inline code`",
+  "- a [link](https://example.com/docs) that opens in a new tab",
+  "",
+  "```ts",
+  "const harness = createClient({ baseUrl: \"http://127.0.0.1:8485\" });",
+  "await harness.dispatchAndWait(\"chat\", \"demo\", { kind: \"user\", body: \"hi\" });",
+  "```",
+].join("\n");
+
 function answer(turn: KeylessTurn): StreamBlock[] {
+  if (/^\s*show me markdown\s*$/i.test(turn.userText)) return [{ type: "text", text: MARKDOWN_SAMPLE }];
   const asked = /^\s*research\s+(.+)$/is.exec(turn.userText);
   const topic = asked?.[1]?.trim();
   if (topic === undefined) return [{ type: "text", text: `Noted: ${turn.userText.trim()}` }];

@@ -1,6 +1,8 @@
 import type { StreamFn } from "@earendil-works/pi-agent-core";
 import { contentText, getSystemMessageText, type Api, type Message, type Model, type ToolResultMessage } from "@earendil-works/pi-ai";
 import { keylessModel, streamBlocks, type StreamBlock } from "../../src/agent/block-stream.ts";
+import { localModel } from "../../src/agent/local-model.ts";
+import { SUMMARY_TRANSCRIPT_OPEN } from "../../src/drive/summarizer.ts";
 
 export type { StreamBlock } from "../../src/agent/block-stream.ts";
 
@@ -28,7 +30,10 @@ export interface KeylessOptions {
 /**
  * A deterministic keyless model for an example: `answer` decides the blocks (text, tool calls)
  * from the turn so far, and they stream like a provider's reply. Answers must derive tool call
- * ids from the transcript (e.g. `userIndex`), so a recovered run asks for the same call.
+ * ids from the transcript (e.g. `userIndex`), so a recovered run asks for the same call. A
+ * compaction's summary request (the harness asks the agent's own model) is answered by
+ * `localModel`'s keyless summary, so a compaction shows a summary, not the example's echo of
+ * the request.
  */
 export function keylessExampleModel(
   id: string,
@@ -36,12 +41,16 @@ export function keylessExampleModel(
   options: KeylessOptions = {},
 ): { model: Model<Api>; streamFn: StreamFn } {
   const model = keylessModel(id, "local");
-  const streamFn: StreamFn = (m, context, streamOptions) =>
-    streamBlocks(m, () => answer(turnOf(context.messages)), {
+  const summarizer = localModel({ chunkSize: 64 });
+  const streamFn: StreamFn = (m, context, streamOptions) => {
+    const turn = turnOf(context.messages);
+    if (turn.userText.includes(SUMMARY_TRANSCRIPT_OPEN)) return summarizer.streamFn(m, context, streamOptions);
+    return streamBlocks(m, () => answer(turn), {
       signal: streamOptions?.signal,
       chunkSize: options.chunkSize,
       delayMs: options.delayMs,
     });
+  };
   return { model, streamFn };
 }
 

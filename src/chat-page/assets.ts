@@ -1,0 +1,76 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join, sep } from "node:path";
+
+/** The chat page's files as the browser gets them. */
+export interface ChatPageAssets {
+  "index.html": string;
+  "chat.css": string;
+  /** The page's script with its libraries (markdown-it, DOMPurify, the client's MessageView) bundled in. */
+  "chat.js": string;
+  /** The licenses of the libraries bundled into `chat.js`. */
+  "chat.js.LICENSE.txt": string;
+}
+
+export const CHAT_PAGE_FILES = ["index.html", "chat.css", "chat.js", "chat.js.LICENSE.txt"] as const satisfies readonly (keyof ChatPageAssets)[];
+
+/** The page's sources (HTML, CSS and plain ES modules). */
+const PAGE_DIR = join(import.meta.dirname, "page");
+/** Where `npm run build` writes the bundled page, next to this module in `dist/`. */
+export const BUILT_ASSETS_DIR = join(import.meta.dirname, "assets");
+
+/**
+ * The page's files: the ones `npm run build` bundled (what the package ships), or, run from the
+ * repository's sources, bundled now with esbuild (a dev dependency; about 0.1–0.3 s).
+ */
+export async function chatPageAssets(): Promise<ChatPageAssets> {
+  if (existsSync(join(BUILT_ASSETS_DIR, "chat.js"))) {
+    return Object.fromEntries(CHAT_PAGE_FILES.map((f) => [f, readFileSync(join(BUILT_ASSETS_DIR, f), "utf8")])) as unknown as ChatPageAssets;
+  }
+  return bundleChatPage();
+}
+
+/**
+ * Bundles the page's script with esbuild (minified, ES2022, for browsers): the libraries reach
+ * the browser from the page's own origin, and the package installs none of them. The licenses of
+ * what was bundled are collected from their packages.
+ */
+export async function bundleChatPage(): Promise<ChatPageAssets> {
+  const esbuild = await import("esbuild");
+  const result = await esbuild.build({
+    entryPoints: [join(PAGE_DIR, "chat.js")],
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    minify: true,
+    write: false,
+    metafile: true,
+    legalComments: "eof",
+    banner: { js: "/*! Licenses of the libraries bundled here: /chat.js.LICENSE.txt */" },
+    logLevel: "silent",
+  });
+  return {
+    "index.html": readFileSync(join(PAGE_DIR, "index.html"), "utf8"),
+    "chat.css": readFileSync(join(PAGE_DIR, "chat.css"), "utf8"),
+    "chat.js": result.outputFiles[0]!.text,
+    "chat.js.LICENSE.txt": licensesOf(Object.keys(result.metafile.inputs)),
+  };
+}
+
+/** The LICENSE files of the packages (under node_modules) among esbuild's inputs. */
+function licensesOf(inputs: string[]): string {
+  const roots = new Set<string>();
+  for (const input of inputs) {
+    const parts = input.split(/[\\/]/);
+    const at = parts.lastIndexOf("node_modules");
+    if (at < 0) continue;
+    roots.add(parts.slice(0, at + (parts[at + 1]!.startsWith("@") ? 3 : 2)).join(sep));
+  }
+  const sections = [...roots].sort().map((root) => {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name: string; version: string; license?: string };
+    const file = ["LICENSE", "LICENSE.md", "LICENSE.txt", "license"].map((f) => join(root, f)).find((f) => existsSync(f));
+    const text = file ? readFileSync(file, "utf8").trim() : `License: ${pkg.license ?? "see the package"}`;
+    return `${pkg.name} ${pkg.version} (${pkg.license ?? "see below"})\n${"-".repeat(60)}\n${text}\n`;
+  });
+  return `The chat page's script bundles these libraries.\n\n${sections.join("\n\n")}`;
+}

@@ -1,0 +1,465 @@
+// The chat page: one ES module, bundled with its libraries at build time (src/chat-page/assets.ts).
+// State is the session's records, folded into the client's MessageView; everything on screen is
+// drawn from it, so a reload or a session switch is a replay of the log.
+import { MessageView } from "../../client/message-view.ts";
+import { Connection } from "./connection.js";
+import { renderMarkdown } from "./markdown.js";
+import { refusalWords, settlementWords, statusWords } from "./words.js";
+
+const SESSION_RULE = /^[A-Za-z0-9._:~-]{1,128}$/;
+const RECORD_KINDS = [
+  "conversation_created",
+  "user_message",
+  "signal",
+  "assistant_message_started",
+  "assistant_text_delta",
+  "assistant_thinking_delta",
+  "assistant_tool_call",
+  "tool_outcome",
+  "assistant_message_completed",
+  "compaction",
+  "submission_settled",
+  "task_spawned",
+];
+/** How soon the listing is read again while a submission is between its settlement record and its row's finalize. */
+const FINISHING_RECHECK_MS = 300;
+/** Below this width the submissions panel starts folded away. */
+const NARROW = "(max-width: 720px)";
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+
+/** The page's state: where it points, the view of the session's records, and its stream. */
+const state = {
+  agent: "",
+  instance: params.get("instance") || "demo",
+  session: "default",
+  view: new MessageView(),
+  lastId: "",
+  source: null,
+  /** Submissions this tab dispatched whose settlement it has not seen yet. */
+  awaiting: new Set(),
+  /** The newest submissions listing (for Cancel). */
+  submissions: [],
+  reopenDelay: 250,
+  drawScheduled: false,
+  listingRecheck: null,
+};
+
+const connection = new Connection($("banner"), () => {
+  // Back after an outage: pick the stream up where it stopped, and read the listing again.
+  openStream();
+  void refreshSubmissions().catch(() => {});
+});
+
+const base = () => `/agents/${encodeURIComponent(state.agent)}/${encodeURIComponent(state.instance)}`;
+const sessionsKey = () => `harness-chat:${state.agent}:${state.instance}:sessions`;
+
+// ---- rendering: records → view items → DOM ------------------------------------------------
+
+/** Each item's element, kept while the item is on screen so unchanged items are not rebuilt. */
+const rendered = new WeakMap();
+
+function draw() {
+  state.drawScheduled = false;
+  const box = $("conversation");
+  const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+  box.replaceChildren(...state.view.items.map(elementOf));
+  if (atBottom) box.scrollTop = box.scrollHeight;
+}
+
+function scheduleDraw() {
+  if (state.drawScheduled) return;
+  state.drawScheduled = true;
+  requestAnimationFrame(draw);
+}
+
+/** The item's element, updated in place; its markdown is rendered again only when its text changed. */
+function elementOf(item) {
+  let entry = rendered.get(item);
+  if (!entry) {
+    entry = { el: create(item), key: "" };
+    rendered.set(item, entry);
+  }
+  const key = JSON.stringify(item);
+  if (entry.key !== key) {
+    entry.key = key;
+    update(entry.el, item);
+  }
+  return entry.el;
+}
+
+function create(item) {
+  const kind = item.kind === "compaction" || item.kind === "task" ? "note" : item.kind;
+  const el = document.createElement(item.kind === "compaction" ? "details" : "div");
+  el.className = "item";
+  el.dataset.kind = kind;
+  return el;
+}
+
+function update(el, item) {
+  switch (item.kind) {
+    case "user": {
+      el.replaceChildren();
+      if (item.origin) el.append(span("origin", item.origin === "followUp" ? "follow-up" : item.origin));
+      el.append(span("text", item.text));
+      break;
+    }
+    case "assistant": {
+      el.dataset.done = String(item.done);
+      el.dataset.interrupted = String(item.interrupted);
+      el.replaceChildren();
+      if (item.thinking) {
+        const thinking = document.createElement("details");
+        thinking.className = "thinking";
+        thinking.append(Object.assign(document.createElement("summary"), { textContent: "Thinking" }), span("text", item.thinking));
+        el.append(thinking);
+      }
+      const body = document.createElement("div");
+      body.className = "markdown";
+      renderMarkdown(body, item.text);
+      el.append(body);
+      if (item.interrupted) el.append(span("interrupted", "This reply was interrupted."));
+      break;
+    }
+    case "tool": {
+      const running = item.outcome === undefined;
+      el.dataset.state = running ? "running" : "done";
+      el.dataset.error = String(item.isError);
+      const head = document.createElement("div");
+      head.className = "tool-head";
+      head.append(span("tool-name", item.name), span("tool-status", running ? "running…" : item.isError ? "failed" : "done"));
+      const details = document.createElement("details");
+      details.append(Object.assign(document.createElement("summary"), { textContent: running ? "Arguments" : "Arguments and result" }));
+      details.append(pre(JSON.stringify(item.args ?? {}, null, 2)));
+      if (!running) details.append(pre(item.outcome));
+      el.replaceChildren(head, details);
+      break;
+    }
+    case "compaction": {
+      const summary = document.createElement("summary");
+      summary.textContent = "Conversation compacted: older messages were replaced by a summary";
+      const text = document.createElement("div");
+      text.className = "markdown";
+      renderMarkdown(text, item.text);
+      el.replaceChildren(summary, text);
+      break;
+    }
+    case "task":
+      el.textContent = `Handed to a subagent: ${item.text}`;
+      break;
+    case "settled":
+      el.dataset.status = item.status;
+      if (item.errorCode) el.dataset.errorCode = item.errorCode;
+      el.textContent = settlementWords(item);
+      break;
+  }
+}
+
+function span(className, text) {
+  const s = document.createElement("span");
+  s.className = className;
+  s.textContent = text;
+  return s;
+}
+
+function pre(text) {
+  const p = document.createElement("pre");
+  p.textContent = text;
+  return p;
+}
+
+// ---- the stream ----------------------------------------------------------------------------
+
+/**
+ * Follows the session's log from the last record seen. The server ends a stream once the
+ * session is idle and caught up; the EventSource then reconnects by itself (Last-Event-ID) and
+ * gets 204, which closes it for good: an idle tab does not poll. Sending reopens it.
+ */
+function openStream() {
+  if (state.source || !state.agent) return;
+  const query = new URLSearchParams({ session: state.session });
+  if (state.lastId) query.set("lastEventId", state.lastId);
+  const source = new EventSource(`${base()}?${query}`);
+  state.source = source;
+  setLive(true);
+  source.onopen = () => connection.reached();
+  for (const kind of RECORD_KINDS) source.addEventListener(kind, (e) => onRecord(JSON.parse(e.data)));
+  source.onerror = () => {
+    // Still CONNECTING: the browser retries by itself. The server may only have ended the stream
+    // (normal at idle), or be gone: the connection finds out which before saying anything.
+    if (source.readyState !== EventSource.CLOSED) return connection.suspect();
+    // 204 (idle and caught up), 404 (no conversation yet) or a refusal: closed for good.
+    if (state.source === source) state.source = null;
+    setLive(false);
+    // Sent while the stream was closing: follow it until it settles.
+    if (state.awaiting.size > 0) {
+      setTimeout(openStream, state.reopenDelay);
+      state.reopenDelay = Math.min(state.reopenDelay * 2, 5_000);
+    }
+  };
+}
+
+function closeStream() {
+  state.source?.close();
+  state.source = null;
+  setLive(false);
+}
+
+function setLive(live) {
+  document.body.dataset.stream = live ? "open" : "closed";
+  $("stream-state").textContent = live ? "live" : "";
+}
+
+function onRecord(record) {
+  connection.reached();
+  if (record.session !== state.session) return;
+  if (state.lastId && record.id <= state.lastId) return;
+  state.view.apply(record);
+  state.lastId = record.id;
+  state.reopenDelay = 250;
+  if (record.kind === "submission_settled") {
+    state.awaiting.delete(record.submissionId);
+    void refreshSubmissions().catch(() => {});
+  } else if (state.submissions.some((s) => s.id === record.submissionId && s.status === "queued")) {
+    // It started running: the listing says so (read once, when the first record of the run arrives).
+    state.submissions.find((s) => s.id === record.submissionId).status = "running";
+    void refreshSubmissions().catch(() => {});
+  }
+  scheduleDraw();
+}
+
+// ---- requests ------------------------------------------------------------------------------
+
+/** A request the server refused: its `{error, code}` in plain words. */
+class Refused extends Error {}
+
+async function call(method, path, body) {
+  let res;
+  try {
+    res = await fetch(`${base()}${path}`, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    connection.suspect();
+    throw new Refused(`Could not reach the server at ${location.host}.`);
+  }
+  connection.reached();
+  const text = await res.text();
+  let json = {};
+  try {
+    json = text === "" ? {} : JSON.parse(text);
+  } catch {
+    // not the harness's answer (a proxy's page): said below
+  }
+  if (!res.ok) throw new Refused(refusalWords(json.code, json.error ?? `HTTP ${res.status}`));
+  return json;
+}
+
+async function act(what) {
+  showError("");
+  try {
+    await what();
+  } catch (err) {
+    showError(err instanceof Refused ? err.message : `Something went wrong in the page: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function showError(text) {
+  $("error").textContent = text;
+}
+
+async function send() {
+  const body = $("message").value.trim();
+  if (body === "") return;
+  const { submissionId } = await call("POST", "", { kind: "user", body, session: state.session });
+  $("message").value = "";
+  state.awaiting.add(submissionId);
+  openStream();
+  await refreshSubmissions();
+}
+
+async function steer() {
+  const body = $("message").value.trim();
+  if (body === "") throw new Refused("Type the message to steer with first.");
+  await call("POST", "/steer", { body, session: state.session });
+  $("message").value = "";
+}
+
+/** The run to cancel: the newest unsettled submission of the session. */
+async function cancel() {
+  await refreshSubmissions();
+  const target = state.submissions.find((s) => s.status !== "settled");
+  if (!target) throw new Refused("Nothing is running in this session right now, so there is nothing to cancel.");
+  await call("POST", `/submissions/${encodeURIComponent(target.id)}/cancel`, { reason: "cancelled from the chat page" });
+  state.awaiting.add(target.id);
+  openStream();
+  await refreshSubmissions();
+}
+
+async function compact() {
+  const { submissionId } = await call("POST", "/compact", { session: state.session });
+  if (submissionId) state.awaiting.add(submissionId);
+  openStream();
+  await refreshSubmissions();
+}
+
+async function refreshSubmissions() {
+  const session = state.session;
+  const page = await call("GET", `/submissions?${new URLSearchParams({ session, limit: "20" })}`);
+  if (session !== state.session) return;
+  state.submissions = page.submissions;
+  $("submissions").tBodies[0].replaceChildren(...page.submissions.map(submissionRow));
+  // The settlement record is written before the row is finalized: a listing read on that record
+  // can still say `terminalizing`, so it is read again until the row says `settled`.
+  if (page.submissions.some((s) => s.status === "terminalizing") && state.listingRecheck === null) {
+    state.listingRecheck = setTimeout(() => {
+      state.listingRecheck = null;
+      refreshSubmissions().catch(() => {}); // a background read: the next settlement reads it again
+    }, FINISHING_RECHECK_MS);
+  }
+}
+
+function submissionRow(s) {
+  const row = document.createElement("tr");
+  row.dataset.id = s.id;
+  row.dataset.status = s.status;
+  if (s.outcome) row.dataset.outcome = s.outcome.errorCode ?? s.outcome.status;
+  const took = s.settledAt ? `${((s.settledAt - s.createdAt) / 1000).toFixed(1)} s` : "";
+  const tokens = s.outcome?.usage ? s.outcome.usage.totalTokens.toLocaleString("en") : "";
+  const when = new Date(s.createdAt).toLocaleTimeString();
+  for (const text of [when, statusWords(s), String(s.attemptCount), took, tokens]) {
+    const cell = document.createElement("td");
+    cell.textContent = text;
+    row.append(cell);
+  }
+  row.title = `${s.id}${s.outcome?.error ? `\n${s.outcome.error}` : ""}`;
+  return row;
+}
+
+// ---- agents and sessions -------------------------------------------------------------------
+
+function knownSessions() {
+  try {
+    const list = JSON.parse(localStorage.getItem(sessionsKey()) ?? "[]");
+    return Array.isArray(list) ? list.filter((s) => typeof s === "string" && SESSION_RULE.test(s)) : [];
+  } catch {
+    return [];
+  }
+}
+
+function remember(session) {
+  const list = knownSessions();
+  if (!list.includes(session)) localStorage.setItem(sessionsKey(), JSON.stringify([...list, session]));
+}
+
+function options(select, values, selected) {
+  select.replaceChildren(
+    ...values.map((value) => {
+      const option = document.createElement("option");
+      option.value = option.textContent = value;
+      option.selected = value === selected;
+      return option;
+    }),
+  );
+}
+
+/** Shows `session` from its first record: closes the old stream, replays the whole log. */
+function switchTo(session) {
+  closeStream();
+  state.session = session;
+  state.view = new MessageView();
+  state.lastId = "";
+  state.awaiting.clear();
+  state.submissions = [];
+  remember(session);
+  const query = new URLSearchParams({ agent: state.agent, instance: state.instance });
+  history.replaceState(null, "", `${location.pathname}?${query}#session=${encodeURIComponent(session)}`);
+  options($("session"), ["default", ...knownSessions().filter((s) => s !== "default")], session);
+  $("submissions").tBodies[0].replaceChildren();
+  draw();
+  openStream();
+  void act(refreshSubmissions);
+}
+
+function sessionFromHash() {
+  const session = new URLSearchParams(location.hash.slice(1)).get("session");
+  return session && SESSION_RULE.test(session) ? session : "default";
+}
+
+// ---- layout --------------------------------------------------------------------------------
+
+function showSubmissions(shown) {
+  document.body.dataset.submissions = shown ? "shown" : "hidden";
+  $("toggle-submissions").setAttribute("aria-expanded", String(shown));
+}
+
+// ---- wiring --------------------------------------------------------------------------------
+
+async function start() {
+  let config = { agents: [] };
+  try {
+    const res = await fetch("/chat-config.json", { cache: "no-store" });
+    config = await res.json();
+  } catch {
+    connection.suspect();
+  }
+  const agents = Array.isArray(config.agents) ? config.agents : [];
+  const wanted = params.get("agent");
+  state.agent = agents.includes(wanted) ? wanted : (agents[0] ?? "");
+  if (config.title) document.title = $("title").textContent = config.title;
+  options($("agent"), agents, state.agent);
+  document.body.dataset.agents = agents.length > 1 ? "many" : "one";
+  if (agents.length === 1 && !config.title) $("title").textContent = `${state.agent} · resolute-harness`;
+  $("instance").value = state.instance;
+  $("message").placeholder = config.placeholder || `Message ${state.agent}…`;
+  if (!state.agent) return showError("The server has no agents to chat with.");
+  showSubmissions(!matchMedia(NARROW).matches);
+  switchTo(sessionFromHash());
+}
+
+/** Another agent or instance: a page of its own (its sessions, its URL). */
+function goTo(agent, instance) {
+  location.assign(`${location.pathname}?${new URLSearchParams({ agent, instance })}`);
+}
+
+$("composer").addEventListener("submit", (e) => {
+  e.preventDefault();
+  void act(send);
+});
+$("message").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    void act(send);
+  }
+});
+$("steer").addEventListener("click", () => void act(steer));
+$("cancel").addEventListener("click", () => void act(cancel));
+$("compact").addEventListener("click", () => void act(compact));
+$("session").addEventListener("change", (e) => switchTo(e.target.value));
+$("agent").addEventListener("change", (e) => goTo(e.target.value, state.instance));
+$("instance-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const instance = $("instance").value.trim();
+  if (!/^[A-Za-z0-9._:~-]{1,256}$/.test(instance) || instance === "." || instance === "..") {
+    return showError("An instance name is 1 to 256 of A-Z a-z 0-9 . _ : ~ -");
+  }
+  if (instance !== state.instance) goTo(state.agent, instance);
+});
+$("new-session-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const name = $("new-session").value.trim();
+  if (!SESSION_RULE.test(name)) return showError("A session name is 1 to 128 of A-Z a-z 0-9 . _ : ~ -");
+  showError("");
+  $("new-session").value = "";
+  switchTo(name);
+});
+$("toggle-submissions").addEventListener("click", () => showSubmissions(document.body.dataset.submissions !== "shown"));
+// A tab brought back to the front checks the server is still there (an idle tab does not poll).
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible") connection.suspect();
+});
+window.addEventListener("online", () => connection.suspect());
+void start();

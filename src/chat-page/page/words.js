@@ -1,0 +1,73 @@
+// What the page says about statuses and errors, in plain words. The wire's codes stay in the
+// `data-*` attributes (and the submission's tooltip) for tools and tests; people read these.
+
+/** A submission's status in the listing. */
+export function statusWords(submission) {
+  if (submission.status === "settled") return submission.outcome ? outcomeWords(submission.outcome) : "finished";
+  if (submission.cancelRequested) return "stopping";
+  switch (submission.status) {
+    case "queued":
+      return "waiting its turn";
+    case "running":
+      return "running";
+    case "waiting":
+      return "waiting for a subagent";
+    case "terminalizing":
+      return "finishing";
+    default:
+      return submission.status;
+  }
+}
+
+/** A settled outcome in a few words: "done", "cancelled", "failed: timed out". */
+export function outcomeWords(outcome) {
+  if (outcome.status === "succeeded") return "done";
+  if (outcome.errorCode === "cancelled") return "cancelled";
+  if (outcome.errorCode === "cancelled_by_parent") return "cancelled with its parent";
+  return `failed: ${FAILURES[outcome.errorCode] ?? "error"}`;
+}
+
+/** Why a submission failed, by its error code. */
+const FAILURES = {
+  run_failed: "the run stopped with an error",
+  attempt_budget_exhausted: "it kept failing and ran out of retries",
+  timeout_exceeded: "it took too long",
+  settlement_indeterminate: "its outcome could not be recorded",
+  result_schema_invalid: "the reply did not match the requested format",
+  context_overflow: "the conversation is too long for the model",
+};
+
+/** The settlement line under a reply. */
+export function settlementWords(item) {
+  const tokens = item.usage?.totalTokens ? ` · ${item.usage.totalTokens.toLocaleString("en")} tokens` : "";
+  if (item.status === "succeeded") return `Done${tokens}`;
+  if (item.errorCode === "cancelled" || item.errorCode === "cancelled_by_parent") {
+    const reason = item.error?.replace(/^cancelled(?: by parent)?:\s*/, "");
+    return `Cancelled${reason && reason !== item.error ? ` (${reason})` : ""}${tokens}`;
+  }
+  const why = FAILURES[item.errorCode] ?? "the run stopped with an error";
+  return `Failed: ${why}${item.error ? ` (${item.error})` : ""}${tokens}`;
+}
+
+/** What a refused request means for the person who clicked. */
+const REFUSALS = {
+  no_run_in_flight: "Nothing is running in this session right now, so there is nothing to steer.",
+  conversation_not_found: "This session has no conversation yet: send a message first.",
+  already_settled: "That reply had already finished, so there was nothing to cancel.",
+  submission_not_found: "That submission is not in this session any more.",
+  unknown_agent: "The server has no agent by this name.",
+  payload_too_large: "That message is too long to send.",
+  runtime_closed: "The server is shutting down. Try again once it is back.",
+  unauthorized: "The server asks for a sign-in that this page does not have.",
+  origin_not_allowed: "The server refuses requests from this page's address.",
+  host_not_allowed: "The server refuses requests from this page's address.",
+  internal: "Something went wrong on the server. Its log says what.",
+};
+
+/** The sentence shown for a refused request: its code in plain words, else the server's message. */
+export function refusalWords(code, message) {
+  const known = REFUSALS[code];
+  if (known) return known;
+  if (message) return `The server refused that: ${message.charAt(0).toLowerCase()}${message.slice(1)}`;
+  return "The server refused that request.";
+}
