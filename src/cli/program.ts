@@ -7,44 +7,18 @@ import { functionUrlRegion } from "../client/sigv4.ts";
 import type { ConversationRecord, SettledPayload } from "../protocol/records.ts";
 import type { DispatchMessage } from "../protocol/dispatch.ts";
 import type { SubmissionStatus } from "../protocol/submission-view.ts";
-import { RecordRenderer, type TerminalOutput } from "./record-renderer.ts";
 import { addApprovalCommands } from "./approval-commands.ts";
+import { EXIT, usageError, type CliIo } from "./cli-io.ts";
+import { registerDevCommand } from "./dev-command.ts";
+import { RecordRenderer } from "./record-renderer.ts";
 import { formatPendingApprovals, formatSubmissionDetail, formatSubmissionPage } from "./submission-table.ts";
 
-/** What the `harness` command's exit status means; scripts branch on it. */
-export const EXIT = {
-  /** Done: admitted, delivered, settled `succeeded`, or (cancel) cancelled. */
-  ok: 0,
-  /** The submission settled `failed` (its error code is printed); for cancel: it settled otherwise than cancelled. */
-  settledFailed: 1,
-  /** The command line was wrong. */
-  usage: 2,
-  /** The harness refused the request (HTTP 4xx/5xx with `{error, code}`). */
-  refused: 3,
-  /** The harness could not be reached or did not answer like one. */
-  transport: 4,
-  /** Interrupted (Ctrl-C). */
-  interrupted: 130,
-} as const;
+export { EXIT, type CliIo } from "./cli-io.ts";
 
 export const DEFAULT_URL = "http://127.0.0.1:8484";
 
 /** The package's version (`harness --version`): package.json sits two folders up in src/ and dist/ alike. */
 export const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
-
-/** A command-line mistake: exit 2 with this message (which names the flag). */
-export function usageError(code: string, message: string): CommanderError {
-  return new CommanderError(EXIT.usage, `harness.${code}`, `error: ${message}`);
-}
-
-/** Where the CLI reads and writes: the process in `main.ts`, buffers in tests. */
-export interface CliIo {
-  stdout: TerminalOutput;
-  stderr: { write(text: string): void };
-  env: Readonly<Record<string, string | undefined>>;
-  /** Aborted on Ctrl-C. */
-  signal?: AbortSignal;
-}
 
 interface GlobalOptions {
   url: string;
@@ -72,7 +46,7 @@ export function parseTarget(target: string): { agent: string; instance: string }
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   let status: number = EXIT.ok;
   const program = new Command("harness")
-    .description("Talk to a resolute-harness server: send messages, tail conversations live, steer, cancel, compact, list submissions, approve or deny tool calls.")
+    .description("Start a project (init), run your agents locally (dev), and talk to a resolute-harness server: send messages, tail conversations live, steer, cancel, compact, list submissions, approve or deny tool calls.")
     .option("--url <url>", "the harness's base URL (env: HARNESS_URL)", io.env.HARNESS_URL || DEFAULT_URL)
     .option("--token <token>", "bearer token for the server's auth check (env: HARNESS_TOKEN)")
     .option("--sigv4", "sign requests with AWS SigV4 (an AWS_IAM function URL); credentials from the AWS default chain")
@@ -93,6 +67,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   };
   const client = () => clientFor(checkedGlobals(globals(), io.env));
   const print = (human: string, json: unknown) => io.stdout.write(globals().json ? `${JSON.stringify(json)}\n` : `${human}\n`);
+
+  registerDevCommand(program, io, (code) => (status = code));
 
   program
     .command("send")

@@ -1,0 +1,176 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EXIT } from "../../src/cli/program.ts";
+import { freePort } from "../examples/support.ts";
+
+/**
+ * `harness dev` as a user runs it, on an agents module of their own in a folder of its own: the
+ * API and the chat page on one port, the `.env` file loaded, and a new behaviour after an edit of
+ * the module (or of `.env`) without a restart by hand. Its failures: no module, a busy port.
+ */
+
+const MAIN = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+const SRC = join(import.meta.dirname, "..", "..", "src", "index.ts");
+const BLOCKS = join(import.meta.dirname, "..", "..", "src", "agent", "block-stream.ts");
+const POLL = { timeout: 60_000, interval: 250 };
+
+let dir: string;
+
+/** An agents module whose keyless agents answer `<tag> <GREETING>: <message>` (`tag` an expression: a string, or an import). */
+function agentsModule(tag: string, names: string[], imports = ""): string {
+  return `import type { AgentDefinition } from ${JSON.stringify(SRC)};
+import { keylessModel, streamBlocks } from ${JSON.stringify(BLOCKS)};
+${imports}
+function reply(tag: string): AgentDefinition {
+  return {
+    initialize: ({ env }) => ({
+      model: keylessModel("dev-test", "local"),
+      streamFn: (model, context) => {
+        const last = context.messages.at(-1);
+        const text = last?.role === "user" && typeof last.content === "string" ? last.content : "";
+        return streamBlocks(model, () => [{ type: "text", text: \`\${tag} \${env("GREETING") ?? "(no greeting)"}: \${text}\` }]);
+      },
+    }),
+  };
+}
+export const agents: Record<string, AgentDefinition> = { ${names.map((n) => `${JSON.stringify(n)}: reply(${tag})`).join(", ")} };
+`;
+}
+
+interface Dev {
+  proc: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+function startDev(args: string[], env: Record<string, string> = {}): Dev {
+  const proc = spawn(process.execPath, [MAIN, "dev", ...args], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let out = "";
+  proc.stdout!.on("data", (d) => (out += d));
+  proc.stderr!.on("data", (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => proc.on("exit", (code) => resolve(code)));
+  return { proc, output: () => out, exited };
+}
+
+async function ask(url: string, agent: string, body: string): Promise<string> {
+  const res = await fetch(`${url}/agents/${agent}/dev-test?wait=true`, { method: "POST", body: JSON.stringify({ kind: "user", body }) });
+  if (res.status !== 200) return `HTTP ${res.status}`;
+  const settled = (await res.json()) as { status: string; submissionId: string };
+  const stream = await (await fetch(`${url}/agents/${agent}/dev-test`)).text();
+  const completed = stream
+    .split("\n")
+    .filter((l) => l.startsWith("data: "))
+    .map((l) => JSON.parse(l.slice(6)) as { kind: string; submissionId: string; payload: { message?: { body?: { content?: { type: string; text?: string }[] } } } })
+    .filter((r) => r.kind === "assistant_message_completed" && r.submissionId === settled.submissionId);
+  return completed.map((r) => r.payload.message?.body?.content?.map((c) => c.text ?? "").join("") ?? "").join("");
+}
+
+/** Asks until the answer is what the current module gives (the server may be restarting). */
+async function answerOf(url: string, agent: string, body: string): Promise<string> {
+  try {
+    return await ask(url, agent, body);
+  } catch {
+    return "unreachable";
+  }
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "harness-dev-"));
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("harness dev", () => {
+  it("serves the module's agents and the chat page on one port, loads .env, and picks up edits of the module and of .env by itself", async () => {
+    writeFileSync(join(dir, "agents.ts"), agentsModule('"v1"', ["helper"]));
+    writeFileSync(join(dir, ".env"), "GREETING=hello\n");
+    const port = await freePort();
+    const dev = startDev([], { PORT: String(port) });
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      await expect.poll(() => dev.output(), POLL).toContain("harness dev · ");
+      // One line says where everything is.
+      const line = dev.output().split("\n").find((l) => l.startsWith("harness dev · "))!;
+      expect(line).toBe(
+        `harness dev · ${url} (chat page at /, API at /agents/<agent>/<instance>) · agents: helper from agents.ts · data: harness-data/harness.db · env: .env · saving a file reloads`,
+      );
+      expect(await answerOf(url, "helper", "hi")).toBe("v1 hello: hi");
+
+      // The chat page, from the package, offering the module's agents.
+      const page = await fetch(`${url}/`);
+      expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expect(await page.text()).toContain('<script type="module" src="/chat.js"></script>');
+      expect(await (await fetch(`${url}/chat-config.json`)).json()).toEqual({ agents: ["helper"] });
+      expect((await fetch(`${url}/chat.js`)).status).toBe(200);
+
+      // An edit of the module: new behaviour and a new agent, no restart by hand.
+      writeFileSync(join(dir, "agents.ts"), agentsModule('"v2"', ["helper", "second"]));
+      await expect.poll(() => answerOf(url, "helper", "again"), POLL).toBe("v2 hello: again");
+      expect(await (await fetch(`${url}/chat-config.json`)).json()).toEqual({ agents: ["helper", "second"] });
+      expect(await answerOf(url, "second", "hey")).toBe("v2 hello: hey");
+      // The conversation survived the restart: it lives in the SQLite store.
+      const stream = await (await fetch(`${url}/agents/helper/dev-test`)).text();
+      expect(stream).toContain("v1 hello: hi");
+      expect(stream).toContain("v2 hello: again");
+
+      // An edit of .env: the server starts again with it.
+      writeFileSync(join(dir, ".env"), "GREETING=bonjour\n");
+      await expect.poll(() => answerOf(url, "helper", "encore"), POLL).toBe("v2 bonjour: encore");
+
+      // A broken module is said in one line, and the next save brings the server back.
+      writeFileSync(join(dir, "agents.ts"), "export const agents = ;\n");
+      await expect.poll(() => dev.output(), POLL).toContain("harness dev: cannot load agents.ts: ");
+      writeFileSync(join(dir, "tag.ts"), 'export const TAG = "v3";\n');
+      writeFileSync(join(dir, "agents.ts"), agentsModule("TAG", ["helper"], 'import { TAG } from "./tag.ts";'));
+      await expect.poll(() => answerOf(url, "helper", "fixed"), POLL).toBe("v3 bonjour: fixed");
+      // A file the module imports is watched too.
+      writeFileSync(join(dir, "tag.ts"), 'export const TAG = "v4";\n');
+      await expect.poll(() => answerOf(url, "helper", "imported"), POLL).toBe("v4 bonjour: imported");
+      expect(dev.output()).toContain("harness dev: tag.ts changed, restarting");
+    } finally {
+      process.kill(-dev.proc.pid!, "SIGINT");
+    }
+    // Ctrl-C: the server closes gracefully (in-flight work released, not failed).
+    expect(await dev.exited).not.toBeNull();
+    expect(dev.output()).toContain("SIGINT: closing (in-flight work is released, not failed)");
+    expect(dev.output()).not.toMatch(/ExperimentalWarning/);
+  }, 240_000);
+
+  it("no agents module: exit 2 saying what to pass; a busy port: one line naming it and PORT=, exit 1", async () => {
+    const empty = mkdtempSync(join(tmpdir(), "harness-dev-empty-"));
+    try {
+      const none = startDev(["missing.ts"]);
+      expect(await none.exited).toBe(EXIT.usage);
+      expect(none.output()).toBe(
+        "error: no agents module at missing.ts: pass the file that exports `agents` (harness dev path/to/agents.ts), or run `harness init` for a starting point\n",
+      );
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+
+    writeFileSync(join(dir, "agents.ts"), agentsModule('"v1"', ["helper"]));
+    const holder: Server = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const { port } = holder.address() as { port: number };
+    try {
+      const busy = startDev(["agents.ts", "--port", String(port)]);
+      expect(await busy.exited).toBe(1);
+      expect(busy.output()).toBe(
+        `harness dev: port ${port} on 127.0.0.1 is already in use (another server, or an earlier run of this one, listens there): stop it, or start with PORT=<another port> or --port <another port> (0 picks a free one)\n`,
+      );
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  }, 60_000);
+});
