@@ -10,6 +10,7 @@ import type { SubmissionStatus } from "../protocol/submission-view.ts";
 import { addApprovalCommands } from "./approval-commands.ts";
 import { EXIT, usageError, type CliIo } from "./cli-io.ts";
 import { registerDevCommand } from "./dev-command.ts";
+import { registerInitCommand } from "./init-command.ts";
 import { RecordRenderer } from "./record-renderer.ts";
 import { formatPendingApprovals, formatSubmissionDetail, formatSubmissionPage } from "./submission-table.ts";
 
@@ -68,6 +69,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const client = () => clientFor(checkedGlobals(globals(), io.env));
   const print = (human: string, json: unknown) => io.stdout.write(globals().json ? `${JSON.stringify(json)}\n` : `${human}\n`);
 
+  registerInitCommand(program, io, (code) => (status = code));
   registerDevCommand(program, io, (code) => (status = code));
 
   program

@@ -8,8 +8,8 @@
  * Slow (a build, an install and four bundles): one file, generous timeouts. The install prefers
  * npm's cache (`--prefer-offline`), which the repository's own `npm ci` has filled.
  */
-import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,9 +47,9 @@ interface Run {
   output: string;
 }
 
-async function run(cmd: string, args: string[], cwd: string, timeout = 10 * MINUTE): Promise<Run> {
+async function run(cmd: string, args: string[], cwd: string, timeout = 10 * MINUTE, env: Record<string, string> = {}): Promise<Run> {
   try {
-    const { stdout, stderr } = await execFileAsync(cmd, args, { cwd, env: childEnv(), timeout, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await execFileAsync(cmd, args, { cwd, env: { ...childEnv(), ...env }, timeout, maxBuffer: 64 * 1024 * 1024 });
     return { code: 0, stdout, output: stdout + stderr };
   } catch (error) {
     const e = error as { code?: number | string; stdout?: string; stderr?: string; message?: string };
@@ -191,7 +191,7 @@ describe("the packed tarball", () => {
     expect(tarballFiles).toContain("README.md");
     expect(tarballFiles).toContain("package.json");
     for (const f of tarballFiles.filter((f) => !["LICENSE", "README.md", "package.json"].includes(f))) {
-      expect(f.startsWith("dist/"), f).toBe(true);
+      expect(f.startsWith("dist/") || f.startsWith("templates/init/"), f).toBe(true);
       expect(f, f).not.toMatch(/\.test\.|local-cloud|^dist\/(src|dev|test|bench|examples|scripts|tools)\//);
     }
     for (const role of ["http", "worker", "dlq", "sweeper"]) expect(tarballFiles).toContain(`dist/lambda/${role}.js`);
@@ -310,4 +310,139 @@ describe("an app of your own (README: Deploy your own agents)", () => {
       }
     });
   });
+});
+
+/**
+ * A process of the app started the way a user starts it (`npm start`, `npm run dev`), resolved
+ * once it prints the line `ready` matches; killed (its process group) by `stop`.
+ */
+async function startApp(cwd: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ match: RegExpExecArray; output(): string; stop(signal?: NodeJS.Signals): Promise<number | null> }> {
+  const proc = spawn("npm", args, { cwd, env: { ...childEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  let out = "";
+  proc.stdout!.on("data", (d) => (out += d));
+  proc.stderr!.on("data", (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => proc.on("exit", (code) => resolve(code)));
+  const stop = async (signal: NodeJS.Signals = "SIGTERM") => {
+    try {
+      process.kill(-proc.pid!, signal);
+    } catch {
+      // gone already
+    }
+    return await exited;
+  };
+  const deadline = Date.now() + 2 * MINUTE;
+  for (;;) {
+    const match = ready.exec(out);
+    if (match) return { match, output: () => out, stop };
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      await stop("SIGKILL");
+      throw new Error(`npm ${args.join(" ")} did not come up:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A free port on 127.0.0.1. */
+async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe("npm run build keeps the bin executable", () => {
+  it("dist/cli/main.js has its execute bits, and npx harness runs in the repository", async () => {
+    expect(statSync(join(repoRoot, "dist/cli/main.js")).mode & 0o111).toBe(0o111);
+    const version = await run("npx", ["--no-install", "harness", "--version"], repoRoot);
+    expect(version.code, version.output).toBe(0);
+    expect(version.stdout).toBe(`${repoPackage.version}\n`);
+  });
+});
+
+describe("harness init (from the packed tarball) into an empty folder", () => {
+  let project: string;
+
+  beforeAll(async () => {
+    project = join(work, "scaffolded");
+    // The harness bin the README app installed from the tarball.
+    const init = await timed("harness init", () => run(join(app, "node_modules/.bin/harness"), ["init", "scaffolded"], work));
+    expect(init.code, init.output).toBe(0);
+    expect(init.stdout).toContain("Created scaffolded: .env.example, .gitignore, README.md, agents.ts, app.ts, cdk.json, main.ts, package.json, tsconfig.json");
+    // The package is not on the registry: its pinned version is satisfied by the tarball.
+    const install = await timed("npm install (init)", () => run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball], project));
+    expect(install.code, install.output).toBe(0);
+  }, 30 * MINUTE);
+
+  it("writes a module package with the Node floor the harness needs, and refuses to overwrite it", async () => {
+    const pkg = JSON.parse(readFileSync(join(project, "package.json"), "utf8")) as { type: string; engines: { node: string }; scripts: Record<string, string>; dependencies: Record<string, string> };
+    expect(pkg.type).toBe("module");
+    expect(pkg.engines.node).toBe(">=22.19.0");
+    expect(pkg.scripts).toMatchObject({ start: "node main.ts", dev: "harness dev", typecheck: "tsc" });
+    expect(pkg.dependencies["resolute-harness"]).toMatch(/^file:/); // npm install <tarball> wrote it
+    for (const name of ["aws-cdk-lib", "constructs", "esbuild"]) expect(pkg.dependencies[name]).toBe(repoPackage.devDependencies[name]);
+    const cdk = JSON.parse(readFileSync(join(project, "cdk.json"), "utf8")) as { app: string; context: Record<string, unknown> };
+    expect(cdk.app).toBe("node app.ts");
+    const again = await run(join(app, "node_modules/.bin/harness"), ["init", "scaffolded"], work);
+    expect(again.code).toBe(2);
+    expect(again.output).toContain("error: scaffolded already has");
+  });
+
+  it("type-checks with tsc --strict (npm run typecheck)", async () => {
+    const tsconfig = JSON.parse(readFileSync(join(project, "tsconfig.json"), "utf8")) as { compilerOptions: { strict: boolean } };
+    expect(tsconfig.compilerOptions.strict).toBe(true);
+    const result = await timed("tsc (init)", () => run("npm", ["run", "typecheck"], project));
+    expect(result.code, result.output).toBe(0);
+  }, 15 * MINUTE);
+
+  it("npm start: a reply over HTTP, the chat page, no warning, a clean stop", async () => {
+    const port = await freePort();
+    const server = await startApp(project, ["start"], { PORT: String(port) }, /listening on (http:\/\/\S+)/);
+    try {
+      const url = server.match[1]!;
+      expect(url).toBe(`http://127.0.0.1:${port}`);
+      const res = await fetch(`${url}/agents/assistant/demo?wait=true`, { method: "POST", body: JSON.stringify({ kind: "user", body: "what time is it?" }) });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ status: "succeeded" });
+      const stream = await (await fetch(`${url}/agents/assistant/demo`)).text();
+      expect(stream).toContain('"toolName":"clock"');
+      expect(stream).toMatch(/The time is \d{4}-/);
+      const page = await fetch(`${url}/`);
+      expect(await page.text()).toContain("<title>resolute-harness chat</title>");
+      expect((await fetch(`${url}/chat.js`)).status).toBe(200);
+      // Started again on the same port: one line naming it and PORT=, exit 1.
+      const busy = await run("npm", ["start"], project, MINUTE, { PORT: String(port) });
+      expect(busy.code).toBe(1);
+      expect(busy.output).toContain(`port ${port} on 127.0.0.1 is already in use (another server, or an earlier run of this one, listens there): stop it, or start with PORT=<another port> (PORT=0 picks a free one)`);
+      expect(busy.output).not.toMatch(/\n\s+at /);
+    } finally {
+      expect(await server.stop("SIGTERM")).toBe(0);
+    }
+    expect(server.output()).not.toMatch(/ExperimentalWarning|SQLite is an experimental/);
+  }, 5 * MINUTE);
+
+  it("npm run dev: the chat page and the agents from the package's built dev server", async () => {
+    const port = await freePort();
+    const dev = await startApp(project, ["run", "dev"], { PORT: String(port) }, /harness dev · (http:\/\/\S+)/);
+    try {
+      const url = dev.match[1]!;
+      expect(await (await fetch(`${url}/chat-config.json`)).json()).toEqual({ agents: ["assistant"] });
+      const js = await (await fetch(`${url}/chat.js`)).text();
+      expect(js.startsWith("/*! Licenses of the libraries bundled here: /chat.js.LICENSE.txt */")).toBe(true);
+      const res = await fetch(`${url}/agents/assistant/dev?wait=true`, { method: "POST", body: JSON.stringify({ kind: "user", body: "hello" }) });
+      expect(await res.json()).toMatchObject({ status: "succeeded" });
+    } finally {
+      await dev.stop("SIGINT");
+    }
+    expect(dev.output()).not.toMatch(/ExperimentalWarning/);
+  }, 5 * MINUTE);
+
+  it("npx cdk synth: the template and the four function bundles, offline", async () => {
+    const result = await timed("cdk synth (init)", () => run(join(project, "node_modules/.bin/cdk"), ["synth", "--quiet", "--no-notices"], project));
+    expect(result.code, result.output).toBe(0);
+    const template = JSON.parse(readFileSync(join(project, "cdk.out", "Scaffolded.template.json"), "utf8")) as { Resources: Record<string, { Type: string }> };
+    const functions = Object.entries(template.Resources).filter(([id, r]) => r.Type === "AWS::Lambda::Function" && /^Harness(Http|Worker|Dlq|Sweeper)Function/.test(id));
+    expect(functions).toHaveLength(4);
+  }, 15 * MINUTE);
 });
