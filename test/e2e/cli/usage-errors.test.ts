@@ -2,21 +2,12 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-<<<<<<<< HEAD:test/e2e/cli/usage-errors.test.ts
 import { EXIT } from "../../../src/cli/program.ts";
 import { serve, type ServerHandle } from "../../../src/server/server.ts";
 import { createRuntime, type Runtime } from "../../../src/runtime/runtime.ts";
 import { localModel } from "../../../src/agent/local-model.ts";
 import { createMemoryStore } from "../../../src/memory/index.ts";
 import { harness, harnessProcess } from "./support.ts";
-========
-import { EXIT } from "../../src/cli/program.ts";
-import { serve, type ServerHandle } from "../../src/server/server.ts";
-import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { localModel } from "../../src/agent/local-model.ts";
-import { createMemoryStore } from "../../src/memory/index.ts";
-import { harness, harnessProcess } from "../cli/support.ts";
->>>>>>>> 3555203 (Tests: the CLI usage-error test is a process test (test/e2e)):test/e2e/cli-usage-errors.test.ts
 
 /**
  * The CLI's first-hour failures (issue 26): each says what is wrong and what to do, with the exit
