@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, ROOT } from "../examples/support.ts";
+import { freePort, ROOT } from "./examples/support.ts";
 
 /**
  * Every entry point a user starts from this repository, on a port another process holds: one line

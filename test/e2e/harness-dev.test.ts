@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../../src/cli/program.ts";
-import { freePort } from "../examples/support.ts";
+import { freePort } from "./examples/support.ts";
 
 /**
  * `harness dev` as a user runs it, on an agents module of their own in a folder of its own: the
