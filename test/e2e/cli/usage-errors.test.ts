@@ -44,7 +44,7 @@ async function closedPort(): Promise<number> {
 
 describe("harness CLI: failures that say what to do", () => {
   it("--version prints the package's version and exits 0", async () => {
-    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, "../../package.json"), "utf8")) as { version: string };
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, "../../../package.json"), "utf8")) as { version: string };
     for (const flag of ["--version", "-V"]) {
       expect(await harness([flag])).toEqual({ code: EXIT.ok, stdout: `${version}\n`, stderr: "" });
     }

@@ -176,7 +176,9 @@ async function accessibilityViolations(page: Page): Promise<string[]> {
   return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
 }
 
-describe.skipIf(!CHROMIUM)("examples/chat in headless Chromium", () => {
+// Each test drives a page through several replies; on a loaded machine that takes longer than
+// vitest's 30 s (the polls inside keep their own bounds).
+describe.skipIf(!CHROMIUM)("examples/chat in headless Chromium", { timeout: 90_000 }, () => {
   it("streams a reply as it is written, steers a run during its slow tool, and lists the submissions in plain words", async () => {
     const page = await openChat("browser-1");
     await send(page, "tell me a story about lighthouses and the sea at night");
@@ -433,9 +435,10 @@ describe.skipIf(!CHROMIUM)("examples/chat in headless Chromium", () => {
       expect(await settledItems(page).first().getAttribute("data-status")).toBe("succeeded");
       await shot(page, "11-recovered");
 
-      // The log holds both attempts' text: the page left the first out.
+      // The log holds the killed attempt's text and the new one's (a third when a starved heartbeat
+      // lets the short lease lapse on a loaded machine): the page showed the reply once regardless.
       const records = await recordsOf("crash", crashing.url);
-      expect(new Set(records.filter((r) => r.kind === "assistant_text_delta").map((r) => r.attemptId)).size).toBe(2);
+      expect(new Set(records.filter((r) => r.kind === "assistant_text_delta").map((r) => r.attemptId)).size).toBeGreaterThanOrEqual(2);
       await page.close();
     } finally {
       process.kill(-crashing.proc.pid!, "SIGKILL");
