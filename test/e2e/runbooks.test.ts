@@ -8,7 +8,14 @@ import { runRunbook } from "../support/runbook.ts";
  * free; `./harness-data` from a temporary folder), each `# →` line checked against the output.
  * Point it at more markdown files by adding them here.
  */
-const RUNBOOKS = ["examples/triage/README.md", "examples/github-bot/README.md"];
+const RUNBOOKS = [
+  "examples/triage/README.md",
+  "examples/github-bot/README.md",
+  "examples/coder/README.md",
+  "examples/multitenant/README.md",
+  "examples/chat/README.md",
+  "examples/scheduler/README.md",
+];
 
 const isolated = spawnSync("unshare", ["-rmnpf", "--mount-proc", "true"]).status === 0;
 if (!isolated && process.env.CI) throw new Error("runbook tests need unshare (user, mount, network and PID namespaces)");
