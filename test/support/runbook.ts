@@ -144,7 +144,8 @@ export async function runRunbook(file: string, options: { commandTimeoutMs?: num
         command = command.replaceAll("<pid>", lastPid).replaceAll("<submissionId>", lastSubmission);
         const i = n + 1;
         if (SERVER.test(command)) {
-          const key = /PORT=(\d+)/.exec(command)?.[1] ?? command.replace(/^(\w+=\S+\s+)+/, "");
+          // The same server (its port, else its command without variables or comment) is stopped first.
+          const key = /PORT=(\d+)/.exec(command)?.[1] ?? command.replace(/^(\w+=\S+\s+)+/, "").replace(/\s+#.*$/, "").trim();
           const previous = servers.get(key);
           if (previous) await exec(`kill -INT -- -${previous} 2>/dev/null; while kill -0 -- -${previous} 2>/dev/null; do sleep 0.1; done`);
           await exec(`{ ${command}\n} > ${scratch}/out.${i} 2>&1 < /dev/null & echo "__JOB__ $!"`);
