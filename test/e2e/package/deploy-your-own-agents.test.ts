@@ -316,7 +316,12 @@ describe("an app of your own (README: Deploy your own agents)", () => {
  * A process of the app started the way a user starts it (`npm start`, `npm run dev`), resolved
  * once it prints the line `ready` matches; killed (its process group) by `stop`.
  */
-async function startApp(cwd: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ match: RegExpExecArray; output(): string; stop(signal?: NodeJS.Signals): Promise<number | null> }> {
+async function startApp(
+  cwd: string,
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<{ match: RegExpExecArray; pid: number; output(): string; stop(signal?: NodeJS.Signals): Promise<number | null>; exited: Promise<number | null> }> {
   const proc = spawn("npm", args, { cwd, env: { ...childEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let out = "";
   proc.stdout!.on("data", (d) => (out += d));
@@ -333,13 +338,32 @@ async function startApp(cwd: string, args: string[], env: Record<string, string>
   const deadline = Date.now() + 2 * MINUTE;
   for (;;) {
     const match = ready.exec(out);
-    if (match) return { match, output: () => out, stop };
+    if (match) return { match, pid: proc.pid!, output: () => out, stop, exited };
     if (proc.exitCode !== null || Date.now() > deadline) {
       await stop("SIGKILL");
       throw new Error(`npm ${args.join(" ")} did not come up:\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * The process of `group` (a process group's id) whose argv `matches`: the server under `npm start`,
+ * so a stop can go to it alone (npm, signalled itself, dies of the signal and hides the server's
+ * exit status; signalled through its child, it exits with the child's status).
+ */
+function groupMember(group: number, matches: (argv: string[]) => boolean): number | undefined {
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+      if (pgrp === group && matches(argv)) return Number(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
 }
 
 /** A free port on 127.0.0.1. */
@@ -417,7 +441,13 @@ describe("harness init (from the packed tarball) into an empty folder", () => {
       expect(busy.output).toContain(`port ${port} on 127.0.0.1 is already in use (another server, or an earlier run of this one, listens there): stop it, or start with PORT=<another port> (PORT=0 picks a free one)`);
       expect(busy.output).not.toMatch(/\n\s+at /);
     } finally {
-      expect(await server.stop("SIGTERM")).toBe(0);
+      // SIGTERM to the server (as a container runtime sends it): it closes and exits 0, which npm
+      // passes on as its own status.
+      const node = groupMember(server.pid, (argv) => /(^|\/)node$/.test(argv[0] ?? "") && argv.at(-1) === "main.ts");
+      if (node === undefined) await server.stop("SIGKILL");
+      expect(node, "the node process running main.ts under npm start").toBeDefined();
+      process.kill(node!, "SIGTERM");
+      expect(await server.exited).toBe(0);
     }
     expect(server.output()).not.toMatch(/ExperimentalWarning|SQLite is an experimental/);
   }, 5 * MINUTE);
