@@ -18,6 +18,8 @@ const ENGINE = "an engine step: test/unit/runtime/runtime.test.ts, test/scenario
 const DRIVE = "a part of the drive: test/unit/drive/drive*.test.ts";
 const SQS = "a part of the SQS queue: test/unit/sqs/*.aws.test.ts";
 const SERVER = "the embedded server: test/e2e/examples/quickstart.test.ts, test/unit/http/request-body.property.test.ts";
+const CHAT_PAGE = "the chat page, served and driven in headless Chromium: test/e2e/examples/chat.test.ts; from the package: test/e2e/package/deploy-your-own-agents.test.ts";
+const DEV = "harness dev, run as a process on a module of its own: test/e2e/harness-dev.test.ts (and npm run dev of a project from the packed tarball)";
 const HTTP = "a part of the HTTP app: test/unit/http/app.test.ts and origin-guard.test.ts";
 
 export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
@@ -37,7 +39,14 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "cdk/nag-suppressions.ts": CDK,
   "cdk/provider-retries.ts": CDK,
   "cdk/table-schema.ts": CDK,
+  "chat-page/assets.ts": CHAT_PAGE,
+  "chat-page/mount-chat-page.ts": CHAT_PAGE,
   "cli/approval-commands.ts": CLI,
+  "cli/cli-io.ts": CLI,
+  "cli/dev-command.ts": DEV,
+  "cli/dev-server.ts": DEV,
+  "cli/file-watcher.ts": DEV,
+  "cli/init-command.ts": "harness init from the packed tarball, then install, tsc, npm start, cdk synth: test/e2e/package/deploy-your-own-agents.test.ts",
   "cli/main.ts": CLI,
   "cli/program.ts": CLI,
   "cli/submission-table.ts": CLI,
@@ -154,6 +163,7 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "runtime/waits.ts": "decisions, callbacks, pending approvals: test/scenarios/approvals.test.ts, callbacks.test.ts",
   "server/index.ts": ENTRY,
   "server/malformed-requests.ts": SERVER,
+  "server/port-check.ts": "checkPortFree: test/unit/server/listen-failed.test.ts; every entry point's busy port: test/e2e/entry-point-failures.test.ts",
   "server/server.ts": SERVER,
   "sqlite/attachments.ts": SQLITE,
   "sqlite/busy.ts": SQLITE,
@@ -162,6 +172,7 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "sqlite/conversation-log.ts": SQLITE,
   "sqlite/inbox.ts": SQLITE,
   "sqlite/index.ts": ENTRY,
+  "sqlite/node-sqlite.ts": "node:sqlite loaded without its warning: test/unit/sqlite/sqlite-warning.test.ts",
   "sqlite/open-failed.ts": SQLITE,
   "sqlite/schema.ts": SQLITE,
   "sqlite/statements.ts": SQLITE,
