@@ -51,6 +51,31 @@ export class AttachmentNotFound extends HarnessError {
   }
 }
 
+/**
+ * An upload the attachment policy refuses: an unsupported media type (the message names the
+ * allowed ones), a size over its type's limit, bytes that are not what the type says, or a direct
+ * upload whose bytes do not match its declared digest. Nothing was stored.
+ */
+export class InvalidAttachment extends HarnessError {
+  constructor(message: string) {
+    super("invalid_attachment", message);
+  }
+}
+
+/** A direct upload id that names no pending or completed upload. */
+export class UploadNotFound extends HarnessError {
+  constructor(uploadId: string) {
+    super("upload_not_found", `upload not found: ${uploadId}`);
+  }
+}
+
+/** Direct uploads need blob storage that takes uploads itself (S3); this deployment has none. */
+export class UploadsUnsupported extends HarnessError {
+  constructor(inlineLimit: number) {
+    super("uploads_unsupported", `direct uploads are not available here: POST /attachments takes attachments of up to ${inlineLimit} bytes`);
+  }
+}
+
 /** A store file or table was written by a newer schema than this code understands. */
 export class UnsupportedSchema extends HarnessError {
   constructor(message: string) {

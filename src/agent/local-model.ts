@@ -2,6 +2,7 @@ import type { StreamFn } from "@earendil-works/pi-agent-core";
 import { contentText, type Api, type Message, type Model } from "@earendil-works/pi-ai";
 import { keylessModel, streamBlocks, type StreamBlock } from "./block-stream.ts";
 import { CLOCK_TOOL_NAME } from "./clock-tool.ts";
+import { contentDigest } from "../conversation/content-digest.ts";
 import { PREVIOUS_SUMMARY_CLOSE, PREVIOUS_SUMMARY_OPEN, SUMMARY_TRANSCRIPT_CLOSE, SUMMARY_TRANSCRIPT_OPEN } from "../drive/summarizer.ts";
 
 export interface LocalModelOptions {
@@ -20,7 +21,8 @@ export interface LocalModelOptions {
 
 /**
  * The deterministic keyless model used by tests and the quickstart. It echoes the last user
- * message as `You said: <text>`, streamed in small deltas. When that message mentions "time" it
+ * message as `You said: <text>`, streamed in small deltas, and lists the images it received (type,
+ * size and the digest of the bytes). When that message mentions "time" it
  * first calls the `clock` tool, then answers `The time is <result>.` Tool call ids derive from
  * the transcript position, so a recovered run asks for the same call. Asked for a summary (by
  * the harness's compaction), it answers deterministically with the previous summary's lines
@@ -28,7 +30,8 @@ export interface LocalModelOptions {
  * repeated ones visibly build on each other.
  */
 export function localModel(options: LocalModelOptions = {}): { model: Model<Api>; streamFn: StreamFn } {
-  const model = keylessModel("local-echo", "local");
+  // It reads the images it is sent (it describes them), so it declares image input.
+  const model: Model<Api> = { ...keylessModel("local-echo", "local"), input: ["text", "image"] };
   const stampAfterMs = options.stampAfterMs;
   const streamFn: StreamFn = (m, context, streamOptions) =>
     streamBlocks(m, stampAfterMs === undefined ? () => answer(context.messages) : () => stamped(answer(context.messages), stampAfterMs), {
@@ -69,7 +72,22 @@ function answer(messages: readonly Message[]): StreamBlock[] {
       return [{ type: "text", text: `The time is ${contentText(result.content)}.` }];
     }
   }
-  return [{ type: "text", text: `You said: ${text}` }];
+  return [{ type: "text", text: `You said: ${text}${describeImages(user.content)}` }];
+}
+
+/**
+ * What the keyless model says about the images it was sent, computed from the bytes it received
+ * (type, size and digest), so a test can tell an image reached the model, not just its label.
+ */
+function describeImages(content: Extract<Message, { role: "user" }>["content"]): string {
+  if (typeof content === "string") return "";
+  const images = content.filter((block) => block.type === "image");
+  if (images.length === 0) return "";
+  const lines = images.map((image) => {
+    const bytes = Buffer.from(image.data, "base64");
+    return `- ${image.mimeType}, ${bytes.byteLength} bytes, ${contentDigest(bytes)}`;
+  });
+  return `\nI received ${images.length} image${images.length === 1 ? "" : "s"}:\n${lines.join("\n")}`;
 }
 
 /** Characters of each transcript line the local summary keeps. */

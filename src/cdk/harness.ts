@@ -117,6 +117,8 @@ export class Harness extends Construct {
       removalPolicy,
       lifecycleRules: [
         { id: "abort-incomplete-uploads", abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        // Direct uploads never completed (ADR 0034): nothing references them.
+        { id: "expire-abandoned-direct-uploads", prefix: "uploads/", expiration: Duration.days(1) },
         ...(props.objectExpiration ? [{ id: "expire-objects", expiration: props.objectExpiration }] : []),
       ],
     });
@@ -363,6 +365,10 @@ export class Harness extends Construct {
     );
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({ sid: "HarnessBucketList", actions: ["s3:ListBucket"], resources: [this.bucket.bucketArn] }),
+    );
+    // A direct upload's staged object is deleted once it is verified and stored (ADR 0034).
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ sid: "HarnessUploadsDelete", actions: ["s3:DeleteObject"], resources: [this.bucket.arnForObjects("uploads/*")] }),
     );
   }
 

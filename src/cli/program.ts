@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { extname } from "node:path";
 import { Command, CommanderError } from "commander";
 import { createClient, type HarnessClient } from "../client/client.ts";
 import { HarnessHttpError } from "../client/http-error.ts";
@@ -82,11 +83,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option("--schema <file>", "a JSON Schema file: ask for a structured result")
     .option("--signal <type>", "send as a signal of this type instead of a user message")
     .option("--dispatch-id <id>", "idempotency key: the same id and message answer the same submission")
-    .action(async (target: string, text: string, opts: { session: string; wait?: boolean; schema?: string; signal?: string; dispatchId?: string }) => {
+    .option("-a, --attach <file>", "attach a file (repeatable; its type from the extension: .png .jpg .gif .webp .txt .md .csv .json .pdf)", collect, [])
+    .action(async (target: string, text: string, opts: { session: string; wait?: boolean; schema?: string; signal?: string; dispatchId?: string; attach: string[] }) => {
       const { agent, instance } = parseTarget(target);
       const message: DispatchMessage = opts.signal ? { kind: "signal", body: text, signal: { type: opts.signal } } : { kind: "user", body: text };
       if (opts.schema) message.resultSchema = await readSchema(opts.schema);
+      if (opts.attach.length > 0 && opts.signal) throw new CommanderError(EXIT.usage, "harness.attach", "error: --attach goes with a user message, not --signal");
+      const files = await Promise.all(opts.attach.map(readAttachment));
       const c = client();
+      if (files.length > 0) message.attachments = [];
+      for (const file of files) message.attachments!.push(await c.uploadAttachment(file.data, file.mediaType, { signal: io.signal }));
       const ids = await c.dispatch(agent, instance, message, { session: opts.session, dispatchId: opts.dispatchId, signal: io.signal });
       if (!opts.wait) {
         print(`admitted ${ids.submissionId} (conversation ${ids.conversationId})`, ids);
@@ -293,6 +299,36 @@ function clientFor(options: GlobalOptions): HarnessClient {
     ...(options.token ? { headers: { authorization: `Bearer ${options.token}` } } : {}),
     ...(options.sigv4 ? { sigv4: options.region ? { region: options.region } : true } : {}),
   });
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** Media types of the extensions `--attach` knows (the server's policy decides what it takes). */
+const MEDIA_TYPES: Record<string, string> = {
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".txt": "text/plain",
+  ".md": "text/markdown",
+  ".csv": "text/csv",
+  ".json": "application/json",
+  ".pdf": "application/pdf",
+};
+
+async function readAttachment(file: string): Promise<{ data: Uint8Array; mediaType: string }> {
+  const mediaType = MEDIA_TYPES[extname(file).toLowerCase()];
+  if (mediaType === undefined) {
+    throw new CommanderError(EXIT.usage, "harness.attach", `error: cannot tell the type of ${file}: use one of ${Object.keys(MEDIA_TYPES).join(" ")}`);
+  }
+  try {
+    return { data: new Uint8Array(await readFile(file)), mediaType };
+  } catch (err) {
+    throw new CommanderError(EXIT.usage, "harness.attach", `error: cannot read ${file}: ${(err as Error).message}`);
+  }
 }
 
 async function readSchema(file: string): Promise<unknown> {

@@ -1,4 +1,4 @@
-import type { ConversationRecord, SettledPayload, TaskSpawnedPayload } from "../protocol/records.ts";
+import type { AttachmentRef, ConversationRecord, SettledPayload, TaskSpawnedPayload } from "../protocol/records.ts";
 import { childSessionOf } from "./child-session.ts";
 import type { DispatchMessage } from "../protocol/dispatch.ts";
 import type { SubmissionStatus } from "../protocol/submission-view.ts";
@@ -98,6 +98,20 @@ export interface WaitOptions extends StreamOptions {
   onRecord?: (record: ConversationRecord) => void;
 }
 
+/**
+ * Files larger than this go through a direct upload where the server offers one (a Lambda
+ * function URL takes requests of up to 6 MB, base64 included); smaller ones, and every file where
+ * it does not, through `POST /attachments`.
+ */
+export const DEFAULT_INLINE_UPLOAD_BYTES = 4 * 1024 * 1024;
+
+/** Options of {@link HarnessClient.uploadAttachment}. */
+export interface UploadOptions {
+  /** Larger files take a direct upload when the server has one. Default {@link DEFAULT_INLINE_UPLOAD_BYTES}. */
+  inlineLimit?: number;
+  signal?: AbortSignal;
+}
+
 /** A typed client for the harness's HTTP surface (`resolute-harness/http`). */
 export interface HarnessClient extends ApprovalMethods {
   /**
@@ -169,6 +183,15 @@ export interface HarnessClient extends ApprovalMethods {
    * @throws {HarnessHttpError} 404 `submission_not_found`
    */
   getSubmission(agent: string, instance: string, submissionId: string, options?: { signal?: AbortSignal }): Promise<SubmissionDetail>;
+  /**
+   * Uploads an attachment and resolves with its ref, to put in a message's `attachments`. A file
+   * over `inlineLimit` goes straight to blob storage where the server offers direct uploads (S3
+   * on AWS: declared by digest, verified by the server before any dispatch may use it); anything
+   * else is `POST /attachments`. The same bytes give the same ref (content-addressed).
+   * @throws {HarnessHttpError} 400 `invalid_attachment` (a type the server does not take, with the
+   * allowed ones, a size over its type's limit, bytes that are not of the type), 413 `payload_too_large`
+   */
+  uploadAttachment(data: Uint8Array | Blob, mediaType: string, options?: UploadOptions): Promise<AttachmentRef>;
 }
 
 /** Until the server sends its `retry:` hint. */
@@ -191,21 +214,57 @@ export function createClient(options: ClientOptions): HarnessClient {
   const sign = options.sigv4 ? sigv4Signer(options.sigv4 === true ? {} : options.sigv4) : undefined;
 
   async function send(
-    method: "GET" | "POST",
+    method: "GET" | "POST" | "DELETE",
     url: string,
-    init: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
+    init: { body?: unknown; bytes?: { data: Uint8Array; contentType: string }; headers?: Record<string, string>; signal?: AbortSignal },
   ): Promise<Response> {
     const configured = typeof options.headers === "function" ? await options.headers() : options.headers;
     let headers = new Headers(configured);
     for (const [name, value] of Object.entries(init.headers ?? {})) headers.set(name, value);
     if (init.body !== undefined) headers.set("content-type", "application/json");
-    const body = init.body === undefined ? undefined : JSON.stringify(init.body);
+    if (init.bytes !== undefined) headers.set("content-type", init.bytes.contentType);
+    const body = init.bytes?.data ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
     if (sign) headers = await sign({ method, url, headers, body });
     try {
-      return await doFetch(url, { method, headers, body, signal: init.signal });
+      return await doFetch(url, { method, headers, body: body as RequestInit["body"], signal: init.signal });
     } catch (err) {
       throw networkFailure(err, url, init.signal);
     }
+  }
+
+  /** `POST /attachments` with the bytes. */
+  async function uploadInline(data: Uint8Array, mediaType: string, signal?: AbortSignal): Promise<AttachmentRef> {
+    const res = await send("POST", `${baseUrl}/attachments`, { bytes: { data, contentType: mediaType }, signal });
+    if (!res.ok) throw await HarnessHttpError.fromResponse(res);
+    return refOf(res.status, await readJson(res));
+  }
+
+  /** A direct upload: declare, post the form to blob storage, complete (the server checks the digest). */
+  async function uploadDirect(data: Uint8Array, mediaType: string, signal?: AbortSignal): Promise<AttachmentRef | undefined> {
+    const digest = `sha256:${await sha256Hex(data)}`;
+    const declared = await send("POST", `${baseUrl}/attachments/uploads`, { body: { digest, mediaType, size: data.byteLength }, signal });
+    if (declared.status === 501) {
+      await declared.body?.cancel();
+      return undefined; // no direct uploads here: the inline route takes every size
+    }
+    if (!declared.ok) throw await HarnessHttpError.fromResponse(declared);
+    const upload = (await readJson(declared)) as { uploadId?: unknown; url?: unknown; fields?: unknown };
+    if (typeof upload.uploadId !== "string" || typeof upload.url !== "string" || typeof upload.fields !== "object" || upload.fields === null) {
+      throw new HarnessHttpError(declared.status, "unexpected_response", "upload answer lacks uploadId/url/fields");
+    }
+    const form = new FormData();
+    for (const [name, value] of Object.entries(upload.fields as Record<string, string>)) form.append(name, value);
+    form.append("file", new Blob([data as Uint8Array<ArrayBuffer>], { type: mediaType }));
+    // Straight to blob storage: the presigned policy is the credential, no harness headers.
+    const posted = await doFetch(upload.url, { method: "POST", body: form, signal });
+    if (!posted.ok) {
+      const detail = (await posted.text()).slice(0, 300);
+      throw new HarnessHttpError(posted.status, "upload_failed", `direct upload to ${upload.url} failed (${posted.status}): ${detail}`);
+    }
+    await posted.body?.cancel();
+    const done = await send("POST", `${baseUrl}/attachments/uploads/${encodeURIComponent(upload.uploadId)}/complete`, { signal });
+    if (!done.ok) throw await HarnessHttpError.fromResponse(done);
+    return refOf(done.status, await readJson(done));
   }
 
   function agentUrl(agent: string, instance: string, suffix = ""): string {
@@ -389,6 +448,15 @@ export function createClient(options: ClientOptions): HarnessClient {
       return page as unknown as SubmissionPage;
     },
 
+    async uploadAttachment(data, mediaType, opts = {}) {
+      const bytes = data instanceof Uint8Array ? data : new Uint8Array(await data.arrayBuffer());
+      const inlineLimit = opts.inlineLimit ?? DEFAULT_INLINE_UPLOAD_BYTES;
+      if (bytes.byteLength > inlineLimit) {
+        const direct = await uploadDirect(bytes, mediaType, opts.signal);
+        if (direct !== undefined) return direct;
+      }
+      return uploadInline(bytes, mediaType, opts.signal);
+    },
     async getSubmission(agent, instance, submissionId, opts = {}) {
       const res = await send("GET", agentUrl(agent, instance, `/submissions/${encodeURIComponent(submissionId)}`), {
         signal: opts.signal,
@@ -414,6 +482,19 @@ async function readJson(res: Response): Promise<Record<string, unknown>> {
     // reported below
   }
   throw new HarnessHttpError(res.status, "unexpected_response", `expected a JSON object, got ${JSON.stringify(text.slice(0, 200))}`);
+}
+
+function refOf(status: number, body: Record<string, unknown>): AttachmentRef {
+  const { digest, mediaType, size } = body;
+  if (typeof digest !== "string" || typeof mediaType !== "string" || typeof size !== "number") {
+    throw new HarnessHttpError(status, "unexpected_response", "response lacks digest/mediaType/size");
+  }
+  return { digest, mediaType, size };
+}
+
+async function sha256Hex(data: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function idsOf(status: number, body: Record<string, unknown>): DispatchIds {

@@ -30,7 +30,9 @@ export {
   type ListSubmissionsOptions,
   type SettledResult,
   type StreamOptions,
+  type UploadOptions,
   type WaitOptions,
+  DEFAULT_INLINE_UPLOAD_BYTES,
 } from "./client.ts";
 export { childSessionOf, type ChildSession } from "./child-session.ts";
 export type { ApprovalMethods, DecisionOptions, PendingApprovalsOptions } from "./approvals.ts";

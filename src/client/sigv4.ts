@@ -34,7 +34,7 @@ export interface SignableRequest {
   url: string;
   headers: Headers;
   /** The body as sent ("" or absent for none). */
-  body?: string;
+  body?: string | Uint8Array;
 }
 
 /** Signs a request: resolves with the headers to send (Authorization, X-Amz-Date, … added). */
@@ -61,7 +61,7 @@ export function sigv4Signer(options: SigV4Options, now: () => Date = () => new D
       method: request.method,
       url: request.url,
       headers,
-      body: request.body || undefined,
+      body: (request.body || undefined) as RequestInit["body"],
       accessKeyId: creds.accessKeyId,
       secretAccessKey: creds.secretAccessKey,
       sessionToken: creds.sessionToken || undefined,
@@ -116,7 +116,8 @@ function regionOf(url: string): string {
   return region;
 }
 
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+async function sha256Hex(body: string | Uint8Array): Promise<string> {
+  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

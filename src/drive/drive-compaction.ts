@@ -17,7 +17,7 @@ import {
 } from "./compaction.ts";
 import { operationError, type DriveOutcome } from "./drive-outcome.ts";
 import { runInterceptors } from "./interceptors.ts";
-import { projectPath } from "./projection.ts";
+import { projectPath, type AttachmentBytes } from "./projection.ts";
 
 /** What a drive lends its compaction: the attempt's local log, its writer and its halt. */
 export interface CompactionHost {
@@ -32,6 +32,8 @@ export interface CompactionHost {
   append(records: readonly RecordBody[]): Promise<ConversationRecord[]>;
   /** The attempt's correlation (outside a turn). */
   correlation(): Correlation;
+  /** The attachment bytes the drive loaded (the rebuilt transcript shows them as the first did). */
+  attachments?(): AttachmentBytes;
   /** The drive's first stop reason, if it has one. */
   halted(): DriveOutcome | undefined;
   stop(outcome: DriveOutcome): void;
@@ -141,7 +143,7 @@ export class DriveCompaction {
       return undefined;
     }
     const { systemPrompt, tools } = host.setup;
-    const messages = projectPath(activeLeafPath(reduce(host.records)), { systemPrompt, tools }).messages;
+    const messages = projectPath(activeLeafPath(reduce(host.records)), { systemPrompt, tools, attachments: host.attachments?.() }).messages;
     host.replaceTranscript(messages);
     host.observe({
       type: "compaction",

@@ -13,7 +13,7 @@ import { DriveCompaction } from "./drive-compaction.ts";
 import { classifyLastAssistant, isFailedStop, isOverflow, operationError, timeoutOutcome, type DriveOutcome } from "./drive-outcome.ts";
 import { runInterceptors } from "./interceptors.ts";
 import { modelTurnStreamFn } from "./model-turn.ts";
-import { projectPath } from "./projection.ts";
+import { projectPath, type AttachmentBytes } from "./projection.ts";
 import { ProviderWatch } from "./provider-backpressure.ts";
 import { rebuild } from "./rebuild.ts";
 import { checkStructuredResult, correctiveMessage, DEFAULT_RESULT_RETRIES, resultInvalidError } from "./structured-result.ts";
@@ -67,6 +67,11 @@ export interface DriveContext {
   closeCallback?: (callId: string, error: string) => Promise<void>;
   /** The engine's delayed dispatch for the `schedule_message` tool (to the submission's own session). */
   scheduleMessage?: ScheduleMessage;
+  /**
+   * An attachment's bytes by digest (undefined when the store no longer holds it): the drive
+   * loads those of the path's user messages so the model sees images and text files.
+   */
+  attachments?: (digest: string) => Promise<Uint8Array | undefined>;
 }
 
 /**
@@ -115,6 +120,8 @@ class SubmissionDrive {
   readonly #tasks: TaskSuspension | undefined;
   /** Calls that wait for a person's approval or a callback (ADR 0025). */
   readonly #calls: CallSuspension;
+  /** Bytes of the attachments on the path, loaded once per attempt. */
+  readonly #attachments = new Map<string, Uint8Array>();
 
   constructor(ctx: DriveContext) {
     this.#ctx = ctx;
@@ -145,6 +152,7 @@ class SubmissionDrive {
       stop: (outcome) => this.#stop(outcome),
       onStoreError: (err) => this.#onStoreError(err),
       abortRun: () => this.#abortRun(),
+      attachments: () => this.#attachments,
       replaceTranscript: (messages) => {
         if (this.#agent) this.#agent.state.messages = messages;
       },
@@ -244,6 +252,7 @@ class SubmissionDrive {
       await this.#drain(["steer", "followUp"]);
       return this.#halt ?? compacted;
     }
+    await this.#loadAttachments(path);
 
     const turnContext = {
       clock: this.#ctx.clock,
@@ -272,7 +281,7 @@ class SubmissionDrive {
         model: setup.model,
         thinkingLevel: setup.thinkingLevel ?? "off",
         tools,
-        messages: projectPath(path, { systemPrompt: setup.systemPrompt, tools: setup.tools }).messages,
+        messages: projectPath(path, { systemPrompt: setup.systemPrompt, tools: setup.tools, attachments: this.#attachments }).messages,
       },
       streamFn: modelTurnStreamFn({
         ...turnContext,
@@ -373,6 +382,33 @@ class SubmissionDrive {
     // The submission's records a checkpoint keeps off its path count too (ADR 0018).
     const own = [...this.#ctx.log.earlier, ...this.#records];
     return { ...outcome, usage: submissionUsage(own, this.#ctx.log.correlation.submissionId) };
+  }
+
+  /**
+   * Loads the bytes of every attachment the path's user messages reference (a few at a time). An
+   * attachment the store no longer holds is left out (the model reads a note); a store failure
+   * becomes the drive's halt like any other.
+   */
+  async #loadAttachments(path: readonly ConversationRecord[]): Promise<void> {
+    const load = this.#ctx.attachments;
+    if (load === undefined) return;
+    const digests = new Set<string>();
+    for (const record of path) {
+      if (record.kind !== "user_message") continue;
+      for (const ref of record.payload.attachments ?? []) if (!this.#attachments.has(ref.digest)) digests.add(ref.digest);
+    }
+    const queue = [...digests];
+    const worker = async () => {
+      for (let digest = queue.shift(); digest !== undefined; digest = queue.shift()) {
+        const data = await load(digest);
+        if (data !== undefined) this.#attachments.set(digest, data);
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(4, queue.length) }, worker));
+    } catch (err) {
+      this.#onStoreError(err);
+    }
   }
 
   /** Records the first stop reason; an interruption overrides any other. */

@@ -3,6 +3,7 @@ import {
   toToolDeclaration,
   type AssistantMessage,
   type JsonValue,
+  type ImageContent,
   type Message,
   type TextContent,
   type Tool,
@@ -17,6 +18,7 @@ import type {
   SignalPayload,
 } from "../protocol/records.ts";
 import { activeLeafPath, reduce } from "../conversation/reducer.ts";
+import { renderingOf } from "../protocol/attachment-policy.ts";
 
 /** What the agent is configured with, which the log does not hold. */
 export interface ProjectionOptions {
@@ -24,7 +26,16 @@ export interface ProjectionOptions {
   systemPrompt?: string;
   /** The agent's tools; declared in the leading system message, as pi's Agent does itself. */
   tools?: readonly Tool[];
+  /**
+   * Bytes of the attachments on the path, by digest (the drive loads them): images become image
+   * content, text files their text; an attachment without bytes here (or of a type pi-ai cannot
+   * carry, a PDF) becomes a note naming it.
+   */
+  attachments?: AttachmentBytes;
 }
+
+/** Attachment bytes by digest. */
+export type AttachmentBytes = ReadonlyMap<string, Uint8Array>;
 
 /** The projected transcript, plus what was left out to keep tool calls and results paired. */
 export interface Projection {
@@ -58,7 +69,9 @@ export function project(records: readonly ConversationRecord[], options: Project
  * - The system prompt and tool declarations come first, as the leading system message built
  *   by pi-ai's own `createInitialSystemMessage` (without it, a rebuilt Agent silently loses
  *   its system prompt).
- * - `user_message` → user message (attachments become a short text note; bytes are not loaded).
+ * - `user_message` → user message; its attachments follow the text, each labelled with its digest,
+ *   type and size: images as image content, text files as text, anything else (or an attachment
+ *   whose bytes were not given) as a note.
  * - `signal` → user message whose text is the JSON of `{type, body, sender?, tag?}`, so a
  *   signal never reads as the principal's own words.
  * - `assistant_message_completed` → the stored assistant message, unless its stop reason is
@@ -103,7 +116,7 @@ export function projectPath(fullPath: readonly ConversationRecord[], options: Pr
   for (const record of path) {
     switch (record.kind) {
       case "user_message":
-        messages.push(userText(record.payload.body, record.payload.attachments, record.time));
+        messages.push(userText(record.payload.body, record.payload.attachments, record.time, options.attachments));
         break;
       case "signal":
         messages.push(userText(renderSignal(record.payload), undefined, record.time));
@@ -183,14 +196,30 @@ function timestampOf(time: string): number {
   return Number.isFinite(ms) ? ms : 0;
 }
 
-function userText(text: string, attachments: readonly AttachmentRef[] | undefined, time: string): UserMessage {
+function userText(text: string, attachments: readonly AttachmentRef[] | undefined, time: string, bytes?: AttachmentBytes): UserMessage {
   const timestamp = timestampOf(time);
   if (attachments === undefined || attachments.length === 0) return { role: "user", content: text, timestamp };
-  const content: TextContent[] = [
-    { type: "text", text },
-    { type: "text", text: renderAttachments(attachments) },
-  ];
+  if (bytes === undefined) {
+    return { role: "user", content: [{ type: "text", text }, { type: "text", text: renderAttachments(attachments) }], timestamp };
+  }
+  const content: (TextContent | ImageContent)[] = [{ type: "text", text }];
+  for (const ref of attachments) content.push(...attachmentContent(ref, bytes.get(ref.digest)));
   return { role: "user", content, timestamp };
+}
+
+/** The label the model reads before each attachment. */
+export function attachmentLabel(ref: AttachmentRef): string {
+  return `[attachment ${ref.digest} (${ref.mediaType}, ${ref.size} bytes)]`;
+}
+
+/** One attachment as pi content: an image, a text file's text, or a note (no bytes, or a type pi-ai cannot carry). */
+function attachmentContent(ref: AttachmentRef, data: Uint8Array | undefined): (TextContent | ImageContent)[] {
+  const label = attachmentLabel(ref);
+  const rendering = renderingOf(ref.mediaType);
+  if (data === undefined) return [{ type: "text", text: `${label} not available: its bytes are gone` }];
+  if (rendering === "image") return [{ type: "text", text: label }, { type: "image", data: Buffer.from(data).toString("base64"), mimeType: ref.mediaType }];
+  if (rendering === "text") return [{ type: "text", text: `${label}\n${new TextDecoder().decode(data)}\n[end of attachment]` }];
+  return [{ type: "text", text: `${label} not shown: this model interface takes text and images only` }];
 }
 
 /** A short note naming each attachment; the bytes live in the AttachmentStore. */

@@ -20,3 +20,4 @@ export { createDynamoClient, createS3Client } from "./clients.ts";
 export { harnessRetryStrategy, type RetryPolicy, type SdkRetryStrategy } from "./retry.ts";
 export { countConsumedCapacity, type CapacityCounter, type CommandCapacity } from "./capacity.ts";
 export { DynamoStoreContended } from "./errors.ts";
+export { s3DirectUploads, type S3DirectUploadsOptions } from "./direct-uploads.ts";

@@ -258,6 +258,14 @@ async function driveIntercepted(
         tasks: taskSpawner(ctx, sub),
         closeCallback: (callId, error) => closeCallback(ctx, sub, callId, error),
         scheduleMessage: (callId, message) => scheduleFollowUp(ctx, sub, callId, message),
+        attachments: async (digest) => {
+          try {
+            return (await ctx.store.getAttachment(digest)).data;
+          } catch (err) {
+            if (isHarnessError(err, "attachment_not_found")) return undefined;
+            throw err;
+          }
+        },
       });
     });
   } catch (err) {

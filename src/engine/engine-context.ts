@@ -2,7 +2,7 @@ import type { SettledPayload } from "../protocol/records.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { HarnessEvent, Interceptor } from "../ports/observer.ts";
 import type { WorkQueue } from "../ports/queue.ts";
-import type { AdmissionStore, CallWaitStore, CancelStore, ClaimStore, LogStore, ParentChildStore, Store } from "../store/store.ts";
+import type { AdmissionStore, AttachmentStore, CallWaitStore, CancelStore, ClaimStore, LogStore, ParentChildStore, Store } from "../store/store.ts";
 import type { Submission } from "../store/submission.ts";
 import type { FaultHook, FaultPhase } from "../ports/faults.ts";
 import type { AgentDefinition } from "../agent/agent-definition.ts";
@@ -60,7 +60,9 @@ export interface EngineContext<S = Store> {
  * children (a `task` call admits a child, a settlement wakes a parent or cancels children), and
  * its calls' waits (the park delivers answers that came first, ADR 0025).
  */
-export type AttemptContext = EngineContext<ClaimStore & LogStore & ParentChildStore & CallWaitStore & CancelStore & AdmissionStore>;
+export type AttemptContext = EngineContext<
+  ClaimStore & LogStore & ParentChildStore & CallWaitStore & CancelStore & AdmissionStore & Pick<AttachmentStore, "getAttachment">
+>;
 
 export function iso(ms: number): string {
   return new Date(ms).toISOString();

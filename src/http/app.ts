@@ -9,6 +9,7 @@ import { corsMiddleware, originGuard, type CorsOptions } from "./origin-guard.ts
 import { parseCancelBody, parseCompactBody, parseDispatchBody, parseInjectBody, parseJsonObject, readJsonObject } from "./request-body.ts";
 import { mountSubmissionRoutes } from "./submission-routes.ts";
 import { mountApprovalRoutes, mountCallbackRoute } from "./wait-routes.ts";
+import { mountAttachmentRoutes } from "./attachment-routes.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
 export interface AppOptions {
@@ -35,7 +36,13 @@ export interface AppOptions {
   maxPollMs?: number;
   /** The SSE `retry:` hint: how long an EventSource waits before reconnecting. Default 1 s. */
   retryMs?: number;
-  /** Mounted before the `/agents` routes (auth, rate limits…); `/healthz` stays open. */
+  /**
+   * Largest body `POST /attachments` takes. Default: the attachment policy's largest limit. On
+   * Lambda pass less than the function URL's 6 MB request ceiling (binary bodies arrive base64):
+   * larger files take a direct upload.
+   */
+  maxUploadBytes?: number;
+  /** Mounted before the `/agents` and `/attachments` routes (auth, rate limits…); `/healthz` stays open. */
   middleware?: MiddlewareHandler[];
   /**
    * The callback route (`POST /callbacks/:callbackId`, ADR 0025), which third parties call:
@@ -95,6 +102,8 @@ export const APP_DEFAULTS = {
  *   200 `{submissionId, status: "cancelled", outcome}` once settled (again for an already
  *   cancelled one), 202 `{submissionId, status: "cancelling"}` while a running one stops; 404
  *   unknown, 409 `already_settled`
+ * - `POST /attachments` (bytes → `{digest, mediaType, size}`), direct uploads and downloads
+ *   (`attachment-routes.ts`)
  * - `GET /healthz` answers `ok`
  *
  * Every error is JSON `{error, code}`. The app only decodes requests: ids, names and messages are
@@ -126,13 +135,22 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   if (options.cors) {
     const withCors = corsMiddleware(options.cors);
     app.use("/agents/*", withCors);
+    app.use("/attachments", withCors);
+    app.use("/attachments/*", withCors);
     app.use("/healthz", withCors);
   }
 
   app.get("/healthz", (c) => c.text("ok"));
 
-  for (const mw of options.middleware ?? []) app.use("/agents/*", mw);
+  for (const mw of options.middleware ?? []) {
+    app.use("/agents/*", mw);
+    app.use("/attachments", mw);
+    app.use("/attachments/*", mw);
+  }
   for (const mw of options.callbacks?.middleware ?? options.middleware ?? []) app.use("/callbacks/*", mw);
+  const maxUploadBytes = options.maxUploadBytes ?? Math.max(...Object.values(runtime.attachmentLimits().policy));
+  if (!Number.isSafeInteger(maxUploadBytes) || maxUploadBytes <= 0) throw new Error("createApp: maxUploadBytes must be a positive integer");
+  mountAttachmentRoutes(app, runtime, maxUploadBytes);
   const limit = bodyLimit({
     maxSize: opts.maxBodyBytes,
     onError: (c) => errorResponse(c, 413, { error: `request body exceeds ${opts.maxBodyBytes} bytes`, code: "payload_too_large" }),

@@ -7,12 +7,13 @@
 import type { Context, StreamifyHandler } from "aws-lambda";
 import { streamHandle } from "hono/aws-lambda";
 import { createApp } from "../http/app.ts";
-import { agentNamesFromEnv } from "./settings.ts";
+import { agentNamesFromEnv, LAMBDA_MAX_UPLOAD_BYTES } from "./settings.ts";
 import { errorFields, wiring, invocation } from "./wiring.ts";
 
 const h = await wiring(agentNamesFromEnv());
 const app = createApp(h.runtime, {
   maxStreamMs: h.settings.streamMaxMs,
+  maxUploadBytes: LAMBDA_MAX_UPLOAD_BYTES,
   cors: h.settings.corsOrigins.length > 0 ? { origins: h.settings.corsOrigins } : undefined,
   middleware: h.httpMiddleware,
   log: (message, err) => h.logger.error(message, { error: errorFields(err) }),

@@ -132,3 +132,10 @@ export function subagentLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): Sub
   }
   return limits as SubagentLimits;
 }
+
+/**
+ * Largest `POST /attachments` body the http function takes: a function URL takes requests of up
+ * to 6 MB, and binary bodies arrive base64-encoded (4/3 larger). Larger files take a direct
+ * upload to S3 (ADR 0034).
+ */
+export const LAMBDA_MAX_UPLOAD_BYTES = 4 * 1024 * 1024;

@@ -11,6 +11,7 @@ import type { MiddlewareHandler } from "hono";
 import { HARNESS_ENV } from "./env.ts";
 import { namesOnlyAgents } from "../agent/names-only-agents.ts";
 import type { DoorbellOutcome, Doorbell } from "../ports/queue.ts";
+import type { DirectUploads } from "../ports/direct-uploads.ts";
 import { consumeSqsBatch, failureBackoffMs } from "../sqs/batch-consumer.ts";
 import { changeMessageVisibility, SqsWorkQueue } from "../sqs/sqs-queue.ts";
 import { createRuntime, type Runtime } from "../runtime/runtime.ts";
@@ -89,6 +90,7 @@ function build(given: HandlerAgents): Wiring {
     interceptors: [...(mod.interceptors ?? [])],
     subagents: mod.subagents,
     subagentLimits: mod.subagentLimits,
+    directUploads: lazyDirectUploads(settings.bucketName),
     onObserverError: (err) => logger.error("observer failed", { error: errorFields(err) }),
   });
   return {
@@ -100,6 +102,25 @@ function build(given: HandlerAgents): Wiring {
     metrics,
     queueUrlOf: queueUrlResolver(sqs, settings.queueUrl),
     httpMiddleware: httpMiddleware(settings),
+  };
+}
+
+/**
+ * Direct uploads into the harness bucket (presigned POST, ADR 0034), loaded on first use: the
+ * S3 SDK stays out of a cold start that never sees an upload.
+ */
+function lazyDirectUploads(bucket: string): DirectUploads {
+  let made: Promise<DirectUploads> | undefined;
+  const uploads = () => {
+    made ??= Promise.all([import("../dynamodb/direct-uploads.ts"), import("../dynamodb/clients.ts")]).then(([m, clients]) =>
+      m.s3DirectUploads({ s3: clients.createS3Client(), bucket }),
+    );
+    made.catch(() => (made = undefined));
+    return made;
+  };
+  return {
+    create: async (request) => (await uploads()).create(request),
+    complete: async (uploadId, check) => (await uploads()).complete(uploadId, check),
   };
 }
 

@@ -48,6 +48,10 @@ import {
   type SubmissionListRequest,
 } from "./requests.ts";
 import { listSubmissionPage, submissionDetail } from "./submission-view.ts";
+import { RuntimeAttachments, type AttachmentUpload, type DirectUploadDeclaration } from "./attachments.ts";
+import { checkAttachmentPolicy, DEFAULT_ATTACHMENT_POLICY, type AttachmentPolicy } from "../protocol/attachment-policy.ts";
+import type { DirectUpload, DirectUploads } from "../ports/direct-uploads.ts";
+import type { AttachmentRef } from "../protocol/records.ts";
 import { type SubmissionDetail, type SubmissionPage } from "../protocol/submission-view.ts";
 import { decide, DelayedMessageTimers, pendingApprovals, resolveCallback } from "./waits.ts";
 import type { CallbackAnswer } from "../protocol/approvals.ts";
@@ -97,6 +101,14 @@ export interface RuntimeConfig {
    * unbounded, `onParentTerminal` "cancel_children".
    */
   subagentLimits?: SubagentLimits;
+  /**
+   * Media types accepted as attachments and the largest size of each (bytes). Default
+   * {@link DEFAULT_ATTACHMENT_POLICY}: PNG, JPEG, GIF and WebP images up to 5 MiB; plain text,
+   * Markdown, CSV and JSON up to 1 MiB; PDFs up to 32 MiB.
+   */
+  attachmentPolicy?: AttachmentPolicy;
+  /** Large uploads straight to blob storage (S3 on AWS); without it `createAttachmentUpload` is `uploads_unsupported`. */
+  directUploads?: DirectUploads;
 }
 
 /**
@@ -200,6 +212,27 @@ export interface Runtime {
    * `attempt_budget_exhausted` only when the durable attempt budget is spent, else rings again.
    */
   handleDeadLetter(doorbell: Doorbell): Promise<DeadLetterOutcome>;
+  /**
+   * Stores an attachment's bytes (content-addressed: the same bytes give the same ref, stored
+   * once) after the attachment policy's checks: `InvalidAttachment` naming the problem (and, for
+   * an unsupported type, the allowed ones), nothing stored.
+   */
+  uploadAttachment(upload: AttachmentUpload): Promise<AttachmentRef>;
+  /**
+   * A direct upload of a large attachment (to S3 on AWS): where to POST the declared bytes. The
+   * declaration is checked like an upload's type and size. `UploadsUnsupported` without direct
+   * uploads.
+   */
+  createAttachmentUpload(declared: DirectUploadDeclaration): Promise<DirectUpload>;
+  /**
+   * Checks a direct upload's bytes against their declared digest and the policy, and makes them
+   * an attachment; only then may a dispatch reference the digest. Idempotent.
+   */
+  completeAttachmentUpload(uploadId: string): Promise<AttachmentRef>;
+  /** An attachment's bytes and ref (`AttachmentNotFound`). */
+  attachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }>;
+  /** The attachment policy in force (media type → largest size in bytes) and whether direct uploads exist. */
+  attachmentLimits(): { policy: AttachmentPolicy; directUploads: boolean };
   /** Runs one sweep now (also runs on a timer once started). */
   sweep(options?: { staleQueuedMs?: number }): Promise<SweepReport>;
   hasAgent(name: string): boolean;
@@ -287,6 +320,13 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       detail: `releasing a delayed message failed (the sweep retries it): ${err instanceof Error ? err.message : String(err)}`,
     }),
   );
+  let attachmentPolicy: AttachmentPolicy;
+  try {
+    attachmentPolicy = config.attachmentPolicy === undefined ? DEFAULT_ATTACHMENT_POLICY : checkAttachmentPolicy(config.attachmentPolicy);
+  } catch (err) {
+    throw new Error(`createRuntime: ${(err as Error).message}`);
+  }
+  const attachments = new RuntimeAttachments(store, attachmentPolicy, config.directUploads);
   const knows = (name: string) => ctx.definitions.has(name);
 
   /** Accepts a steer or follow-up message for the session's in-flight run (its inbox). */
@@ -455,6 +495,20 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       return handleDeadLetter(ctx, doorbell);
     },
     sweep: (options = {}) => sweep(ctx, { staleQueuedMs: options.staleQueuedMs ?? 0 }),
+    async uploadAttachment(upload) {
+      if (state === "closed") throw new RuntimeClosed();
+      return attachments.upload(upload);
+    },
+    async createAttachmentUpload(declared) {
+      if (state === "closed") throw new RuntimeClosed();
+      return attachments.createUpload(declared);
+    },
+    async completeAttachmentUpload(uploadId) {
+      if (state === "closed") throw new RuntimeClosed();
+      return attachments.completeUpload(uploadId);
+    },
+    attachment: (digest) => store.getAttachment(digest),
+    attachmentLimits: () => ({ policy: attachments.policy, directUploads: attachments.directUploads }),
     hasAgent: knows,
   };
   return runtime;
