@@ -52,7 +52,7 @@ export function sigv4Verifier(credentials: AwsCredentials, expectedRegion: strin
     if (!Number.isFinite(at) || Math.abs(Date.now() - at) > 5 * 60_000 || amzDate.slice(0, 8) !== day) return deny("stale date");
     const names = signedHeaders!.split(";");
     if (!names.includes("host") || !names.includes("x-amz-date")) return deny("host and date must be signed");
-    const body = await c.req.text();
+    const body = Buffer.from(await c.req.arrayBuffer());
     if (createHash("sha256").update(body).digest("hex") !== c.req.header("x-amz-content-sha256")) return deny("payload hash");
     const url = new URL(c.req.url);
     const query: Record<string, string | string[]> = {};
