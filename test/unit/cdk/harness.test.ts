@@ -318,6 +318,7 @@ describe("Harness: least privilege", () => {
   const tableArn = { "Fn::GetAtt": [logicalId(s, s.harness.table), "Arn"] };
   const bucketArn = { "Fn::GetAtt": [logicalId(s, s.harness.bucket), "Arn"] };
   const bucketObjects = { "Fn::Join": ["", [bucketArn, "/*"]] };
+  const objectsUnder = (prefix: string) => ({ "Fn::Join": ["", [bucketArn, `/${prefix}*`]] });
 
   it("attaches no managed policy to any role", () => {
     for (const role of Object.values(s.template.findResources("AWS::IAM::Role"))) {
@@ -339,7 +340,6 @@ describe("Harness: least privilege", () => {
         "dynamodb:DeleteItem",
         "s3:DeleteBucket",
         "s3:PutBucketPolicy",
-        "s3:DeleteObject",
         "sqs:DeleteQueue",
         "sqs:PurgeQueue",
         "sqs:SetQueueAttributes",
@@ -378,9 +378,16 @@ describe("Harness: least privilege", () => {
       expect(s3.length, role).toBeGreaterThan(0);
       for (const st of s3) {
         for (const resource of resourcesOf(st)) {
-          expect([bucketArn, bucketObjects], `${role}: ${JSON.stringify(resource)}`).toContainEqual(resource);
+          expect([bucketArn, bucketObjects, objectsUnder("uploads/")], `${role}: ${JSON.stringify(resource)}`).toContainEqual(resource);
         }
       }
+    }
+  });
+
+  it("deletes objects only under uploads/ (a direct upload's staged object, ADR 0034)", () => {
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      const deletes = statements(s, role).filter((x) => actionsOf(x).includes("s3:DeleteObject"));
+      for (const st of deletes) expect(resourcesOf(st), role).toEqual([objectsUnder("uploads/")]);
     }
   });
 
