@@ -319,6 +319,7 @@ describe("errors", () => {
     const logged: unknown[] = [];
     const broken = {
       hasAgent: () => true,
+      attachmentLimits: () => ({ policy: { "image/png": 1024 }, directUploads: false }),
       dispatch: async () => {
         throw new Error("database on fire: secret detail");
       },

@@ -258,6 +258,7 @@ describe("SSE stream on a session waiting on subagents", () => {
       records: async (_c: string, after = "") => log.filter((r) => r.id > after),
       onAppend: () => () => {},
       sessionLive: async () => false,
+      attachmentLimits: () => ({ policy: { "image/png": 1024 }, directUploads: false }),
     } as unknown as Parameters<typeof appFor>[0];
     const app = appFor(fake);
     const res = await app.request("/agents/assistant/p");
