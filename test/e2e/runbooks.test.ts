@@ -9,6 +9,8 @@ import { runRunbook } from "../support/runbook.ts";
  * Point it at more markdown files by adding them here.
  */
 const RUNBOOKS = [
+  "README.md",
+  "docs/guide/quickstart.md",
   "examples/triage/README.md",
   "examples/github-bot/README.md",
   "examples/coder/README.md",

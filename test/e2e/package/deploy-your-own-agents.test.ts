@@ -1,7 +1,7 @@
 /**
  * The package as a user gets it: `npm pack`, the tarball installed with its peers into an app
- * outside the repository (a temporary directory), and that app built exactly as the README's
- * "Deploy your own agents" section says (its files are read from the README): type-checked for
+ * outside the repository (a temporary directory), and that app built exactly as the deploy
+ * guide's "Deploy your own agents" section says (its files are read from docs/guide/deploy-to-aws.md): type-checked for
  * ES2022, `cdk synth` offline, then the template and every asset's contents checked. Also: the
  * tarball holds the library and nothing of the dev tools, and `require()` loads every entry.
  *
@@ -65,11 +65,11 @@ interface ReadmeApp {
   commands: string[];
 }
 
-/** The "Deploy your own agents" section of the README: its files and its commands. */
+/** The "Deploy your own agents" section of the deploy guide: its files and its commands. */
 function readmeApp(): ReadmeApp {
-  const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+  const readme = readFileSync(join(repoRoot, "docs/guide/deploy-to-aws.md"), "utf8");
   const start = readme.indexOf("\n## Deploy your own agents\n");
-  expect(start, "README section").toBeGreaterThan(0);
+  expect(start, "the guide's section").toBeGreaterThan(0);
   const end = readme.indexOf("\n## ", start + 1);
   const section = readme.slice(start, end < 0 ? undefined : end);
   const files = new Map<string, string>();
@@ -97,11 +97,11 @@ function readmeApp(): ReadmeApp {
   return { files, commands };
 }
 
-/** `name` of a README install line → what the test installs: the tarball, or the version this repository pins. */
+/** `name` of the guide's install line → what the test installs: the tarball, or the version this repository pins. */
 function installSpec(name: string, tarball: string): string {
   if (name === repoPackage.name) return tarball;
   const version = repoPackage.devDependencies[name];
-  expect(version, `the README installs ${name}, which package.json does not pin`).toBeDefined();
+  expect(version, `the deploy guide installs ${name}, which package.json does not pin`).toBeDefined();
   return `${name}@${version}`;
 }
 
@@ -161,7 +161,7 @@ beforeAll(async () => {
   tarball = join(work, manifest[0].filename);
   tarballFiles = manifest[0].files.map((f) => f.path);
 
-  // The README's commands, in a directory of its own; `npm install` gets the tarball and the
+  // The guide's commands, in a directory of its own; `npm install` gets the tarball and the
   // versions this repository tests with.
   for (const command of readme.commands) {
     if (/^(mkdir|cd) /.test(command)) continue;
@@ -203,8 +203,8 @@ describe("the packed tarball", () => {
   });
 });
 
-describe("an app of your own (README: Deploy your own agents)", () => {
-  it("has the README's files: agents.ts, app.ts, cdk.json, tsconfig.json", () => {
+describe("an app of your own (the deploy guide: Deploy your own agents)", () => {
+  it("has the guide's files: agents.ts, app.ts, cdk.json, tsconfig.json", () => {
     expect([...readme.files.keys()].sort()).toEqual(["agents.ts", "app.ts", "cdk.json", "tsconfig.json"]);
     expect(readme.commands).toEqual(expect.arrayContaining(["npx tsc", "npx cdk synth", "npx cdk deploy"]));
     expect(JSON.parse(readme.files.get("tsconfig.json")!).compilerOptions.target).toBe("ES2022");
@@ -226,7 +226,7 @@ describe("an app of your own (README: Deploy your own agents)", () => {
     expect(out.Harness).toBe("function");
   });
 
-  it("type-checks for ES2022 (npx tsc, as the README says)", async () => {
+  it("type-checks for ES2022 (npx tsc, as the guide says)", async () => {
     const result = await timed("tsc", () => run(join(app, "node_modules/.bin/tsc"), ["-p", "."], app));
     expect(result.code, result.output).toBe(0);
   }, 15 * MINUTE);

@@ -57,4 +57,4 @@ it("the construct's props in construct.md are current (npm run docs:reference)",
   const check = spawnSync(process.execPath, ["scripts/docs-reference.ts", "--check"], { cwd: repoRoot, encoding: "utf8" });
   expect(check.stderr).toBe("");
   expect(check.status).toBe(0);
-});
+}, 120_000);

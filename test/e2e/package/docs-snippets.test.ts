@@ -4,7 +4,7 @@
  * blocks parse (`bash -n`, a `<placeholder>` read as a word) and name only npm scripts and examples
  * that exist. The walkthroughs'
  * commands also run, verbatim, in the runbook test; the library guide's program runs in
- * readme-snippet.test.ts and the deploy guide's app is built from the tarball in
+ * library-guide.test.ts and the deploy guide's app is built from the tarball in
  * deploy-your-own-agents.test.ts.
  */
 import { spawnSync } from "node:child_process";

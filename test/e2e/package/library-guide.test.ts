@@ -1,6 +1,6 @@
 /**
- * The README's library snippet ("Use it as a library"), exactly as written: extracted from
- * README.md, type-checked, then run as `node main.ts` in a folder of its own, with the package's
+ * The library guide's program (docs/guide/library.md, "Use it as a library"), exactly as written:
+ * extracted from the guide, type-checked, then run as `node main.ts` in a folder of its own, with the package's
  * subpath imports (`resolute-harness/...`) resolved to this repository's sources the way
  * package.json's `exports` resolve them to `dist/`.
  */
@@ -13,12 +13,12 @@ import ts from "typescript";
 import { afterAll, expect, it } from "vitest";
 
 const root = join(import.meta.dirname, "../../..");
-const dir = mkdtempSync(join(tmpdir(), "readme-snippet-"));
+const dir = mkdtempSync(join(tmpdir(), "library-guide-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The first `ts` block under the heading. */
 function snippet(heading: string): string {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const readme = readFileSync(join(root, "docs/guide/library.md"), "utf8");
   const section = readme.slice(readme.indexOf(`\n${heading}\n`));
   const block = /```ts\n([\s\S]*?)```/.exec(section);
   if (!block) throw new Error(`no ts block under ${heading}`);
@@ -68,7 +68,7 @@ function typeErrors(file: string, sources: Record<string, string>): string[] {
   );
 }
 
-it("README: the library snippet type-checks and runs as written", async () => {
+it("the library guide's program type-checks and runs as written", async () => {
   const code = snippet("## Use it as a library");
   const sources = packageSources();
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "my-app", private: true, type: "module" }));
