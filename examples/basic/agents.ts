@@ -10,6 +10,7 @@ import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import { clockTool } from "../../src/agent/clock-tool.ts";
 import { localModel } from "../../src/agent/local-model.ts";
 import { resolveModel } from "../../src/agent/models.ts";
+import { SUMMARY_TRANSCRIPT_OPEN } from "../../src/drive/summarizer.ts";
 
 export const agents: Record<string, AgentDefinition> = {
   assistant: {
@@ -34,8 +35,17 @@ function demoModel(): { model: Model<Api>; streamFn: StreamFn } {
   const fast = localModel(env.BENCH_STAMP === "1" ? { stampAfterMs: 20, delayMs: Number(env.BENCH_STAMP_GAP_MS) || 0 } : {});
   const slow = localModel({ delayMs: 250, chunkSize: 1 });
   const streamFn: StreamFn = (m, context, options) =>
-    (/slow/i.test(lastUserText(context.messages)) ? slow : fast).streamFn(m, context, options);
+    (slowly(lastUserText(context.messages)) ? slow : fast).streamFn(m, context, options);
   return { model: fast.model, streamFn };
+}
+
+/**
+ * A message asks for a slow reply by saying "slow". A compaction's summary request quotes the
+ * conversation, its "slow" included: it is answered at once, or a manual compaction after a slow
+ * reply would crawl through the whole summary.
+ */
+function slowly(text: string): boolean {
+  return /slow/i.test(text) && !text.includes(SUMMARY_TRANSCRIPT_OPEN);
 }
 
 function lastUserText(messages: readonly Message[]): string {
