@@ -16,7 +16,9 @@ import { join } from "node:path";
  *   background until their banner says `listening on`; another server command on the same line
  *   stops the previous one first (Ctrl-C in its terminal).
  * - `<pid>` is the last server's pid (its banner's `pid:`), `<submissionId>` the last submission id
- *   any output showed.
+ *   any output showed, `<record id>` the first SSE record id the last stream showed.
+ * - A command that follows forever (`… tail … --follow`) runs in the background, as in a second
+ *   terminal, until the namespace goes.
  * - Commands that need what a test cannot have are not run, and reported: `npm install`/`npm ci`
  *   (the test's setup), `npm test` (this suite), `npx cdk deploy`, `aws …`, `npm run bench`.
  * - `<!-- runbook: skip (why) -->` on the line before a block skips it.
@@ -39,6 +41,7 @@ const NOT_RUN: [RegExp, string][] = [
   [/--aws-sigv4/, "needs an AWS account"],
   [/^npm run bench\b/, "benchmarks run with npm run bench"],
 ];
+const FOLLOW = /(^|\s)tail\s.*--follow\b/;
 const SERVER = /(^|\s)(npm start|npm run example -- \S+|node_modules\/\.bin\/node .*examples\/\S+\/main\.ts)(\s|$)/;
 
 interface Block {
@@ -108,6 +111,7 @@ export async function runRunbook(file: string, options: { commandTimeoutMs?: num
   let n = 0;
   let lastPid = "";
   let lastSubmission = "";
+  let firstRecordId = "";
   const servers = new Map<string, string>(); // server key → the background job's pid (its process group)
 
   /** Runs `script` in the shell and resolves with the number it echoed last (the sentinel). */
@@ -141,7 +145,7 @@ export async function runRunbook(file: string, options: { commandTimeoutMs?: num
           result.skipped.push({ command: text, why });
           continue;
         }
-        command = command.replaceAll("<pid>", lastPid).replaceAll("<submissionId>", lastSubmission);
+        command = command.replaceAll("<pid>", lastPid).replaceAll("<submissionId>", lastSubmission).replaceAll("<record id>", firstRecordId);
         const i = n + 1;
         if (SERVER.test(command)) {
           // The same server (its port, else its command without variables or comment) is stopped first.
@@ -160,10 +164,16 @@ export async function runRunbook(file: string, options: { commandTimeoutMs?: num
           result.ran.push({ command: text, output: out(i), code: 0 });
           continue;
         }
+        if (FOLLOW.test(command)) {
+          await exec(`{ ${command}\n} > ${scratch}/out.${i} 2>&1 < /dev/null &`);
+          result.ran.push({ command: text, output: "(in the background)", code: 0 });
+          continue;
+        }
         const code = await exec(`{ ${command}\n} > ${scratch}/out.${i} 2>&1 < /dev/null`);
         const output = out(i);
         result.ran.push({ command: text, output, code });
         for (const m of output.matchAll(/"submissionId":"([^"]+)"|admitted (\S+) \(conversation/g)) lastSubmission = m[1] ?? m[2]!;
+        firstRecordId = /^id: (\S+)$/m.exec(output)?.[1] ?? firstRecordId;
         if (code !== 0) result.failures.push(`exit ${code}: ${command}\n${output}`);
         for (const e of expect) if (!matches(output, e)) result.failures.push(`expected "${e}" from: ${command}\ngot: ${output}`);
       }
