@@ -232,6 +232,7 @@ export class Harness extends Construct {
     // Every function holds a DynamoDB store, and the store may spill any payload to S3 or read
     // one back (a settlement's outcome, a parent's task result), so all four get the objects.
     for (const fn of [http, worker, dlq, sweeper]) this.grantObjects(fn.role);
+    this.grantDeletion(http.role);
     for (const fn of [http, worker, dlq, sweeper]) this.queue.grantSendMessages(fn.role);
     // The event source grants receive/delete/change-visibility on the queue it reads.
     worker.function.addEventSource(
@@ -330,9 +331,9 @@ export class Harness extends Construct {
 
   private grantTableData(grantee: IGrantable): void {
     // Item-level reads and conditional writes (transactions are authorized per contained
-    // action). The store never deletes an item and uses no ConditionCheck (ADR 0009). No Scan,
-    // no BatchWriteItem (records are never batch-written, DESIGN §3.1), no table or backup
-    // administration.
+    // action). Only a conversation's deletion deletes items (`grantDeletion`, the HTTP function)
+    // and no ConditionCheck is used (ADR 0009). No Scan, no BatchWriteItem outside deletion
+    // (records are never batch-written, DESIGN §3.1), no table or backup administration.
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         sid: "HarnessTableData",
@@ -369,6 +370,28 @@ export class Harness extends Construct {
     // A direct upload's staged object is deleted once it is verified and stored (ADR 0034).
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({ sid: "HarnessUploadsDelete", actions: ["s3:DeleteObject"], resources: [this.bucket.arnForObjects("uploads/*")] }),
+    );
+  }
+
+  /**
+   * Deleting a conversation (`DELETE /agents/:agent/:instance`, ADR 0034) runs in the HTTP
+   * function only: it alone may delete items (batched) and content-addressed objects and
+   * checkpoints.
+   */
+  private grantDeletion(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: "HarnessConversationDeletion",
+        actions: ["dynamodb:DeleteItem", "dynamodb:BatchWriteItem"],
+        resources: [this.table.tableArn],
+      }),
+    );
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: "HarnessConversationObjectsDelete",
+        actions: ["s3:DeleteObject"],
+        resources: [this.bucket.arnForObjects("blobs/*"), this.bucket.arnForObjects("checkpoints/*")],
+      }),
     );
   }
 

@@ -47,6 +47,13 @@ export function acknowledgeHarnessFindings(targets: HarnessNagTargets): void {
       reason:
         "Direct uploads (ADR 0034) are staged under uploads/<random id>-<digest>, named at run time; DeleteObject is granted under that prefix only, to remove a staged upload once verified.",
     });
+    for (const prefix of ["blobs", "checkpoints"]) {
+      Validations.of(role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::${bucketArn}/${prefix}/*]`,
+        reason:
+          "Deleting a conversation (ADR 0034, the HTTP function only) deletes its content-addressed blobs and its checkpoint, whose keys are digests and conversation ids known at run time.",
+      });
+    }
   }
   for (const fn of targets.functions) {
     Validations.of(fn).acknowledge({

@@ -8,6 +8,7 @@
  */
 import {
   CreateBucketCommand,
+  DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
@@ -90,6 +91,17 @@ export class BlobStore {
       if (isNotFound(error)) return undefined;
       throw error;
     }
+  }
+
+  /** Deletes the blob of `digest` (quiet when it is gone already). */
+  async delete(digest: string): Promise<void> {
+    if (!DIGEST.test(digest)) return;
+    await this.deleteKeyed(objectKey(digest));
+  }
+
+  /** Deletes the object at `key` (S3 answers a missing key as deleted too). */
+  async deleteKeyed(key: string): Promise<void> {
+    await this.#s3.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key }));
   }
 
   async #head(digest: string): Promise<AttachmentRef | undefined> {

@@ -35,7 +35,7 @@ export class Checkpoints {
     );
     const item = res.Item;
     if (!item || str(item, "at") === undefined) return undefined;
-    const packed = item.z?.B ?? (await this.#ctx.blobs.getKeyed(objectKey(conversationId)));
+    const packed = item.z?.B ?? (await this.#ctx.blobs.getKeyed(checkpointObjectKey(conversationId)));
     // The object is put after its item: a writer that died in between left none yet.
     if (packed === undefined) return undefined;
     return JSON.parse(brotliDecompressSync(packed).toString("utf8")) as LogCheckpoint;
@@ -60,7 +60,7 @@ export class Checkpoints {
       if (conditionRefusal(error)) return; // a checkpoint at or after this one is stored
       throw error;
     }
-    if (!inline) await this.#ctx.blobs.putKeyed(objectKey(conversationId), packed);
+    if (!inline) await this.#ctx.blobs.putKeyed(checkpointObjectKey(conversationId), packed);
   }
 }
 
@@ -68,6 +68,7 @@ function key(conversationId: string): Item {
   return { pk: S(conversationPk(conversationId)), sk: S(CHECKPOINT_SK) };
 }
 
-function objectKey(conversationId: string): string {
+/** The S3 key of a conversation's checkpoint when too large for its item. */
+export function checkpointObjectKey(conversationId: string): string {
   return `checkpoints/${encodeURIComponent(conversationId)}`;
 }

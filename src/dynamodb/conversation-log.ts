@@ -33,6 +33,7 @@ import { nextRecordIds } from "../conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
 import { ClaimLost } from "../errors.ts";
 import type { AppendFence, AppendOptions } from "../store/store.ts";
+import { noteBlobRefs } from "./blob-refs.ts";
 import { BoundedMap } from "./bounded-map.ts";
 import { registrationItems } from "./call-wait-items.ts";
 import type { StoreContext } from "./context.ts";
@@ -202,7 +203,7 @@ export class ConversationLog {
     const perBatch = transactional ? Math.floor((MAX_TX_ITEMS - 2) / (plan.extraPerRecord ?? 1)) : Infinity;
     const out: ConversationRecord[] = [];
     let pinnedHead = plan.expectedHead;
-    for (const { first, prepared } of await this.#pack(plan.drafts, perBatch)) {
+    for (const { first, prepared } of await this.#pack(plan.conversationId, plan.drafts, perBatch)) {
       const records = await this.#appendBatch({
         conversationId: plan.conversationId,
         prepared,
@@ -376,7 +377,7 @@ export class ConversationLog {
   }
 
   /** Spills payloads over the threshold to S3 and packs the drafts into batches of one item each. */
-  async #pack(drafts: RecordDraft[], perBatch: number): Promise<{ first: number; prepared: PreparedRecord[] }[]> {
+  async #pack(conversationId: string, drafts: RecordDraft[], perBatch: number): Promise<{ first: number; prepared: PreparedRecord[] }[]> {
     const ctx = this.#ctx;
     const prepared = drafts.map((draft): PreparedRecord => {
       const { payload, ...rest } = draft;
@@ -390,6 +391,10 @@ export class ConversationLog {
           p.payloadRef = await ctx.blobs.putText(p.payload);
         }),
     );
+    // The blobs these records reference are the conversation's (ADR 0034), noted before the batch.
+    const digests = prepared.map((p) => p.payloadRef);
+    for (const draft of drafts) if (draft.kind === "user_message") digests.push(...(draft.payload.attachments ?? []).map((a) => a.digest));
+    await noteBlobRefs(ctx, conversationPk(conversationId), digests);
     const batches: { first: number; prepared: PreparedRecord[] }[] = [];
     let bytes = 0;
     prepared.forEach((p, i) => {

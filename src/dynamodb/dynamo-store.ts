@@ -10,7 +10,7 @@ import type { LogCheckpoint } from "../conversation/checkpoint.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
 import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
-import type { AppendOptions, Store } from "../store/store.ts";
+import type { AppendOptions, ConversationDeletion, Store } from "../store/store.ts";
 import type { CallAnswered, CallAnswerWrite, CallWait } from "../store/call-wait.ts";
 import type {
   Attempt,
@@ -35,6 +35,7 @@ import { Checkpoints } from "./checkpoints.ts";
 import { findCallback, getCallWait } from "./call-wait-items.ts";
 import { answerCall } from "./call-waits.ts";
 import { deliverChildOutcome } from "./child-outcome.ts";
+import { deleteConversation, type DeletionStep } from "./deletion.ts";
 import { postponeWaitCheck } from "./wait-check.ts";
 import { createDynamoClient, createS3Client } from "./clients.ts";
 import type { StoreContext } from "./context.ts";
@@ -55,6 +56,8 @@ export interface DynamoStoreOptions {
   s3?: S3Client;
   /** Time for `updatedAt`, drained records' `time` and record ids. Default: the wall clock. */
   clock?: Clock;
+  /** Tests: called before each step of a deletion (throw to interrupt it there). */
+  beforeDeletionStep?: DeletionStep;
   /**
    * A record payload (or input, or inbox body) whose JSON is larger than this many bytes is
    * stored in S3 and referenced from its item. Default 100 KiB, well under the 400 KB item limit.
@@ -80,6 +83,7 @@ class DynamoStore implements Store {
   readonly #inbox: Inbox;
   readonly #checkpoints: Checkpoints;
   readonly #ctx: StoreContext;
+  readonly #beforeDeletionStep: DeletionStep | undefined;
 
   constructor(options: DynamoStoreOptions) {
     const dynamo = options.dynamo ?? createDynamoClient();
@@ -100,6 +104,7 @@ class DynamoStore implements Store {
       nextOrd: () => ord(clock.now()),
     };
     this.#ctx = ctx;
+    this.#beforeDeletionStep = options.beforeDeletionStep;
     this.#conversations = new Conversations(ctx);
     this.#reader = new LogReader(ctx);
     this.#log = new ConversationLog(ctx, this.#reader);
@@ -234,6 +239,11 @@ class DynamoStore implements Store {
     expectedHead?: string;
   }): Promise<ConversationRecord[]> {
     return this.#inbox.drainInbox(request);
+  }
+
+  // ---- deletion ----
+  deleteConversation(key: SessionKey): Promise<ConversationDeletion> {
+    return deleteConversation(this.#ctx, key, this.#beforeDeletionStep);
   }
 
   async close(): Promise<void> {

@@ -10,6 +10,7 @@ import { ClaimLost, NoRunInFlight, SubmissionNotFound } from "../errors.ts";
 import type { InboxKind, InboxMessage, SessionKey } from "../store/submission.ts";
 import type { InboxDrain } from "../store/store.ts";
 import { sessionKeyString } from "../store/submission.ts";
+import { noteBlobRefs } from "./blob-refs.ts";
 import type { StoreContext } from "./context.ts";
 import { queryAll } from "./query.ts";
 import { type ConversationLog, ExtrasRaced } from "./conversation-log.ts";
@@ -45,6 +46,8 @@ export class Inbox {
       const headId = str(await getSessionItem(ctx, key), "headId");
       const state = headId === undefined ? undefined : await loadState(ctx, headId);
       if (!headId || !state || !inFlight(state)) throw new NoRunInFlight(sessionKeyString(key));
+      // A spilled body is the head submission's (ADR 0034), noted before its message exists.
+      await noteBlobRefs(ctx, submissionPk(headId), [str(body, "bodyRef")]);
       const accepted = num(state, "inboxSeq") ?? 0;
       const seq = accepted + 1;
 

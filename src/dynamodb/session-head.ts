@@ -7,8 +7,8 @@
  * the head with one conditional update of the submission's own state item.
  */
 import { GetItemCommand, type TransactWriteItem } from "@aws-sdk/client-dynamodb";
-import { DispatchConflict } from "../errors.ts";
-import type { NewSubmission, SessionKey, Submission } from "../store/submission.ts";
+import { DispatchConflict, SessionBusy } from "../errors.ts";
+import { type NewSubmission, type SessionKey, type Submission, sessionKeyString } from "../store/submission.ts";
 import type { StoreContext } from "./context.ts";
 import { queryItems } from "./query.ts";
 import { failedCondition } from "./errors.ts";
@@ -51,6 +51,8 @@ export function sessionKeyOf(state: Item): SessionKey {
  */
 export async function admitOnce(ctx: StoreContext, candidate: NewSubmission, inputItem: Item, ord: string): Promise<Submission> {
   const session = await getSessionItem(ctx, candidate.sessionKey);
+  // A session being deleted (ADR 0034) takes nothing until its deletion completes.
+  if (str(session, "deleting") !== undefined) throw new SessionBusy(sessionKeyString(candidate.sessionKey));
   const prev = num(session, "admitSeq") ?? 0;
   const headSeq = num(session, "headSeq") ?? 1;
   const seq = prev + 1;
@@ -72,6 +74,7 @@ export async function admitOnce(ctx: StoreContext, candidate: NewSubmission, inp
       ? `attribute_not_exists(${e.n("admitSeq")})`
       : `${e.n("admitSeq")} = ${e.v(N(prev))} AND ${e.n("headSeq")} = ${e.v(N(headSeq))}`;
   if (conversationId === undefined) condition += ` AND attribute_not_exists(${e.n("convId")})`;
+  condition += ` AND attribute_not_exists(${e.n("deleting")})`;
   const state = newStateItem(sub, { seq, ord, isHead, now: ctx.clock.now() });
   const pk = sessionPk(sub.sessionKey);
   const reasons = await transact(ctx, [

@@ -9,6 +9,7 @@ import type { Cancellation, DispatchMessage, NewSubmission, Submission, Submissi
 import { contentDigest } from "../conversation/content-digest.ts";
 import type { StoreContext } from "./context.ts";
 import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
+import { noteBlobRefs } from "./blob-refs.ts";
 import { INPUT_SK, STATE_SK, submissionPk } from "./keys.ts";
 import { shardOf, type StatusBucket, statusBucketKey, waitCheckOfSortKey } from "./table.ts";
 
@@ -128,10 +129,12 @@ export function cancellationOf(state: Item): Cancellation | undefined {
 const OUTCOME_INLINE_BYTES = 2_048;
 
 /** The state attribute keeping a settlement's outcome: its JSON, or the S3 digest of a larger one. */
-export async function outcomeAttribute(ctx: StoreContext, outcome: SettledPayload): Promise<Item> {
+export async function outcomeAttribute(ctx: StoreContext, submissionId: string, outcome: SettledPayload): Promise<Item> {
   const json = JSON.stringify(outcome);
   if (Buffer.byteLength(json) <= OUTCOME_INLINE_BYTES) return { outcome: S(json) };
-  return { outcomeRef: S(await ctx.blobs.putText(json)) };
+  const ref = await ctx.blobs.putText(json);
+  await noteBlobRefs(ctx, submissionPk(submissionId), [ref]);
+  return { outcomeRef: S(ref) };
 }
 
 /**
@@ -143,6 +146,8 @@ export async function newInputItem(ctx: StoreContext, sub: NewSubmission): Promi
   const item: Item = { ...inputKey(sub.id), inputDigest: S(inputDigest(sub.input)) };
   if (Buffer.byteLength(json) > ctx.spillThresholdBytes) item.inputRef = S(await ctx.blobs.putText(json));
   else item.input = S(json);
+  // Before the input item exists (ADR 0034): its spill and its attachments are the submission's.
+  await noteBlobRefs(ctx, submissionPk(sub.id), [str(item, "inputRef"), ...(sub.input.attachments ?? []).map((a) => a.digest)]);
   return item;
 }
 

@@ -289,7 +289,7 @@ export class DynamoSubmissions
 
   async cancelSubmission(submissionId: string, cancellation: Cancellation): Promise<{ wasRunning: boolean; settled?: boolean }> {
     const ctx = this.#ctx;
-    const kept = await outcomeAttribute(ctx, cancelledOutcome(cancellation));
+    const kept = await outcomeAttribute(ctx, submissionId, cancelledOutcome(cancellation));
     return rerunOnRace("cancelSubmission", async () => {
       const state = await loadState(ctx, submissionId);
       if (!state) throw new SubmissionNotFound(submissionId);
@@ -351,7 +351,7 @@ export class DynamoSubmissions
       .set("updatedAt", N(this.#ctx.clock.now()));
     // The outcome rides on the reservation: a recoverer finishing a crashed settlement writes it.
     if (options?.outcome !== undefined) {
-      for (const [name, value] of Object.entries(await outcomeAttribute(this.#ctx, options.outcome))) e.set(name, value);
+      for (const [name, value] of Object.entries(await outcomeAttribute(this.#ctx, submissionId, options.outcome))) e.set(name, value);
     }
     let condition = this.#fence(e, attemptId);
     if (options?.requireDrainedInbox) {
@@ -369,7 +369,7 @@ export class DynamoSubmissions
 
   async finalizeSettlement(submissionId: string, outcome?: SettledPayload): Promise<void> {
     const ctx = this.#ctx;
-    const kept = outcome === undefined ? undefined : await outcomeAttribute(ctx, outcome);
+    const kept = outcome === undefined ? undefined : await outcomeAttribute(ctx, submissionId, outcome);
     await rerunOnRace("finalizeSettlement", async () => {
       const state = await loadState(ctx, submissionId);
       if (!state) throw new SubmissionNotFound(submissionId);

@@ -10,6 +10,7 @@ import { parseCancelBody, parseCompactBody, parseDispatchBody, parseInjectBody, 
 import { mountSubmissionRoutes } from "./submission-routes.ts";
 import { mountApprovalRoutes, mountCallbackRoute } from "./wait-routes.ts";
 import { mountAttachmentRoutes } from "./attachment-routes.ts";
+import { mountConversationRoutes } from "./conversation-routes.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
 export interface AppOptions {
@@ -102,6 +103,8 @@ export const APP_DEFAULTS = {
  *   200 `{submissionId, status: "cancelled", outcome}` once settled (again for an already
  *   cancelled one), 202 `{submissionId, status: "cancelling"}` while a running one stops; 404
  *   unknown, 409 `already_settled`
+ * - `DELETE /agents/:agent/:instance[?session=&cancel=true]` deletes a session's conversation
+ *   (`conversation-routes.ts`)
  * - `POST /attachments` (bytes → `{digest, mediaType, size}`), direct uploads and downloads
  *   (`attachment-routes.ts`)
  * - `GET /healthz` answers `ok`
@@ -211,6 +214,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   mountSubmissionRoutes(app, runtime);
   mountApprovalRoutes(app, runtime);
   mountCallbackRoute(app, runtime);
+  mountConversationRoutes(app, runtime);
 
   app.post("/agents/:agent/:instance/submissions/:submissionId/cancel", async (c) => {
     const text = await c.req.text();

@@ -55,7 +55,7 @@ export function corsMiddleware(options: CorsOptions): MiddlewareHandler {
   const origins = [...options.origins];
   return cors({
     origin: origins.includes("*") ? "*" : origins,
-    allowMethods: ["GET", "POST", "OPTIONS"],
+    allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
     // What the routes read: a JSON body, a bearer token, the stream offset.
     allowHeaders: ["Content-Type", "Authorization", "Last-Event-ID"],
     maxAge: options.maxAgeSeconds ?? 600,

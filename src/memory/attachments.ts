@@ -21,6 +21,10 @@ export class MemoryAttachments {
     return { ref: { ...stored.ref }, data: new Uint8Array(stored.data) };
   }
 
+  delete(digest: string): void {
+    this.#byDigest.delete(digest);
+  }
+
   ref(digest: string): AttachmentRef {
     const stored = this.#byDigest.get(digest);
     if (!stored) throw new AttachmentNotFound(digest);

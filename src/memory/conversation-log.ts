@@ -5,6 +5,7 @@ import { ClaimLost, ConversationNotFound } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { AppendFence, AppendOptions } from "../store/store.ts";
 import { type Conversation, type SessionKey, sessionKeyString } from "../store/submission.ts";
+import { attachmentDigests } from "../conversation/attachment-digests.ts";
 import { frozenCopy } from "./frozen-copy.ts";
 import { freezeKey, sessionId } from "./rows.ts";
 
@@ -79,6 +80,27 @@ export class MemoryConversationLog {
     }
     for (const id of settling) log.settled.add(id);
     return records;
+  }
+
+  /** The conversation of `key`, or undefined. */
+  find(key: SessionKey): Conversation | undefined {
+    const conversation = this.#conversations.get(sessionId(key));
+    return conversation && { ...conversation };
+  }
+
+  /** Forgets the conversation of `key` with its log and checkpoint. */
+  delete(key: SessionKey, conversationId: string): void {
+    this.#conversations.delete(sessionId(key));
+    this.#logs.delete(conversationId);
+    this.#checkpoints.delete(conversationId);
+  }
+
+  /** Whether any conversation's log references the attachment `digest`. */
+  references(digest: string): boolean {
+    for (const log of this.#logs.values()) {
+      if (attachmentDigests(log.records).has(digest)) return true;
+    }
+    return false;
   }
 
   read(conversationId: string, afterId = "", limit?: number): ConversationRecord[] {

@@ -1,9 +1,10 @@
 import type { LogCheckpoint } from "../conversation/checkpoint.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
-import { CancelRequested, ClaimLost, DispatchConflict, InboxNotDrained, NoRunInFlight, SubmissionNotFound } from "../errors.ts";
+import { CancelRequested, ClaimLost, DispatchConflict, InboxNotDrained, NoRunInFlight, SessionBusy, SubmissionNotFound } from "../errors.ts";
 import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
-import type { AppendOptions, InboxDrain, Store } from "../store/store.ts";
+import type { AppendOptions, ConversationDeletion, InboxDrain, Store } from "../store/store.ts";
+import { attachmentDigests, inputDigests } from "../conversation/attachment-digests.ts";
 import type { CallAnswered, CallAnswerWrite, CallWait } from "../store/call-wait.ts";
 import {
   type Attempt,
@@ -450,6 +451,40 @@ export class MemoryStore implements Store {
     const records = this.#log.append(sub.conversationId, drafts, { fence, expectedHead: request.expectedHead });
     if (picked.length > 0) row.inbox = row.inbox.filter((m) => !wanted.has(m.kind));
     return records;
+  }
+
+  // ---- DeletionStore ------------------------------------------------------------------------
+
+  async deleteConversation(key: SessionKey): Promise<ConversationDeletion> {
+    const session = sessionId(key);
+    if ((this.#sessions.get(session) ?? []).length > 0) throw new SessionBusy(sessionKeyString(key));
+    const conversation = this.#log.find(key);
+    if (!conversation) return { deleted: false, blobsDeleted: [] };
+    const rows = this.#history.get(session) ?? [];
+    const digests = attachmentDigests(this.#log.read(conversation.id));
+    for (const row of rows) inputDigests(row.sub.input, digests);
+    for (const row of rows) {
+      this.#rows.delete(row.sub.id);
+      this.#byStatus.get(row.sub.status)!.delete(row);
+      this.#attempts.delete(row.sub.id);
+      this.#children.delete(row.sub.id);
+      const parent = row.sub.parentSubmissionId;
+      const siblings = parent === undefined ? undefined : this.#children.get(parent);
+      if (siblings) this.#children.set(parent!, siblings.filter((r) => r !== row));
+    }
+    this.#history.delete(session);
+    this.#sessions.delete(session);
+    this.#log.delete(key, conversation.id);
+    const blobsDeleted = [...digests].filter((digest) => !this.#referenced(digest));
+    for (const digest of blobsDeleted) this.#attachments.delete(digest);
+    return { deleted: true, conversationId: conversation.id, blobsDeleted };
+  }
+
+  /** Whether a record or a submission's input still references `digest`. */
+  #referenced(digest: string): boolean {
+    if (this.#log.references(digest)) return true;
+    for (const row of this.#rows.values()) if (inputDigests(row.sub.input).has(digest)) return true;
+    return false;
   }
 
   async close(): Promise<void> {}

@@ -1,4 +1,4 @@
-import { RuntimeClosed, SubmissionNotFound } from "../errors.ts";
+import { InvalidRequest, isHarnessError, RuntimeClosed, SubmissionNotFound } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import type { ConversationRecord, SettledPayload } from "../protocol/records.ts";
 import { admit, type DispatchResult } from "../engine/admission.ts";
@@ -16,6 +16,7 @@ import { loadSessionDriver } from "../engine/attempt.ts";
 import { findSettledPayload } from "../engine/settlement.ts";
 import { cancellationFor, cancelSubmission, cascadeToChildren, type CancelResult } from "../engine/cancel.ts";
 import { sweep, type SweepReport } from "../engine/sweep.ts";
+import { deleteSessionConversation, type ConversationDeletionReport } from "../engine/conversation-deletion.ts";
 import { resolveSubagents } from "../engine/subagents.ts";
 import { type SubagentLimits, type SubagentPolicy } from "../agent/subagent-policy.ts";
 import { handleDoorbell } from "../engine/worker.ts";
@@ -233,6 +234,14 @@ export interface Runtime {
   attachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }>;
   /** The attachment policy in force (media type → largest size in bytes) and whether direct uploads exist. */
   attachmentLimits(): { policy: AttachmentPolicy; directUploads: boolean };
+  /**
+   * Deletes a session's conversation and everything it owns (ADR 0034): records, checkpoint,
+   * submissions, the blobs no other conversation references, and its subagents' conversations.
+   * Idempotent (`deleted: false` when nothing was left) and resumable (an interrupted deletion
+   * is completed by the next call). A session with an unsettled submission is `SessionBusy`,
+   * nothing deleted, unless `cancel` is set: then they are cancelled and awaited first.
+   */
+  deleteConversation(request: SessionAddress & { cancel?: boolean }): Promise<ConversationDeletionReport>;
   /** Runs one sweep now (also runs on a timer once started). */
   sweep(options?: { staleQueuedMs?: number }): Promise<SweepReport>;
   hasAgent(name: string): boolean;
@@ -506,6 +515,19 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     async completeAttachmentUpload(uploadId) {
       if (state === "closed") throw new RuntimeClosed();
       return attachments.completeUpload(uploadId);
+    },
+    async deleteConversation(request) {
+      if (state === "closed") throw new RuntimeClosed();
+      const key = sessionKeyOf(request, knows);
+      if (request.cancel !== undefined && typeof request.cancel !== "boolean") throw new InvalidRequest("cancel must be a boolean");
+      const cancel = async (sub: Submission) => {
+        try {
+          await cancelSubmission(ctx, sub, cancellationFor("the conversation is being deleted"));
+        } catch (err) {
+          if (!isHarnessError(err, "already_settled")) throw err;
+        }
+      };
+      return deleteSessionConversation(store, key, request.cancel ? { cancel, settleTimeoutMs: 2 * (config.leaseMs ?? RUNTIME_DEFAULTS.leaseMs) } : {});
     },
     attachment: (digest) => store.getAttachment(digest),
     attachmentLimits: () => ({ policy: attachments.policy, directUploads: attachments.directUploads }),

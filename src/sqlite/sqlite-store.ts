@@ -6,7 +6,7 @@ import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } f
 import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
 import type { LogCheckpoint } from "../conversation/checkpoint.ts";
-import type { AppendOptions, InboxDrain, Store } from "../store/store.ts";
+import type { AppendOptions, ConversationDeletion, InboxDrain, Store } from "../store/store.ts";
 import type { CallAnswered, CallAnswerWrite, CallWait } from "../store/call-wait.ts";
 import type {
   Attempt,
@@ -31,6 +31,7 @@ import { SqliteCallWaits } from "./call-waits.ts";
 import { deliverChildOutcome } from "./child-outcome.ts";
 import { SqliteConversationLog } from "./conversation-log.ts";
 import { SqliteDatabase } from "./database.ts";
+import { SqliteDeletion } from "./deletion.ts";
 import { SqliteInbox } from "./inbox.ts";
 import { SqliteStoreOpenFailed } from "./open-failed.ts";
 import { assertSchemaReadable, migrate } from "./schema.ts";
@@ -106,6 +107,7 @@ export class SqliteStore implements Store {
   readonly #inbox: SqliteInbox;
   readonly #attachments: SqliteAttachments;
   readonly #callWaits: SqliteCallWaits;
+  readonly #deletion: SqliteDeletion;
 
   /** @internal Use `openSqliteStore`. */
   constructor(db: SqliteDatabase) {
@@ -115,6 +117,7 @@ export class SqliteStore implements Store {
     this.#inbox = new SqliteInbox(db);
     this.#attachments = new SqliteAttachments(db);
     this.#callWaits = new SqliteCallWaits(db);
+    this.#deletion = new SqliteDeletion(db);
   }
 
   /** Closes the database. Later calls reject; a second close is a no-op. */
@@ -245,5 +248,10 @@ export class SqliteStore implements Store {
   }
   drainInbox(request: InboxDrain): Promise<ConversationRecord[]> {
     return this.#inbox.drainInbox(request);
+  }
+
+  // ---- deletion ----
+  deleteConversation(key: SessionKey): Promise<ConversationDeletion> {
+    return this.#deletion.deleteConversation(key);
   }
 }

@@ -257,6 +257,31 @@ export interface AttachmentStore {
   getAttachmentRef(digest: string): Promise<AttachmentRef>;
 }
 
+/** What a deletion removed (ADR 0034). */
+export interface ConversationDeletion {
+  /** False when the session had no conversation (nothing was left to delete). */
+  deleted: boolean;
+  /** The deleted conversation. */
+  conversationId?: string;
+  /** Digests of the blobs deleted with it (those no other conversation references). */
+  blobsDeleted: string[];
+}
+
+/** Deleting a session's conversation and everything it owns (ADR 0034). */
+export interface DeletionStore {
+  /**
+   * Deletes the conversation of `key` and everything of it: its records, checkpoint, submissions
+   * (rows, attempts, inputs, inbox messages, wait entries) and the blobs only it references (the
+   * attachments of its records and, where the store spills, its spilled payloads; a blob another
+   * conversation's records reference stays). Refused with `SessionBusy`, nothing deleted, while
+   * the session has an unsettled submission. Idempotent (`deleted: false` when the session has no
+   * conversation) and resumable: a deletion interrupted midway is finished by the next call. A
+   * later admission to the session starts a new conversation. Child sessions are the caller's:
+   * each is a session of its own.
+   */
+  deleteConversation(key: SessionKey): Promise<ConversationDeletion>;
+}
+
 /** What a run asks of its inbox at a safe point. */
 export interface InboxDrain {
   submissionId: string;
@@ -290,7 +315,7 @@ export interface InboxStore {
  * Adapters implement it whole (and pass the conformance suite); each consumer asks only for
  * its role below.
  */
-export interface Store extends SubmissionStore, ConversationStore, AttachmentStore, InboxStore {
+export interface Store extends SubmissionStore, ConversationStore, AttachmentStore, InboxStore, DeletionStore {
   /** Releases connections / file handles. */
   close?(): Promise<void>;
 }
@@ -364,6 +389,14 @@ export interface CancelStore extends Pick<SubmissionStore, "cancelSubmission"> {
 /** Content-addressed uploads (the attachment route of a later issue). */
 export interface UploadStore extends Pick<AttachmentStore, "putAttachment"> {}
 
+/**
+ * Deleting conversations (`DELETE /agents/:agent/:instance`): find a session's submissions and
+ * their children's sessions, wait for cancelled ones to settle, delete.
+ */
+export interface ConversationDeletionStore
+  extends DeletionStore,
+    Pick<SubmissionStore, "listSessionSubmissions" | "listChildSubmissions" | "getSubmission"> {}
+
 /** Every role; `Store` is exactly their union (a test checks that no method is left without one). */
 export type StoreRoles = AdmissionStore &
   LogStore &
@@ -373,4 +406,5 @@ export type StoreRoles = AdmissionStore &
   ParentChildStore &
   CallWaitStore &
   CancelStore &
-  UploadStore;
+  UploadStore &
+  ConversationDeletionStore;

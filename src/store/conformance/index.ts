@@ -21,6 +21,7 @@ import type { Store } from "../store.ts";
 import { checkpointCases } from "./checkpoint-cases.ts";
 import { concurrencyCases } from "./concurrency-cases.ts";
 import { conversationCases } from "./conversation-cases.ts";
+import { deletionCases } from "./deletion-cases.ts";
 import { childOutcomeCases } from "./child-outcome-cases.ts";
 import { caseRegistrar, type StoreConformanceOptions } from "./case-context.ts";
 import { callWaitCases } from "./call-wait-cases.ts";
@@ -58,5 +59,6 @@ export function describeStoreConformance(
     waitCheckCases(test);
     callWaitCases(test);
     delayedMessageCases(test);
+    deletionCases(test);
   });
 }

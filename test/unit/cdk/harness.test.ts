@@ -330,14 +330,13 @@ describe("Harness: least privilege", () => {
     for (const role of HARNESS_FUNCTION_ROLES) {
       const actions = allActions(s, role);
       for (const action of actions) expect(action, `${role}: ${action}`).not.toContain("*");
+      // Appends only ever put (ADR 0009); deleting a conversation (ADR 0034) is the HTTP function's alone.
+      if (role !== "http") for (const forbidden of ["dynamodb:BatchWriteItem", "dynamodb:DeleteItem"]) expect(actions, role).not.toContain(forbidden);
       for (const forbidden of [
         "dynamodb:DeleteTable",
         "dynamodb:UpdateTable",
         "dynamodb:CreateBackup",
         "dynamodb:Scan",
-        "dynamodb:BatchWriteItem",
-        // The store never deletes an item (ADR 0009: appends only ever put).
-        "dynamodb:DeleteItem",
         "s3:DeleteBucket",
         "s3:PutBucketPolicy",
         "sqs:DeleteQueue",
@@ -378,17 +377,21 @@ describe("Harness: least privilege", () => {
       expect(s3.length, role).toBeGreaterThan(0);
       for (const st of s3) {
         for (const resource of resourcesOf(st)) {
-          expect([bucketArn, bucketObjects, objectsUnder("uploads/")], `${role}: ${JSON.stringify(resource)}`).toContainEqual(resource);
+          expect([bucketArn, bucketObjects, ...["uploads/", "blobs/", "checkpoints/"].map(objectsUnder)], `${role}: ${JSON.stringify(resource)}`).toContainEqual(resource);
         }
       }
     }
   });
 
-  it("deletes objects only under uploads/ (a direct upload's staged object, ADR 0034)", () => {
+  it("deletes objects only under uploads/ (a direct upload's staged object), and the http function a deleted conversation's blobs and checkpoints (ADR 0034)", () => {
     for (const role of HARNESS_FUNCTION_ROLES) {
-      const deletes = statements(s, role).filter((x) => actionsOf(x).includes("s3:DeleteObject"));
-      for (const st of deletes) expect(resourcesOf(st), role).toEqual([objectsUnder("uploads/")]);
+      const deletes = statements(s, role).filter((x) => actionsOf(x).includes("s3:DeleteObject")).flatMap(resourcesOf);
+      const allowed = role === "http" ? ["uploads/", "blobs/", "checkpoints/"] : ["uploads/"];
+      expect(deletes, role).toEqual(expect.arrayContaining(allowed.map(objectsUnder)));
+      expect(deletes.length, role).toBe(allowed.length);
     }
+    const tableDeletes = statements(s, "http").filter((x) => actionsOf(x).includes("dynamodb:DeleteItem"));
+    expect(tableDeletes.flatMap(resourcesOf)).toEqual([{ "Fn::GetAtt": [logicalId(s, s.harness.table), "Arn"] }]);
   });
 
   it("lets the worker consume its queue, and the dlq function only the DLQ", () => {

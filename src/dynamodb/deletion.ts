@@ -1,0 +1,102 @@
+/**
+ * Deleting a session's conversation on DynamoDB + S3 (ADR 0034). Many writes, so it is made
+ * resumable rather than atomic:
+ * 1. The session item is marked `deleting` (conditioned on no unsettled submission): from then
+ *    on admission refuses the session (`SessionBusy`), so nothing new arrives while it goes.
+ * 2. Each submission's partition (`SUB#<id>`: input, state, attempts, inbox, blob references)
+ *    and then its member item; then the conversation's partition (record batches, checkpoint,
+ *    blob references) and its checkpoint object. Before an owner's items go, each blob it
+ *    references is released: its `BLOB#` reference is deleted and, when no other owner has one,
+ *    the object too (`blob-refs.ts`).
+ * 3. The session item, last: until then a retry finds the marked session and carries on.
+ * Every step is idempotent, so a second call after a finished deletion answers `deleted: false`
+ * and a call after an interrupted one completes it.
+ */
+import { UpdateItemCommand, type WriteRequest } from "@aws-sdk/client-dynamodb";
+import { SessionBusy } from "../errors.ts";
+import type { ConversationDeletion } from "../store/store.ts";
+import { type SessionKey, sessionKeyString } from "../store/submission.ts";
+import { BLOB_REF_PREFIX, batchWrite, blobRefsPk } from "./blob-refs.ts";
+import { checkpointObjectKey } from "./checkpoints.ts";
+import type { StoreContext } from "./context.ts";
+import { conditionRefusal } from "./errors.ts";
+import { Expr } from "./expression.ts";
+import { type Item, N, num, reqStr, S, str } from "./item.ts";
+import { conversationPk, sessionPk, submissionPk } from "./keys.ts";
+import { queryAll } from "./query.ts";
+import { getSessionItem, sessionItemKey } from "./session-head.ts";
+
+/** A fault seam for tests: called before each step with its name (throw to stop midway). */
+export type DeletionStep = (step: string) => void | Promise<void>;
+
+export async function deleteConversation(ctx: StoreContext, key: SessionKey, beforeStep?: DeletionStep): Promise<ConversationDeletion> {
+  const session = await getSessionItem(ctx, key);
+  const conversationId = str(session, "convId");
+  if (!session || conversationId === undefined) return { deleted: false, blobsDeleted: [] };
+  if (str(session, "deleting") === undefined) await markDeleting(ctx, key, session);
+  const blobsDeleted: string[] = [];
+  const members = await queryAll(ctx, {
+    KeyConditionExpression: "pk = :pk AND begins_with(sk, :q)",
+    ExpressionAttributeValues: { ":pk": S(sessionPk(key)), ":q": S("Q#") },
+    ConsistentRead: true,
+  });
+  for (const member of members) {
+    await beforeStep?.(`submission ${reqStr(member, "submissionId")}`);
+    await deletePartition(ctx, submissionPk(reqStr(member, "submissionId")), blobsDeleted);
+    await deleteKeys(ctx, [{ pk: member.pk!, sk: member.sk! }]);
+  }
+  await beforeStep?.("conversation");
+  await deletePartition(ctx, conversationPk(conversationId), blobsDeleted);
+  await ctx.blobs.deleteKeyed(checkpointObjectKey(conversationId));
+  await beforeStep?.("session");
+  await deleteKeys(ctx, [sessionItemKey(key)]);
+  return { deleted: true, conversationId, blobsDeleted };
+}
+
+/** Marks the session as being deleted, unless a submission of it is unsettled (`SessionBusy`). */
+async function markDeleting(ctx: StoreContext, key: SessionKey, session: Item): Promise<void> {
+  const admitted = num(session, "admitSeq") ?? 0;
+  const headSeq = num(session, "headSeq") ?? 1;
+  if (headSeq <= admitted) throw new SessionBusy(sessionKeyString(key));
+  const e = new Expr().set("deleting", S(reqStr(session, "convId")));
+  const condition = admitted === 0
+    ? `attribute_not_exists(${e.n("admitSeq")})`
+    : `${e.n("admitSeq")} = ${e.v(N(admitted))} AND ${e.n("headSeq")} = ${e.v(N(headSeq))}`;
+  try {
+    await ctx.dynamo.send(
+      new UpdateItemCommand({ TableName: ctx.table, Key: sessionItemKey(key), UpdateExpression: e.update, ConditionExpression: condition, ...e.attributes }),
+    );
+  } catch (error) {
+    // Admitted meanwhile: that submission runs first.
+    if (conditionRefusal(error)) throw new SessionBusy(sessionKeyString(key));
+    throw error;
+  }
+}
+
+/** Releases the blobs `pk` references, then deletes every item of the partition. */
+async function deletePartition(ctx: StoreContext, pk: string, blobsDeleted: string[]): Promise<void> {
+  const items = await queryAll(ctx, {
+    KeyConditionExpression: "pk = :pk",
+    ExpressionAttributeValues: { ":pk": S(pk) },
+    ProjectionExpression: "pk, sk, digest",
+    ConsistentRead: true,
+  });
+  for (const item of items) {
+    if (!reqStr(item, "sk").startsWith(BLOB_REF_PREFIX)) continue;
+    const digest = reqStr(item, "digest");
+    await deleteKeys(ctx, [{ pk: S(blobRefsPk(digest)), sk: S(pk) }]);
+    const others = await queryAll(
+      ctx,
+      { KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": S(blobRefsPk(digest)) }, ConsistentRead: true },
+      1,
+    );
+    if (others.length > 0) continue;
+    await ctx.blobs.delete(digest);
+    if (!blobsDeleted.includes(digest)) blobsDeleted.push(digest);
+  }
+  await deleteKeys(ctx, items.map((item) => ({ pk: item.pk!, sk: item.sk! })));
+}
+
+async function deleteKeys(ctx: StoreContext, keys: Item[]): Promise<void> {
+  await batchWrite(ctx, keys.map((Key): WriteRequest => ({ DeleteRequest: { Key } })));
+}

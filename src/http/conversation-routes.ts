@@ -1,0 +1,31 @@
+import type { Hono } from "hono";
+import type { Runtime } from "../runtime/runtime.ts";
+import { DEFAULT_SESSION } from "../protocol/limits.ts";
+import { RequestError } from "./http-errors.ts";
+
+/**
+ * A conversation's lifecycle (ADR 0034):
+ * - `DELETE /agents/:agent/:instance?session=[&cancel=true]`: deletes the session's conversation
+ *   and everything it owns (records, checkpoint, submissions, blobs no other conversation
+ *   references, subagents' conversations). 200 `{status: "deleted", session}`, the same again
+ *   for a repeated or resumed deletion; 409 `session_busy` while a submission of it is unsettled,
+ *   unless `cancel=true`, which cancels them first and waits for them to settle.
+ */
+export function mountConversationRoutes(app: Hono, runtime: Runtime): void {
+  app.delete("/agents/:agent/:instance", async (c) => {
+    const session = c.req.query("session");
+    await runtime.deleteConversation({
+      agent: c.req.param("agent") ?? "",
+      instance: c.req.param("instance") ?? "",
+      session,
+      cancel: booleanQuery(c.req.query("cancel"), "cancel"),
+    });
+    return c.json({ status: "deleted", session: session || DEFAULT_SESSION }, 200);
+  });
+}
+
+function booleanQuery(raw: string | undefined, name: string): boolean {
+  if (raw === undefined || raw === "false" || raw === "0") return false;
+  if (raw === "true" || raw === "1" || raw === "") return true;
+  throw new RequestError(400, "invalid_request", `invalid ${name} ${JSON.stringify(raw)}: expected true or false`);
+}

@@ -1,0 +1,105 @@
+/**
+ * Conformance cases of deleting a conversation (ADR 0034): everything a session's conversation
+ * owns goes (records, checkpoint, submissions with their attempts, the blobs only it references),
+ * a blob another conversation references stays, a second deletion answers `deleted: false`, a
+ * session with an unsettled submission is refused with nothing deleted, and the session starts
+ * a new conversation afterwards.
+ */
+import { randomBytes } from "node:crypto";
+import { expect } from "vitest";
+import { checkpointOf } from "../../conversation/checkpoint.ts";
+import type { AttachmentRef, RecordDraft } from "../../protocol/records.ts";
+import type { SessionKey, Submission } from "../submission.ts";
+import { type CaseBody, type Fixtures, expectCode } from "./case-context.ts";
+
+type Register = (name: string, body: CaseBody) => void;
+
+/** A submission of `key` with `attachments` on its input and on its `user_message` record, settled with a large outcome. */
+async function conversationWithAttachments(fx: Fixtures, key: SessionKey, attachments: AttachmentRef[]): Promise<Submission> {
+  const admitted = await fx.admit(key, { input: { kind: "user", body: "look at these", attachments } });
+  const sub = await fx.claim(admitted);
+  const fence = { fence: { submissionId: sub.id, attemptId: sub.attemptId! } };
+  const message = fx.draft(sub.conversationId, "", {
+    kind: "user_message",
+    submissionId: sub.id,
+    payload: { body: "look at these", attachments },
+  } as Partial<RecordDraft>);
+  const records = await fx.store.appendRecords(sub.conversationId, [message, fx.draft(sub.conversationId, "I see them", { submissionId: sub.id } as Partial<RecordDraft>)], fence);
+  await fx.store.writeCheckpoint(sub.conversationId, checkpointOf({ earlier: [], records }, records.at(-1)!.id));
+  await fx.store.startAttempt({ id: sub.attemptId!, submissionId: sub.id, ownerId: "owner-1", startedAt: fx.clock.now() });
+  // An outcome larger than a small item: where a store spills it, the spill is the conversation's too.
+  const outcome = { status: "completed", text: "x".repeat(4_000) } as never;
+  await fx.store.reserveSettlement(sub.id, sub.attemptId!, { outcome });
+  await fx.store.finalizeSettlement(sub.id, outcome);
+  return fx.store.getSubmission(sub.id);
+}
+
+async function blob(fx: Fixtures, label: string): Promise<AttachmentRef> {
+  return fx.store.putAttachment("application/octet-stream", new Uint8Array([...Buffer.from(label), ...randomBytes(32)]));
+}
+
+export function deletionCases(test: Register): void {
+  test("DeleteConversation removes what it owns and keeps a blob another conversation references", async ({ store, fx }) => {
+    const own = await blob(fx, "own");
+    const shared = await blob(fx, "shared");
+    const sharedByRecord = await blob(fx, "shared by a record");
+    const key = fx.key();
+    const other = fx.key();
+    const sub = await conversationWithAttachments(fx, key, [own, shared, sharedByRecord]);
+    const second = await fx.settled(key);
+    const kept = await fx.admit(other, { input: { kind: "user", body: "mine too", attachments: [shared] } });
+    const keptRun = await fx.claim(kept);
+    await store.appendRecords(keptRun.conversationId, [
+      fx.draft(keptRun.conversationId, "", { kind: "user_message", submissionId: kept.id, payload: { body: "and this", attachments: [sharedByRecord] } } as Partial<RecordDraft>),
+    ]);
+    const keptLog = await fx.log(keptRun.conversationId);
+
+    const deletion = await store.deleteConversation(key);
+    expect(deletion.deleted, "the first deletion deletes").toBe(true);
+    expect(deletion.conversationId).toBe(sub.conversationId);
+    // A store that spills large payloads to blobs deletes those spills too; no shared blob is listed.
+    expect(deletion.blobsDeleted, "the blob no other conversation references").toContain(own.digest);
+    expect(deletion.blobsDeleted, "blobs another conversation references").not.toContain(shared.digest);
+    expect(deletion.blobsDeleted).not.toContain(sharedByRecord.digest);
+
+    await expectCode(store.getConversation(key), "conversation_not_found", "the deleted conversation");
+    expect(await store.readRecords(sub.conversationId, ""), "its records").toEqual([]);
+    expect(await store.readCheckpoint(sub.conversationId), "its checkpoint").toBeUndefined();
+    await expectCode(store.getSubmission(sub.id), "submission_not_found", "its first submission");
+    await expectCode(store.getSubmission(second.id), "submission_not_found", "its second submission");
+    expect(await store.listAttempts(sub.id), "its attempts").toEqual([]);
+    expect(await store.listSessionSubmissions(key, { limit: 10 }), "the session's listing").toEqual([]);
+    expect(await store.getSessionHead(key), "the session's head").toBeUndefined();
+    await expectCode(store.getAttachmentRef(own.digest), "attachment_not_found", "the blob only it referenced");
+    expect(await store.getAttachmentRef(shared.digest), "a blob another submission's input references").toEqual(shared);
+    expect(await store.getAttachmentRef(sharedByRecord.digest), "a blob another conversation's record references").toEqual(sharedByRecord);
+    expect(await fx.log(keptRun.conversationId), "the other conversation").toEqual(keptLog);
+    expect((await store.getSubmission(kept.id)).status, "the other session's submission").toBe("running");
+
+    expect(await store.deleteConversation(key), "a second deletion").toEqual({ deleted: false, blobsDeleted: [] });
+
+    const again = await fx.admit(key);
+    expect(again.conversationId, "a later admission starts a new conversation").not.toBe(sub.conversationId);
+    expect(await fx.log(again.conversationId)).toEqual([]);
+  });
+
+  test("DeleteConversation is refused while a submission of the session is unsettled, deleting nothing", async ({ store, fx }) => {
+    const own = await blob(fx, "busy");
+    const key = fx.key();
+    const first = await conversationWithAttachments(fx, key, [own]);
+    const queued = await fx.admit(key);
+    await expectCode(store.deleteConversation(key), "session_busy", "a queued submission");
+    const running = await fx.claim(queued);
+    await expectCode(store.deleteConversation(key), "session_busy", "a running submission");
+    expect((await store.getConversation(key)).id, "the conversation stays").toBe(first.conversationId);
+    expect((await fx.log(first.conversationId)).length, "its records stay").toBeGreaterThan(0);
+    expect(await store.getAttachmentRef(own.digest), "its blob stays").toEqual(own);
+    await store.reserveSettlement(running.id, running.attemptId!);
+    await store.finalizeSettlement(running.id);
+    expect((await store.deleteConversation(key)).deleted, "settled: deleted").toBe(true);
+  });
+
+  test("DeleteConversation of a session that never had a conversation answers deleted: false", async ({ store, fx }) => {
+    expect(await store.deleteConversation(fx.key())).toEqual({ deleted: false, blobsDeleted: [] });
+  });
+}
