@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import type { Runtime } from "../runtime/runtime.ts";
 import { DEFAULT_SESSION } from "../protocol/limits.ts";
 import { RequestError } from "./http-errors.ts";
+import { parseForkBody, readJsonObject } from "./request-body.ts";
 
 /**
  * A conversation's lifecycle (ADR 0034):
@@ -10,6 +11,11 @@ import { RequestError } from "./http-errors.ts";
  *   references, subagents' conversations). 200 `{status: "deleted", session}`, the same again
  *   for a repeated or resumed deletion; 409 `session_busy` while a submission of it is unsettled,
  *   unless `cancel=true`, which cancels them first and waits for them to settle.
+ * - `POST /agents/:agent/:instance/fork?session=` `{fromRecordId, instance?, session?, message?}`:
+ *   a new session (same agent; `instance` default the source's, `session` default `fork-<ulid>`)
+ *   whose history is the source session's log up to `fromRecordId`, then `message` dispatched
+ *   into it. 201 `{agent, instance, session, conversationId, records, submissionId?}`; 400 when
+ *   the record is not the conversation's or the target session has a conversation already.
  */
 export function mountConversationRoutes(app: Hono, runtime: Runtime): void {
   app.delete("/agents/:agent/:instance", async (c) => {
@@ -21,6 +27,20 @@ export function mountConversationRoutes(app: Hono, runtime: Runtime): void {
       cancel: booleanQuery(c.req.query("cancel"), "cancel"),
     });
     return c.json({ status: "deleted", session: session || DEFAULT_SESSION }, 200);
+  });
+
+  app.post("/agents/:agent/:instance/fork", async (c) => {
+    const body = parseForkBody(await readJsonObject(c));
+    const forked = await runtime.fork({
+      agent: c.req.param("agent") ?? "",
+      instance: c.req.param("instance") ?? "",
+      session: c.req.query("session"),
+      fromRecordId: body.fromRecordId,
+      ...(body.instance !== undefined ? { targetInstance: body.instance } : {}),
+      ...(body.session !== undefined ? { targetSession: body.session } : {}),
+      ...(body.message !== undefined ? { message: body.message } : {}),
+    });
+    return c.json(forked, 201);
   });
 }
 

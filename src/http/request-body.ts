@@ -116,6 +116,31 @@ export function parseInjectBody(json: Json): InjectBody {
   return out;
 }
 
+/** What `POST …/fork` carries: the record to fork after, the target, an optional message (ADR 0034). */
+export interface ForkBody {
+  fromRecordId: string;
+  instance?: string;
+  session?: string;
+  message?: DispatchBody["message"];
+}
+
+/** Shapes a fork body; `message` is a dispatch body's message (`{kind, body, attachments?…}`). */
+export function parseForkBody(json: Json): ForkBody {
+  const fromRecordId = optionalString(json, "fromRecordId");
+  if (fromRecordId === undefined || fromRecordId === "") throw new RequestError(400, "invalid_request", "fromRecordId is required");
+  const out: ForkBody = { fromRecordId };
+  const instance = optionalString(json, "instance");
+  if (instance !== undefined) out.instance = instance;
+  const session = optionalString(json, "session");
+  if (session !== undefined) out.session = session;
+  const message = optional(json, "message");
+  if (message !== undefined) {
+    if (typeof message !== "object" || Array.isArray(message)) throw new RequestError(400, "invalid_request", "message must be an object");
+    out.message = parseDispatchBody(message as Json).message;
+  }
+  return out;
+}
+
 function optional(json: Json, field: string): unknown {
   const value = json[field];
   return value === null ? undefined : value;

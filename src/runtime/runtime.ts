@@ -17,6 +17,8 @@ import { findSettledPayload } from "../engine/settlement.ts";
 import { cancellationFor, cancelSubmission, cascadeToChildren, type CancelResult } from "../engine/cancel.ts";
 import { sweep, type SweepReport } from "../engine/sweep.ts";
 import { deleteSessionConversation, type ConversationDeletionReport } from "../engine/conversation-deletion.ts";
+import { forkConversation } from "../engine/conversation-fork.ts";
+import type { ForkAnswer, ForkRequest } from "./fork-request.ts";
 import { resolveSubagents } from "../engine/subagents.ts";
 import { type SubagentLimits, type SubagentPolicy } from "../agent/subagent-policy.ts";
 import { handleDoorbell } from "../engine/worker.ts";
@@ -242,6 +244,14 @@ export interface Runtime {
    * nothing deleted, unless `cancel` is set: then they are cancelled and awaited first.
    */
   deleteConversation(request: SessionAddress & { cancel?: boolean }): Promise<ConversationDeletionReport>;
+  /**
+   * Forks a session's conversation (edit and retry, ADR 0034): a new session of the same agent
+   * (`targetInstance` default the source's, `targetSession` default `fork-<ulid>`) whose history is the
+   * source's log up to `fromRecordId` (streaming deltas left out), then, with `message`, that
+   * message dispatched into it. The target must have no conversation; a `fromRecordId` the
+   * conversation does not hold is `InvalidRequest`.
+   */
+  fork(request: ForkRequest): Promise<ForkAnswer>;
   /** Runs one sweep now (also runs on a timer once started). */
   sweep(options?: { staleQueuedMs?: number }): Promise<SweepReport>;
   hasAgent(name: string): boolean;
@@ -528,6 +538,18 @@ export function createRuntime(config: RuntimeConfig): Runtime {
         }
       };
       return deleteSessionConversation(store, key, request.cancel ? { cancel, settleTimeoutMs: 2 * (config.leaseMs ?? RUNTIME_DEFAULTS.leaseMs) } : {});
+    },
+    async fork(request) {
+      if (state === "closed") throw new RuntimeClosed();
+      const source = sessionKeyOf(request, knows);
+      if (typeof request.fromRecordId !== "string" || request.fromRecordId === "") throw new InvalidRequest("fromRecordId is required");
+      const now = clock.now();
+      const target = sessionKeyOf({ agent: source.agent, instance: request.targetInstance ?? source.instance, session: request.targetSession ?? `fork-${newId(now).toLowerCase()}` }, knows);
+      const forked = await forkConversation(store, source, request.fromRecordId, target, now);
+      const answer: ForkAnswer = { agent: target.agent, instance: target.instance, session: target.session, ...forked };
+      if (request.message === undefined) return answer;
+      const admitted = await runtime.dispatch({ agent: target.agent, instance: target.instance, session: target.session, message: request.message });
+      return { ...answer, submissionId: admitted.submissionId };
     },
     attachment: (digest) => store.getAttachment(digest),
     attachmentLimits: () => ({ policy: attachments.policy, directUploads: attachments.directUploads }),

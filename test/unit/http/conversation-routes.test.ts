@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkpointOf } from "../../../src/conversation/checkpoint.ts";
 import { scriptedModel } from "../../../src/agent/scripted-model.ts";
 import { createMemoryStore } from "../../../src/memory/index.ts";
-import type { AttachmentRef, TaskSpawnedPayload } from "../../../src/protocol/records.ts";
+import type { AttachmentRef, ConversationRecord, TaskSpawnedPayload } from "../../../src/protocol/records.ts";
 import { createRuntime, type Runtime } from "../../../src/runtime/runtime.ts";
 import { serve, type ServerHandle } from "../../../src/server/server.ts";
 import { openSqliteStore } from "../../../src/sqlite/index.ts";
@@ -142,5 +142,83 @@ describe.each([
     const unknown = await remove("/agents/nobody/x");
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ code: "unknown_agent" });
+  });
+});
+
+describe.each([
+  ["memory", () => createMemoryStore()],
+  ["sqlite", () => openSqliteStore({ path: join(dir, `fork-${Math.random().toString(36).slice(2)}.db`) })],
+])("POST /agents/:agent/:instance/fork (%s store)", (_name, makeStore) => {
+  let store: Store;
+  let runtime: Runtime;
+  let server: ServerHandle;
+  const model = scriptedModel([[{ text: "first answer" }], [{ text: "second answer" }], [{ text: "answer to the edit" }]]);
+
+  beforeAll(async () => {
+    store = makeStore();
+    runtime = createRuntime({
+      agents: { chat: { initialize: () => ({ model: model.model, streamFn: model.streamFn }) } },
+      store,
+      flushPolicy: { bytes: 0, intervalMs: 0 },
+      onObserverError: () => {},
+    });
+    await runtime.start();
+    server = await serve(runtime, { port: 0, hostname: "127.0.0.1", log: () => {}, maxRequestWaitMs: 20_000 });
+  });
+  afterAll(async () => {
+    await server.close();
+    await runtime.close();
+  });
+
+  const post = (path: string, body: unknown) =>
+    fetch(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const textOf = (m: { role: string; content: unknown }) =>
+    typeof m.content === "string" ? m.content : (m.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("");
+  const plain = (r: ConversationRecord) => {
+    const { id: _id, conversationId: _c, session: _s, ...rest } = r;
+    return rest;
+  };
+
+  it("forks after a mid-conversation record: the model sees the prefix plus the new message, not what came after", async () => {
+    expect((await post("/agents/chat/thread?wait=true", { kind: "user", body: "first question" })).status).toBe(200);
+    expect((await post("/agents/chat/thread?wait=true", { kind: "user", body: "second question" })).status).toBe(200);
+    const source = await store.getConversation({ agent: "chat", instance: "thread", session: "default" });
+    const log = await store.readRecords(source.id, "");
+    const firstSettled = log.find((r) => r.kind === "submission_settled")!;
+
+    const res = await post("/agents/chat/thread/fork", { fromRecordId: firstSettled.id, session: "edited", message: { kind: "user", body: "edited second question" } });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const forked = (await res.json()) as { agent: string; instance: string; session: string; conversationId: string; records: number; submissionId: string };
+    expect(forked).toMatchObject({ agent: "chat", instance: "thread", session: "edited", submissionId: expect.any(String) });
+    expect(forked.conversationId).not.toBe(source.id);
+    const settled = await runtime.wait(forked.submissionId);
+    expect(settled.status).toBe("succeeded");
+
+    // The model's context of the forked run: the prefix and the edit.
+    const sent = model.calls[2]!.messages.filter((m) => m.role === "user" || m.role === "assistant").map((m) => `${m.role}: ${textOf(m)}`);
+    expect(sent).toEqual(["user: first question", "assistant: first answer", "user: edited second question"]);
+    // The copied history equals the source's prefix (streaming deltas aside) apart from ids and address.
+    const prefix = log.slice(0, log.indexOf(firstSettled) + 1).filter((r) => !r.kind.endsWith("_delta"));
+    const copied = (await store.readRecords(forked.conversationId, "")).slice(0, forked.records);
+    expect(copied.map(plain).slice(1)).toEqual(prefix.map(plain).slice(1));
+    expect(copied[0]).toMatchObject({ kind: "conversation_created", session: "edited", payload: { agent: "chat", instance: "thread", session: "edited" } });
+    expect(new Set(copied.map((r) => r.id)).size).toBe(copied.length);
+    expect(copied.every((r) => !log.some((s) => s.id === r.id)), "new ids").toBe(true);
+    // The source is untouched.
+    expect(await store.readRecords(source.id, "")).toEqual(log);
+  });
+
+  it("refuses a record the conversation does not hold, a taken target session and a missing fromRecordId (400, nothing created)", async () => {
+    const unknown = await post("/agents/chat/thread/fork", { fromRecordId: "01ZZZZZZZZZZZZZZZZZZZZZZZZ", session: "nope" });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject({ code: "invalid_request", error: expect.stringContaining("fromRecordId") });
+    await expect(store.getConversation({ agent: "chat", instance: "thread", session: "nope" })).rejects.toMatchObject({ code: "conversation_not_found" });
+    const source = await store.getConversation({ agent: "chat", instance: "thread", session: "default" });
+    const first = (await store.readRecords(source.id, ""))[0]!;
+    const taken = await post("/agents/chat/thread/fork", { fromRecordId: first.id, session: "default" });
+    expect(taken.status).toBe(400);
+    expect(await taken.json()).toMatchObject({ code: "invalid_request", error: expect.stringContaining("already has a conversation") });
+    expect((await post("/agents/chat/thread/fork", {})).status).toBe(400);
+    expect((await post("/agents/chat/missing/fork", { fromRecordId: first.id })).status).toBe(404);
   });
 });

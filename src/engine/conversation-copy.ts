@@ -1,0 +1,58 @@
+/**
+ * Copying records into a new conversation (a fork, ADR 0034): the records are appended as drafts
+ * in their order, so the store mints new ids; each record is re-addressed to the new
+ * conversation and session, its `conversation_created` names the new address, and a
+ * `compaction`'s `firstKeptEntryId` is mapped to the new id of its kept entry (appended before
+ * it: a chunk ends before a compaction whose kept entry is still in it).
+ */
+import { newId } from "../conversation/ids.ts";
+import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
+import { InvalidRequest } from "../errors.ts";
+import type { ConversationStore } from "../store/store.ts";
+import { type SessionKey, sessionKeyString } from "../store/submission.ts";
+
+/** Records per append. */
+const CHUNK = 100;
+
+/**
+ * Creates the conversation of `key` (`InvalidRequest` when the session has one already: a copy
+ * never writes into existing history) and appends copies of `records`. Returns the new
+ * conversation's id and the new id of each copied record by its old id.
+ */
+export async function copyIntoNewConversation(
+  store: Pick<ConversationStore, "ensureConversation" | "appendRecords">,
+  key: SessionKey,
+  records: readonly ConversationRecord[],
+  now: number,
+): Promise<{ conversationId: string; ids: Map<string, string> }> {
+  const { conversation, created } = await store.ensureConversation({ id: newId(now), key, createdAt: now });
+  if (!created) throw new InvalidRequest(`session ${sessionKeyString(key)} already has a conversation: copy into a new session`);
+  const ids = new Map<string, string>();
+  let head = "";
+  let chunk: ConversationRecord[] = [];
+  const flush = async () => {
+    if (chunk.length === 0) return;
+    const drafts = chunk.map((record) => draftOf(record, conversation.id, key, ids));
+    const appended = await store.appendRecords(conversation.id, drafts, { expectedHead: head });
+    chunk.forEach((record, i) => ids.set(record.id, appended[i]!.id));
+    head = appended.at(-1)!.id;
+    chunk = [];
+  };
+  for (const record of records) {
+    const kept = record.kind === "compaction" ? record.payload.firstKeptEntryId : undefined;
+    if (chunk.length >= CHUNK || (kept !== undefined && chunk.some((r) => r.id === kept))) await flush();
+    chunk.push(record);
+  }
+  await flush();
+  return { conversationId: conversation.id, ids };
+}
+
+function draftOf(record: ConversationRecord, conversationId: string, key: SessionKey, ids: ReadonlyMap<string, string>): RecordDraft {
+  const { id: _id, ...rest } = record;
+  const draft = { ...rest, conversationId, session: key.session } as RecordDraft;
+  if (draft.kind === "conversation_created") draft.payload = { agent: key.agent, instance: key.instance, session: key.session };
+  if (draft.kind === "compaction" && draft.payload.firstKeptEntryId !== undefined) {
+    draft.payload = { ...draft.payload, firstKeptEntryId: ids.get(draft.payload.firstKeptEntryId) ?? draft.payload.firstKeptEntryId };
+  }
+  return draft;
+}
