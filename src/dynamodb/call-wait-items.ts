@@ -7,6 +7,7 @@
 import { GetItemCommand, type TransactWriteItem } from "@aws-sdk/client-dynamodb";
 import type { RecordDraft } from "../protocol/records.ts";
 import { type CallAnswer, type CallWait, callWaitOf } from "../store/call-wait.ts";
+import { noteBlobRefs } from "./blob-refs.ts";
 import type { StoreContext } from "./context.ts";
 import { Expr } from "./expression.ts";
 import { type Item, reqStr, S, str } from "./item.ts";
@@ -43,6 +44,8 @@ export async function registrationItems(ctx: StoreContext, drafts: readonly Reco
       const json = JSON.stringify(args);
       const attr = Buffer.byteLength(json) > ARGS_INLINE_BYTES ? "argsRef" : "args";
       const value = attr === "args" ? json : await ctx.blobs.putText(json);
+      // A spill is its submission's (ADR 0034: deleted with its conversation unless shared).
+      if (attr === "argsRef") await noteBlobRefs(ctx, submissionPk(wait.submissionId), [value]);
       const n = e.n(attr);
       e.setRaw(`${n} = if_not_exists(${n}, ${e.v(S(value))})`);
     }

@@ -3,7 +3,8 @@
  * resumable rather than atomic:
  * 1. The session item is marked `deleting` (conditioned on no unsettled submission): from then
  *    on admission refuses the session (`SessionBusy`), so nothing new arrives while it goes.
- * 2. Each submission's partition (`SUB#<id>`: input, state, attempts, inbox, blob references)
+ * 2. Each submission's partition (`SUB#<id>`: input, state, attempts, inbox, call waits with
+ *    their callback pointers, blob references)
  *    and then its member item; then the conversation's partition (record batches, checkpoint,
  *    blob references) and its checkpoint object. Before an owner's items go, each blob it
  *    references is released: its `BLOB#` reference is deleted and, when no other owner has one,
@@ -24,6 +25,7 @@ import { Expr } from "./expression.ts";
 import { type Item, N, num, reqStr, S, str } from "./item.ts";
 import { conversationPk, sessionPk, submissionPk } from "./keys.ts";
 import { queryAll } from "./query.ts";
+import { loadState } from "./loader.ts";
 import { getSessionItem, sessionItemKey } from "./session-head.ts";
 
 /** A fault seam for tests: called before each step with its name (throw to stop midway). */
@@ -33,13 +35,18 @@ export async function deleteConversation(ctx: StoreContext, key: SessionKey, bef
   const session = await getSessionItem(ctx, key);
   const conversationId = str(session, "convId");
   if (!session || conversationId === undefined) return { deleted: false, blobsDeleted: [] };
-  if (str(session, "deleting") === undefined) await markDeleting(ctx, key, session);
-  const blobsDeleted: string[] = [];
   const members = await queryAll(ctx, {
     KeyConditionExpression: "pk = :pk AND begins_with(sk, :q)",
     ExpressionAttributeValues: { ":pk": S(sessionPk(key)), ":q": S("Q#") },
     ConsistentRead: true,
   });
+  if (str(session, "deleting") === undefined) {
+    // Any unsettled submission, the head's queue or a delayed message outside it, refuses.
+    const states = await Promise.all(members.map((m) => loadState(ctx, reqStr(m, "submissionId"))));
+    if (states.some((s) => s !== undefined && str(s, "status") !== "settled")) throw new SessionBusy(sessionKeyString(key));
+    await markDeleting(ctx, key, session);
+  }
+  const blobsDeleted: string[] = [];
   for (const member of members) {
     await beforeStep?.(`submission ${reqStr(member, "submissionId")}`);
     await deletePartition(ctx, submissionPk(reqStr(member, "submissionId")), blobsDeleted);
@@ -78,10 +85,13 @@ async function deletePartition(ctx: StoreContext, pk: string, blobsDeleted: stri
   const items = await queryAll(ctx, {
     KeyConditionExpression: "pk = :pk",
     ExpressionAttributeValues: { ":pk": S(pk) },
-    ProjectionExpression: "pk, sk, digest",
+    ProjectionExpression: "pk, sk, digest, body",
     ConsistentRead: true,
   });
   for (const item of items) {
+    // A callback's pointer (`CB#<digest>`, ADR 0025) lives outside the partition: it goes first.
+    const callback = reqStr(item, "sk").startsWith("CALL#") ? callbackDigestOf(str(item, "body")) : undefined;
+    if (callback !== undefined) await deleteKeys(ctx, [{ pk: S(`CB#${callback}`), sk: S("CB") }]);
     if (!reqStr(item, "sk").startsWith(BLOB_REF_PREFIX)) continue;
     const digest = reqStr(item, "digest");
     await deleteKeys(ctx, [{ pk: S(blobRefsPk(digest)), sk: S(pk) }]);
@@ -95,6 +105,13 @@ async function deletePartition(ctx: StoreContext, pk: string, blobsDeleted: stri
     if (!blobsDeleted.includes(digest)) blobsDeleted.push(digest);
   }
   await deleteKeys(ctx, items.map((item) => ({ pk: item.pk!, sk: item.sk! })));
+}
+
+/** The callback digest a call wait's registration names, if any. */
+function callbackDigestOf(body: string | undefined): string | undefined {
+  if (body === undefined) return undefined;
+  const digest = (JSON.parse(body) as { callbackDigest?: unknown }).callbackDigest;
+  return typeof digest === "string" ? digest : undefined;
 }
 
 async function deleteKeys(ctx: StoreContext, keys: Item[]): Promise<void> {

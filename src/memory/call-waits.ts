@@ -32,6 +32,15 @@ export class MemoryCallWaits {
     return key === undefined ? undefined : this.#byCall.get(key);
   }
 
+  /** Forgets the call waits of `submissionId` (its conversation is deleted, ADR 0034). */
+  forget(submissionId: string): void {
+    for (const [key, wait] of this.#byCall) {
+      if (wait.submissionId !== submissionId) continue;
+      this.#byCall.delete(key);
+      if (wait.callbackDigest !== undefined) this.#byDigest.delete(wait.callbackDigest);
+    }
+  }
+
   /** Stores the first answer of a registered, unanswered wait. */
   answer(wait: CallWait, answer: CallAnswer): void {
     this.#byCall.set(callKey(wait.submissionId, wait.callId), frozenCopy({ ...wait, answer }));

@@ -457,7 +457,8 @@ export class MemoryStore implements Store {
 
   async deleteConversation(key: SessionKey): Promise<ConversationDeletion> {
     const session = sessionId(key);
-    if ((this.#sessions.get(session) ?? []).length > 0) throw new SessionBusy(sessionKeyString(key));
+    // Unsettled, queued or not (a delayed message waits outside the session's order).
+    if ((this.#history.get(session) ?? []).some((row) => row.sub.status !== "settled")) throw new SessionBusy(sessionKeyString(key));
     const conversation = this.#log.find(key);
     if (!conversation) return { deleted: false, blobsDeleted: [] };
     const rows = this.#history.get(session) ?? [];
@@ -467,6 +468,7 @@ export class MemoryStore implements Store {
       this.#rows.delete(row.sub.id);
       this.#byStatus.get(row.sub.status)!.delete(row);
       this.#attempts.delete(row.sub.id);
+      this.#callWaits.forget(row.sub.id);
       this.#children.delete(row.sub.id);
       const parent = row.sub.parentSubmissionId;
       const siblings = parent === undefined ? undefined : this.#children.get(parent);

@@ -1,6 +1,6 @@
 /**
  * Deleting a session's conversation in the SQLite store (ADR 0034): one write transaction removes
- * its records, checkpoint, submissions with their attempts and inbox messages, the conversation
+ * its records, checkpoint, submissions with their attempts, inbox messages and call waits, the conversation
  * row, and the attachments no other conversation or submission references. A process killed
  * midway rolls the transaction back: the next call starts from the same state and completes it.
  */
@@ -26,6 +26,7 @@ const SQL = {
   inputs: "SELECT id, input FROM submissions WHERE session_key = ?",
   deleteAttempts: "DELETE FROM attempts WHERE submission_id = ?",
   deleteInbox: "DELETE FROM inbox WHERE submission_id = ?",
+  deleteCallWaits: "DELETE FROM call_waits WHERE submission_id = ?",
   deleteSubmissions: "DELETE FROM submissions WHERE session_key = ?",
   deleteRecords: "DELETE FROM records WHERE conversation_id = ?",
   deleteCheckpoint: "DELETE FROM checkpoints WHERE conversation_id = ?",
@@ -57,6 +58,7 @@ export class SqliteDeletion {
         inputDigests(JSON.parse(sub.input as string) as DispatchMessage, digests);
         sql.deleteAttempts.run(sub.id as string);
         sql.deleteInbox.run(sub.id as string);
+        sql.deleteCallWaits.run(sub.id as string);
       }
       sql.deleteSubmissions.run(column);
       sql.deleteRecords.run(conversationId);
