@@ -11,6 +11,8 @@ import { runRunbook } from "../support/runbook.ts";
 const RUNBOOKS = [
   "README.md",
   "docs/guide/quickstart.md",
+  "docs/guide/client-and-cli.md",
+  "examples/approvals/README.md",
   "examples/triage/README.md",
   "examples/github-bot/README.md",
   "examples/coder/README.md",
