@@ -31,6 +31,7 @@
 // Running agents: the runtime and what its methods take and answer.
 export { createRuntime, type Runtime, type RuntimeConfig } from "./runtime/runtime.ts";
 export { RUNTIME_DEFAULTS } from "./runtime/defaults.ts";
+export type { AttachmentPolicy } from "./protocol/attachment-policy.ts";
 export type {
   DispatchRequest,
   InstanceAddress,
