@@ -28,15 +28,32 @@ export interface AssistantItem {
   turnId?: string;
 }
 
+/**
+ * A call of a tool that needs approval (ADR 0025): asked (`approval_requested`), then decided by a
+ * person or by its expiry (`approval_decided`).
+ */
+export interface ToolApproval {
+  /** `pending` until decided; `expired` when nobody decided in time (the call was denied). */
+  state: "pending" | "approved" | "denied" | "expired";
+  /** `<submissionId>/<callId>`. */
+  approvalId: string;
+  /** RFC 3339 time after which an undecided call is denied. */
+  expiresAt: string;
+  /** The reviewer's reason, when they gave one. */
+  reason?: string;
+}
+
 /** A tool call and, once recorded, its outcome. */
 export interface ToolItem {
   kind: "tool";
   callId: string;
   name: string;
   args: unknown;
-  /** The outcome's text; undefined while the tool runs. */
+  /** The outcome's text; undefined while the tool runs (or waits for its approval). */
   outcome?: string;
   isError: boolean;
+  /** Set when the call needs a person's approval: the card shows it and, while pending, Approve/Deny. */
+  approval?: ToolApproval;
   submissionId?: string;
 }
 
@@ -63,7 +80,8 @@ export type ViewItem = UserItem | AssistantItem | ToolItem | NoteItem | SettledI
 /**
  * A conversation as a person reads it, built from its records as they arrive (the replay, then
  * the live tail): user messages, assistant messages with their streamed text, tool calls with
- * their outcomes, compactions, settlements.
+ * their outcomes (and, for a call that needs approval, its pending approval or decision),
+ * compactions, settlements.
  *
  * It applies the rule for superseded attempts (ADR 0020): a submission's records carry the
  * `attemptId` of the attempt that wrote them, and after an attempt's process died or its turn
@@ -130,17 +148,28 @@ export class MessageView {
         item.interrupted = stop === "error" || stop === "aborted";
         return;
       }
-      case "assistant_tool_call": {
-        const item: ToolItem = { kind: "tool", callId: record.payload.callId, name: record.payload.toolName, args: record.payload.args, isError: false, submissionId: record.submissionId };
-        this.#tools.set(item.callId, item);
-        this.#items.push(item);
+      case "assistant_tool_call":
+        this.#tool(record.submissionId, record.payload.callId, record.payload.toolName, record.payload.args);
         return;
-      }
       case "tool_outcome": {
         const item = this.#tools.get(record.payload.callId);
         if (!item) return;
         item.outcome = (record.payload.content ?? []).map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
         item.isError = record.payload.isError === true;
+        return;
+      }
+      case "approval_requested": {
+        const p = record.payload;
+        const item = this.#tools.get(p.callId) ?? this.#tool(record.submissionId, p.callId, p.toolName, p.args);
+        item.approval = { state: "pending", approvalId: p.approvalId, expiresAt: p.expiresAt };
+        return;
+      }
+      case "approval_decided": {
+        const p = record.payload;
+        const item = this.#tools.get(p.callId);
+        if (!item?.approval) return;
+        item.approval.state = p.expired ? "expired" : p.approved ? "approved" : "denied";
+        if (p.reason !== undefined) item.approval.reason = p.reason;
         return;
       }
       case "compaction":
@@ -157,6 +186,13 @@ export class MessageView {
       default:
         return;
     }
+  }
+
+  #tool(submissionId: string | undefined, callId: string, name: string, args: unknown): ToolItem {
+    const item: ToolItem = { kind: "tool", callId, name, args, isError: false, submissionId };
+    this.#tools.set(callId, item);
+    this.#items.push(item);
+    return item;
   }
 
   #message(record: ConversationRecord): AssistantItem {

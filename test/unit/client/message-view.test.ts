@@ -83,4 +83,41 @@ describe("MessageView", () => {
       { kind: "settled", errorCode: "cancelled" },
     ]);
   });
+
+  it("a call that needs approval shows pending on its tool item, then the decision with its reason; the approved call's outcome follows", () => {
+    const { add, records } = log();
+    add("user_message", { body: "refund 240 and 900" }, { sub: "s1", attempt: "a1" });
+    add("assistant_message_completed", completed("toolUse"), { sub: "s1", attempt: "a1", turn: "t1" });
+    for (const [callId, amount] of [["c1", 240], ["c2", 900]] as const) {
+      add("assistant_tool_call", { callId, toolName: "refund", args: { amount } }, { sub: "s1", attempt: "a1", turn: "t1" });
+      add("approval_requested", { callId, toolName: "refund", args: { amount }, approvalId: `s1/${callId}`, expiresAt: "2026-01-02T00:00:00.000Z" }, { sub: "s1", attempt: "a1", turn: "t1" });
+    }
+    const waiting = MessageView.of(records);
+    expect(waiting.items).toMatchObject([
+      { kind: "user" },
+      { kind: "tool", callId: "c1", name: "refund", args: { amount: 240 }, approval: { state: "pending", approvalId: "s1/c1", expiresAt: "2026-01-02T00:00:00.000Z" } },
+      { kind: "tool", callId: "c2", approval: { state: "pending" } },
+    ]);
+    expect(waiting.items.filter((i) => i.kind === "tool" && i.outcome !== undefined)).toEqual([]);
+
+    add("approval_decided", { callId: "c1", approved: true }, { sub: "s1" });
+    add("approval_decided", { callId: "c2", approved: false, reason: "needs a manager" }, { sub: "s1" });
+    add("tool_started", { callId: "c1", toolName: "refund" }, { sub: "s1", attempt: "a2" });
+    add("tool_outcome", { callId: "c1", toolName: "refund", content: [{ type: "text", text: "refunded $240" }] }, { sub: "s1", attempt: "a2" });
+    add("tool_outcome", { callId: "c2", toolName: "refund", content: [{ type: "text", text: "denied by a reviewer: needs a manager" }], isError: true }, { sub: "s1", attempt: "a2" });
+    const view = MessageView.of(records);
+    const tools = view.items.filter((i) => i.kind === "tool");
+    expect(tools).toMatchObject([
+      { callId: "c1", outcome: "refunded $240", isError: false, approval: { state: "approved" } },
+      { callId: "c2", outcome: "denied by a reviewer: needs a manager", isError: true, approval: { state: "denied", reason: "needs a manager" } },
+    ]);
+    expect(tools[0]).not.toHaveProperty("approval.reason");
+  });
+
+  it("an expired approval reads as expired; an approval whose call record is missing still gets its card", () => {
+    const { add, records } = log();
+    add("approval_requested", { callId: "c9", toolName: "rm", args: { path: "build" }, approvalId: "s1/c9", expiresAt: "2026-01-02T00:00:00.000Z" }, { sub: "s1", attempt: "a1" });
+    add("approval_decided", { callId: "c9", approved: false, reason: "approval expired", expired: true }, { sub: "s1" });
+    expect(MessageView.of(records).items).toMatchObject([{ kind: "tool", callId: "c9", name: "rm", args: { path: "build" }, approval: { state: "expired" } }]);
+  });
 });
