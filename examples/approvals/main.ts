@@ -2,7 +2,8 @@
  * The approvals example (`npm run example -- approvals`): durable waits for a person and for the
  * outside world (ADR 0025) on http://127.0.0.1:8492. A refund above $100 waits for a person's
  * decision; a shipping label waits for the warehouse's callback; neither holds anything while it
- * waits. See README.md for the runbook. Environment: PORT (8492), HOST, DATA_DIR
+ * waits. Its chat page (http://127.0.0.1:8492/) shows a waiting refund as a card to approve or
+ * deny. See README.md for the runbook. Environment: PORT (8492), HOST, DATA_DIR
  * (./harness-data/approvals), LEASE_MS, LOG_LEVEL, APPROVAL_TIMEOUT_MS (24 h).
  *
  * `GET /warehouse/requests` stands in for the warehouse's own system: the label requests the
@@ -11,6 +12,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { mountChatPage } from "../../src/chat-page/mount-chat-page.ts";
 import { isLoopbackHost } from "../../src/http/origin-guard.ts";
 import { exampleFail, exampleSettings } from "../shared/settings.ts";
 import { startExample } from "../shared/start-example.ts";
@@ -27,6 +29,8 @@ await startExample({
   agents: supportAgents(inbox),
   model: "local-support (keyless)",
   routes: (app) => {
+    // The chat page: a refund waiting for approval shows as a card with Approve / Deny.
+    mountChatPage(app, { agents: [SUPPORT], title: "Support (approvals)", placeholder: "refund 240 for order A-17, or: label for order A-17" });
     app.get("/warehouse/requests", (c) => {
       const files = existsSync(inbox) ? readdirSync(inbox).filter((f) => f.endsWith(".json")).sort() : [];
       const requests = files.map((f) => JSON.parse(readFileSync(join(inbox, f), "utf8")) as LabelRequest);
@@ -35,6 +39,7 @@ await startExample({
     });
   },
   tryLines: (base) => [
+    `open ${base}/ in a browser: refunds above $100 wait there for your Approve / Deny`,
     `curl -s '${base}/agents/${SUPPORT}/shop' -d '{"kind":"user","body":"refund 240 for order A-17"}'`,
     `npm run harness -- ls ${SUPPORT}/shop --url ${base}        # shows the pending approval and how to decide it`,
     `(see examples/approvals/README.md for the rest)`,

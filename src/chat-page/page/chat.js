@@ -4,7 +4,7 @@
 import { MessageView } from "../../client/message-view.ts";
 import { Connection } from "./connection.js";
 import { renderMarkdown } from "./markdown.js";
-import { refusalWords, settlementWords, statusWords } from "./words.js";
+import { approvalWords, decisionRefusalWords, refusalWords, settlementWords, statusWords } from "./words.js";
 
 const SESSION_RULE = /^[A-Za-z0-9._:~-]{1,128}$/;
 const RECORD_KINDS = [
@@ -20,6 +20,8 @@ const RECORD_KINDS = [
   "compaction",
   "submission_settled",
   "task_spawned",
+  "approval_requested",
+  "approval_decided",
 ];
 /** How soon the listing is read again while a submission is between its settlement record and its row's finalize. */
 const FINISHING_RECHECK_MS = 300;
@@ -64,7 +66,10 @@ function draw() {
   state.drawScheduled = false;
   const box = $("conversation");
   const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
-  box.replaceChildren(...state.view.items.map(elementOf));
+  const elements = state.view.items.map(elementOf);
+  // Re-inserting unchanged elements would take the focus from an approval's reason being typed.
+  const same = elements.length === box.children.length && elements.every((el, i) => box.children[i] === el);
+  if (!same) box.replaceChildren(...elements);
   if (atBottom) box.scrollTop = box.scrollHeight;
 }
 
@@ -123,6 +128,10 @@ function update(el, item) {
       break;
     }
     case "tool": {
+      if (item.approval) {
+        drawApproval(el, item);
+        break;
+      }
       const running = item.outcome === undefined;
       el.dataset.state = running ? "running" : "done";
       el.dataset.error = String(item.isError);
@@ -154,6 +163,69 @@ function update(el, item) {
       el.textContent = settlementWords(item);
       break;
   }
+}
+
+/**
+ * A call that needs approval, as a card: the tool, its arguments in full (what the person
+ * approves), and while it waits Approve / Deny with an optional reason; once decided, the decision
+ * and then the call's outcome. Drawn from the records only, so another tab or a reload shows the
+ * same state.
+ */
+function drawApproval(el, item) {
+  const { approval } = item;
+  el.dataset.approval = approval.state;
+  el.dataset.error = String(item.isError);
+  el.dataset.state = item.outcome !== undefined ? "done" : approval.state === "approved" ? "running" : "waiting";
+  const head = document.createElement("div");
+  head.className = "tool-head";
+  const nameId = `tool-${item.callId.replace(/\s/g, "_")}`;
+  const name = span("tool-name", item.name);
+  name.id = nameId;
+  head.append(name, span("tool-status", approvalWords(item)));
+  const parts = [head, pre(JSON.stringify(item.args ?? {}, null, 2))];
+  if (approval.state === "pending") {
+    const form = document.createElement("form");
+    form.className = "decision";
+    const reason = document.createElement("input");
+    reason.type = "text";
+    reason.name = "reason";
+    reason.maxLength = 4096;
+    reason.placeholder = "Reason (optional)";
+    reason.setAttribute("aria-label", `Reason for the decision on ${item.name} (optional)`);
+    const approve = Object.assign(document.createElement("button"), { type: "submit", className: "primary approve", textContent: "Approve" });
+    const deny = Object.assign(document.createElement("button"), { type: "button", className: "deny", textContent: "Deny" });
+    for (const b of [approve, deny]) b.setAttribute("aria-describedby", nameId);
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      void decide(item, true, reason.value, form);
+    });
+    deny.addEventListener("click", () => void decide(item, false, reason.value, form));
+    form.append(reason, approve, deny);
+    parts.push(form);
+  } else if (item.outcome !== undefined) {
+    const details = document.createElement("details");
+    details.append(Object.assign(document.createElement("summary"), { textContent: "Result" }), pre(item.outcome));
+    parts.push(details);
+  }
+  el.replaceChildren(...parts);
+}
+
+/** Sends a decision; the card changes when its `approval_decided` record arrives on the stream. */
+async function decide(item, approved, reason, form) {
+  for (const control of form.elements) control.disabled = true;
+  const path = `/submissions/${encodeURIComponent(item.submissionId ?? "")}/approvals/${encodeURIComponent(item.callId)}`;
+  const body = reason.trim() === "" ? { approved } : { approved, reason: reason.trim() };
+  await act(async () => {
+    try {
+      await call("POST", path, body, decisionRefusalWords);
+    } finally {
+      // Decided here or elsewhere: follow the run (it resumes) and show the decision that stands.
+      if (item.submissionId) state.awaiting.add(item.submissionId);
+      openStream();
+      void refreshSubmissions().catch(() => {});
+    }
+  });
+  if (form.isConnected) for (const control of form.elements) control.disabled = false;
 }
 
 function span(className, text) {
@@ -234,7 +306,7 @@ function onRecord(record) {
 /** A request the server refused: its `{error, code}` in plain words. */
 class Refused extends Error {}
 
-async function call(method, path, body) {
+async function call(method, path, body, words = refusalWords) {
   let res;
   try {
     res = await fetch(`${base()}${path}`, {
@@ -254,7 +326,7 @@ async function call(method, path, body) {
   } catch {
     // not the harness's answer (a proxy's page): said below
   }
-  if (!res.ok) throw new Refused(refusalWords(json.code, json.error ?? `HTTP ${res.status}`));
+  if (!res.ok) throw new Refused(words(json.code, json.error ?? `HTTP ${res.status}`));
   return json;
 }
 

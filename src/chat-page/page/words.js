@@ -11,11 +11,37 @@ export function statusWords(submission) {
     case "running":
       return "running";
     case "waiting":
-      return "waiting for a subagent";
+      return waitingWords(submission.waitingFor);
     case "terminalizing":
       return "finishing";
     default:
       return submission.status;
+  }
+}
+
+/** What a waiting submission waits for (its listing's `waitingFor`), the first reason first. */
+function waitingWords(waits) {
+  const kinds = new Set((waits ?? []).map((w) => w.kind));
+  if (kinds.has("approval")) return "waiting for approval";
+  if (kinds.has("callback")) return "waiting for an outside answer";
+  if (kinds.has("child")) return "waiting for a subagent";
+  if (kinds.has("time")) return "scheduled";
+  return "waiting";
+}
+
+/** The status line of a call that needs approval. */
+export function approvalWords(item) {
+  const { approval } = item;
+  const reason = approval.reason ? `: ${approval.reason}` : "";
+  switch (approval.state) {
+    case "pending":
+      return `waits for your approval (until ${new Date(approval.expiresAt).toLocaleString()})`;
+    case "approved":
+      return `approved${reason} · ${item.outcome === undefined ? "running…" : item.isError ? "failed" : "done"}`;
+    case "expired":
+      return "denied: nobody decided in time";
+    default:
+      return `denied${reason}`;
   }
 }
 
@@ -63,6 +89,21 @@ const REFUSALS = {
   host_not_allowed: "The server refuses requests from this page's address.",
   internal: "Something went wrong on the server. Its log says what.",
 };
+
+/** What a refused Approve/Deny means (the decision that stands shows on the card once its record arrives). */
+const DECISION_REFUSALS = {
+  already_decided: "Someone already decided this call the other way; the card shows their decision.",
+  already_settled: "That reply had already finished, so the decision came too late.",
+  approval_not_requested: "This call does not wait for an approval.",
+  call_not_found: "That call is not part of this reply.",
+  submission_not_found: "That reply is not in this session any more.",
+  payload_too_large: "That reason is too long: keep it under 4 KB.",
+};
+
+/** The sentence shown for a refused decision. */
+export function decisionRefusalWords(code, message) {
+  return DECISION_REFUSALS[code] ?? refusalWords(code, message);
+}
 
 /** The sentence shown for a refused request: its code in plain words, else the server's message. */
 export function refusalWords(code, message) {
