@@ -293,6 +293,9 @@ function onRecord(record) {
   if (record.kind === "submission_settled") {
     state.awaiting.delete(record.submissionId);
     void refreshSubmissions().catch(() => {});
+  } else if (record.kind === "approval_requested" || record.kind === "approval_decided") {
+    // It parks (or resumes) after this record: the listing says what it waits for.
+    void refreshSubmissions().catch(() => {});
   } else if (state.submissions.some((s) => s.id === record.submissionId && s.status === "queued")) {
     // It started running: the listing says so (read once, when the first record of the run arrives).
     state.submissions.find((s) => s.id === record.submissionId).status = "running";
@@ -386,7 +389,9 @@ async function refreshSubmissions() {
   $("submissions").tBodies[0].replaceChildren(...page.submissions.map(submissionRow));
   // The settlement record is written before the row is finalized: a listing read on that record
   // can still say `terminalizing`, so it is read again until the row says `settled`.
-  if (page.submissions.some((s) => s.status === "terminalizing") && state.listingRecheck === null) {
+  // Likewise a run that asked for approval parks `waiting` once its tool batch ends.
+  const parking = (s) => s.status === "running" && state.view.items.some((i) => i.kind === "tool" && i.submissionId === s.id && i.approval?.state === "pending");
+  if (page.submissions.some((s) => s.status === "terminalizing" || parking(s)) && state.listingRecheck === null) {
     state.listingRecheck = setTimeout(() => {
       state.listingRecheck = null;
       refreshSubmissions().catch(() => {}); // a background read: the next settlement reads it again
