@@ -55,7 +55,7 @@ export function agentEventEffects(event: AgentEvent, view: TurnView): EventEffec
     case "message_end":
       // A message end always flushes pending deltas.
       if (event.message.role !== "assistant") return { observe: [], records: [] };
-      return { observe: [], records: assistantEndRecords(event.message), assistantEnded: event.message };
+      return { observe: [modelResponse(event.message, correlation)], records: assistantEndRecords(event.message), assistantEnded: event.message };
     case "tool_execution_start":
       return { observe: [{ type: "tool_call_started", correlation, callId: event.toolCallId, toolName: event.toolName }] };
     case "tool_execution_update":
@@ -73,6 +73,26 @@ export function agentEventEffects(event: AgentEvent, view: TurnView): EventEffec
     default:
       return NOTHING;
   }
+}
+
+/** The observer event of an assistant message end. */
+function modelResponse(message: AssistantMessage, correlation: Correlation): HarnessEvent {
+  const { input, output, cacheRead, cacheWrite, totalTokens, reasoning } = message.usage;
+  const event: Extract<HarnessEvent, { type: "model_response" }> = {
+    type: "model_response",
+    correlation,
+    provider: message.provider,
+    model: message.model,
+    stopReason: message.stopReason,
+    usage: { input, output, cacheRead, cacheWrite, totalTokens },
+    startedAt: message.timestamp,
+  };
+  if (reasoning !== undefined) event.usage.reasoning = reasoning;
+  if (message.responseModel !== undefined) event.responseModel = message.responseModel;
+  if (message.responseId !== undefined) event.responseId = message.responseId;
+  if (message.errorMessage !== undefined) event.error = message.errorMessage;
+  if (message.durationMs !== undefined) event.durationMs = message.durationMs;
+  return event;
 }
 
 /** The records of an assistant message end: its tool calls (unless it failed), then the message. */

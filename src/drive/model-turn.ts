@@ -53,7 +53,8 @@ export function modelTurnStreamFn(ctx: ModelTurnContext): StreamFn {
         else handOff(failedStream(model, ctx.clock.now(), "error", error));
       };
       // The boundary spans the full round-trip: `next()` resolves once the response has ended.
-      runInterceptors(ctx.interceptors, { kind: "turn", correlation: ctx.correlation() }, async () => {
+      const info = { kind: "turn", correlation: ctx.correlation(), model: { provider: model.provider, id: model.id } } as const;
+      runInterceptors(ctx.interceptors, info, async () => {
         stream = await openTurn(ctx, model, context, options);
         handOff(stream);
         await stream.result();

@@ -1,6 +1,6 @@
 import { errorText, isHarnessError } from "../errors.ts";
 import type { SettledPayload } from "../protocol/records.ts";
-import { correlationOf } from "../ports/observer.ts";
+import { correlationOf, type OpInfo } from "../ports/observer.ts";
 import { doorbellOf } from "../ports/queue.ts";
 import { budgetStart, type Cancellation, type Submission } from "../store/submission.ts";
 import {
@@ -240,7 +240,11 @@ async function driveIntercepted(
   let outcome: DriveOutcome | undefined;
   try {
     const { drive } = await loadSessionDriver();
-    await runInterceptors(ctx.interceptors, { kind: "attempt", correlation: log.correlation }, async () => {
+    const info: OpInfo = { kind: "attempt", correlation: log.correlation, attemptCount: sub.attemptCount };
+    if (sub.parentSubmissionId !== undefined && sub.parentCallId !== undefined) {
+      info.parent = { submissionId: sub.parentSubmissionId, callId: sub.parentCallId };
+    }
+    await runInterceptors(ctx.interceptors, info, async () => {
       outcome = await drive({
         log,
         clock: ctx.clock,

@@ -1,4 +1,4 @@
-import type { RecordKind, SettledPayload } from "../protocol/records.ts";
+import type { RecordKind, SettledPayload, SettledUsage } from "../protocol/records.ts";
 import type { DispatchMessage, SessionKey, Submission, WaitEntry } from "../store/submission.ts";
 
 /** The ids that tie an event to the records it concerns (same ids as record envelopes). */
@@ -43,6 +43,12 @@ export type RecoveryDecision =
   /** The provider repeated a call id the conversation had used: the call got a fresh one. */
   | "call_id_renamed";
 
+/** Tokens one model response used, as the provider reported them. */
+export interface ModelUsage extends SettledUsage {
+  /** Reasoning tokens (part of `output`), when the provider reports them. */
+  reasoning?: number;
+}
+
 /** Every event the harness reports to observers. */
 export type HarnessEvent =
   | { type: "submission_admitted"; correlation: Correlation; input: DispatchMessage; replayed: boolean }
@@ -77,6 +83,31 @@ export type HarnessEvent =
   | { type: "operation_ended"; correlation: Correlation; operation: Operation; error: string }
   | { type: "turn_started"; correlation: Correlation; turn: number }
   | { type: "turn_ended"; correlation: Correlation; turn: number }
+  /**
+   * One model response ended (a turn's model call, answered or failed): who answered, how it
+   * stopped and the tokens it used. Reported before its `assistant_message_completed` record is
+   * written.
+   */
+  | {
+      type: "model_response";
+      correlation: Correlation;
+      /** pi-ai's provider id (`anthropic`, `openai`, `amazon-bedrock`, …). */
+      provider: string;
+      /** The model asked for. */
+      model: string;
+      /** The model that answered, when the provider names one. */
+      responseModel?: string;
+      responseId?: string;
+      /** pi-ai's stop reason: `stop`, `length`, `toolUse`, `error` or `aborted`. */
+      stopReason: string;
+      /** The provider's error, when it stopped on one. */
+      error?: string;
+      usage: ModelUsage;
+      /** Epoch ms the request was sent. */
+      startedAt: number;
+      /** How long the response took, when measured. */
+      durationMs?: number;
+    }
   | { type: "delta"; correlation: Correlation; kind: Extract<RecordKind, "assistant_text_delta" | "assistant_thinking_delta">; text: string }
   | { type: "tool_call_started"; correlation: Correlation; callId: string; toolName: string }
   | { type: "tool_call_updated"; correlation: Correlation; callId: string; toolName: string; result: unknown }
@@ -106,6 +137,12 @@ export interface OpInfo {
   /** For `tool`. */
   toolName?: string;
   callId?: string;
+  /** For `attempt`: the attempts charged so far, this one included (a resume or continuation claim charges none). */
+  attemptCount?: number;
+  /** For `attempt` of a child submission: its parent's submission and `task` call. */
+  parent?: { submissionId: string; callId: string };
+  /** For `turn`: the model asked for. */
+  model?: { provider: string; id: string };
 }
 
 /**

@@ -62,13 +62,19 @@ describe("drive: a multi-turn tool conversation", () => {
     expect(types).toEqual([
       "operation_started",
       "turn_started:1",
+      "model_response",
       "tool_call_started",
       "tool_call_ended",
       "turn_ended:1",
       "turn_started:2",
+      "model_response",
       "turn_ended:2",
       "operation_ended",
     ]);
+    // Each model response is reported with its model, stop reason and usage, in its turn.
+    const responses = h.events.filter((e) => e.type === "model_response");
+    expect(responses[0]).toMatchObject({ model: s.model.id, provider: s.model.provider, stopReason: "toolUse", correlation: { turnId: turn1 } });
+    expect(responses[1]).toMatchObject({ stopReason: "stop", correlation: { turnId: turn2 }, usage: { input: expect.any(Number), output: expect.any(Number) } });
     expect(h.events[0]).toMatchObject({ operation: "prompt", correlation: { submissionId: "sub-1", attemptId: "att-1", conversationId: "conv-1" } });
     expect(h.events.at(-1)).toMatchObject({ type: "operation_ended", operation: "prompt", error: "" });
     const toolEnded = h.events.find((e) => e.type === "tool_call_ended")!;
