@@ -1,0 +1,207 @@
+import type { CancelAnswer, DispatchIds, HarnessClient } from "./client.ts";
+import { HarnessHttpError } from "./http-error.ts";
+import { MessageView, type ViewItem } from "./message-view.ts";
+
+/** Which session a {@link Conversation} follows, through which client. */
+export interface ConversationOptions {
+  client: HarnessClient;
+  agent: string;
+  instance: string;
+  /** Default `"default"`. */
+  session?: string;
+}
+
+/**
+ * - `loading`: nothing read yet (after `start`);
+ * - `running`: a submission of this session is in flight (queued, running, or waiting on subagents);
+ * - `idle`: nothing in flight, every record read;
+ * - `error`: reading failed (see `error`); the next action or `start` tries again.
+ */
+export type ConversationStatus = "loading" | "running" | "idle" | "error";
+
+/** What a {@link Conversation} shows at one moment. A new object whenever anything changed. */
+export interface ConversationSnapshot {
+  /** The conversation as a person reads it ({@link MessageView}'s items: the view's objects, do not mutate them). */
+  readonly messages: readonly ViewItem[];
+  readonly status: ConversationStatus;
+  readonly error?: Error;
+  /** The submission in flight that `cancel` cancels (the oldest one not settled), if any. */
+  readonly running?: string;
+}
+
+/** First and longest pause between reads while a submission waits on subagents (the stream ends then). */
+const POLL_MS = 250;
+const MAX_POLL_MS = 5_000;
+
+/**
+ * One session of an agent instance as a live, framework-agnostic store: it reads the
+ * conversation from its start (resuming one in flight, wherever another page left it), follows
+ * it while anything runs and stops reading when the session is idle, renders it with
+ * {@link MessageView} (superseded attempts dropped), and dispatches, steers, follows up, cancels
+ * and compacts. `subscribe` / `getSnapshot` fit React's `useSyncExternalStore` (see
+ * `useConversation` in `resolute-harness/react`) and any other UI library.
+ *
+ * Each record is read once, by id, across `stop`/`start`, reconnects and idle periods.
+ */
+export class Conversation {
+  readonly #client: HarnessClient;
+  readonly #agent: string;
+  readonly #instance: string;
+  readonly #session: string;
+  readonly #view = new MessageView();
+  readonly #listeners = new Set<() => void>();
+  /** Submissions dispatched here or seen in the log, not settled yet, in the order they were first seen. */
+  readonly #open = new Set<string>();
+  #cursor = "";
+  #snapshot: ConversationSnapshot = { messages: [], status: "loading" };
+  #reader: AbortController | undefined;
+  /** Wakes an idle reader (after a dispatch). */
+  #wake: (() => void) | undefined;
+  #notifyScheduled = false;
+  #status: ConversationStatus = "loading";
+  #error: Error | undefined;
+
+  constructor(options: ConversationOptions) {
+    this.#client = options.client;
+    this.#agent = options.agent;
+    this.#instance = options.instance;
+    this.#session = options.session ?? "default";
+  }
+
+  /** Calls `listener` after every change; returns the unsubscribe. */
+  subscribe = (listener: () => void): (() => void) => {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  };
+
+  /** The current snapshot (the same object until something changes). */
+  getSnapshot = (): ConversationSnapshot => this.#snapshot;
+
+  /** Starts (or restarts, after {@link stop}) reading; a no-op while reading. */
+  start = (): void => {
+    if (this.#reader) return;
+    const reader = new AbortController();
+    this.#reader = reader;
+    void this.#read(reader.signal);
+  };
+
+  /** Stops reading (what is shown stays; {@link start} continues after the last record read). */
+  stop = (): void => {
+    this.#reader?.abort();
+    this.#reader = undefined;
+    this.#wake?.();
+  };
+
+  /** Dispatches a user message; resolves once it is durable (its reply then streams in). */
+  send = async (text: string, options: { dispatchId?: string } = {}): Promise<DispatchIds> => {
+    const ids = await this.#client.dispatch(this.#agent, this.#instance, { kind: "user", body: text }, { session: this.#session, dispatchId: options.dispatchId });
+    this.#opened(ids.submissionId);
+    return ids;
+  };
+
+  /** Steers the run in flight (delivered at its next turn boundary). @throws 409 `no_run_in_flight` */
+  steer = (text: string): Promise<void> => this.#client.steer(this.#agent, this.#instance, text, { session: this.#session });
+
+  /** A message for when the run in flight would stop. @throws 409 `no_run_in_flight` */
+  followUp = (text: string): Promise<void> => this.#client.followUp(this.#agent, this.#instance, text, { session: this.#session });
+
+  /** Cancels the submission in flight (the oldest not settled); undefined when nothing is in flight. */
+  cancel = async (reason?: string): Promise<CancelAnswer | undefined> => {
+    const running = this.#snapshot.running;
+    if (running === undefined) return undefined;
+    return this.#client.cancel(this.#agent, this.#instance, running, { reason });
+  };
+
+  /** Admits a manual compaction of the session. */
+  compact = async (): Promise<DispatchIds> => {
+    const ids = await this.#client.compact(this.#agent, this.#instance, { session: this.#session });
+    this.#opened(ids.submissionId);
+    return ids;
+  };
+
+  #opened(submissionId: string): void {
+    this.#open.add(submissionId);
+    this.#set("running");
+    this.#wake?.();
+  }
+
+  async #read(signal: AbortSignal): Promise<void> {
+    let pause = POLL_MS;
+    while (!signal.aborted) {
+      try {
+        let seen = false;
+        for await (const record of this.#client.stream(this.#agent, this.#instance, { session: this.#session, after: this.#cursor, signal })) {
+          seen = true;
+          this.#cursor = record.id;
+          this.#view.apply(record);
+          const id = record.submissionId;
+          if (id !== undefined) {
+            if (record.kind === "submission_settled") this.#open.delete(id);
+            else this.#open.add(id);
+          }
+          this.#status = this.#open.size > 0 ? "running" : "idle";
+          this.#changed();
+        }
+        this.#error = undefined;
+        if (this.#open.size > 0) {
+          // Caught up while something is in flight: it waits on subagents (the stream ends then), or
+          // was dispatched a moment ago. Look again, less often the longer nothing comes.
+          this.#set("running");
+          pause = seen ? POLL_MS : Math.min(MAX_POLL_MS, pause * 2);
+          await this.#idle(signal, pause);
+          continue;
+        }
+        pause = POLL_MS;
+        this.#set("idle");
+      } catch (err) {
+        if (signal.aborted) return;
+        if (err instanceof HarnessHttpError && err.code === "conversation_not_found") {
+          this.#set(this.#open.size > 0 ? "running" : "idle"); // nothing dispatched to this session yet
+          if (this.#open.size > 0) await this.#idle(signal, POLL_MS);
+          else await this.#idle(signal);
+          continue;
+        }
+        this.#error = err instanceof Error ? err : new Error(String(err));
+        this.#set("error");
+      }
+      // Idle (or failed): wait for a dispatch of ours before reading on.
+      await this.#idle(signal);
+    }
+  }
+
+  /** Resolves after `ms` (if given), at a dispatch of ours, or when reading stops. */
+  #idle(signal: AbortSignal, ms?: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#wake = undefined;
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = ms === undefined ? undefined : setTimeout(done, ms);
+      signal.addEventListener("abort", done, { once: true });
+      this.#wake = done;
+    });
+  }
+
+  #set(status: ConversationStatus): void {
+    if (status === this.#status && status !== "error") return;
+    this.#status = status;
+    this.#changed();
+  }
+
+  /** A new snapshot, announced once per macrotask however many records arrived in it. */
+  #changed(): void {
+    if (this.#notifyScheduled) return;
+    this.#notifyScheduled = true;
+    setTimeout(() => {
+      this.#notifyScheduled = false;
+      const running = this.#open.values().next().value;
+      const snapshot: { -readonly [K in keyof ConversationSnapshot]: ConversationSnapshot[K] } = { messages: this.#view.items, status: this.#status };
+      if (this.#error) snapshot.error = this.#error;
+      if (running !== undefined) snapshot.running = running;
+      this.#snapshot = snapshot;
+      for (const listener of this.#listeners) listener();
+    }, 0);
+  }
+}
