@@ -16,5 +16,12 @@ export interface InitializeContext {
 export interface AgentDefinition {
   /** Routing metadata (shown to parent models by the task tool). */
   description?: string;
+  /**
+   * A JSON Schema every reply of this agent must satisfy: the default `resultSchema` of its
+   * dispatches (a dispatch's own wins; a manual compaction has none), so its submissions settle
+   * with the parsed `result`. Built with `schema` (`resolute-harness`), it also types `result` in
+   * a client made with `createClient<typeof agents>()`.
+   */
+  resultSchema?: unknown;
   initialize(context: InitializeContext): AgentSetup | Promise<AgentSetup>;
 }

@@ -1,4 +1,5 @@
 import type { AttachmentRef, ConversationRecord, SettledPayload, TaskSpawnedPayload } from "../protocol/records.ts";
+import type { AgentName, AgentResult, AnyAgents, DispatchResult } from "./agent-types.ts";
 import { childSessionOf } from "./child-session.ts";
 import type { DispatchMessage } from "../protocol/dispatch.ts";
 import type { SubmissionStatus } from "../protocol/submission-view.ts";
@@ -36,8 +37,11 @@ export interface DispatchIds {
   conversationId: string;
 }
 
-/** A settled submission: its ids and outcome (`status`, `error?`, `errorCode?`, `result?`). */
-export type SettledResult = DispatchIds & SettledPayload;
+/**
+ * A settled submission: its ids and outcome (`status`, `error?`, `errorCode?`, `result?`);
+ * `result` has type `R` in a typed client (see {@link createClient}).
+ */
+export type SettledResult<R = unknown> = DispatchIds & Omit<SettledPayload, "result"> & { result?: R };
 
 /** Options of {@link HarnessClient.dispatch} and {@link HarnessClient.dispatchAndWait}. */
 export interface DispatchOptions {
@@ -112,45 +116,54 @@ export interface UploadOptions {
   signal?: AbortSignal;
 }
 
-/** A typed client for the harness's HTTP surface (`resolute-harness/http`). */
-export interface HarnessClient extends ApprovalMethods {
+/**
+ * A typed client for the harness's HTTP surface (`resolute-harness/http`). `A` is the type of
+ * the server's agents map (`typeof agents`): agent names are then checked, and a settled
+ * `result` typed from the agent's (or the dispatch's) `resultSchema`.
+ */
+export interface HarnessClient<A extends object = AnyAgents> extends ApprovalMethods {
   /**
    * Dispatches a message to an agent instance; resolves once the submission is durable.
    * @throws {HarnessHttpError} e.g. 400 `invalid_dispatch`, 404 `unknown_agent`, 409 `dispatch_conflict`
    */
-  dispatch(agent: string, instance: string, message: DispatchMessage, options?: DispatchOptions): Promise<DispatchIds>;
+  dispatch(agent: AgentName<A>, instance: string, message: DispatchMessage, options?: DispatchOptions): Promise<DispatchIds>;
   /**
    * Dispatches and resolves with the settled outcome (a `failed` status resolves too). When the
    * server stops waiting first (202 after its `maxRequestWaitMs`), it follows the conversation stream to
    * the submission's `submission_settled` record instead.
    * @throws {HarnessHttpError} as {@link dispatch}
    */
-  dispatchAndWait(agent: string, instance: string, message: DispatchMessage, options?: DispatchOptions): Promise<SettledResult>;
+  dispatchAndWait<N extends AgentName<A>, S = undefined>(
+    agent: N,
+    instance: string,
+    message: DispatchMessage & { resultSchema?: S },
+    options?: DispatchOptions,
+  ): Promise<SettledResult<DispatchResult<A, N, S>>>;
   /**
    * Injects a message into the session's in-flight run, delivered at its next turn boundary.
    * @throws {HarnessHttpError} 409 `no_run_in_flight` when nothing is running
    */
-  steer(agent: string, instance: string, body: string, options?: InjectOptions): Promise<void>;
+  steer(agent: AgentName<A>, instance: string, body: string, options?: InjectOptions): Promise<void>;
   /**
    * Injects a message delivered when the in-flight run would otherwise stop (same submission).
    * @throws {HarnessHttpError} 409 `no_run_in_flight` when nothing is running
    */
-  followUp(agent: string, instance: string, body: string, options?: InjectOptions): Promise<void>;
+  followUp(agent: AgentName<A>, instance: string, body: string, options?: InjectOptions): Promise<void>;
   /**
    * Admits a manual compaction of the session (a submission of its own, in the session's order);
    * resolves once it is durable. It settles `succeeded` with `result: {compacted, firstKeptEntryId?}`.
    * @throws {HarnessHttpError} 404 `conversation_not_found` when the session has no conversation
    */
-  compact(agent: string, instance: string, options?: InjectOptions): Promise<DispatchIds>;
+  compact(agent: AgentName<A>, instance: string, options?: InjectOptions): Promise<DispatchIds>;
   /** {@link compact} and resolves with its settled outcome (following the stream after a 202, as {@link dispatchAndWait}). */
-  compactAndWait(agent: string, instance: string, options?: InjectOptions): Promise<SettledResult>;
+  compactAndWait(agent: AgentName<A>, instance: string, options?: InjectOptions): Promise<SettledResult>;
   /**
    * Cancels a submission of the instance: a queued or waiting one settles `failed`/`cancelled`
    * at once (`cancelled`, with the outcome); a running one stops at its next safe point
    * (`cancelling`; follow it with {@link waitForSettled}). Again for a cancelled one: `cancelled`.
    * @throws {HarnessHttpError} 404 `submission_not_found`, 409 `already_settled` (settled otherwise)
    */
-  cancel(agent: string, instance: string, submissionId: string, options?: CancelOptions): Promise<CancelAnswer>;
+  cancel(agent: AgentName<A>, instance: string, submissionId: string, options?: CancelOptions): Promise<CancelAnswer>;
   /**
    * The session's records, in order and each once: the replay after `after`, then the live tail.
    * When the server ends a stream (its time limit) or the connection drops, it reconnects from
@@ -159,7 +172,7 @@ export interface HarnessClient extends ApprovalMethods {
    * closes the connection.
    * @throws {HarnessHttpError} 404 `conversation_not_found` when the session has no conversation
    */
-  stream(agent: string, instance: string, options?: StreamOptions): AsyncIterable<ConversationRecord>;
+  stream(agent: AgentName<A>, instance: string, options?: StreamOptions): AsyncIterable<ConversationRecord>;
   /**
    * The records of the child a parent's `task_spawned` record names (its payload), as
    * {@link stream} reads them: the child is an ordinary session of its agent (`childSessionOf`).
@@ -171,18 +184,18 @@ export interface HarnessClient extends ApprovalMethods {
    * parked on subagents it looks again with a backoff, so it waits as long as the submission
    * takes: pass a `signal` to bound it.
    */
-  waitForSettled(agent: string, instance: string, submissionId: string, options?: WaitOptions): Promise<SettledResult>;
+  waitForSettled<N extends AgentName<A>>(agent: N, instance: string, submissionId: string, options?: WaitOptions): Promise<SettledResult<AgentResult<A, N>>>;
   /**
    * One page of a session's submissions, newest first (the operator's view): status, attempts,
    * times, the outcome with its usage. Pass the page's `next` as `after` for the older page.
    * @throws {HarnessHttpError} 400 `invalid_request` (bad status, limit or cursor)
    */
-  listSubmissions(agent: string, instance: string, options?: ListSubmissionsOptions): Promise<SubmissionPage>;
+  listSubmissions(agent: AgentName<A>, instance: string, options?: ListSubmissionsOptions): Promise<SubmissionPage>;
   /**
    * One submission of the instance with its input, outcome and attempts.
    * @throws {HarnessHttpError} 404 `submission_not_found`
    */
-  getSubmission(agent: string, instance: string, submissionId: string, options?: { signal?: AbortSignal }): Promise<SubmissionDetail>;
+  getSubmission(agent: AgentName<A>, instance: string, submissionId: string, options?: { signal?: AbortSignal }): Promise<SubmissionDetail>;
   /**
    * Uploads an attachment and resolves with its ref, to put in a message's `attachments`. A file
    * over `inlineLimit` goes straight to blob storage where the server offers direct uploads (S3
@@ -193,6 +206,9 @@ export interface HarnessClient extends ApprovalMethods {
    */
   uploadAttachment(data: Uint8Array | Blob, mediaType: string, options?: UploadOptions): Promise<AttachmentRef>;
 }
+
+/** A settled result as read from the wire: its `result` is whatever the caller's type says (the server validated it). */
+type Outcome = SettledResult<any>;
 
 /** Until the server sends its `retry:` hint. */
 const DEFAULT_RETRY_MS = 1_000;
@@ -206,8 +222,15 @@ const TRANSIENT_STATUS = new Set([502, 503, 504]);
 /**
  * Creates a client for a harness served over HTTP. It needs only `fetch`, `TextDecoder` and
  * `AbortSignal`, so it runs in Node 22+ and in browsers.
+ *
+ * Typed from the server's agents (a type-only import, so no server code reaches a browser):
+ *
+ *   import type { agents } from "./agents.ts"; // export const agents = {…} satisfies Record<string, AgentDefinition>
+ *   const client = createClient<typeof agents>({ baseUrl });
+ *   const { result } = await client.dispatchAndWait("triage", "acme", { kind: "user", body });
+ *   // an unknown agent name does not compile; `result` has the type of triage's `resultSchema`
  */
-export function createClient(options: ClientOptions): HarnessClient {
+export function createClient<A extends object = AnyAgents>(options: ClientOptions): HarnessClient<A> {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   // Calling the global fetch as a method of another object throws in browsers: keep it unbound.
   const doFetch: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
@@ -362,7 +385,8 @@ export function createClient(options: ClientOptions): HarnessClient {
     }
   }
 
-  async function waitForSettled(agent: string, instance: string, submissionId: string, opts: WaitOptions = {}): Promise<SettledResult> {
+  // `Outcome`: the wire's result, whatever type a typed client's caller expects of it.
+  async function waitForSettled(agent: string, instance: string, submissionId: string, opts: WaitOptions = {}): Promise<Outcome> {
     let after = opts.after ?? "";
     let pause = IDLE_POLL_MS;
     for (;;) {
@@ -395,7 +419,7 @@ export function createClient(options: ClientOptions): HarnessClient {
     suffix: string,
     body: Record<string, unknown>,
     opts: { session?: string; signal?: AbortSignal },
-  ): Promise<SettledResult> {
+  ): Promise<Outcome> {
     const res = await send("POST", agentUrl(agent, instance, `${suffix}?wait=true`), { body, signal: opts.signal });
     if (!res.ok) throw await HarnessHttpError.fromResponse(res);
     const answer = await readJson(res);
@@ -407,7 +431,8 @@ export function createClient(options: ClientOptions): HarnessClient {
 
   const compactBody = (opts: InjectOptions): Record<string, unknown> => (opts.session === undefined ? {} : { session: opts.session });
 
-  return {
+  // Checked untyped; the agents type only narrows what callers may pass and what they get.
+  const client: HarnessClient = {
     ...approvalMethods(send, baseUrl, agentUrl),
     dispatch: (agent, instance, message, opts = {}) => admitted(agentUrl(agent, instance), dispatchBody(message, opts), opts.signal),
     dispatchAndWait: (agent, instance, message, opts = {}) => admittedAndSettled(agent, instance, "", dispatchBody(message, opts), opts),
@@ -465,6 +490,7 @@ export function createClient(options: ClientOptions): HarnessClient {
       return (await readJson(res)) as unknown as SubmissionDetail;
     },
   };
+  return client as unknown as HarnessClient<A>;
 }
 
 /** A fetch that got no answer becomes a typed `unreachable` error naming the URL; an abort stays an abort. */

@@ -34,6 +34,7 @@ export {
   type WaitOptions,
   DEFAULT_INLINE_UPLOAD_BYTES,
 } from "./client.ts";
+export type { AgentName, AgentResult, AnyAgents, DispatchResult } from "./agent-types.ts";
 export { childSessionOf, type ChildSession } from "./child-session.ts";
 export type { ApprovalMethods, DecisionOptions, PendingApprovalsOptions } from "./approvals.ts";
 export type { ApprovalDecision, CallbackAnswer, CallbackResolution, PendingApproval } from "../protocol/approvals.ts";

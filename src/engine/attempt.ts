@@ -122,8 +122,11 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
       return {};
     }
 
+    // The agent's result schema is the default of its dispatches (a dispatch's own wins).
+    const schema = definition!.resultSchema;
+    const run = schema !== undefined && sub.input.resultSchema === undefined && sub.input.kind !== "compact" ? { ...sub, input: { ...sub.input, resultSchema: schema } } : sub;
     for (;;) {
-      const outcome = await driveIntercepted(ctx, sub, log, setup, attemptAbort.signal, cancelAbort.signal, options.shouldYield);
+      const outcome = await driveIntercepted(ctx, run, log, setup, attemptAbort.signal, cancelAbort.signal, options.shouldYield);
       const reason = attemptAbort.signal.aborted ? String(attemptAbort.signal.reason) : undefined;
       if (reason === ABORT_LEASE_LOST || reason === ABORT_ABANDON) return {}; // someone else owns it now, or we "crashed"
       if (outcome.kind === "interrupted" || reason === ABORT_SHUTDOWN) {
