@@ -1,7 +1,7 @@
 import type { ChatRequestOptions, ChatTransport } from "ai";
 import type { HarnessClient } from "../client/client.ts";
-import type { ConversationRecord } from "../conversation/records.ts";
-import type { SubmissionSummary } from "../runtime/submission-view.ts";
+import type { ConversationRecord } from "../protocol/records.ts";
+import type { SubmissionSummary } from "../protocol/submission-view.ts";
 import { userMessageOf, uiMessagesOf } from "./history.ts";
 import { SubmissionChunker } from "./submission-chunker.ts";
 import type { HarnessUIMessage, HarnessUIMessageChunk } from "./ui-message.ts";

@@ -1,5 +1,5 @@
 import { readUIMessageStream } from "ai";
-import type { ConversationRecord } from "../conversation/records.ts";
+import type { ConversationRecord } from "../protocol/records.ts";
 import { SubmissionChunker } from "./submission-chunker.ts";
 import type { HarnessUIMessage, HarnessUIMessageChunk } from "./ui-message.ts";
 

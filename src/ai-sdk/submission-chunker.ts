@@ -1,5 +1,5 @@
 import { MessageView, type AssistantItem } from "../client/message-view.ts";
-import type { ConversationRecord, ToolContent } from "../conversation/records.ts";
+import type { ConversationRecord, ToolContent } from "../protocol/records.ts";
 import { assistantMessageId, type HarnessToolOutput, type HarnessUIMessageChunk } from "./ui-message.ts";
 
 /** Options of {@link SubmissionChunker}. */

@@ -1,5 +1,5 @@
 import type { InferUIMessageChunk, UIMessage } from "ai";
-import type { SettledPayload, SettledStatus, SignalPayload, TaskSpawnedPayload } from "../conversation/records.ts";
+import type { SettledPayload, SettledStatus, SignalPayload, TaskSpawnedPayload } from "../protocol/records.ts";
 
 /** What the harness puts in a message's `metadata`. */
 export interface HarnessMessageMetadata {

@@ -13,7 +13,7 @@ import { build } from "esbuild";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type HarnessClient } from "../../src/client/index.ts";
-import { freePort, killExamples, startExampleProcess, type ExampleProcess } from "../examples/support.ts";
+import { freePort, killExamples, startExampleProcess, type ExampleProcess } from "./examples/support.ts";
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].find(
   (p): p is string => p !== undefined && p !== "" && existsSync(p),

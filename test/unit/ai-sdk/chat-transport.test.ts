@@ -3,23 +3,19 @@
  * against a served runtime over HTTP: a reply streams as UI message parts (a tool call, text,
  * the settlement as a data part); a second chat (a reloaded page) loads the history and resumes
  * mid-reply with the text exactly once; `stop()` cancels the submission; regenerate is refused.
- * The history of a log with a superseded attempt shows the final reply once.
  */
 import { Chat } from "@ai-sdk/react";
 import type { StreamFn } from "@earendil-works/pi-agent-core";
 import type { Message } from "@earendil-works/pi-ai";
-import { readUIMessageStream } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HarnessChatTransport, SubmissionChunker, uiMessagesOf, type HarnessUIMessage, type HarnessUIMessageChunk } from "../../../src/ai-sdk/index.ts";
+import { HarnessChatTransport, type HarnessUIMessage } from "../../../src/ai-sdk/index.ts";
 import { createClient, type HarnessClient } from "../../../src/client/index.ts";
-import type { AgentDefinition } from "../../../src/engine/agent-definition.ts";
-import { serve, type ServerHandle } from "../../../src/local/server.ts";
-import { ManualClock } from "../../../src/ports/clock.ts";
+import type { AgentDefinition } from "../../../src/agent/agent-definition.ts";
+import { serve, type ServerHandle } from "../../../src/server/server.ts";
 import { createRuntime, type Runtime } from "../../../src/runtime/runtime.ts";
-import { clockTool } from "../../../src/session/clock-tool.ts";
-import { localModel } from "../../../src/session/local-model.ts";
-import { createMemoryStore } from "../../../src/stores/memory/index.ts";
-import { settleTicks } from "../../support/harness.ts";
+import { clockTool } from "../../../src/agent/clock-tool.ts";
+import { localModel } from "../../../src/agent/local-model.ts";
+import { createMemoryStore } from "../../../src/memory/index.ts";
 
 /** The keyless model; a message with "slow" in it streams a character every 25 ms. */
 function keyless(): AgentDefinition {
@@ -141,63 +137,5 @@ describe("HarnessChatTransport with the AI SDK's Chat", () => {
     await chat.regenerate();
     expect(chat.status).toBe("error");
     expect(chat.error?.message).toMatch(/regenerate is not supported/);
-  });
-});
-
-describe("a superseded attempt in the UI messages", () => {
-  it("a crash mid-reply and the recovered attempt: the reply shows once, the partial taken back with reset-step", async () => {
-    const clock = new ManualClock();
-    const store = createMemoryStore({ clock });
-    const agents = { assistant: { initialize: () => ({ ...localModel({ chunkSize: 3 }), tools: [clockTool()] }) } };
-    const dispatchId = "ui-crash-1";
-    let reached!: () => void;
-    const atCrash = new Promise<void>((resolve) => (reached = resolve));
-    const crashed = createRuntime({
-      agents,
-      store,
-      clock,
-      leaseMs: 30_000,
-      flushPolicy: { bytes: 0, intervalMs: 0 },
-      faults: (phase, id) => {
-        if (phase !== "mid_stream" || id !== dispatchId) return;
-        reached();
-        return new Promise<never>(() => {});
-      },
-    });
-    await crashed.start();
-    const { conversationId } = await crashed.dispatch({ agent: "assistant", instance: "ui-crash", dispatchId, message: { kind: "user", body: "tell me a story" } });
-    await atCrash;
-    await crashed.close({ abandon: true });
-    const recovered = createRuntime({ agents, store, clock, leaseMs: 30_000, sweepIntervalMs: 5_000, flushPolicy: { bytes: 0, intervalMs: 0 } });
-    await recovered.start();
-    const waited = recovered.wait(dispatchId);
-    await clock.advance(31_000);
-    await clock.advance(5_000);
-    await settleTicks();
-    await clock.advance(5_000);
-    await waited;
-    await recovered.close();
-    const records = await store.readRecords(conversationId, "");
-    const attempts = new Set(records.filter((r) => r.kind === "assistant_text_delta").map((r) => r.attemptId));
-    expect(attempts.size, "both attempts streamed text").toBe(2);
-
-    const [user, reply] = await uiMessagesOf(records);
-    expect(user).toMatchObject({ role: "user", id: dispatchId });
-    expect(textOf(reply)).toBe("You said: tell me a story");
-
-    // Live: the chunks take the partial back when the new attempt's first record arrives.
-    const chunker = new SubmissionChunker(dispatchId);
-    const chunks: HarnessUIMessageChunk[] = chunker.start();
-    for (const record of records) chunks.push(...chunker.apply(record));
-    expect(chunks.filter((c) => c.type === "reset-step")).toHaveLength(1);
-    const stream = new ReadableStream<HarnessUIMessageChunk>({
-      start(controller) {
-        for (const c of chunks) controller.enqueue(c);
-        controller.close();
-      },
-    });
-    let last: HarnessUIMessage | undefined;
-    for await (const m of readUIMessageStream<HarnessUIMessage>({ stream })) last = m;
-    expect(textOf(last)).toBe("You said: tell me a story");
   });
 });

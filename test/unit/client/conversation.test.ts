@@ -7,11 +7,11 @@ import type { StreamFn } from "@earendil-works/pi-agent-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conversation, createClient, type ConversationSnapshot, type HarnessClient } from "../../../src/client/index.ts";
 import type { AssistantItem } from "../../../src/client/message-view.ts";
-import { serve, type ServerHandle } from "../../../src/local/server.ts";
+import { serve, type ServerHandle } from "../../../src/server/server.ts";
 import { createRuntime, type Runtime } from "../../../src/runtime/runtime.ts";
-import { clockTool } from "../../../src/session/clock-tool.ts";
-import { localModel } from "../../../src/session/local-model.ts";
-import { createMemoryStore } from "../../../src/stores/memory/index.ts";
+import { clockTool } from "../../../src/agent/clock-tool.ts";
+import { localModel } from "../../../src/agent/local-model.ts";
+import { createMemoryStore } from "../../../src/memory/index.ts";
 
 let runtime: Runtime;
 let server: ServerHandle;

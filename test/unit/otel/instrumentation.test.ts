@@ -8,14 +8,14 @@ import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { MeterProvider, MetricReader, type HistogramMetricData, type SumMetricData } from "@opentelemetry/sdk-metrics";
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from "@opentelemetry/sdk-trace";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { AgentDefinition } from "../../../src/engine/agent-definition.ts";
+import type { AgentDefinition } from "../../../src/agent/agent-definition.ts";
 import { otelInstrumentation, submissionSpanContext } from "../../../src/otel/index.ts";
 import { ManualClock } from "../../../src/ports/clock.ts";
 import { createRuntime, type Runtime, type RuntimeConfig } from "../../../src/runtime/runtime.ts";
-import { clockTool } from "../../../src/session/clock-tool.ts";
-import { localModel } from "../../../src/session/local-model.ts";
-import { createMemoryStore } from "../../../src/stores/memory/index.ts";
-import { scriptedAgent, settleTicks } from "../../support/harness.ts";
+import { clockTool } from "../../../src/agent/clock-tool.ts";
+import { localModel } from "../../../src/agent/local-model.ts";
+import { createMemoryStore } from "../../../src/memory/index.ts";
+import { scriptedAgent, settleTicks } from "../../support/runtime-kit.ts";
 
 /** Collects on demand (a test reads the meter's state when it wants). */
 class OnDemandReader extends MetricReader {

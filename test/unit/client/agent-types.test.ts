@@ -9,7 +9,7 @@ import { join } from "node:path";
 import ts from "typescript";
 import { expect, it } from "vitest";
 
-const root = join(import.meta.dirname, "../..");
+const root = join(import.meta.dirname, "../../..");
 const fixture = join(import.meta.dirname, "fixtures", "typed-client.ts");
 
 it("a wrong agent name and a wrong result field do not compile; the right ones do", () => {

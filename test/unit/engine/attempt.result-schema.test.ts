@@ -4,8 +4,8 @@
  * turn against the agent's schema.
  */
 import { describe, expect, it } from "vitest";
-import * as schema from "../../../src/session/tool-schema.ts";
-import { scriptedAgent, startHarness } from "../../support/harness.ts";
+import * as schema from "../../../src/agent/tool-schema.ts";
+import { scriptedAgent, startTestServer } from "../../support/runtime-kit.ts";
 
 const severity = schema.obj({ severity: schema.oneOf(["low", "high"]) });
 
@@ -17,7 +17,7 @@ describe("AgentDefinition.resultSchema", () => {
       [{ text: "it looks bad" }],
       [{ text: '```json\n{"severity":"low"}\n```' }],
     ]);
-    const h = await startHarness({ agents: { triage: { ...triage.definition, resultSchema: severity } } });
+    const h = await startTestServer({ agents: { triage: { ...triage.definition, resultSchema: severity } } });
     const dispatch = async (body: string, resultSchema?: unknown) => {
       const { submissionId } = await h.runtime.dispatch({ agent: "triage", instance: "t1", message: { kind: "user", body, ...(resultSchema ? { resultSchema } : {}) } });
       return h.runtime.wait(submissionId);
