@@ -1,8 +1,25 @@
 /**
  * `resolute-harness/ai-sdk`: the harness behind the AI SDK's `useChat`. A `ChatTransport` that
  * dispatches, streams a submission's reply as UI message parts, resumes by record ids after a
- * reload and cancels on `stop()`; the conversation's history as UI messages. Needs `ai` (an
+ * reload and cancels on `stop()`; the conversation's history as UI messages. Needs `ai` 7 (an
  * optional peer dependency); runs in browsers and Node.
+ *
+ * @example
+ * ```ts
+ * import { Chat } from "@ai-sdk/react"; // in a component: useChat({ id, transport, messages, resume: true })
+ * import { HarnessChatTransport, type HarnessUIMessage } from "resolute-harness/ai-sdk";
+ * import { createClient } from "resolute-harness/client";
+ *
+ * const client = createClient({ baseUrl: "http://127.0.0.1:8484" });
+ * const transport = new HarnessChatTransport({ client, agent: "assistant", instance: "demo" });
+ * // A chat is a session: its history comes from the harness's log, the reply in flight resumes.
+ * const messages = await transport.loadMessages("default");
+ * const chat = new Chat<HarnessUIMessage>({ id: "default", transport, messages });
+ * await chat.sendMessage({ text: "what time is it?" });
+ * console.log(chat.messages.at(-1)?.parts);
+ * ```
+ *
+ * @module
  */
 export { HarnessChatTransport, type HarnessChatTransportOptions } from "./chat-transport.ts";
 export { uiMessagesOf, userMessageOf } from "./history.ts";

@@ -43,12 +43,6 @@ export type RecoveryDecision =
   /** The provider repeated a call id the conversation had used: the call got a fresh one. */
   | "call_id_renamed";
 
-/** Tokens one model response used, as the provider reported them. */
-export interface ModelUsage extends SettledUsage {
-  /** Reasoning tokens (part of `output`), when the provider reports them. */
-  reasoning?: number;
-}
-
 /** Every event the harness reports to observers. */
 export type HarnessEvent =
   | { type: "submission_admitted"; correlation: Correlation; input: DispatchMessage; replayed: boolean }
@@ -102,7 +96,8 @@ export type HarnessEvent =
       stopReason: string;
       /** The provider's error, when it stopped on one. */
       error?: string;
-      usage: ModelUsage;
+      /** Tokens it used, as the provider reported them; `reasoning` (part of `output`) when reported. */
+      usage: SettledUsage & { reasoning?: number };
       /** Epoch ms the request was sent. */
       startedAt: number;
       /** How long the response took, when measured. */

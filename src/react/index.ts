@@ -1,6 +1,25 @@
 /**
- * `resolute-harness/react`: `useConversation`, a harness session in a React component. Needs
- * `react` 18 or later (an optional peer dependency).
+ * `resolute-harness/react`: `useConversation`, a harness session in a React component: its
+ * messages (through `MessageView`), status, and `send`, `steer`, `followUp`, `cancel`,
+ * `compact`; on mount it reads the conversation and resumes whatever is in flight. Needs `react`
+ * 18 or later (an optional peer dependency). Create the client once (module scope or `useMemo`):
+ * a new client starts a new conversation.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from "resolute-harness/client";
+ * import { useConversation } from "resolute-harness/react";
+ *
+ * const client = createClient({ baseUrl: "http://127.0.0.1:8484" });
+ *
+ * export function useDemo() {
+ *   const { messages, status, send, cancel } = useConversation({ client, agent: "assistant", instance: "demo" });
+ *   const lastReply = messages.findLast((m) => m.kind === "assistant")?.text ?? "";
+ *   return { lastReply, busy: status === "running", ask: (text: string) => send(text), stop: () => cancel() };
+ * }
+ * ```
+ *
+ * @module
  */
 export { useConversation, type UseConversationOptions, type UseConversationResult } from "./use-conversation.ts";
 export { Conversation, type ConversationOptions, type ConversationSnapshot, type ConversationStatus } from "../client/conversation.ts";
