@@ -22,5 +22,5 @@
  * @module
  */
 export { useConversation, type UseConversationOptions, type UseConversationResult } from "./use-conversation.ts";
-export { Conversation, type ConversationOptions, type ConversationSnapshot, type ConversationStatus } from "../client/conversation.ts";
+export { LiveConversation, type LiveConversationOptions, type LiveConversationSnapshot, type LiveConversationStatus } from "../client/live-conversation.ts";
 export type { ViewItem, UserItem, AssistantItem, ToolItem, NoteItem, SettledItem } from "../client/message-view.ts";

@@ -1,21 +1,21 @@
 import { useEffect, useMemo, useSyncExternalStore } from "react";
-import { Conversation, type ConversationOptions, type ConversationSnapshot } from "../client/conversation.ts";
+import { LiveConversation, type LiveConversationOptions, type LiveConversationSnapshot } from "../client/live-conversation.ts";
 
 /** What {@link useConversation} needs: which session, through which client. */
-export type UseConversationOptions = ConversationOptions;
+export type UseConversationOptions = LiveConversationOptions;
 
 /** What {@link useConversation} returns: the snapshot and the session's actions. */
-export interface UseConversationResult extends ConversationSnapshot {
+export interface UseConversationResult extends LiveConversationSnapshot {
   /** Dispatches a user message. */
-  send: Conversation["send"];
+  send: LiveConversation["send"];
   /** Steers the run in flight. */
-  steer: Conversation["steer"];
+  steer: LiveConversation["steer"];
   /** A message for when the run in flight would stop. */
-  followUp: Conversation["followUp"];
+  followUp: LiveConversation["followUp"];
   /** Cancels the submission in flight. */
-  cancel: Conversation["cancel"];
+  cancel: LiveConversation["cancel"];
   /** Admits a manual compaction. */
-  compact: Conversation["compact"];
+  compact: LiveConversation["compact"];
 }
 
 /**
@@ -29,7 +29,7 @@ export interface UseConversationResult extends ConversationSnapshot {
  */
 export function useConversation(options: UseConversationOptions): UseConversationResult {
   const { client, agent, instance, session } = options;
-  const conversation = useMemo(() => new Conversation({ client, agent, instance, session }), [client, agent, instance, session]);
+  const conversation = useMemo(() => new LiveConversation({ client, agent, instance, session }), [client, agent, instance, session]);
   useEffect(() => {
     conversation.start();
     return conversation.stop;

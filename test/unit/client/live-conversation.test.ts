@@ -1,11 +1,11 @@
 /**
- * `Conversation` (the store behind `useConversation`) against a served runtime: send and watch
+ * `LiveConversation` (the store behind `useConversation`) against a served runtime: send and watch
  * the reply stream in; a second store opened mid-reply (a reloaded page) ends with the reply
  * once; cancel stops the submission in flight; steer and compact; an empty session is idle.
  */
 import type { StreamFn } from "@earendil-works/pi-agent-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Conversation, createClient, type ConversationSnapshot, type HarnessClient } from "../../../src/client/index.ts";
+import { LiveConversation, createClient, type LiveConversationSnapshot, type HarnessClient } from "../../../src/client/index.ts";
 import type { AssistantItem } from "../../../src/client/message-view.ts";
 import { serve, type ServerHandle } from "../../../src/server/server.ts";
 import { createRuntime, type Runtime } from "../../../src/runtime/runtime.ts";
@@ -35,13 +35,13 @@ afterAll(async () => {
   await runtime?.close();
 });
 
-function open(instance: string): Conversation {
-  const conversation = new Conversation({ client, agent: "assistant", instance });
+function open(instance: string): LiveConversation {
+  const conversation = new LiveConversation({ client, agent: "assistant", instance });
   conversation.start();
   return conversation;
 }
 
-function until(conversation: Conversation, check: (s: ConversationSnapshot) => boolean, ms = 15_000): Promise<ConversationSnapshot> {
+function until(conversation: LiveConversation, check: (s: LiveConversationSnapshot) => boolean, ms = 15_000): Promise<LiveConversationSnapshot> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       unsubscribe();
@@ -59,10 +59,10 @@ function until(conversation: Conversation, check: (s: ConversationSnapshot) => b
   });
 }
 
-const replies = (s: ConversationSnapshot) => s.messages.filter((m): m is AssistantItem => m.kind === "assistant").map((m) => m.text);
-const settledCount = (s: ConversationSnapshot) => s.messages.filter((m) => m.kind === "settled").length;
+const replies = (s: LiveConversationSnapshot) => s.messages.filter((m): m is AssistantItem => m.kind === "assistant").map((m) => m.text);
+const settledCount = (s: LiveConversationSnapshot) => s.messages.filter((m) => m.kind === "settled").length;
 
-describe("Conversation", () => {
+describe("LiveConversation", () => {
   it("an empty session is idle; a sent message's reply streams in and settles", async () => {
     const conversation = open("conv-1");
     await until(conversation, (s) => s.status === "idle");

@@ -2,8 +2,8 @@ import type { CancelAnswer, DispatchIds, HarnessClient } from "./client.ts";
 import { HarnessHttpError } from "./http-error.ts";
 import { MessageView, type ViewItem } from "./message-view.ts";
 
-/** Which session a {@link Conversation} follows, through which client. */
-export interface ConversationOptions {
+/** Which session a {@link LiveConversation} follows, through which client. */
+export interface LiveConversationOptions {
   client: HarnessClient;
   agent: string;
   instance: string;
@@ -17,13 +17,13 @@ export interface ConversationOptions {
  * - `idle`: nothing in flight, every record read;
  * - `error`: reading failed (see `error`); the next action or `start` tries again.
  */
-export type ConversationStatus = "loading" | "running" | "idle" | "error";
+export type LiveConversationStatus = "loading" | "running" | "idle" | "error";
 
-/** What a {@link Conversation} shows at one moment. A new object whenever anything changed. */
-export interface ConversationSnapshot {
+/** What a {@link LiveConversation} shows at one moment. A new object whenever anything changed. */
+export interface LiveConversationSnapshot {
   /** The conversation as a person reads it ({@link MessageView}'s items: the view's objects, do not mutate them). */
   readonly messages: readonly ViewItem[];
-  readonly status: ConversationStatus;
+  readonly status: LiveConversationStatus;
   readonly error?: Error;
   /** The submission in flight that `cancel` cancels (the oldest one not settled), if any. */
   readonly running?: string;
@@ -43,7 +43,7 @@ const MAX_POLL_MS = 5_000;
  *
  * Each record is read once, by id, across `stop`/`start`, reconnects and idle periods.
  */
-export class Conversation {
+export class LiveConversation {
   readonly #client: HarnessClient;
   readonly #agent: string;
   readonly #instance: string;
@@ -53,15 +53,15 @@ export class Conversation {
   /** Submissions dispatched here or seen in the log, not settled yet, in the order they were first seen. */
   readonly #open = new Set<string>();
   #cursor = "";
-  #snapshot: ConversationSnapshot = { messages: [], status: "loading" };
+  #snapshot: LiveConversationSnapshot = { messages: [], status: "loading" };
   #reader: AbortController | undefined;
   /** Wakes an idle reader (after a dispatch). */
   #wake: (() => void) | undefined;
   #notifyScheduled = false;
-  #status: ConversationStatus = "loading";
+  #status: LiveConversationStatus = "loading";
   #error: Error | undefined;
 
-  constructor(options: ConversationOptions) {
+  constructor(options: LiveConversationOptions) {
     this.#client = options.client;
     this.#agent = options.agent;
     this.#instance = options.instance;
@@ -75,7 +75,7 @@ export class Conversation {
   };
 
   /** The current snapshot (the same object until something changes). */
-  getSnapshot = (): ConversationSnapshot => this.#snapshot;
+  getSnapshot = (): LiveConversationSnapshot => this.#snapshot;
 
   /** Starts (or restarts, after {@link stop}) reading; a no-op while reading. */
   start = (): void => {
@@ -184,7 +184,7 @@ export class Conversation {
     });
   }
 
-  #set(status: ConversationStatus): void {
+  #set(status: LiveConversationStatus): void {
     if (status === this.#status && status !== "error") return;
     this.#status = status;
     this.#changed();
@@ -197,7 +197,7 @@ export class Conversation {
     setTimeout(() => {
       this.#notifyScheduled = false;
       const running = this.#open.values().next().value;
-      const snapshot: { -readonly [K in keyof ConversationSnapshot]: ConversationSnapshot[K] } = { messages: this.#view.items, status: this.#status };
+      const snapshot: { -readonly [K in keyof LiveConversationSnapshot]: LiveConversationSnapshot[K] } = { messages: this.#view.items, status: this.#status };
       if (this.#error) snapshot.error = this.#error;
       if (running !== undefined) snapshot.running = running;
       this.#snapshot = snapshot;
