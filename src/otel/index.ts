@@ -2,8 +2,7 @@
  * `resolute-harness/otel`: OpenTelemetry spans and metrics after the GenAI semantic conventions
  * (`invoke_agent` per attempt, `chat <model>`, `execute_tool <name>`; one trace per submission),
  * from an observer and an interceptor. Needs `@opentelemetry/api` (an optional peer dependency);
- * the app brings the SDK and its exporter (without one every call is a no-op). On Lambda the
- * `Harness` construct's `telemetry.otel` option does the wiring.
+ * the app brings the SDK and its exporter (without one every call is a no-op).
  *
  * @example
  * ```ts
