@@ -21,6 +21,8 @@ import { checkAgentsModule, type HarnessAgentsModule } from "./agents-module.ts"
 import { loadSecrets, plainSecretLikeNames } from "./secrets.ts";
 import { readSettings, subagentLimitsFromEnv, type LambdaSettings } from "./settings.ts";
 import { METRIC, telemetryObserver } from "./telemetry.ts";
+import { aroundInvocation, instrumentClient, type LambdaTracingHooks, tracingHooks } from "./tracing-hooks.ts";
+import { createDynamoClient } from "../dynamodb/clients.ts";
 
 /** What a function's handler works with: its settings, runtime, queue and telemetry, built once per container. */
 export interface Wiring {
@@ -34,6 +36,8 @@ export interface Wiring {
   queueUrlOf(eventSourceArn: string): Promise<string>;
   /** Middleware the HTTP app mounts (bearer auth when configured). */
   httpMiddleware: MiddlewareHandler[];
+  /** The tracing modules' hooks (none unless the construct's `tracing` option bundled one). */
+  tracing: readonly LambdaTracingHooks[];
 }
 
 /**
@@ -77,17 +81,23 @@ function build(given: HandlerAgents): Wiring {
     });
   }
   const metrics = new Metrics({ namespace: settings.metricsNamespace, serviceName: settings.serviceName });
-  const sqs = sqsClient();
+  const tracing = tracingHooks();
+  const sqs = instrumentClient(tracing, sqsClient());
   const queue = new SqsWorkQueue({ client: sqs, queueUrl: settings.queueUrl });
-  const store = createDynamoStore({ tableName: settings.tableName, bucketName: settings.bucketName });
+  const store = createDynamoStore({
+    tableName: settings.tableName,
+    bucketName: settings.bucketName,
+    // Created here only to be instrumented; otherwise the store makes its own.
+    ...(tracing.length > 0 ? { dynamo: instrumentClient(tracing, createDynamoClient()) } : {}),
+  });
   const runtime = createRuntime({
     agents: mod.agents,
     store,
     queue,
     leaseMs: settings.leaseMs,
     flushPolicy: settings.flushPolicy,
-    observers: [telemetryObserver(logger, metrics), ...(mod.observers ?? [])],
-    interceptors: [...(mod.interceptors ?? [])],
+    observers: [telemetryObserver(logger, metrics), ...tracing.flatMap((t) => t.observers ?? []), ...(mod.observers ?? [])],
+    interceptors: [...tracing.flatMap((t) => t.interceptors ?? []), ...(mod.interceptors ?? [])],
     subagents: mod.subagents,
     subagentLimits: mod.subagentLimits,
     directUploads: lazyDirectUploads(settings.bucketName),
@@ -102,6 +112,7 @@ function build(given: HandlerAgents): Wiring {
     metrics,
     queueUrlOf: queueUrlResolver(sqs, settings.queueUrl),
     httpMiddleware: httpMiddleware(settings),
+    tracing,
   };
 }
 
@@ -166,11 +177,14 @@ function httpMiddleware(settings: LambdaSettings): MiddlewareHandler[] {
   return [];
 }
 
-/** Runs one invocation with the Lambda context in the logs and the metrics flushed after it. */
-export async function invocation<T>(h: Wiring, context: Context, work: () => Promise<T>): Promise<T> {
+/**
+ * Runs one invocation with the Lambda context in the logs, inside the tracing hooks (which flush
+ * their spans before it returns), and the metrics flushed after it.
+ */
+export async function invocation<T>(h: Pick<Wiring, "logger" | "metrics" | "tracing">, context: Context, work: () => Promise<T>): Promise<T> {
   h.logger.addContext(context);
   try {
-    return await work();
+    return await aroundInvocation(h.tracing, work);
   } finally {
     h.logger.resetKeys();
     if (h.metrics.hasStoredMetrics()) h.metrics.publishStoredMetrics();

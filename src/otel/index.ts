@@ -22,5 +22,6 @@
  * @module
  */
 export { INSTRUMENTATION_SCOPE, otelInstrumentation, type OtelInstrumentation, type OtelInstrumentationOptions } from "./instrumentation.ts";
+export type { OtelSetupModule } from "./setup-module.ts";
 export { submissionContext, submissionSpanContext } from "./submission-trace.ts";
 export { ATTR, HARNESS_ATTR, METRIC, OPERATION, providerName } from "./genai.ts";
