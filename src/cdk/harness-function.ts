@@ -5,6 +5,7 @@ import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { buildSync } from "esbuild";
 import { lambdaBuildOptions } from "./lambda-bundling.ts";
+import type { HarnessFunctionTracing } from "./harness-tracing.ts";
 
 /** What one harness Lambda function needs beyond the shared bundling settings. */
 export interface HarnessFunctionProps {
@@ -26,6 +27,8 @@ export interface HarnessFunctionProps {
   reservedConcurrentExecutions?: number;
   /** Retries of an asynchronous invocation (only the sweeper is invoked asynchronously). */
   retryAttempts?: number;
+  /** What the construct's `tracing` option adds (see `harness-tracing.ts`). */
+  tracing?: HarnessFunctionTracing;
 }
 
 /**
@@ -58,7 +61,7 @@ export class HarnessFunction extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    const bundler = new EsbuildBundling(props.entry, props.agentsEntry, props.sourceMaps);
+    const bundler = new EsbuildBundling(props.entry, props.agentsEntry, props.sourceMaps, props.tracing);
     this.function = new LambdaFunction(this, "Function", {
       code: Code.fromAsset(props.projectRoot, {
         // Hash the bundle, not the source directory (which holds node_modules).
@@ -76,6 +79,7 @@ export class HarnessFunction extends Construct {
       logGroup: this.logGroup,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       retryAttempts: props.retryAttempts,
+      tracing: props.tracing?.lambdaTracing,
       environment: { ...(props.sourceMaps ? { NODE_OPTIONS: "--enable-source-maps" } : {}), ...props.environment },
     });
   }
@@ -89,15 +93,28 @@ class EsbuildBundling implements ILocalBundling {
   readonly entry: string;
   readonly agentsEntry: string;
   readonly sourceMap: boolean;
+  readonly inject: readonly string[];
+  readonly alias: Readonly<Record<string, string>>;
 
-  constructor(entry: string, agentsEntry: string, sourceMap: boolean) {
+  constructor(entry: string, agentsEntry: string, sourceMap: boolean, tracing?: HarnessFunctionTracing) {
     this.entry = entry;
     this.agentsEntry = agentsEntry;
     this.sourceMap = sourceMap;
+    this.inject = tracing?.inject ?? [];
+    this.alias = tracing?.alias ?? {};
   }
 
   tryBundle(outputDir: string): boolean {
-    buildSync(lambdaBuildOptions({ entry: this.entry, agentsEntry: this.agentsEntry, outdir: outputDir, sourceMap: this.sourceMap }));
+    buildSync(
+      lambdaBuildOptions({
+        entry: this.entry,
+        agentsEntry: this.agentsEntry,
+        outdir: outputDir,
+        sourceMap: this.sourceMap,
+        inject: this.inject,
+        alias: this.alias,
+      }),
+    );
     return true;
   }
 }

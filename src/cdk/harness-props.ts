@@ -30,6 +30,47 @@ export interface HarnessBedrockOptions {
   readonly sdkMaxAttempts?: number;
 }
 
+/**
+ * OpenTelemetry on the functions: the GenAI spans and metrics of `resolute-harness/otel`, with the
+ * OpenTelemetry SDK the app sets up in its own module, bundled into every function.
+ */
+export interface HarnessOpenTelemetryOptions {
+  /**
+   * Path of the app's module that sets up the OpenTelemetry SDK: a tracer provider with its
+   * exporter (OTLP to your backend, or to a collector extension layer you add), a meter provider
+   * if you want the metrics, registered globally or exported as `tracerProvider` /
+   * `meterProvider` (and `attributes`, added to every span). It runs once per container before
+   * the handler; the harness flushes both providers at the end of every invocation (Lambda
+   * freezes the process after it). Relative paths are resolved against the current directory.
+   */
+  readonly setupEntry: string;
+}
+
+/** Tracing of the functions (ADR 0030). */
+export interface HarnessTracingOptions {
+  /**
+   * AWS X-Ray: Lambda's active tracing on every function (its roles may write traces) and the
+   * Powertools Tracer in the handlers: each invocation a `## <function>` subsegment annotated with
+   * the cold start and service, the DynamoDB and SQS calls as subsegments, each attempt an
+   * `invoke_agent <agent>` subsegment (with `chat <model>` and `execute_tool <name>` inside)
+   * annotated with its submission, attempt and agent, so X-Ray filter expressions find a
+   * submission's traces. Response and error bodies are not recorded. Needs
+   * `@aws-lambda-powertools/tracer` installed (an optional peer; bundled only when this is on).
+   *
+   * Cost: X-Ray bills $5.00 per million traces recorded after 100,000 free a month, and $0.50 per
+   * million retrieved or scanned; Lambda samples the first request each second and 5 % of the rest.
+   * @default false
+   */
+  readonly xray?: boolean;
+  /**
+   * OpenTelemetry GenAI spans and metrics from every function, with the SDK in the bundle (not the
+   * ADOT layer: see ADR 0030). Needs `@opentelemetry/api` and the SDK packages your setup module
+   * imports installed.
+   * @default off
+   */
+  readonly openTelemetry?: HarnessOpenTelemetryOptions;
+}
+
 /** Properties of the {@link Harness} construct. */
 export interface HarnessProps {
   /**
@@ -276,4 +317,10 @@ export interface HarnessProps {
    * @default no secrets
    */
   readonly secrets?: Readonly<Record<string, HarnessSecret>>;
+
+  /**
+   * X-Ray (Powertools Tracer) and OpenTelemetry tracing of the functions.
+   * @default no tracing
+   */
+  readonly tracing?: HarnessTracingOptions;
 }

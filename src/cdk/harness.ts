@@ -31,10 +31,11 @@ import { providerSdkEnv } from "./provider-retries.ts";
 import { HarnessFunction } from "./harness-function.ts";
 import { HarnessSchedules } from "./harness-schedules.ts";
 import { warnPlainSecrets, wireSecrets } from "./harness-secrets.ts";
+import { functionTracing } from "./harness-tracing.ts";
 import { acknowledgeHarnessFindings } from "./nag-suppressions.ts";
 import { HARNESS_TABLE_SCHEMA } from "./table-schema.ts";
 
-export type { HarnessBedrockOptions, HarnessLogLevel, HarnessProps } from "./harness-props.ts";
+export type * from "./harness-props.ts";
 export type { HarnessSecret } from "./harness-secrets.ts";
 import type { HarnessBedrockOptions, HarnessProps } from "./harness-props.ts";
 
@@ -158,8 +159,10 @@ export class Harness extends Construct {
       [HARNESS_ENV.agentNames]: this.agentNames.join(AGENT_NAMES_SEPARATOR),
       ...(known.subagentLimits ? { [HARNESS_ENV.subagentLimits]: JSON.stringify(known.subagentLimits) } : {}),
     };
+    const tracing = functionTracing(props.tracing, (name) => join(HANDLERS_DIR, `${name}${OWN_EXTENSION}`));
     const common = {
       agentsEntry,
+      tracing,
       // The asset's nominal source (never copied or hashed: the hash is the bundle's).
       projectRoot: HANDLERS_DIR,
       sourceMaps: props.sourceMaps ?? true,
@@ -174,6 +177,7 @@ export class Harness extends Construct {
       [HARNESS_ENV.serviceName]: props.serviceName ?? "resolute-harness",
       [HARNESS_ENV.logLevel]: props.logLevel ?? "INFO",
       [HARNESS_ENV.metricsNamespace]: props.serviceName ?? "resolute-harness",
+      ...tracing?.environment,
     };
     const roleEnv = (role: HarnessFunctionRole): Record<string, string> =>
       NAMES_ONLY_ROLES.includes(role)
@@ -307,6 +311,7 @@ export class Harness extends Construct {
       bucketAccessLogs: props.accessLogsBucket !== undefined,
       functions: [...Object.values(this.functions), ...nagFunctions],
       roles: [...[http, worker, dlq, sweeper].map((fn) => fn.role), ...nagRoles],
+      xray: props.tracing?.xray === true,
       bedrockDefaultGrantRole:
         props.bedrock && (props.bedrock === true || props.bedrock.resources === undefined) ? worker.role : undefined,
       api: this.api && {

@@ -16,7 +16,15 @@
  *
  * @module
  */
-export { Harness, type HarnessBedrockOptions, type HarnessLogLevel, type HarnessProps, type HarnessSecret } from "./harness.ts";
+export {
+  Harness,
+  type HarnessBedrockOptions,
+  type HarnessLogLevel,
+  type HarnessOpenTelemetryOptions,
+  type HarnessProps,
+  type HarnessSecret,
+  type HarnessTracingOptions,
+} from "./harness.ts";
 export { HarnessApi, type HarnessApiGatewayOptions, type HarnessApiProps } from "./harness-api.ts";
 export { HarnessSchedules, MAX_SCHEDULE_BODY_CHARS, type HarnessSchedule, type HarnessSchedulesProps } from "./harness-schedules.ts";
 export { AgentNamesDiscoveryError } from "./agent-names.ts";

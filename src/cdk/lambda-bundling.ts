@@ -38,6 +38,13 @@ export interface LambdaBundleInput {
   outdir: string;
   /** Write external source maps (without sources) beside the files. */
   sourceMap: boolean;
+  /**
+   * Modules run at cold start before the handler's (esbuild `inject`): the tracing modules of the
+   * construct's `tracing` option.
+   */
+  inject?: readonly string[];
+  /** Further specifiers bound to modules (`#harness-otel-setup` → the app's setup module). */
+  alias?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -64,7 +71,8 @@ export function lambdaBuildOptions(input: LambdaBundleInput): BuildOptions & { m
     sourcesContent: false,
     mainFields: ["module", "main"],
     banner: { js: LAMBDA_BANNER },
-    alias: { [AGENTS_ALIAS]: input.agentsEntry },
+    alias: { ...input.alias, [AGENTS_ALIAS]: input.agentsEntry },
+    ...(input.inject && input.inject.length > 0 ? { inject: [...input.inject] } : {}),
     metafile: true,
     logLevel: "error",
   };

@@ -8,6 +8,8 @@ export interface HarnessNagTargets {
   bucketAccessLogs: boolean;
   functions: IConstruct[];
   roles: IConstruct[];
+  /** The functions trace to X-Ray (`tracing.xray`): their roles may write traces. */
+  xray?: boolean;
   /** The worker's role, when it holds the default (wildcard) Bedrock grant. */
   bedrockDefaultGrantRole?: IConstruct;
   api?: {
@@ -52,6 +54,15 @@ export function acknowledgeHarnessFindings(targets: HarnessNagTargets): void {
         id: `AwsSolutions-IAM5[Resource::${bucketArn}/${prefix}/*]`,
         reason:
           "Deleting a conversation (ADR 0034, the HTTP function only) deletes its content-addressed blobs and its checkpoint, whose keys are digests and conversation ids known at run time.",
+      });
+    }
+  }
+  if (targets.xray) {
+    for (const role of targets.roles) {
+      Validations.of(role).acknowledge({
+        id: "AwsSolutions-IAM5[Resource::*]",
+        reason:
+          "Lambda's active tracing grants xray:PutTraceSegments and xray:PutTelemetryRecords, which have no resource-level permissions (`tracing.xray`).",
       });
     }
   }

@@ -1,0 +1,139 @@
+/**
+ * The construct's `tracing` option (issue 27, ADR 0030): `xray` turns on Lambda's active tracing
+ * on every function and bundles the Powertools Tracer's hooks; `openTelemetry` bundles the app's
+ * setup module and the GenAI hooks into every function, run at cold start before the handler.
+ * Without the option nothing of either is bundled.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { App, Stack } from "aws-cdk-lib";
+import { Template } from "aws-cdk-lib/assertions";
+import type { CfnFunction } from "aws-cdk-lib/aws-lambda";
+import nag from "cdk-nag";
+import { afterAll, describe, expect, it } from "vitest";
+import { Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
+import { HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../../../src/lambda/env.ts";
+
+const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
+const handler = fixture("tracing-handler.mjs");
+const handlerEntries = { http: handler, worker: handler, dlq: handler, sweeper: handler };
+// Given, so no synth starts a child process to discover them.
+const agentNames = ["echo"];
+
+function synth(props: Partial<HarnessProps>) {
+  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+  const stack = new Stack(app, "Test", { env: { account: "111122223333", region: "eu-west-1" } });
+  const harness = new Harness(stack, "Harness", { agentsEntry: fixture("agents.ts"), agentNames, handlerEntries, ...props });
+  return { stack, harness, template: Template.fromStack(stack) };
+}
+type Synth = ReturnType<typeof synth>;
+
+function functionOf(s: Synth, role: HarnessFunctionRole): Record<string, any> {
+  const id = s.stack.resolve((s.harness.functions[role].node.defaultChild as CfnFunction).logicalId) as string;
+  return (s.template.findResources("AWS::Lambda::Function")[id] as { Properties: Record<string, any> }).Properties;
+}
+
+function actionsOf(s: Synth, role: HarnessFunctionRole): string[] {
+  const roleId = s.stack.resolve((s.harness.functions[role].role!.node.defaultChild as CfnFunction).logicalId) as string;
+  return Object.values(s.template.findResources("AWS::IAM::Policy")).flatMap((policy: any) =>
+    policy.Properties.Roles.some((r: { Ref?: string }) => r.Ref === roleId)
+      ? policy.Properties.PolicyDocument.Statement.flatMap((st: { Action: string | string[] }) => (Array.isArray(st.Action) ? st.Action : [st.Action]))
+      : [],
+  );
+}
+
+const nagFindings = (s: Synth): string[] =>
+  new nag.AwsSolutionsChecks()
+    .validateScope(s.stack)
+    .violations.map((v) => `${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(", ")}`)
+    .filter((line) => line.includes("/Harness/"));
+
+describe("Harness: tracing", () => {
+  it("xray: active tracing on every function, roles that may write traces, no bodies recorded, no cdk-nag finding", () => {
+    const s = synth({ tracing: { xray: true } });
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      const fn = functionOf(s, role);
+      expect(fn.TracingConfig, role).toEqual({ Mode: "Active" });
+      expect(fn.Environment.Variables, role).toMatchObject({
+        POWERTOOLS_TRACER_CAPTURE_RESPONSE: "false",
+        POWERTOOLS_TRACER_CAPTURE_ERROR: "false",
+      });
+      expect(actionsOf(s, role), role).toEqual(expect.arrayContaining(["xray:PutTraceSegments", "xray:PutTelemetryRecords"]));
+    }
+    expect(nagFindings(s)).toEqual([]);
+  }, 120_000);
+
+  it("off by default: no tracing mode, no tracer variables, no X-Ray grant", () => {
+    const s = synth({});
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      expect(functionOf(s, role).TracingConfig, role).toBeUndefined();
+      expect(Object.keys(functionOf(s, role).Environment.Variables).filter((k) => k.startsWith("POWERTOOLS_TRACER")), role).toEqual([]);
+      expect(actionsOf(s, role).filter((a) => a.startsWith("xray:")), role).toEqual([]);
+    }
+  }, 120_000);
+
+  it("refuses a setup module that does not exist, naming the option", () => {
+    expect(() => synth({ tracing: { openTelemetry: { setupEntry: "/nowhere/otel-setup.ts" } } })).toThrow(
+      /tracing\.openTelemetry\.setupEntry \/nowhere\/otel-setup\.ts does not exist/,
+    );
+  });
+
+  describe("bundles (synth with bundling on)", () => {
+    const outdirs: string[] = [];
+    afterAll(() => {
+      for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** Synthesizes with bundling on; answers the assets of each function. */
+    function bundled(props: Partial<HarnessProps>): Record<HarnessFunctionRole, string> {
+      const outdir = mkdtempSync(join(tmpdir(), "harness-tracing-"));
+      outdirs.push(outdir);
+      const app = new App({ outdir });
+      const stack = new Stack(app, "Test", { env: { account: "111122223333", region: "eu-west-1" } });
+      new Harness(stack, "Harness", { agentsEntry: fixture("agents.ts"), agentNames, handlerEntries, sourceMaps: false, ...props });
+      const template = app.synth().getStackByName("Test").template as { Resources: Record<string, { Type: string; Properties: any }> };
+      const assetOf = (role: HarnessFunctionRole): string => {
+        const prefix = `Harness${role[0]!.toUpperCase()}${role.slice(1)}Function`;
+        const [, fn] = Object.entries(template.Resources).find(([id, r]) => r.Type === "AWS::Lambda::Function" && id.startsWith(prefix))!;
+        return join(outdir, `asset.${String(fn.Properties.Code.S3Key).replace(/\.zip$/, "")}`);
+      };
+      return Object.fromEntries(HARNESS_FUNCTION_ROLES.map((role) => [role, assetOf(role)])) as Record<HarnessFunctionRole, string>;
+    }
+    const code = (dir: string): string =>
+      readdirSync(dir, { recursive: true, encoding: "utf8" })
+        .filter((f) => f.endsWith(".mjs"))
+        .map((f) => readFileSync(join(dir, f), "utf8"))
+        .join("\n");
+    const run = async (dir: string) =>
+      ((await import(pathToFileURL(join(dir, "index.mjs")).href)) as { handler: () => Promise<{ agents: string[]; setupRuns: number; hooks: string[][] }> }).handler();
+
+    it("openTelemetry and xray: every function runs the setup module at cold start and installs both hooks", async () => {
+      const assets = bundled({ tracing: { xray: true, openTelemetry: { setupEntry: fixture("otel-setup.ts") } } });
+      for (const role of HARNESS_FUNCTION_ROLES) {
+        const text = code(assets[role]);
+        expect(text, role).toContain("deployment.environment.name");
+        expect(text, role).toContain("gen_ai.operation.name");
+        expect(text, role).not.toContain("#harness-otel-setup");
+      }
+      const answer = await run(assets.worker);
+      expect(answer.agents).toEqual(["echo"]);
+      expect(answer.setupRuns).toBe(1);
+      // X-Ray's hooks and OpenTelemetry's (their order is esbuild's order of injected modules).
+      expect(answer.hooks.map((keys) => keys.join(" ")).sort()).toEqual([
+        "aroundInvocation instrumentClient interceptors",
+        "aroundInvocation interceptors observers",
+      ]);
+    }, 120_000);
+
+    it("without the option nothing of either is bundled and no hook is installed", async () => {
+      const assets = bundled({});
+      const text = code(assets.worker);
+      expect(text).not.toContain("gen_ai.operation.name");
+      expect(text).not.toContain("captureAWSv3Client");
+      const answer = await run(assets.worker);
+      expect(answer.hooks).toEqual([]);
+    }, 120_000);
+  });
+});
