@@ -22,16 +22,30 @@ export interface LambdaTracingHooks {
   readonly aroundInvocation?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
-const installed: LambdaTracingHooks[] = [];
-
-/** Called by an injected tracing module at cold start. */
-export function installTracingHooks(hooks: LambdaTracingHooks): void {
-  installed.push(hooks);
+/**
+ * The installed hooks live on `globalThis`, not in a module-level array: esbuild adds the injected
+ * modules' import to every file of the bundle, this one included, so an injected module may run
+ * before this module's own top level has.
+ */
+function installed(): Promise<LambdaTracingHooks>[] {
+  return ((globalThis as Record<symbol, Promise<LambdaTracingHooks>[]>)[Symbol.for("resolute-harness.lambda-tracing-hooks")] ??= []);
 }
 
-/** The hooks installed so far (none unless the construct's `tracing` option bundled a module). */
-export function tracingHooks(): readonly LambdaTracingHooks[] {
-  return installed;
+/**
+ * Called by an injected tracing module at cold start, with its hooks or the promise of them (a
+ * module loads its SDK with a dynamic import: esbuild injects into every file of a bundle, so an
+ * injected module cannot use a top-level await).
+ */
+export function installTracingHooks(hooks: LambdaTracingHooks | Promise<LambdaTracingHooks>): void {
+  installed().push(Promise.resolve(hooks));
+}
+
+/**
+ * The hooks installed (none unless the construct's `tracing` option bundled a module), once each
+ * module has loaded; rejects when one failed to (its setup threw), which fails the wiring.
+ */
+export function tracingHooks(): Promise<LambdaTracingHooks[]> {
+  return Promise.all(installed());
 }
 
 /** Runs `work` inside every hook's `aroundInvocation`, the first installed outermost. */

@@ -57,7 +57,7 @@ let built: Promise<Wiring> | undefined;
  */
 export function wiring(agents: HandlerAgents): Promise<Wiring> {
   built ??= loadSecrets()
-    .then(() => build(agents))
+    .then(async () => build(agents, await tracingHooks()))
     .catch((err: unknown) => {
       built = undefined;
       throw err;
@@ -65,7 +65,7 @@ export function wiring(agents: HandlerAgents): Promise<Wiring> {
   return built;
 }
 
-function build(given: HandlerAgents): Wiring {
+function build(given: HandlerAgents, tracing: readonly LambdaTracingHooks[]): Wiring {
   // Names only: the module's subagent limits come from the environment (a parent this function
   // settles must treat its children as the module says: ADR 0023).
   const mod: HarnessAgentsModule = isNameList(given)
@@ -81,7 +81,6 @@ function build(given: HandlerAgents): Wiring {
     });
   }
   const metrics = new Metrics({ namespace: settings.metricsNamespace, serviceName: settings.serviceName });
-  const tracing = tracingHooks();
   const sqs = instrumentClient(tracing, sqsClient());
   const queue = new SqsWorkQueue({ client: sqs, queueUrl: settings.queueUrl });
   const store = createDynamoStore({

@@ -6,7 +6,7 @@
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { App, Stack } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
@@ -42,6 +42,23 @@ function actionsOf(s: Synth, role: HarnessFunctionRole): string[] {
       ? policy.Properties.PolicyDocument.Statement.flatMap((st: { Action: string | string[] }) => (Array.isArray(st.Action) ? st.Action : [st.Action]))
       : [],
   );
+}
+
+/** `entry` and the files it imports statically, transitively (minified ESM: `from"./x.mjs"`, `import"./x.mjs"`). */
+function staticFiles(entry: string): string[] {
+  const seen = new Set<string>([entry]);
+  const pending = [entry];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    for (const m of readFileSync(file, "utf8").matchAll(/(?:from|import)\s*["'](\.{1,2}\/[^"']+\.mjs)["']/g)) {
+      const next = join(dirname(file), m[1]!);
+      if (!seen.has(next)) {
+        seen.add(next);
+        pending.push(next);
+      }
+    }
+  }
+  return [...seen];
 }
 
 const nagFindings = (s: Synth): string[] =>
@@ -106,7 +123,12 @@ describe("Harness: tracing", () => {
         .filter((f) => f.endsWith(".mjs"))
         .map((f) => readFileSync(join(dir, f), "utf8"))
         .join("\n");
-    const run = async (dir: string) =>
+    // One bundle per process on Lambda; here two bundles share the process and its global registry.
+    const run = async (dir: string) => {
+      delete (globalThis as Record<symbol, unknown>)[Symbol.for("resolute-harness.lambda-tracing-hooks")];
+      return runBundle(dir);
+    };
+    const runBundle = async (dir: string) =>
       ((await import(pathToFileURL(join(dir, "index.mjs")).href)) as { handler: () => Promise<{ agents: string[]; setupRuns: number; hooks: string[][] }> }).handler();
 
     it("openTelemetry and xray: every function runs the setup module at cold start and installs both hooks", async () => {
@@ -120,6 +142,13 @@ describe("Harness: tracing", () => {
       const answer = await run(assets.worker);
       expect(answer.agents).toEqual(["echo"]);
       expect(answer.setupRuns).toBe(1);
+      // The result-schema worker thread's entry loads neither the setup module nor the tracer.
+      const thread = staticFiles(join(assets.worker, "result-schema-worker.mjs"));
+      expect(thread.length).toBeGreaterThan(0);
+      for (const file of thread) {
+        expect(readFileSync(file, "utf8"), file).not.toContain("deployment.environment.name");
+        expect(readFileSync(file, "utf8"), file).not.toContain("captureAWSv3Client");
+      }
       // X-Ray's hooks and OpenTelemetry's (their order is esbuild's order of injected modules).
       expect(answer.hooks.map((keys) => keys.join(" ")).sort()).toEqual([
         "aroundInvocation instrumentClient interceptors",
