@@ -536,7 +536,11 @@ $("new-session-form").addEventListener("submit", (e) => {
 $("toggle-submissions").addEventListener("click", () => showSubmissions(document.body.dataset.submissions !== "shown"));
 // A tab brought back to the front checks the server is still there (an idle tab does not poll).
 document.addEventListener("visibilitychange", () => {
-  if (document.visibilityState === "visible") connection.suspect();
+  if (document.visibilityState !== "visible") return;
+  connection.suspect();
+  // A waiting session's stream ends once it parks: a card still pending here may have been
+  // decided elsewhere (another tab, the CLI). Read on from the last record (204 if nothing new).
+  if (state.view.items.some((i) => i.kind === "tool" && i.approval?.state === "pending")) openStream();
 });
 window.addEventListener("online", () => connection.suspect());
 void start();

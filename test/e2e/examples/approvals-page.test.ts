@@ -80,6 +80,8 @@ describe.skipIf(!CHROMIUM)("the chat page's approval card (examples/approvals in
     // Another tab on the same session: the same card, drawn from the records.
     const other = await openChat("card-approve");
     await expect.poll(() => cards(other.page).first().getAttribute("data-approval"), POLL).toBe("pending");
+    // Parked and caught up: the server ended its stream (the tab does not poll).
+    await expect.poll(() => other.page.evaluate("document.body.dataset.stream"), POLL).toBe("closed");
 
     await card.locator('input[name="reason"]').fill("the parcel arrived broken");
     await card.getByRole("button", { name: "Approve" }).click();
@@ -93,7 +95,10 @@ describe.skipIf(!CHROMIUM)("the chat page's approval card (examples/approvals in
     expect(paidBack(240), "the approved refund ran once").toBe(1);
     await shot(page, "2-approved");
 
-    // The other tab catches up (its stream, or a reload): the same state.
+    // The other tab catches up when it is looked at again (its stream ended when the run parked),
+    // and after a reload: the same state.
+    await other.page.evaluate('document.dispatchEvent(new Event("visibilitychange"))');
+    await expect.poll(() => cards(other.page).first().getAttribute("data-approval"), POLL).toBe("approved");
     await other.page.reload();
     await expect.poll(() => cards(other.page).first().getAttribute("data-approval"), POLL).toBe("approved");
     expect(await cards(other.page).first().locator(".tool-status").textContent()).toBe("approved: the parcel arrived broken · done");
