@@ -21,3 +21,4 @@ export { harnessRetryStrategy, type RetryPolicy, type SdkRetryStrategy } from ".
 export { countConsumedCapacity, type CapacityCounter, type CommandCapacity } from "./capacity.ts";
 export { DynamoStoreContended } from "./errors.ts";
 export { s3DirectUploads, type S3DirectUploadsOptions } from "./direct-uploads.ts";
+export type { DeletionStep } from "./deletion.ts";
