@@ -32,3 +32,4 @@ export type { DirectUpload, DirectUploadRequest, DirectUploads } from "../ports/
 export type { AttachmentUpload, DirectUploadDeclaration } from "../runtime/attachments.ts";
 export type { ConversationDeletionReport } from "../engine/conversation-deletion.ts";
 export type { ForkAnswer, ForkRequest } from "../runtime/fork-request.ts";
+export type { ForkResult } from "../engine/conversation-fork.ts";
