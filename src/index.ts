@@ -29,7 +29,8 @@
  */
 
 // Running agents: the runtime and what its methods take and answer.
-export { createRuntime, type Runtime, type RuntimeConfig } from "./runtime/runtime.ts";
+export { createRuntime, type Runtime } from "./runtime/runtime.ts";
+export type { RuntimeConfig } from "./runtime/runtime-config.ts";
 export { RUNTIME_DEFAULTS } from "./runtime/defaults.ts";
 export type { AttachmentPolicy } from "./protocol/attachment-policy.ts";
 export type {

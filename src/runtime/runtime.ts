@@ -4,28 +4,23 @@ import type { ConversationRecord, SettledPayload } from "../protocol/records.ts"
 import { admit, type DispatchResult } from "../engine/admission.ts";
 import { admitCompaction } from "../engine/compaction-admission.ts";
 import { handleDeadLetter, type DeadLetterOutcome } from "../engine/dead-letter.ts";
-import type { AgentDefinition } from "../agent/agent-definition.ts";
 import {
   ABORT_ABANDON,
   ABORT_SHUTDOWN,
   type AttemptContext,
   type EngineContext,
-  type EnginePhase,
 } from "../engine/engine-context.ts";
 import { loadSessionDriver } from "../engine/attempt.ts";
-import { findSettledPayload } from "../engine/settlement.ts";
 import { cancellationFor, cancelSubmission, cascadeToChildren, type CancelResult } from "../engine/cancel.ts";
 import { sweep, type SweepReport } from "../engine/sweep.ts";
 import { deleteSessionConversation, type ConversationDeletionReport } from "../engine/conversation-deletion.ts";
 import { forkConversation } from "../engine/conversation-fork.ts";
 import type { ForkAnswer, ForkRequest } from "./fork-request.ts";
 import { resolveSubagents } from "../engine/subagents.ts";
-import { type SubagentLimits, type SubagentPolicy } from "../agent/subagent-policy.ts";
 import { handleDoorbell } from "../engine/worker.ts";
-import { systemClock, type Clock } from "../ports/clock.ts";
-import type { HarnessEvent, Interceptor, Observer } from "../ports/observer.ts";
+import { systemClock } from "../ports/clock.ts";
+import type { HarnessEvent } from "../ports/observer.ts";
 import type { ConsumableQueue, DoorbellOutcome, Doorbell, WorkQueue } from "../ports/queue.ts";
-import type { Store } from "../store/store.ts";
 import type { Conversation, InboxKind, Submission } from "../store/submission.ts";
 import { processFaults } from "../ports/faults.ts";
 import { InProcessQueue } from "./in-process-queue.ts";
@@ -53,66 +48,13 @@ import {
 import { listSubmissionPage, submissionDetail } from "./submission-view.ts";
 import { RuntimeAttachments, type AttachmentUpload, type DirectUploadDeclaration } from "./attachments.ts";
 import { checkAttachmentPolicy, DEFAULT_ATTACHMENT_POLICY, type AttachmentPolicy } from "../protocol/attachment-policy.ts";
-import type { DirectUpload, DirectUploads } from "../ports/direct-uploads.ts";
+import type { RuntimeConfig } from "./runtime-config.ts";
+import { SettledWaiters } from "./settled-waiters.ts";
+import type { DirectUpload } from "../ports/direct-uploads.ts";
 import type { AttachmentRef } from "../protocol/records.ts";
 import { type SubmissionDetail, type SubmissionPage } from "../protocol/submission-view.ts";
 import { decide, DelayedMessageTimers, pendingApprovals, resolveCallback } from "./waits.ts";
 import type { CallbackAnswer } from "../protocol/approvals.ts";
-
-/** Configuration of an embedded runtime. Only `agents` and `store` are required. */
-export interface RuntimeConfig {
-  /** Agent definitions by name. */
-  agents: Record<string, AgentDefinition>;
-  store: Store;
-  /**
-   * Default: an in-process queue. A queue that is only a `WorkQueue` (e.g. SQS) is rung but not
-   * consumed here: its consumer (a Lambda) calls `deliver`.
-   */
-  queue?: WorkQueue | ConsumableQueue;
-  /** Default: the wall clock. */
-  clock?: Clock;
-  /** Secrets and settings for initializers; default: `process.env`. */
-  env?: (name: string) => string;
-  /** Lease per attempt (heartbeat at a third). Default {@link RUNTIME_DEFAULTS}`.leaseMs` (30 s). */
-  leaseMs?: number;
-  /** Transient-backoff base. Default 250 ms. */
-  claimIntervalMs?: number;
-  /** Delta batching. Default 1024 B / 200 ms (embedded stores may flush smaller and sooner). */
-  flushPolicy?: { bytes: number; intervalMs: number };
-  observers?: Observer[];
-  /** First registered is outermost. */
-  interceptors?: Interceptor[];
-  /** How often the sweep runs. Default 5 s. */
-  sweepIntervalMs?: number;
-  /** Attempts running at once in this process. Default 64. */
-  concurrency?: number;
-  /** Where observer failures are reported. Default: console.error. */
-  onObserverError?: (err: unknown, event: HarnessEvent) => void;
-  /**
-   * The fault seam for crash tests (`ports/faults.ts`): called at every named phase, which waits
-   * for what it returns. Default: the process's hook if a test installed one, else none.
-   */
-  faults?: (phase: EnginePhase, submissionId: string) => void | Promise<void>;
-  /**
-   * Durable subagents: parent agent name → the agent names it may spawn through its `task` tool
-   * (each child a durable submission of its own; the parent waits for free). An agent that is no
-   * key gets no `task` tool. Checked here: every name must be an agent.
-   */
-  subagents?: SubagentPolicy;
-  /**
-   * Defaults: `maxChildrenPerRun` 8, `maxDepth` 1 (children get no `task` tool), `maxChildWaitMs`
-   * unbounded, `onParentTerminal` "cancel_children".
-   */
-  subagentLimits?: SubagentLimits;
-  /**
-   * Media types accepted as attachments and the largest size of each (bytes). Default
-   * {@link DEFAULT_ATTACHMENT_POLICY}: PNG, JPEG, GIF and WebP images up to 5 MiB; plain text,
-   * Markdown, CSV and JSON up to 1 MiB; PDFs up to 32 MiB.
-   */
-  attachmentPolicy?: AttachmentPolicy;
-  /** Large uploads straight to blob storage (S3 on AWS); without it `createAttachmentUpload` is `uploads_unsupported`. */
-  directUploads?: DirectUploads;
-}
 
 /**
  * The in-process API; the HTTP transport is a thin layer over it. Every method that takes a
@@ -257,7 +199,6 @@ export interface Runtime {
   hasAgent(name: string): boolean;
 }
 
-const WAIT_POLL_MS = 250;
 const CLOSE_DRAIN_MS = 10_000;
 
 /** Builds a runtime; it is inert until `start`. */
@@ -287,9 +228,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
   const queue = config.queue ?? new InProcessQueue({ clock });
   const observers = [...(config.observers ?? [])];
   const onObserverError = config.onObserverError ?? ((err) => console.error("observer failed:", err));
-  const waiters = new Map<string, Set<(payload: SettledPayload) => void>>();
-  /** Rejects every pending `wait` (on close, so no poll outlives the runtime). */
-  const pendingWaits = new Set<(err: Error) => void>();
+  const settled = new SettledWaiters(store, clock);
   const processAbort = new AbortController();
   const sweepStop = new AbortController();
   const running = new Set<Promise<unknown>>();
@@ -318,12 +257,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     flushPolicy: config.flushPolicy ?? RUNTIME_DEFAULTS.flushPolicy,
     observe,
     interceptors: [...(config.interceptors ?? [])],
-    onSettled: (submissionId, payload) => {
-      const set = waiters.get(submissionId);
-      if (!set) return;
-      waiters.delete(submissionId);
-      for (const resolve of set) resolve(payload);
-    },
+    onSettled: (submissionId, payload) => settled.settled(submissionId, payload),
     faults: config.faults ?? processFaults(),
     settlementGraceMs: config.leaseMs ?? RUNTIME_DEFAULTS.leaseMs,
     heartbeats: new Map(),
@@ -395,7 +329,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       state = "closed";
       sweepStop.abort();
       delayed.stop();
-      for (const reject of [...pendingWaits]) reject(new RuntimeClosed());
+      settled.close();
       processAbort.abort(options.abandon ? ABORT_ABANDON : ABORT_SHUTDOWN);
       const queueClosed = isConsumable(queue) ? queue.close() : undefined;
       // A crash waits for nothing: hung work is simply left behind, as a dead process leaves it.
@@ -439,50 +373,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       return admitCompaction(ctx, sessionKeyOf(address, knows));
     },
 
-    async wait(submissionId, options = {}) {
-      const signal = options.signal;
-      const pollStop = new AbortController();
-      let listeners = waiters.get(submissionId);
-      if (!listeners) waiters.set(submissionId, (listeners = new Set()));
-      const waiting = listeners;
-      return new Promise<SettledPayload>((resolve, reject) => {
-        let done = false;
-        const finish = (settleWait: () => void) => {
-          if (done) return;
-          done = true;
-          waiting.delete(onSettled);
-          pendingWaits.delete(onClose);
-          if (waiting.size === 0 && waiters.get(submissionId) === waiting) waiters.delete(submissionId);
-          pollStop.abort();
-          signal?.removeEventListener("abort", onAbort);
-          settleWait();
-        };
-        const onSettled = (payload: SettledPayload) => finish(() => resolve(payload));
-        const onAbort = () => finish(() => reject(signal?.reason ?? new Error("wait aborted")));
-        const onClose = (err: Error) => finish(() => reject(err));
-        if (state === "closed") return onClose(new RuntimeClosed());
-        pendingWaits.add(onClose);
-        waiting.add(onSettled);
-        if (signal?.aborted) return onAbort();
-        signal?.addEventListener("abort", onAbort, { once: true });
-        // The durable path: works across processes and restarts.
-        (async () => {
-          for (;;) {
-            const sub: Submission = await store.getSubmission(submissionId);
-            if (sub.status === "settled") {
-              // Finalized with its record's payload; older rows and cancels: look in the log.
-              const payload = sub.outcome ?? (await findSettledPayload(ctx, sub.conversationId, sub.id));
-              return onSettled(
-                payload ?? { status: "failed", error: sub.lastError || "settled without a submission_settled record" },
-              );
-            }
-            await clock.sleep(WAIT_POLL_MS, pollStop.signal);
-          }
-        })().catch((err) => {
-          if (!pollStop.signal.aborted) finish(() => reject(err));
-        });
-      });
-    },
+    wait: (submissionId, options) => settled.wait(submissionId, options),
 
     async cancel(submissionId, reason, within) {
       if (state === "closed") throw new RuntimeClosed();

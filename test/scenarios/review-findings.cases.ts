@@ -11,7 +11,8 @@ import { ManualClock } from "../../src/ports/clock.ts";
 import type { HarnessEvent } from "../../src/ports/observer.ts";
 import type { Doorbell, WorkQueue } from "../../src/ports/queue.ts";
 import type { Store } from "../../src/store/store.ts";
-import { createRuntime, type RuntimeConfig } from "../../src/runtime/runtime.ts";
+import { createRuntime } from "../../src/runtime/runtime.ts";
+import type { RuntimeConfig } from "../../src/runtime/runtime-config.ts";
 import { scriptedAgent } from "../support/runtime-kit.ts";
 
 /** The data of one shape, opened by several processes (or Lambdas). */

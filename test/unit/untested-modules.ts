@@ -179,6 +179,8 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "runtime/append-notifier.ts": "live SSE tails in one process: test/unit/http/record-stream.test.ts",
   "runtime/defaults.ts": "constants",
   "runtime/fork-request.ts": "types only (the fork request and answer)",
+  "runtime/runtime-config.ts": TYPES,
+  "runtime/settled-waiters.ts": "runtime.wait (woken in process, polled across restarts, rejected on close): test/unit/runtime/runtime.test.ts",
   "runtime/submission-view.ts": "the operator's view: test/unit/http/submission-routes.test.ts, test/unit/client/client.submissions.test.ts",
   "runtime/waits.ts": "decisions, callbacks, pending approvals: test/scenarios/approvals.test.ts, callbacks.test.ts",
   "server/index.ts": ENTRY,
