@@ -2,8 +2,7 @@ import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
-import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
-import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
+import type { Alarm } from "aws-cdk-lib/aws-cloudwatch";
 import { Billing, TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
@@ -32,6 +31,7 @@ import { HarnessFunction } from "./harness-function.ts";
 import { HarnessSchedules } from "./harness-schedules.ts";
 import { warnPlainSecrets, wireSecrets } from "./harness-secrets.ts";
 import { functionTracing } from "./harness-tracing.ts";
+import { createHarnessAlarms } from "./harness-alarms.ts";
 import { acknowledgeHarnessFindings } from "./nag-suppressions.ts";
 import { HARNESS_TABLE_SCHEMA } from "./table-schema.ts";
 
@@ -303,7 +303,9 @@ export class Harness extends Construct {
       this.url = this.functionUrl.url;
     }
 
-    if (props.alarms ?? props.alarmTopic !== undefined) this.createAlarms(props);
+    if (props.alarms ?? props.alarmTopic !== undefined) {
+      this.alarms.push(...createHarnessAlarms(this, { worker: this.functions.worker, deadLetterQueue: this.deadLetterQueue, props }));
+    }
 
     const apiOptions = typeof props.apiGateway === "object" ? props.apiGateway : {};
     acknowledgeHarnessFindings({
@@ -415,48 +417,6 @@ export class Harness extends Construct {
     );
   }
 
-  private createAlarms(props: HarnessProps): void {
-    const alarm = (id: string, description: string, metric: IMetric, threshold = 0): Alarm => {
-      const created = new Alarm(this, id, {
-        alarmDescription: description,
-        metric,
-        threshold,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-      if (props.alarmTopic) {
-        created.addAlarmAction(new SnsAction(props.alarmTopic));
-        created.addOkAction(new SnsAction(props.alarmTopic));
-      }
-      this.alarms.push(created);
-      return created;
-    };
-    const fiveMinutes = Duration.minutes(5);
-    alarm(
-      "DlqArrivalsAlarm",
-      "SQS gave up on a doorbell (receive count exhausted). The dlq function settles it only when the durable attempt budget is spent, otherwise re-rings it: look at the worker's errors.",
-      this.deadLetterQueue.metricNumberOfMessagesReceived({ period: fiveMinutes, statistic: "Sum" }),
-    );
-    alarm(
-      "DlqDepthAlarm",
-      "A doorbell has waited in the dead-letter queue for over 10 minutes: the dlq function's scheduled drain is failing or not running.",
-      this.deadLetterQueue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: "Maximum" }),
-      600,
-    );
-    alarm(
-      "WorkerErrorsAlarm",
-      "The worker threw or timed out. It reports failures as batch item failures, so any error is a crash, an init failure or a timeout.",
-      this.functions.worker.metricErrors({ period: fiveMinutes, statistic: "Sum" }),
-    );
-    if (props.workerThrottleAlarm) {
-      alarm(
-        "WorkerThrottlesAlarm",
-        "Worker invocations were throttled (account or reserved concurrency exhausted).",
-        this.functions.worker.metricThrottles({ period: fiveMinutes, statistic: "Sum" }),
-      );
-    }
-  }
 }
 
 /**

@@ -35,6 +35,7 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "ai-sdk/index.ts": ENTRY,
   "ai-sdk/ui-message.ts": TYPES,
   "cdk/agent-names.ts": CDK,
+  "cdk/harness-alarms.ts": CDK,
   "cdk/harness-api.ts": CDK,
   "cdk/harness-function.ts": CDK,
   "cdk/harness-props.ts": CDK,
