@@ -1,13 +1,15 @@
-import type { AttachmentRef, ConversationRecord, SettledPayload, TaskSpawnedPayload } from "../protocol/records.ts";
+import type { AttachmentRef, ConversationRecord, TaskSpawnedPayload } from "../protocol/records.ts";
 import type { AgentName, AgentResult, AnyAgents, DispatchResult } from "./agent-types.ts";
 import { childSessionOf } from "./child-session.ts";
 import type { DispatchMessage } from "../protocol/dispatch.ts";
 import type { SubmissionStatus } from "../protocol/submission-view.ts";
 import type { SubmissionDetail, SubmissionPage } from "../protocol/submission-view.ts";
+import { idsOf, networkFailure, readJson, type CancelAnswer, type DispatchIds, type Outcome, type SettledResult } from "./answers.ts";
 import { approvalMethods, type ApprovalMethods } from "./approvals.ts";
+import { attachmentUpload, type UploadOptions } from "./attachment-upload.ts";
 import { HarnessHttpError } from "./http-error.ts";
+import { recordStream, type StreamOptions, type WaitOptions } from "./record-stream.ts";
 import { sigv4Signer, type SigV4Options } from "./sigv4.ts";
-import { SseParser, type SseEvent } from "./sse-parser.ts";
 
 /** Request headers in any of the forms `fetch` accepts. */
 export type ClientHeaders = Headers | Record<string, string> | [string, string][];
@@ -30,18 +32,6 @@ export interface ClientOptions {
    */
   sigv4?: boolean | SigV4Options;
 }
-
-/** What an admitted dispatch answers. */
-export interface DispatchIds {
-  submissionId: string;
-  conversationId: string;
-}
-
-/**
- * A settled submission: its ids and outcome (`status`, `error?`, `errorCode?`, `result?`);
- * `result` has type `R` in a typed client (see {@link createClient}).
- */
-export type SettledResult<R = unknown> = DispatchIds & Omit<SettledPayload, "result"> & { result?: R };
 
 /** Options of {@link HarnessClient.dispatch} and {@link HarnessClient.dispatchAndWait}. */
 export interface DispatchOptions {
@@ -66,23 +56,6 @@ export interface CancelOptions {
   signal?: AbortSignal;
 }
 
-/** What a cancel answers: settled (`cancelled`, with the outcome) or stopping (`cancelling`). */
-export interface CancelAnswer {
-  submissionId: string;
-  status: "cancelled" | "cancelling";
-  outcome?: SettledPayload;
-}
-
-/** Options of {@link HarnessClient.stream}. */
-export interface StreamOptions {
-  /** The session of the instance (default `"default"`). */
-  session?: string;
-  /** A record id: only records after it are sent. Default: the whole conversation. */
-  after?: string;
-  /** Aborting it ends the iteration, which then throws the signal's reason. */
-  signal?: AbortSignal;
-}
-
 /** Options of {@link HarnessClient.listSubmissions}. */
 export interface ListSubmissionsOptions {
   /** The session of the instance (default `"default"`). */
@@ -93,26 +66,6 @@ export interface ListSubmissionsOptions {
   limit?: number;
   /** The previous page's `next`. */
   after?: string;
-  signal?: AbortSignal;
-}
-
-/** Options of {@link HarnessClient.waitForSettled}. */
-export interface WaitOptions extends StreamOptions {
-  /** Called with every record read on the way, the settled one included. */
-  onRecord?: (record: ConversationRecord) => void;
-}
-
-/**
- * Files larger than this go through a direct upload where the server offers one (a Lambda
- * function URL takes requests of up to 6 MB, base64 included); smaller ones, and every file where
- * it does not, through `POST /attachments`.
- */
-export const DEFAULT_INLINE_UPLOAD_BYTES = 4 * 1024 * 1024;
-
-/** Options of {@link HarnessClient.uploadAttachment}. */
-export interface UploadOptions {
-  /** Larger files take a direct upload when the server has one. Default {@link DEFAULT_INLINE_UPLOAD_BYTES}. */
-  inlineLimit?: number;
   signal?: AbortSignal;
 }
 
@@ -207,18 +160,6 @@ export interface HarnessClient<A extends object = AnyAgents> extends ApprovalMet
   uploadAttachment(data: Uint8Array | Blob, mediaType: string, options?: UploadOptions): Promise<AttachmentRef>;
 }
 
-/** A settled result as read from the wire: its `result` is whatever the caller's type says (the server validated it). */
-type Outcome = SettledResult<any>;
-
-/** Until the server sends its `retry:` hint. */
-const DEFAULT_RETRY_MS = 1_000;
-/** Failed reconnects in a row (network errors, 502/503/504) before the stream gives up. */
-const MAX_RECONNECT_FAILURES = 5;
-/** First and longest pause of {@link HarnessClient.waitForSettled} while the session is idle. */
-const IDLE_POLL_MS = 250;
-const MAX_IDLE_POLL_MS = 5_000;
-const TRANSIENT_STATUS = new Set([502, 503, 504]);
-
 /**
  * Creates a client for a harness served over HTTP. It needs only `fetch`, `TextDecoder` and
  * `AbortSignal`, so it runs in Node 22+ and in browsers.
@@ -255,41 +196,6 @@ export function createClient<A extends object = AnyAgents>(options: ClientOption
     }
   }
 
-  /** `POST /attachments` with the bytes. */
-  async function uploadInline(data: Uint8Array, mediaType: string, signal?: AbortSignal): Promise<AttachmentRef> {
-    const res = await send("POST", `${baseUrl}/attachments`, { bytes: { data, contentType: mediaType }, signal });
-    if (!res.ok) throw await HarnessHttpError.fromResponse(res);
-    return refOf(res.status, await readJson(res));
-  }
-
-  /** A direct upload: declare, post the form to blob storage, complete (the server checks the digest). */
-  async function uploadDirect(data: Uint8Array, mediaType: string, signal?: AbortSignal): Promise<AttachmentRef | undefined> {
-    const digest = `sha256:${await sha256Hex(data)}`;
-    const declared = await send("POST", `${baseUrl}/attachments/uploads`, { body: { digest, mediaType, size: data.byteLength }, signal });
-    if (declared.status === 501) {
-      await declared.body?.cancel();
-      return undefined; // no direct uploads here: the inline route takes every size
-    }
-    if (!declared.ok) throw await HarnessHttpError.fromResponse(declared);
-    const upload = (await readJson(declared)) as { uploadId?: unknown; url?: unknown; fields?: unknown };
-    if (typeof upload.uploadId !== "string" || typeof upload.url !== "string" || typeof upload.fields !== "object" || upload.fields === null) {
-      throw new HarnessHttpError(declared.status, "unexpected_response", "upload answer lacks uploadId/url/fields");
-    }
-    const form = new FormData();
-    for (const [name, value] of Object.entries(upload.fields as Record<string, string>)) form.append(name, value);
-    form.append("file", new Blob([data as Uint8Array<ArrayBuffer>], { type: mediaType }));
-    // Straight to blob storage: the presigned policy is the credential, no harness headers.
-    const posted = await doFetch(upload.url, { method: "POST", body: form, signal });
-    if (!posted.ok) {
-      const detail = (await posted.text()).slice(0, 300);
-      throw new HarnessHttpError(posted.status, "upload_failed", `direct upload to ${upload.url} failed (${posted.status}): ${detail}`);
-    }
-    await posted.body?.cancel();
-    const done = await send("POST", `${baseUrl}/attachments/uploads/${encodeURIComponent(upload.uploadId)}/complete`, { signal });
-    if (!done.ok) throw await HarnessHttpError.fromResponse(done);
-    return refOf(done.status, await readJson(done));
-  }
-
   function agentUrl(agent: string, instance: string, suffix = ""): string {
     return `${baseUrl}/agents/${encodeURIComponent(agent)}/${encodeURIComponent(instance)}${suffix}`;
   }
@@ -309,101 +215,7 @@ export function createClient<A extends object = AnyAgents>(options: ClientOption
     await res.body?.cancel();
   }
 
-  async function* stream(agent: string, instance: string, opts: StreamOptions = {}): AsyncGenerator<ConversationRecord> {
-    const { signal } = opts;
-    const query = new URLSearchParams();
-    if (opts.session !== undefined) query.set("session", opts.session);
-    let cursor = opts.after ?? "";
-    let retryMs = DEFAULT_RETRY_MS;
-    let connectedOnce = false;
-    let failures = 0;
-    for (;;) {
-      let failure: unknown;
-      let delivered = 0;
-      let res: Response | undefined;
-      try {
-        // The resume point rides in the query (the server reads it like the Last-Event-ID header):
-        // a browser then needs no CORS preflight for it.
-        if (cursor !== "") query.set("lastEventId", cursor);
-        const qs = query.toString();
-        const url = agentUrl(agent, instance, qs === "" ? "" : `?${qs}`);
-        res = await send("GET", url, { headers: { accept: "text/event-stream" }, signal });
-      } catch (err) {
-        failure = err;
-      }
-      if (res?.status === 204) return;
-      if (res !== undefined && !res.ok) {
-        const error = await HarnessHttpError.fromResponse(res);
-        if (!connectedOnce || !TRANSIENT_STATUS.has(res.status)) throw error;
-        failure = error;
-      } else if (res !== undefined) {
-        if (!(res.headers.get("content-type") ?? "").startsWith("text/event-stream") || res.body === null) {
-          await res.body?.cancel();
-          throw new HarnessHttpError(res.status, "unexpected_response", `expected text/event-stream, got ${res.headers.get("content-type")}`);
-        }
-        connectedOnce = true;
-        const events: SseEvent[] = [];
-        const parser = new SseParser({ event: (e) => events.push(e), retry: (ms) => (retryMs = ms) }, cursor);
-        const reader = res.body.getReader();
-        const decoder = new TextDecoder();
-        try {
-          for (;;) {
-            let chunk: Awaited<ReturnType<typeof reader.read>>;
-            try {
-              chunk = await reader.read();
-            } catch (err) {
-              failure = networkFailure(err, agentUrl(agent, instance), signal);
-              break;
-            }
-            if (chunk.done) break;
-            parser.feed(decoder.decode(chunk.value, { stream: true }));
-            for (const event of events.splice(0)) {
-              const record = parseRecord(event);
-              // Ids grow along the log: never hand out a record at or before the resume point twice.
-              if (cursor !== "" && record.id <= cursor) continue;
-              cursor = record.id;
-              delivered++;
-              failures = 0;
-              signal?.throwIfAborted();
-              yield record;
-            }
-          }
-        } finally {
-          await reader.cancel().catch(() => {});
-        }
-      }
-      if (signal?.aborted) throw signal.reason;
-      if (failure !== undefined) {
-        if (!connectedOnce || ++failures > MAX_RECONNECT_FAILURES) throw failure;
-        await sleep(retryMs, signal);
-        continue;
-      }
-      // The server ended the stream: its time limit while the session is busy, or an idle session
-      // caught up. The reconnect tells them apart (204 when idle). An empty connection waits first,
-      // so a server that keeps ending streams early is not hammered.
-      if (delivered === 0) await sleep(retryMs, signal);
-    }
-  }
-
-  // `Outcome`: the wire's result, whatever type a typed client's caller expects of it.
-  async function waitForSettled(agent: string, instance: string, submissionId: string, opts: WaitOptions = {}): Promise<Outcome> {
-    let after = opts.after ?? "";
-    let pause = IDLE_POLL_MS;
-    for (;;) {
-      let seen = false;
-      for await (const record of stream(agent, instance, { session: opts.session, after, signal: opts.signal })) {
-        after = record.id;
-        seen = true;
-        opts.onRecord?.(record);
-        if (record.kind === "submission_settled" && record.submissionId === submissionId) {
-          return { submissionId, conversationId: record.conversationId, ...record.payload };
-        }
-      }
-      // Idle or parked on subagents before this submission settled: look again later.
-      pause = seen ? IDLE_POLL_MS : Math.min(MAX_IDLE_POLL_MS, pause * 2);
-      await sleep(pause, opts.signal);
-    }
-  }
+  const { stream, waitForSettled } = recordStream(send, agentUrl);
 
   /** POSTs an admission (a dispatch or a compaction) and answers its ids. */
   async function admitted(url: string, body: Record<string, unknown>, signal: AbortSignal | undefined): Promise<DispatchIds> {
@@ -473,15 +285,7 @@ export function createClient<A extends object = AnyAgents>(options: ClientOption
       return page as unknown as SubmissionPage;
     },
 
-    async uploadAttachment(data, mediaType, opts = {}) {
-      const bytes = data instanceof Uint8Array ? data : new Uint8Array(await data.arrayBuffer());
-      const inlineLimit = opts.inlineLimit ?? DEFAULT_INLINE_UPLOAD_BYTES;
-      if (bytes.byteLength > inlineLimit) {
-        const direct = await uploadDirect(bytes, mediaType, opts.signal);
-        if (direct !== undefined) return direct;
-      }
-      return uploadInline(bytes, mediaType, opts.signal);
-    },
+    uploadAttachment: attachmentUpload(send, doFetch, baseUrl),
     async getSubmission(agent, instance, submissionId, opts = {}) {
       const res = await send("GET", agentUrl(agent, instance, `/submissions/${encodeURIComponent(submissionId)}`), {
         signal: opts.signal,
@@ -491,71 +295,4 @@ export function createClient<A extends object = AnyAgents>(options: ClientOption
     },
   };
   return client as unknown as HarnessClient<A>;
-}
-
-/** A fetch that got no answer becomes a typed `unreachable` error naming the URL; an abort stays an abort. */
-function networkFailure(err: unknown, url: string, signal: AbortSignal | undefined): unknown {
-  if (signal?.aborted || err instanceof HarnessHttpError || (err instanceof Error && err.name === "AbortError")) return err;
-  return HarnessHttpError.unreachable(url.split("?")[0]!, err);
-}
-
-async function readJson(res: Response): Promise<Record<string, unknown>> {
-  const text = await res.text();
-  try {
-    const value: unknown = JSON.parse(text);
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {
-    // reported below
-  }
-  throw new HarnessHttpError(res.status, "unexpected_response", `expected a JSON object, got ${JSON.stringify(text.slice(0, 200))}`);
-}
-
-function refOf(status: number, body: Record<string, unknown>): AttachmentRef {
-  const { digest, mediaType, size } = body;
-  if (typeof digest !== "string" || typeof mediaType !== "string" || typeof size !== "number") {
-    throw new HarnessHttpError(status, "unexpected_response", "response lacks digest/mediaType/size");
-  }
-  return { digest, mediaType, size };
-}
-
-async function sha256Hex(data: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function idsOf(status: number, body: Record<string, unknown>): DispatchIds {
-  const { submissionId, conversationId } = body;
-  if (typeof submissionId !== "string" || typeof conversationId !== "string") {
-    throw new HarnessHttpError(status, "unexpected_response", "response lacks submissionId/conversationId");
-  }
-  return { submissionId, conversationId };
-}
-
-function parseRecord(event: SseEvent): ConversationRecord {
-  let record: ConversationRecord;
-  try {
-    record = JSON.parse(event.data) as ConversationRecord;
-  } catch {
-    throw new HarnessHttpError(200, "unexpected_response", `event ${event.type}: data is not JSON`);
-  }
-  if (typeof record?.id !== "string" || typeof record.kind !== "string") {
-    throw new HarnessHttpError(200, "unexpected_response", `event ${event.type}: data is not a record`);
-  }
-  return record;
-}
-
-/** Resolves after `ms`; rejects with the signal's reason if it aborts first. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

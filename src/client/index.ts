@@ -19,21 +19,17 @@
  */
 export {
   createClient,
-  type CancelAnswer,
   type CancelOptions,
   type ClientHeaders,
   type ClientOptions,
-  type DispatchIds,
   type DispatchOptions,
   type HarnessClient,
   type InjectOptions,
   type ListSubmissionsOptions,
-  type SettledResult,
-  type StreamOptions,
-  type UploadOptions,
-  type WaitOptions,
-  DEFAULT_INLINE_UPLOAD_BYTES,
 } from "./client.ts";
+export type { CancelAnswer, DispatchIds, SettledResult } from "./answers.ts";
+export { DEFAULT_INLINE_UPLOAD_BYTES, type UploadOptions } from "./attachment-upload.ts";
+export type { StreamOptions, WaitOptions } from "./record-stream.ts";
 export type { AgentName, AgentResult, AnyAgents, DispatchResult } from "./agent-types.ts";
 export { childSessionOf, type ChildSession } from "./child-session.ts";
 export type { ApprovalMethods, DecisionOptions, PendingApprovalsOptions } from "./approvals.ts";

@@ -1,4 +1,5 @@
-import type { CancelAnswer, DispatchIds, HarnessClient } from "./client.ts";
+import type { CancelAnswer, DispatchIds } from "./answers.ts";
+import type { HarnessClient } from "./client.ts";
 import { HarnessHttpError } from "./http-error.ts";
 import { MessageView, type ViewItem } from "./message-view.ts";
 
