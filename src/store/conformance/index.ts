@@ -29,6 +29,9 @@ import { delayedMessageCases } from "./delayed-message-cases.ts";
 import { inboxCases } from "./inbox-cases.ts";
 import { listingCases } from "./listing-cases.ts";
 import { submissionCases } from "./submission-cases.ts";
+import { attemptCases } from "./attempt-cases.ts";
+import { parkCases } from "./park-cases.ts";
+import { cancelCases } from "./cancel-cases.ts";
 import { waitCheckCases } from "./wait-check-cases.ts";
 
 export type { CaseContext, Fixtures, StoreConformanceOptions, StoreFactory } from "./case-context.ts";
@@ -50,6 +53,9 @@ export function describeStoreConformance(
   describe(`store conformance: ${name}`, () => {
     const test = caseRegistrar(factory, options);
     submissionCases(test);
+    attemptCases(test);
+    parkCases(test);
+    cancelCases(test);
     conversationCases(test);
     inboxCases(test);
     listingCases(test);
