@@ -2,27 +2,12 @@
 // State is the session's records, folded into the client's MessageView; everything on screen is
 // drawn from it, so a reload or a session switch is a replay of the log.
 import { MessageView } from "../../client/message-view.ts";
+import { RECORD_KINDS } from "../../protocol/records.ts"; // one list: the page hears every kind the log holds
 import { Connection } from "./connection.js";
 import { renderMarkdown } from "./markdown.js";
 import { approvalWords, decisionRefusalWords, refusalWords, settlementWords, statusWords } from "./words.js";
 
 const SESSION_RULE = /^[A-Za-z0-9._:~-]{1,128}$/;
-const RECORD_KINDS = [
-  "conversation_created",
-  "user_message",
-  "signal",
-  "assistant_message_started",
-  "assistant_text_delta",
-  "assistant_thinking_delta",
-  "assistant_tool_call",
-  "tool_outcome",
-  "assistant_message_completed",
-  "compaction",
-  "submission_settled",
-  "task_spawned",
-  "approval_requested",
-  "approval_decided",
-];
 /** How soon the listing is read again while a submission is between its settlement record and its row's finalize. */
 const FINISHING_RECHECK_MS = 300;
 /** Below this width the submissions panel starts folded away. */
