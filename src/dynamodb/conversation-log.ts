@@ -197,7 +197,7 @@ export class ConversationLog {
       }
       return [];
     }
-    const closing = await this.#closingEpoch(plan.drafts);
+    const closing = await this.#closingEpoch(plan.conversationId, plan.drafts);
     const epoch = maxEpoch(fenceEpoch, closing);
     const transactional = plan.fenceUpdate || plan.extraItems || plan.stateWrite;
     const perBatch = transactional ? Math.floor((MAX_TX_ITEMS - 2) / (plan.extraPerRecord ?? 1)) : Infinity;
@@ -335,12 +335,16 @@ export class ConversationLog {
     return claimEpoch(state);
   }
 
-  /** The highest closing epoch of the submissions whose settlement records are among the drafts. */
-  async #closingEpoch(drafts: RecordDraft[]): Promise<string | undefined> {
+  /**
+   * The highest closing epoch of the submissions whose settlement records are among the drafts,
+   * of this conversation's submissions only: epochs count a session's claims, so a copy of
+   * another session's settlement (a fork, an import) must not raise this log to its epoch.
+   */
+  async #closingEpoch(conversationId: string, drafts: RecordDraft[]): Promise<string | undefined> {
     const settled = [...new Set(drafts.filter((d) => d.kind === "submission_settled" && d.submissionId).map((d) => d.submissionId!))];
     if (settled.length === 0) return undefined;
     const states = await Promise.all(settled.map((id) => loadState(this.#ctx, id)));
-    return maxEpoch(...states.map((s) => (s ? closingEpoch(s) : undefined)));
+    return maxEpoch(...states.map((s) => (s && str(s, "conversationId") === conversationId ? closingEpoch(s) : undefined)));
   }
 
   /** The log's last batch: this process's own last sight of it when `cached` allows, else read. */

@@ -119,7 +119,6 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "engine/call-answers.ts": "the guarded answers of approvals and callbacks: test/scenarios/approvals.test.ts, callbacks.test.ts",
   "engine/conversation-copy.ts": "test/unit/http/conversation-routes.test.ts (fork: copied records equal the prefix apart from ids and address)",
   "engine/conversation-deletion.ts": "test/unit/http/conversation-routes.test.ts (children, busy, cancel=true; memory and SQLite)",
-  "engine/conversation-fork.ts": "test/unit/http/conversation-routes.test.ts (the forked run's model context; refusals)",
   "engine/compaction-admission.ts": ENGINE,
   "engine/delayed-messages.ts": "delayed messages: test/scenarios/delayed-messages.test.ts",
   "engine/earlier-usage.ts": ENGINE,
