@@ -5,8 +5,9 @@ import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AgentTool } from "../../src/agent/agent-setup.ts";
-import { defineTool } from "../../src/agent/define-tool.ts";
+import { defineTool, type HarnessTool } from "../../src/agent/define-tool.ts";
 import * as schema from "../../src/agent/tool-schema.ts";
+import { bashNeedsApproval } from "./bash-approval.ts";
 
 /** The output kept for the model: the last this many characters (a build log can be huge). */
 const MAX_OUTPUT_CHARS = 32 * 1024;
@@ -55,14 +56,17 @@ export interface BashDetails {
  * non-zero exit, a timeout or an abort is an error result carrying the output. The call ends when
  * bash exits; a timeout or an abort kills everything the command started, `setsid` descendants
  * included, and processes a command leaves running in the background after a normal exit keep
- * running (a dev server, say) without their output being read.
+ * running (a dev server, say) without their output being read. A command off the read-only
+ * allowlist of `bash-approval.ts` waits for a person's approval before it runs.
  */
-export function bashTool(root: string): AgentTool<typeof parameters, BashUpdate | BashDetails> {
+export function bashTool(root: string): HarnessTool<typeof parameters, BashUpdate | BashDetails> & Pick<AgentTool<typeof parameters, BashUpdate | BashDetails>, "execute"> {
   return defineTool<typeof parameters, BashUpdate | BashDetails>({
     name: "bash",
     label: "Run a command",
     description: "Runs a bash command in the workspace and returns its output (stdout and stderr) and exit code.",
     parameters,
+    // A person approves every command but a short read-only allowlist (bash-approval.ts).
+    needsApproval: (args) => bashNeedsApproval(args),
     async execute(_callId, { command, timeoutSeconds }, signal, onUpdate) {
       const timeoutMs = (timeoutSeconds ?? DEFAULT_TIMEOUT_S) * 1000;
       // Its own process group, so a timeout or abort ends the whole pipeline, not just bash; and

@@ -236,7 +236,14 @@ export class CallSuspension {
       host.observe({ type: "tool_call_started", correlation, callId: call.callId, toolName: call.toolName });
       const outcome = await runToolCall(
         { type: "toolCall", id: call.callId, name: call.toolName, arguments: (call.args ?? {}) as never },
-        { tools, assistantMessage: {} as AssistantMessage, context: { messages: [] }, signal },
+        {
+          tools,
+          assistantMessage: {} as AssistantMessage,
+          context: { messages: [] },
+          signal,
+          // Partial results reach observers as in a model turn (a shell's output while it runs).
+          onUpdate: (partial) => host.observe({ type: "tool_call_updated", correlation, callId: call.callId, toolName: call.toolName, result: partial }),
+        },
       );
       const result = outcome.result as Partial<AgentToolResult<unknown>>;
       const payload: RecordPayloads["tool_outcome"] = {

@@ -168,6 +168,36 @@ describe("tool approval (embedded, over HTTP)", () => {
     expect(runs).toHaveLength(1);
   });
 
+  it("an approved call's partial results reach observers while it runs (tool_call_updated), as in a model turn", async () => {
+    const streaming = defineTool({
+      name: "refund",
+      label: "Refund",
+      description: "Refund, reporting progress.",
+      parameters: schema.obj({ amount: schema.num() }),
+      needsApproval: true,
+      execute: async (_id, { amount }, _signal, onUpdate) => {
+        onUpdate?.({ content: [{ type: "text", text: "step 1" }], details: { step: 1 } });
+        onUpdate?.({ content: [{ type: "text", text: "step 2" }], details: { step: 2 } });
+        return { content: [{ type: "text", text: `refunded $${amount}` }], details: { step: 3 } };
+      },
+    });
+    const s = await setup([refundCall("call-1", 240), summary], [streaming as unknown as ReturnType<typeof refundTool>]);
+    const { submissionId } = await dispatch(s, "refund 240");
+    await waiting(s, submissionId);
+    expect((await s.post(`/agents/support/shop/submissions/${submissionId}/approvals/call-1`, { approved: true })).status).toBe(200);
+    expect(await s.runtime.wait(submissionId)).toMatchObject({ status: "succeeded" });
+    const calls = s.events.filter((e) => e.correlation.submissionId === submissionId && e.type.startsWith("tool_call_"));
+    // The model turn's call (answered by the approval request), then the approved run.
+    expect(calls.map((e) => [e.type, (e as { result?: { details?: unknown } }).result?.details])).toEqual([
+      ["tool_call_started", undefined],
+      ["tool_call_ended", undefined],
+      ["tool_call_started", undefined],
+      ["tool_call_updated", { step: 1 }],
+      ["tool_call_updated", { step: 2 }],
+      ["tool_call_ended", undefined],
+    ]);
+  });
+
   it("deny: nothing runs, the model reads the reviewer's reason", async () => {
     const runs: { amount: number }[] = [];
     const s = await setup([refundCall("call-1", 500), summary], [refundTool(runs)]);

@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bashNeedsApproval, isReadOnlyCommand } from "../../../examples/coder/bash-approval.ts";
 import { bashTool } from "../../../examples/coder/bash-tool.ts";
 import { editTool, MAX_EDIT_BYTES, MAX_READ_BYTES, readTool, writeTool } from "../../../examples/coder/file-tools.ts";
 import { PathOutsideWorkspace, workspacePath } from "../../../examples/coder/workspace-path.ts";
@@ -252,3 +253,43 @@ async function expectGone(pid: number): Promise<void> {
   }
 }
 
+
+describe("bash approval (issue 22): which commands run without a person", () => {
+  it("one read-only command of the allowlist, plain words only, runs without approval", () => {
+    for (const command of ["ls", "ls -la src", "cat notes.md", "grep -rn TODO src", "head -n 20 src/a.txt", "wc -l src/a.txt", "pwd", "echo hello", "du -sh ."]) {
+      expect(isReadOnlyCommand(command), command).toBe(true);
+      expect(bashTool(root).needsApproval).toBeTypeOf("function");
+      expect((bashTool(root).needsApproval as (a: { command: string }) => boolean)({ command }), command).toBe(false);
+    }
+  });
+
+  it("anything else asks: other programs, and allowlisted ones with a second command, a redirection, a substitution, a glob or quotes", () => {
+    for (const command of [
+      "rm -rf .",
+      "for i in 1 2 3; do echo $i; done",
+      "find . -delete",
+      "sort -o out.txt in.txt",
+      "git status",
+      "sed -i s/a/b/ src/a.txt",
+      "ls; rm -rf .",
+      "ls && rm x",
+      "ls | sh",
+      "echo hi > notes.md",
+      "cat < /etc/passwd",
+      "echo $(rm -rf .)",
+      "echo `id`",
+      "cat $HOME/.ssh/id_rsa",
+      "ls *",
+      "echo 'quoted'",
+      "ls\nrm -rf .",
+      "ls &",
+      "grep -r x src\\",
+      "",
+      "   ",
+      "LS",
+    ]) {
+      expect(isReadOnlyCommand(command), JSON.stringify(command)).toBe(false);
+      expect(bashNeedsApproval({ command }), JSON.stringify(command)).toBe(true);
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -28,6 +28,26 @@ async function dispatch(instance: string, body: unknown, wait = true): Promise<{
   });
   expect(res.status).toBe(wait ? 200 : 202);
   return (await res.json()) as { submissionId: string; status?: string };
+}
+
+/**
+ * Decides the one call of `instance` that waits for approval (the `bash` command off the
+ * read-only allowlist): waits until it is listed, checks it is `submissionId`'s, decides it.
+ */
+async function decide(instance: string, submissionId: string, approved: boolean, headers: Record<string, string> = {}, url = ex.url): Promise<{ command: unknown; callId: string }> {
+  const base = `${url}/agents/coder/${instance}`;
+  const pending = await eventually(async () => {
+    const list = (await (await fetch(`${base}/approvals`, { headers })).json()) as { approvals: { submissionId: string; callId: string; toolName: string; args: { command: unknown } }[] };
+    return list.approvals[0];
+  }, 20_000);
+  expect(pending).toMatchObject({ submissionId, toolName: "bash" });
+  const res = await fetch(`${base}/submissions/${submissionId}/approvals/${pending.callId}`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ approved, reason: approved ? "fine" : "not today" }),
+  });
+  expect(res.status).toBe(200);
+  return { command: pending.args.command, callId: pending.callId };
 }
 
 function outcomes(records: Awaited<ReturnType<typeof recordsUntilSettled>>) {
@@ -77,13 +97,16 @@ describe("examples/coder", () => {
   it("bash output reaches the observer line by line while the command still runs", async () => {
     const marker = `m${Date.now()}`;
     const sub = await dispatch("shell", `$ for i in 1 2 3; do echo ${marker} step $i; sleep 0.7; done`, false);
-    const finished = () => /tool finished coder\/shell\/default \S+ bash/.test(ex.output());
+    await decide("shell", sub.submissionId, true);
+    // The log after the decision: the model turn's call (answered by the approval request) was logged before it.
+    const before = ex.output().length;
+    const finished = () => /tool finished coder\/shell\/default \S+ bash/.test(ex.output().slice(before));
     // The first line is narrated while the command still runs (two more lines and 1.4 s to go).
     await eventually(async () => (ex.output().includes(`bash | ${marker} step 1`) ? true : undefined), 20_000);
     expect(finished()).toBe(false);
     expect(ex.output()).not.toContain(`bash | ${marker} step 3`);
     await eventually(async () => (finished() ? true : undefined), 20_000);
-    const out = ex.output();
+    const out = ex.output().slice(before);
     expect(out.indexOf(`${marker} step 2`)).toBeGreaterThan(out.indexOf(`${marker} step 1`));
     expect(out.indexOf(`${marker} step 3`)).toBeLessThan(out.search(/tool finished coder\/shell\/default \S+ bash/));
     const records = await recordsUntilSettled(`${ex.url}/agents/coder/shell`, sub.submissionId);
@@ -92,14 +115,46 @@ describe("examples/coder", () => {
 
   it("bash narration is capped per call: 50,000 lines of output write 100 log lines and one saying how many more", async () => {
     const marker = `flood${Date.now()}`;
-    const sub = await dispatch("flood", `$ yes ${marker} | head -n 50000; echo end`);
-    expect(sub.status).toBe("succeeded");
+    const sub = await dispatch("flood", `$ yes ${marker} | head -n 50000; echo end`, false);
+    await decide("flood", sub.submissionId, true);
+    const records = await recordsUntilSettled(`${ex.url}/agents/coder/flood`, sub.submissionId);
+    expect(records.find((r) => r.kind === "submission_settled")).toMatchObject({ payload: { status: "succeeded" } });
     await eventually(async () => (/tool finished coder\/flood\/default \S+ bash/.test(ex.output()) ? true : undefined), 20_000);
     const narrated = ex.output().split("\n").filter((l) => l.includes(`bash | ${marker}`));
     expect(narrated.length).toBeGreaterThan(0);
     expect(narrated.length).toBeLessThanOrEqual(100);
     expect(ex.output()).toMatch(/bash \| … \d+ more lines not narrated \(call_/);
   }, 30_000);
+
+  it("a read-only command of the allowlist runs at once; any other waits for a person: run once when approved, never when denied", async () => {
+    const workspace = join(dataDir, "workspace");
+    const ro = await dispatch("gate", "$ ls -a");
+    expect(ro.status).toBe("succeeded");
+    let records = await recordsUntilSettled(`${ex.url}/agents/coder/gate`, ro.submissionId);
+    expect(records.some((r) => r.kind === "approval_requested")).toBe(false);
+    expect(outcomes(records).map((o) => [o.toolName, o.isError])).toEqual([["bash", false]]);
+
+    // Off the allowlist: parked, nothing run, until approved; then it runs once.
+    const made = await dispatch("gate", "$ echo made >> made.txt", false);
+    const { command } = await decide("gate", made.submissionId, true);
+    expect(command).toBe("echo made >> made.txt");
+    records = await recordsUntilSettled(`${ex.url}/agents/coder/gate`, made.submissionId);
+    expect(readFileSync(join(workspace, "made.txt"), "utf8")).toBe("made\n");
+    const mine = records.filter((r) => r.submissionId === made.submissionId);
+    expect(mine.map((r) => r.kind).filter((k) => k.startsWith("approval_") || k === "tool_outcome")).toEqual(["approval_requested", "approval_decided", "tool_outcome"]);
+
+    // Before the decision, nothing ran; denied, it never runs and the model reads why.
+    const nope = await dispatch("gate", "$ echo nope > nope.txt", false);
+    await eventually(async () => ((await (await fetch(`${ex.url}/agents/coder/gate/approvals`)).json()) as { approvals: unknown[] }).approvals[0], 20_000);
+    expect(() => readFileSync(join(workspace, "nope.txt"))).toThrow();
+    await decide("gate", nope.submissionId, false);
+    records = await recordsUntilSettled(`${ex.url}/agents/coder/gate`, nope.submissionId);
+    expect(() => readFileSync(join(workspace, "nope.txt"))).toThrow();
+    const denied = outcomes(records.filter((r) => r.submissionId === nope.submissionId));
+    expect(denied).toHaveLength(1);
+    expect(denied[0]).toMatchObject({ toolName: "bash", isError: true });
+    expect(JSON.stringify(denied[0]!.content)).toContain("denied by a reviewer: not today");
+  }, 60_000);
 });
 
 describe("examples/coder with CORS_ORIGINS (issue 24)", () => {
@@ -119,7 +174,7 @@ describe("examples/coder with CORS_ORIGINS (issue 24)", () => {
     const cors = await startExampleProcess(["run", "example", "--", "coder"], { DATA_DIR: join(dataDir, "cors"), CORS_ORIGINS: "*", API_TOKEN: "t0ken" });
     const owned = join(dataDir, "cors", "workspace", "owned.txt");
     const post = (headers: Record<string, string>) =>
-      fetch(`${cors.url}/agents/coder/page?wait=true`, {
+      fetch(`${cors.url}/agents/coder/page`, {
         method: "POST",
         headers: { origin: "null", "content-type": "text/plain", ...headers },
         body: JSON.stringify({ kind: "user", body: "$ id; echo OWNED > owned.txt" }),
@@ -130,8 +185,11 @@ describe("examples/coder with CORS_ORIGINS (issue 24)", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(() => readFileSync(owned)).toThrow();
     const allowed = await post({ authorization: "Bearer t0ken" });
-    expect(allowed.status).toBe(200);
-    expect(readFileSync(owned, "utf8")).toBe("OWNED\n");
+    expect(allowed.status).toBe(202);
+    // Not on the read-only allowlist: it runs once a person approves it (with the token too).
+    const { submissionId } = (await allowed.json()) as { submissionId: string };
+    await decide("page", submissionId, true, { authorization: "Bearer t0ken" }, cors.url);
+    expect(await eventually(async () => (existsSync(owned) ? readFileSync(owned, "utf8") : undefined), 20_000)).toBe("OWNED\n");
   }, 60_000);
 });
 
