@@ -1,7 +1,7 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { streamSSE } from "hono/streaming";
-import { STREAM_MAX_MS } from "../runtime/defaults.ts";
+import { STREAM_MAX_MS, STREAM_POLL } from "../runtime/defaults.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { errorResponse, toErrorResponse } from "./http-errors.ts";
 import { firstPage, tailRecords } from "./record-stream.ts";
@@ -29,8 +29,9 @@ export interface AppOptions {
   /** A comment line is sent when a stream has been quiet this long. Default 15 s. */
   keepAliveMs?: number;
   /**
-   * Fallback poll of the log for appends made by other processes (in-process appends wake the
-   * stream at once). It backs off to `maxPollMs` while nothing arrives. Default 250 ms.
+   * Poll of the log for appends made by other processes (in-process appends wake the stream at
+   * once). It backs off to `maxPollMs` while nothing arrives. Default 250 ms
+   * (`STREAM_POLL.embedded`; the http function passes `STREAM_POLL.serverless`).
    */
   pollMs?: number;
   /** Ceiling of the poll backoff. Default 1 s. */
@@ -77,8 +78,8 @@ export const APP_DEFAULTS = {
   maxRequestWaitMs: 60_000,
   maxStreamMs: STREAM_MAX_MS.embedded,
   keepAliveMs: 15_000,
-  pollMs: 250,
-  maxPollMs: 1_000,
+  pollMs: STREAM_POLL.embedded.pollMs,
+  maxPollMs: STREAM_POLL.embedded.maxPollMs,
   retryMs: 1_000,
 } as const;
 

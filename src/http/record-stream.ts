@@ -41,13 +41,36 @@ export interface TailStart {
   first: { records: ConversationRecord[]; live: boolean };
 }
 
+/** Growth of the poll interval per poll that finds nothing (from `pollMs` up to `maxPollMs`). */
+export const POLL_BACKOFF = 1.25;
+
+/**
+ * How long a stream goes without asking whether its session is still live when no record told
+ * it to: a safety net (a settlement or a spawn is what normally ends a session's liveness).
+ */
+export const LIVENESS_CHECK_MS = 30_000;
+
+/** Records after which a session may have stopped being live: its head settled or parked on a child. */
+const MAY_END_LIVENESS = new Set<ConversationRecord["kind"]>(["submission_settled", "task_spawned"]);
+
 /**
  * Writes the conversation's records as SSE frames (`id` = record id, `event` = kind, `data` =
  * the record's JSON) starting with `first`, then tails the log: woken by the runtime's in-process
- * append notification, or by a fallback poll for appends made by other processes (backing off
- * from `pollMs` to `maxPollMs` while nothing arrives). Sends keep-alive comments when quiet, and
- * ends when the session is idle and caught up, when the client goes away, when `shutdown`
- * aborts, or after `maxStreamMs` (a client reconnects with Last-Event-ID and misses nothing).
+ * append notification, or by a poll for appends made by other processes (the worker functions,
+ * on Lambda). Sends keep-alive comments when quiet, and ends when the session is idle and
+ * caught up, when the client goes away, when `shutdown` aborts, or after `maxStreamMs` (a client
+ * reconnects with Last-Event-ID and misses nothing).
+ *
+ * The poll is what a serverless stream costs while it waits, so it does as little as it can:
+ * - it reads the log only (one store query: on DynamoDB one strongly consistent Query, one read
+ *   unit while caught up); whether the session is still live is asked only when it may have
+ *   changed — after a settlement or a spawn was sent, when liveness was assumed rather than read
+ *   (a replay), and every {@link LIVENESS_CHECK_MS} as a safety net — and then in the order that
+ *   makes "caught up" true (`firstPage`);
+ * - it backs off from `pollMs` by {@link POLL_BACKOFF} per poll that finds nothing, up to
+ *   `maxPollMs`, and starts again at `pollMs` whenever records arrive;
+ * - after a settlement it looks again at once, so a stream whose session went idle ends
+ *   without waiting a poll interval (on Lambda, an open stream is billed time).
  */
 export async function tailRecords(
   stream: SSEStreamingApi,
@@ -63,6 +86,9 @@ export async function tailRecords(
   let afterId = from.afterId;
   let wake: (() => void) | undefined;
   let woken = false;
+  // `first` read liveness only when it found no records; otherwise liveness is assumed.
+  let livenessDue = first.records.length > 0;
+  let livenessReadAt = startedAt;
   const poke = () => {
     woken = true;
     wake?.();
@@ -77,7 +103,10 @@ export async function tailRecords(
   const write = async (records: ConversationRecord[]) => {
     if (records.length === 0) return;
     let frames = "";
-    for (const record of records) frames += `event: ${record.kind}\ndata: ${JSON.stringify(record)}\nid: ${record.id}\n\n`;
+    for (const record of records) {
+      frames += `event: ${record.kind}\ndata: ${JSON.stringify(record)}\nid: ${record.id}\n\n`;
+      if (MAY_END_LIVENESS.has(record.kind)) livenessDue = true;
+    }
     await stream.write(frames);
     afterId = records[records.length - 1]!.id;
     lastWriteAt = Date.now();
@@ -97,8 +126,14 @@ export async function tailRecords(
         continue;
       }
       if (page.records.length === 0 && !page.live) return;
-      if (page.records.length > 0) pollMs = timing.pollMs;
-      else pollMs = Math.min(timing.maxPollMs, Math.ceil(pollMs * 1.5));
+      if (page.records.length > 0) {
+        pollMs = timing.pollMs;
+        // The session may just have gone idle: ask now rather than a poll interval later.
+        if (livenessDue) {
+          page = await nextPage();
+          continue;
+        }
+      } else pollMs = Math.min(timing.maxPollMs, Math.ceil(pollMs * POLL_BACKOFF));
 
       // Sleep until an append, the poll, a keep-alive or the deadline, whichever is first.
       const now = Date.now();
@@ -121,8 +156,18 @@ export async function tailRecords(
     shutdown?.removeEventListener("abort", poke);
   }
 
-  function nextPage() {
-    return firstPage(runtime, key, conversationId, afterId);
+  /** The records after `afterId`; liveness too when it is due (see above), else assumed. */
+  async function nextPage(): Promise<{ records: ConversationRecord[]; live: boolean }> {
+    if (livenessDue || Date.now() - livenessReadAt >= LIVENESS_CHECK_MS) {
+      const page = await firstPage(runtime, key, conversationId, afterId);
+      // A page with records was read without asking (more to send first): still due.
+      if (page.records.length === 0) {
+        livenessDue = false;
+        livenessReadAt = Date.now();
+      }
+      return page;
+    }
+    return { records: await runtime.records(conversationId, afterId, STREAM_PAGE), live: true };
   }
 }
 

@@ -14,6 +14,8 @@ const h = await wiring(agentNamesFromEnv());
 const app = createApp(h.runtime, {
   maxStreamMs: h.settings.streamMaxMs,
   maxUploadBytes: LAMBDA_MAX_UPLOAD_BYTES,
+  pollMs: h.settings.streamPoll.pollMs,
+  maxPollMs: h.settings.streamPoll.maxPollMs,
   cors: h.settings.corsOrigins.length > 0 ? { origins: h.settings.corsOrigins } : undefined,
   middleware: h.httpMiddleware,
   log: (message, err) => h.logger.error(message, { error: errorFields(err) }),

@@ -1,6 +1,6 @@
 import type { SubagentLimits } from "../agent/subagent-policy.ts";
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV } from "./env.ts";
-import { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "../runtime/defaults.ts";
+import { RUNTIME_DEFAULTS, STREAM_MAX_MS, STREAM_POLL } from "../runtime/defaults.ts";
 import { DEFAULT_TURN_TIMEOUT_MS } from "../agent/agent-setup.ts";
 import { parseCorsOrigins } from "../http/cors-origins.ts";
 
@@ -36,6 +36,12 @@ export interface LambdaSettings {
    * itself after this long (the construct always sets it, below the http function's timeout).
    */
   streamMaxMs: number;
+  /**
+   * `HARNESS_STREAM_POLL_MS` (default 100) and `HARNESS_STREAM_MAX_POLL_MS` (default 1000): an SSE
+   * stream's poll of the log, first interval and ceiling of its backoff (`STREAM_POLL.serverless`).
+   * A shorter first interval brings deltas sooner and costs more reads while a run streams.
+   */
+  streamPoll: { pollMs: number; maxPollMs: number };
   /**
    * Delta batching of the worker: a text delta record is written once `HARNESS_FLUSH_BYTES`
    * (default 1024) are pending or the oldest pending fragment is `HARNESS_FLUSH_INTERVAL_MS`
@@ -84,6 +90,10 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettin
     leaseMs: ms("HARNESS_LEASE_MS", RUNTIME_DEFAULTS.leaseMs),
     yieldMarginMs: ms("HARNESS_YIELD_MARGIN_MS", 60_000 + DEFAULT_TURN_TIMEOUT_MS),
     streamMaxMs: ms(HARNESS_ENV.streamMaxMs, STREAM_MAX_MS.serverless),
+    streamPoll: {
+      pollMs: ms("HARNESS_STREAM_POLL_MS", STREAM_POLL.serverless.pollMs),
+      maxPollMs: ms("HARNESS_STREAM_MAX_POLL_MS", STREAM_POLL.serverless.maxPollMs),
+    },
     flushPolicy: {
       bytes: ms("HARNESS_FLUSH_BYTES", RUNTIME_DEFAULTS.flushPolicy.bytes),
       intervalMs: ms("HARNESS_FLUSH_INTERVAL_MS", RUNTIME_DEFAULTS.flushPolicy.intervalMs),

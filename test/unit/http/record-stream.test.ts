@@ -1,7 +1,7 @@
 import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationRecord } from "../../../src/protocol/records.ts";
-import { parseSse, readUntil, recordsOf, startTestServer, type TestServer } from "../../support/test-server.ts";
+import { appFor, parseSse, readUntil, recordsOf, startTestServer, type TestServer } from "../../support/test-server.ts";
 
 let h: TestServer;
 beforeAll(async () => {
@@ -266,5 +266,96 @@ describe("SSE stream on a session waiting on subagents", () => {
     expect(recordsOf(parseSse(await res.text()))).toEqual(log);
     const caughtUp = await app.request("/agents/assistant/p", { headers: { "Last-Event-ID": log[1]!.id } });
     expect(caughtUp.status).toBe(204);
+  });
+});
+
+/**
+ * The tail of a stream whose records are appended by another process (the worker functions on
+ * Lambda): the runtime never notifies it, so it finds them by polling. Every store call counts
+ * (on DynamoDB each is a read unit), so the calls themselves are what is checked.
+ */
+describe("SSE stream polling another process's appends", () => {
+  const record = (id: string, kind: ConversationRecord["kind"] = "user_message"): ConversationRecord =>
+    ({
+      id,
+      kind,
+      conversationId: "C",
+      session: "default",
+      time: new Date(0).toISOString(),
+      payload: kind === "user_message" ? { body: "hi" } : { status: "succeeded" },
+    }) as ConversationRecord;
+
+  function fakeRuntime() {
+    const log: ConversationRecord[] = [record("01ARZ3NDEKTSV4RRFFQ69G5FAV")];
+    const calls: string[] = [];
+    let live = true;
+    const runtime = {
+      hasAgent: () => true,
+      conversation: async () => ({ id: "C", key: { agent: "assistant", instance: "p", session: "default" }, createdAt: 0 }),
+      records: async (_c: string, after = "") => {
+        const found = log.filter((r) => r.id > after);
+        calls.push(`records:${found.map((r) => r.kind).join(",")}`);
+        return found;
+      },
+      onAppend: () => () => {},
+      sessionLive: async () => {
+        calls.push("sessionLive");
+        return live;
+      },
+    };
+    return {
+      runtime: runtime as unknown as Parameters<typeof appFor>[0],
+      log,
+      calls,
+      setLive: (v: boolean) => (live = v),
+    };
+  }
+
+  it("a caught-up poll reads the log only; liveness is asked again once a settlement is sent, and the stream ends at once", async () => {
+    const fake = fakeRuntime();
+    const app = appFor(fake.runtime, { pollMs: 5, maxPollMs: 10 });
+    const res = await app.request("/agents/assistant/p", { headers: { "Last-Event-ID": fake.log[0]!.id } });
+    expect(res.status).toBe(200);
+    const body = res.text();
+    // Caught up on a live session: many polls.
+    while (fake.calls.filter((c) => c === "records:").length < 12) await new Promise((r) => setTimeout(r, 5));
+    // The stream's start asked once (nothing to send: liveness first, then the read again); no poll asked since.
+    expect(fake.calls.filter((c) => c === "sessionLive")).toHaveLength(1);
+
+    // The worker settles the run: the session goes idle.
+    fake.log.push(record("01ARZ3NDEKTSV4RRFFQ69G5FAW", "submission_settled"));
+    fake.setLive(false);
+    const frames = parseSse(await body);
+    expect(recordsOf(frames).map((r) => r.kind)).toEqual(["submission_settled"]);
+    // Right after the page with the settlement: one read finding nothing, liveness, the read again.
+    const sent = fake.calls.indexOf("records:submission_settled");
+    expect(fake.calls.slice(sent + 1)).toEqual(["records:", "sessionLive", "records:"]);
+  });
+
+  it("a replay asks liveness at its first empty poll (it was assumed, not read)", async () => {
+    const fake = fakeRuntime();
+    const app = appFor(fake.runtime, { pollMs: 5, maxPollMs: 10 });
+    fake.setLive(false);
+    const res = await app.request("/agents/assistant/p");
+    expect(recordsOf(parseSse(await res.text()))).toHaveLength(1);
+    expect(fake.calls).toEqual(["records:user_message", "records:", "sessionLive", "records:"]);
+  });
+
+  it("a spawn is followed by a liveness check (the parent may have parked) while polling goes on for a live session", async () => {
+    const fake = fakeRuntime();
+    const app = appFor(fake.runtime, { pollMs: 5, maxPollMs: 10 });
+    const res = await app.request("/agents/assistant/p", { headers: { "Last-Event-ID": fake.log[0]!.id } });
+    const body = res.text();
+    while (fake.calls.length < 6) await new Promise((r) => setTimeout(r, 5));
+    fake.log.push(record("01ARZ3NDEKTSV4RRFFQ69G5FAW", "task_spawned"));
+    while (!fake.calls.includes("records:task_spawned")) await new Promise((r) => setTimeout(r, 5));
+    while (fake.calls.filter((c) => c === "sessionLive").length < 2) await new Promise((r) => setTimeout(r, 5));
+    // Still live (the parent did not park): polling goes on without asking again.
+    const asked = fake.calls.length;
+    while (fake.calls.length < asked + 8) await new Promise((r) => setTimeout(r, 5));
+    expect(fake.calls.slice(asked).every((c) => c === "records:")).toBe(true);
+    fake.log.push(record("01ARZ3NDEKTSV4RRFFQ69G5FAX", "submission_settled"));
+    fake.setLive(false);
+    expect(recordsOf(parseSse(await body)).map((r) => r.kind)).toEqual(["task_spawned", "submission_settled"]);
   });
 });

@@ -4,7 +4,7 @@ import { readSettings, subagentLimitsFromEnv } from "../../../src/lambda/setting
 import { createRuntime } from "../../../src/runtime/runtime.ts";
 import { namesOnlyAgents } from "../../../src/agent/names-only-agents.ts";
 import { createMemoryStore } from "../../../src/memory/index.ts";
-import { RUNTIME_DEFAULTS, STREAM_MAX_MS } from "../../../src/runtime/defaults.ts";
+import { RUNTIME_DEFAULTS, STREAM_MAX_MS, STREAM_POLL } from "../../../src/runtime/defaults.ts";
 
 const base = { TABLE_NAME: "t", BUCKET_NAME: "b", QUEUE_URL: "https://sqs.local/q.fifo" };
 
@@ -22,6 +22,12 @@ describe("readSettings", () => {
     expect(settings.leaseMs).toBe(RUNTIME_DEFAULTS.leaseMs);
     expect(settings.flushPolicy).toEqual(RUNTIME_DEFAULTS.flushPolicy);
     expect(settings.streamMaxMs).toBe(STREAM_MAX_MS.serverless);
+    expect(settings.streamPoll).toEqual(STREAM_POLL.serverless);
+  });
+
+  it("takes the stream poll knobs, and refuses a malformed one", () => {
+    expect(readSettings({ ...base, HARNESS_STREAM_POLL_MS: "50", HARNESS_STREAM_MAX_POLL_MS: "2000" }).streamPoll).toEqual({ pollMs: 50, maxPollMs: 2000 });
+    expect(() => readSettings({ ...base, HARNESS_STREAM_POLL_MS: "0" })).toThrow(/HARNESS_STREAM_POLL_MS/);
   });
 
   it("reads the CORS origins of the app, none by default", () => {
