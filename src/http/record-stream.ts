@@ -50,8 +50,23 @@ export const POLL_BACKOFF = 1.25;
  */
 export const LIVENESS_CHECK_MS = 30_000;
 
-/** Records after which a session may have stopped being live: its head settled or parked on a child. */
-const MAY_END_LIVENESS = new Set<ConversationRecord["kind"]>(["submission_settled", "task_spawned"]);
+/**
+ * Records after which the session's run certainly goes on. After any other record (a settlement,
+ * a spawn, or a kind this version does not know, such as one a park follows) the head may have
+ * settled or parked, so the stream asks whether the session is still live.
+ */
+const RUN_GOES_ON = new Set<string>([
+  "conversation_created",
+  "user_message",
+  "signal",
+  "assistant_message_started",
+  "assistant_text_delta",
+  "assistant_thinking_delta",
+  "assistant_tool_call",
+  "tool_outcome",
+  "assistant_message_completed",
+  "compaction",
+]);
 
 /**
  * Writes the conversation's records as SSE frames (`id` = record id, `event` = kind, `data` =
@@ -64,9 +79,9 @@ const MAY_END_LIVENESS = new Set<ConversationRecord["kind"]>(["submission_settle
  * The poll is what a serverless stream costs while it waits, so it does as little as it can:
  * - it reads the log only (one store query: on DynamoDB one strongly consistent Query, one read
  *   unit while caught up); whether the session is still live is asked only when it may have
- *   changed — after a settlement or a spawn was sent, when liveness was assumed rather than read
- *   (a replay), and every {@link LIVENESS_CHECK_MS} as a safety net — and then in the order that
- *   makes "caught up" true (`firstPage`);
+ *   changed — after a record that may end a run was sent (a settlement, a spawn), when liveness
+ *   was assumed rather than read (a replay), and every {@link LIVENESS_CHECK_MS} as a safety
+ *   net — and then in the order that makes "caught up" true (`firstPage`);
  * - it backs off from `pollMs` by {@link POLL_BACKOFF} per poll that finds nothing, up to
  *   `maxPollMs`, and starts again at `pollMs` whenever records arrive;
  * - after a settlement it looks again at once, so a stream whose session went idle ends
@@ -105,7 +120,7 @@ export async function tailRecords(
     let frames = "";
     for (const record of records) {
       frames += `event: ${record.kind}\ndata: ${JSON.stringify(record)}\nid: ${record.id}\n\n`;
-      if (MAY_END_LIVENESS.has(record.kind)) livenessDue = true;
+      if (!RUN_GOES_ON.has(record.kind)) livenessDue = true;
     }
     await stream.write(frames);
     afterId = records[records.length - 1]!.id;
