@@ -52,8 +52,9 @@ export const LIVENESS_CHECK_MS = 30_000;
 
 /**
  * Records after which the session's run certainly goes on. After any other record (a settlement,
- * a spawn, or a kind this version does not know, such as one a park follows) the head may have
- * settled or parked, so the stream asks whether the session is still live.
+ * a spawn, an approval request or a callback's start, which a park may follow, an approval's
+ * decision, or a kind this version does not know) the head may have settled or parked, so the
+ * stream asks whether the session is still live.
  */
 const RUN_GOES_ON = new Set<string>([
   "conversation_created",
@@ -63,6 +64,7 @@ const RUN_GOES_ON = new Set<string>([
   "assistant_text_delta",
   "assistant_thinking_delta",
   "assistant_tool_call",
+  "tool_started",
   "tool_outcome",
   "assistant_message_completed",
   "compaction",
