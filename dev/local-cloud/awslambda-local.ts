@@ -203,6 +203,8 @@ export interface FunctionUrlOptions {
   functionName?: string;
   /** Function timeout: the context's remaining time counts down from it. Default 15 min. */
   timeoutMs?: number;
+  /** The context's `memoryLimitInMB`. Default 1024. */
+  memoryMb?: number;
 }
 
 /** A listening local function URL. */
@@ -224,7 +226,7 @@ export function serveFunctionUrl(handler: AnyHandler, options: FunctionUrlOption
   const server = http.createServer(async (req, res) => {
     try {
       const event = await functionUrlEvent(req);
-      const context = lambdaContext(functionName, Date.now() + timeoutMs);
+      const context = lambdaContext(functionName, Date.now() + timeoutMs, options.memoryMb);
       if (isStreamingHandler(handler)) {
         const stream = new LocalResponseStream(res);
         await handler(event, stream, context);

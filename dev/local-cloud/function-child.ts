@@ -23,10 +23,13 @@ installAwsLambdaGlobal();
 installFaultsFromEnv();
 
 let handler: (...args: unknown[]) => unknown;
+let initMs = 0;
 try {
+  const importStart = performance.now();
   const mod = (await import(pathToFileURL(spec.handlerModule).href)) as Record<string, unknown>;
   handler = mod[spec.handlerExport ?? "handler"] as typeof handler;
   if (typeof handler !== "function") throw new Error(`${spec.handlerModule} exports no function ${spec.handlerExport ?? "handler"}`);
+  initMs = performance.now() - importStart;
 } catch (err) {
   // An init error: Lambda reports it and discards the environment.
   console.error(`[${spec.functionName}] init failed`, err);
@@ -39,13 +42,14 @@ if (spec.mode === "url") {
     host: spec.host,
     functionName: spec.functionName,
     timeoutMs: spec.timeoutMs,
+    memoryMb: spec.memoryMb,
   });
-  send({ type: "listening", url: server.url });
+  send({ type: "listening", url: server.url, initMs });
 } else {
   process.on("message", (message: HostMessage) => {
     if (message.type !== "invoke") return;
     void (async () => {
-      const context = lambdaContext(spec.functionName, message.deadline);
+      const context = lambdaContext(spec.functionName, message.deadline, spec.memoryMb);
       try {
         const result = await handler(message.event, context);
         send({ type: "result", id: message.id, result: result ?? null });
@@ -55,5 +59,5 @@ if (spec.mode === "url") {
       }
     })();
   });
-  send({ type: "ready" });
+  send({ type: "ready", initMs });
 }

@@ -6,6 +6,7 @@
  * `LocalFunctionUrl` serves a streaming handler as a function URL and restarts when killed.
  */
 import { type ChildProcess, fork } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { ChildMessage, ChildSpec } from "./function-protocol.ts";
@@ -28,7 +29,38 @@ export interface LocalFunctionOptions {
   timeoutMs: number;
   /** The function's whole environment (nothing else is inherited, as on Lambda). */
   env: Record<string, string>;
+  /**
+   * The function's memory size as a hard limit: V8's heap sized as Lambda's Node bootstrap sizes
+   * it (new space a tenth of the memory, old space the rest) and the process's data segment
+   * capped at it (`prlimit --data`: heap, anonymous maps and thread stacks, a little stricter
+   * than the resident size Lambda limits), so a container that needs more dies as it would
+   * there. Default: unlimited (the context says 1024 MB).
+   */
+  memoryMb?: number;
   log?: LogSink;
+}
+
+/** Where `prlimit` is (util-linux); without it a memory size sets the heap limits only. */
+const PRLIMIT = "/usr/bin/prlimit";
+
+/** Node flags and the exec wrapper of a container with `memoryMb` of memory, as Lambda's bootstrap. */
+function memoryLimits(memoryMb: number | undefined): { execPath?: string; wrapper: string[]; nodeFlags: string[] } {
+  if (memoryMb === undefined) return { wrapper: [], nodeFlags: [] };
+  const newSpace = Math.floor(memoryMb / 10);
+  const nodeFlags = [`--max-semi-space-size=${Math.max(1, Math.floor(newSpace / 2))}`, `--max-old-space-size=${memoryMb - newSpace}`];
+  if (!existsSync(PRLIMIT)) return { wrapper: [], nodeFlags };
+  return { execPath: PRLIMIT, wrapper: [`--data=${memoryMb * 1024 * 1024}`, process.execPath], nodeFlags };
+}
+
+/** Peak resident set size (VmHWM) of a live process, MiB; undefined when it is gone. */
+export function peakRssMiB(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** An invocation failed: the handler threw, timed out, or its process died. */
@@ -42,9 +74,15 @@ export class FunctionError extends Error {
 }
 
 function spawnChild(spec: ChildSpec, options: LocalFunctionOptions): ChildProcess {
+  const limits = memoryLimits(options.memoryMb);
   const child = fork(CHILD_ENTRY, [JSON.stringify(spec)], {
-    execArgv: ["--disable-warning=ExperimentalWarning", "--enable-source-maps"],
-    env: { ...options.env, AWS_LAMBDA_FUNCTION_NAME: spec.functionName },
+    ...(limits.execPath ? { execPath: limits.execPath } : {}),
+    execArgv: [...limits.wrapper, "--disable-warning=ExperimentalWarning", "--enable-source-maps", ...limits.nodeFlags],
+    env: {
+      ...options.env,
+      AWS_LAMBDA_FUNCTION_NAME: spec.functionName,
+      ...(options.memoryMb !== undefined ? { AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(options.memoryMb) } : {}),
+    },
     stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   const log = options.log ?? ((line, source) => process.stderr.write(`[${source}] ${line}\n`));
@@ -86,10 +124,20 @@ export class LocalFunction {
   coldStarts = 0;
   /** Invocations started so far. */
   invocations = 0;
+  /** The init duration of each container that finished its init, in order (ms). */
+  readonly initMs: number[] = [];
+  /** Containers that exited by themselves (a crash, out of memory), not by `kill` or `close`. */
+  crashes = 0;
+  #killed = false;
 
   constructor(options: LocalFunctionOptions) {
     this.name = options.name;
     this.#options = options;
+  }
+
+  /** Peak resident size of the current container (VmHWM), MiB; undefined when none is up. */
+  peakRssMiB(): number | undefined {
+    return peakRssMiB(this.pid);
   }
 
   /** True while an invocation runs. */
@@ -116,7 +164,9 @@ export class LocalFunction {
 
   /** Kills the current container (default SIGKILL: nothing gets to clean up). */
   kill(signal: NodeJS.Signals = "SIGKILL"): boolean {
-    return killChild(this.#child, signal);
+    const killed = killChild(this.#child, signal);
+    if (killed) this.#killed = true;
+    return killed;
   }
 
   async close(): Promise<void> {
@@ -170,20 +220,24 @@ export class LocalFunction {
       agentsModule: this.#options.agentsModule,
       mode: "invoke",
       timeoutMs: this.#options.timeoutMs,
+      memoryMb: this.#options.memoryMb,
     };
     const child = spawnChild(spec, this.#options);
     this.#child = child;
+    this.#killed = false;
     this.coldStarts++;
     let initialized = false;
     // A container that dies after its init is replaced at once, so the next invocation finds one
     // warming up (one whose init fails is not retried until the next invocation).
     child.once("exit", () => {
+      if (!this.#closed && !this.#killed && this.#child === child) this.crashes++;
       if (initialized && !this.#closed && this.#child === child) void this.#container().catch(() => {});
     });
     this.#ready = new Promise<ChildProcess>((resolve, reject) => {
       const onMessage = (message: ChildMessage) => {
         if (message.type !== "ready") return;
         initialized = true;
+        this.initMs.push(message.initMs);
         child.off("exit", onExit);
         child.off("message", onMessage);
         resolve(child);
@@ -215,13 +269,23 @@ export class LocalFunctionUrl {
   #port: number;
   #url = "";
   #closed = false;
+  #killed = false;
   /** Containers started so far. */
   coldStarts = 0;
+  /** The init duration of each container that finished its init, in order (ms). */
+  readonly initMs: number[] = [];
+  /** Containers that exited by themselves (a crash, out of memory), not by `kill` or `close`. */
+  crashes = 0;
 
   constructor(options: LocalFunctionUrlOptions) {
     this.name = options.name;
     this.#options = options;
     this.#port = options.port ?? 0;
+  }
+
+  /** Peak resident size of the current container (VmHWM), MiB; undefined when none is up. */
+  peakRssMiB(): number | undefined {
+    return peakRssMiB(this.pid);
   }
 
   /** `http://host:port` of the URL (stable across restarts). */
@@ -243,14 +307,17 @@ export class LocalFunctionUrl {
       timeoutMs: this.#options.timeoutMs,
       port: this.#port,
       host: this.#options.host ?? "127.0.0.1",
+      memoryMb: this.#options.memoryMb,
     };
     const child = spawnChild(spec, this.#options);
     this.#child = child;
+    this.#killed = false;
     this.coldStarts++;
     this.#url = await new Promise<string>((resolve, reject) => {
       const onMessage = (message: ChildMessage) => {
         if (message.type !== "listening") return;
         child.off("exit", onExit);
+        this.initMs.push(message.initMs);
         resolve(message.url);
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
@@ -260,6 +327,7 @@ export class LocalFunctionUrl {
     });
     this.#port = Number(new URL(this.#url).port);
     child.once("exit", () => {
+      if (!this.#closed && !this.#killed) this.crashes++;
       if (!this.#closed) void this.start().catch((err) => (this.#options.log ?? console.error)(String(err), this.name));
     });
     return this.#url;
@@ -267,7 +335,9 @@ export class LocalFunctionUrl {
 
   /** Kills the container (it is restarted on the same port). */
   kill(signal: NodeJS.Signals = "SIGKILL"): boolean {
-    return killChild(this.#child, signal);
+    const killed = killChild(this.#child, signal);
+    if (killed) this.#killed = true;
+    return killed;
   }
 
   async close(): Promise<void> {

@@ -15,12 +15,18 @@ export interface ChildSpec {
   timeoutMs: number;
   port?: number;
   host?: string;
+  /** The function's memory size (its context's `memoryLimitInMB`); unset: 1024, unlimited. */
+  memoryMb?: number;
 }
 
 export type HostMessage = { type: "invoke"; id: number; event: unknown; deadline: number };
 
+/**
+ * `initMs`: the init phase as Lambda reports it (`Init Duration`, without the runtime's own
+ * start): from the start of the handler module's import to its top level having run.
+ */
 export type ChildMessage =
-  | { type: "ready" }
-  | { type: "listening"; url: string }
+  | { type: "ready"; initMs: number }
+  | { type: "listening"; url: string; initMs: number }
   | { type: "result"; id: number; result: unknown }
   | { type: "error"; id: number; error: { name: string; message: string; stack?: string } };

@@ -87,6 +87,11 @@ export interface LocalCloudOptions {
   env?: Record<string, string>;
   /** Extra environment per role (wins over `env`). */
   functionEnv?: Partial<Record<HarnessFunctionRole, Record<string, string>>>;
+  /**
+   * Memory size per role as a hard limit on each container (`LocalFunctionOptions.memoryMb`:
+   * V8's heap as Lambda sizes it, the data segment capped). Default: unlimited.
+   */
+  memoryMb?: Partial<Record<HarnessFunctionRole, number>>;
   /** Function output; default: stderr with a `[name]` prefix. */
   log?: LogSink;
   /** Event-source and schedule failures; default: logged through `log`. */
@@ -235,6 +240,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
     agentsModule: options.agentsModule,
     timeoutMs: timeouts[role],
     env,
+    memoryMb: options.memoryMb?.[role],
     log,
   });
 
