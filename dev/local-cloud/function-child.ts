@@ -16,7 +16,9 @@ const send = (message: ChildMessage) => process.send?.(message);
 // A container never outlives its host (a crashed test runner must not leave servers behind).
 process.on("disconnect", () => process.exit(0));
 
-register(`./agents-alias-hook${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url, { data: { target: pathToFileURL(spec.agentsModule).href } });
+// The hook beside this file, in this file's own form (`.ts` from the sources, `.mjs` when the host
+// built the container's code: see `childEntryFor`).
+register(`./agents-alias-hook${/\.[a-z]+$/.exec(import.meta.url)![0]}`, import.meta.url, { data: { target: pathToFileURL(spec.agentsModule).href } });
 installAwsLambdaGlobal();
 // The fault seam (tests): HARNESS_FAULTS in the function's environment crashes or pauses it at a
 // named phase; installed before the handler module builds its runtime.

@@ -6,7 +6,10 @@
  * `LocalFunctionUrl` serves a streaming handler as a function URL and restarts when killed.
  */
 import { type ChildProcess, fork } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { ChildMessage, ChildSpec } from "./function-protocol.ts";
@@ -14,6 +17,36 @@ import type { ChildMessage, ChildSpec } from "./function-protocol.ts";
 // `.ts` from the sources, `.js` if ever compiled (the local cloud is not part of the package).
 const OWN_EXTENSION = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
 const CHILD_ENTRY = fileURLToPath(new URL(`./function-child${OWN_EXTENSION}`, import.meta.url));
+
+let compiledChild: string | undefined;
+
+/**
+ * The container's own code as JavaScript (built once per host process with esbuild), for a
+ * handler that is JavaScript already (a bundle, as deployed): the process then never loads Node's
+ * TypeScript stripper, which would add ~30 MB to its resident size and to its start, as no
+ * Lambda container has. A TypeScript handler keeps the TypeScript child: it needs the stripper
+ * anyway, and the fault seam (`HARNESS_FAULTS`) lives in a module it must share with the handler.
+ */
+function childEntryFor(handlerModule: string): string {
+  if (handlerModule.endsWith(".ts") || OWN_EXTENSION !== ".ts") return CHILD_ENTRY;
+  if (compiledChild === undefined) {
+    const esbuild = createRequire(import.meta.url)("esbuild") as typeof import("esbuild");
+    const outdir = mkdtempSync(join(tmpdir(), "harness-local-child-"));
+    esbuild.buildSync({
+      entryPoints: [CHILD_ENTRY, fileURLToPath(new URL("./agents-alias-hook.ts", import.meta.url))],
+      outdir,
+      outExtension: { ".js": ".mjs" },
+      bundle: true,
+      platform: "node",
+      target: "node22",
+      format: "esm",
+      packages: "external",
+      logLevel: "error",
+    });
+    compiledChild = join(outdir, "function-child.mjs");
+  }
+  return compiledChild;
+}
 
 /** Where a function's output lines go (`source` is the function name). */
 export type LogSink = (line: string, source: string) => void;
@@ -31,32 +64,40 @@ export interface LocalFunctionOptions {
   env: Record<string, string>;
   /**
    * The function's memory size as a hard limit: V8's heap sized as Lambda's Node bootstrap sizes
-   * it (new space a tenth of the memory, old space the rest) and the process's data segment
-   * capped at it (`prlimit --data`: heap, anonymous maps and thread stacks, a little stricter
-   * than the resident size Lambda limits), so a container that needs more dies as it would
-   * there. Default: unlimited (the context says 1024 MB).
+   * it (new space a tenth of the memory, old space the rest), and the container killed (SIGKILL,
+   * as Lambda's out-of-memory kill) as soon as its resident size exceeds the size (sampled every
+   * 20 ms). Resident size is what Lambda limits; an rlimit cannot stand in for it (`ulimit -v`
+   * counts V8's address-space reservations, `--data` every thread's stack, far above what is
+   * resident) and no cgroup is ours to make. Default: unlimited (the context says 1024 MB).
    */
   memoryMb?: number;
   log?: LogSink;
 }
 
-/** Where `prlimit` is (util-linux); without it a memory size sets the heap limits only. */
-const PRLIMIT = "/usr/bin/prlimit";
+/** How often a container with a memory size has its resident size checked. */
+const RSS_CHECK_MS = 20;
 
-/** Node flags and the exec wrapper of a container with `memoryMb` of memory, as Lambda's bootstrap. */
-function memoryLimits(memoryMb: number | undefined): { execPath?: string; wrapper: string[]; nodeFlags: string[] } {
-  if (memoryMb === undefined) return { wrapper: [], nodeFlags: [] };
+/** Node flags of a container with `memoryMb` of memory, as Lambda's bootstrap sets them. */
+function heapFlags(memoryMb: number | undefined): string[] {
+  if (memoryMb === undefined) return [];
   const newSpace = Math.floor(memoryMb / 10);
-  const nodeFlags = [`--max-semi-space-size=${Math.max(1, Math.floor(newSpace / 2))}`, `--max-old-space-size=${memoryMb - newSpace}`];
-  if (!existsSync(PRLIMIT)) return { wrapper: [], nodeFlags };
-  return { execPath: PRLIMIT, wrapper: [`--data=${memoryMb * 1024 * 1024}`, process.execPath], nodeFlags };
+  return [`--max-semi-space-size=${Math.max(1, Math.floor(newSpace / 2))}`, `--max-old-space-size=${memoryMb - newSpace}`];
+}
+
+/** Resident set size (VmRSS) of a live process, MiB; undefined when it is gone. */
+export function rssMiB(pid: number | undefined): number | undefined {
+  return statusMiB(pid, "VmRSS");
 }
 
 /** Peak resident set size (VmHWM) of a live process, MiB; undefined when it is gone. */
 export function peakRssMiB(pid: number | undefined): number | undefined {
+  return statusMiB(pid, "VmHWM");
+}
+
+function statusMiB(pid: number | undefined, field: string): number | undefined {
   if (pid === undefined) return undefined;
   try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return m ? Number(m[1]) / 1024 : undefined;
   } catch {
     return undefined;
@@ -74,10 +115,8 @@ export class FunctionError extends Error {
 }
 
 function spawnChild(spec: ChildSpec, options: LocalFunctionOptions): ChildProcess {
-  const limits = memoryLimits(options.memoryMb);
-  const child = fork(CHILD_ENTRY, [JSON.stringify(spec)], {
-    ...(limits.execPath ? { execPath: limits.execPath } : {}),
-    execArgv: [...limits.wrapper, "--disable-warning=ExperimentalWarning", "--enable-source-maps", ...limits.nodeFlags],
+  const child = fork(childEntryFor(spec.handlerModule), [JSON.stringify(spec)], {
+    execArgv: ["--disable-warning=ExperimentalWarning", "--enable-source-maps", ...heapFlags(options.memoryMb)],
     env: {
       ...options.env,
       AWS_LAMBDA_FUNCTION_NAME: spec.functionName,
@@ -88,6 +127,18 @@ function spawnChild(spec: ChildSpec, options: LocalFunctionOptions): ChildProces
   const log = options.log ?? ((line, source) => process.stderr.write(`[${source}] ${line}\n`));
   for (const stream of [child.stdout, child.stderr]) {
     if (stream) createInterface({ input: stream }).on("line", (line) => log(line, spec.functionName));
+  }
+  const memoryMb = options.memoryMb;
+  if (memoryMb !== undefined) {
+    const watch = setInterval(() => {
+      const rss = rssMiB(child.pid);
+      if (rss === undefined || rss <= memoryMb) return;
+      clearInterval(watch);
+      log(`Runtime exited: memory size ${memoryMb} MB exceeded (resident ${rss.toFixed(1)} MiB), killed`, spec.functionName);
+      child.kill("SIGKILL");
+    }, RSS_CHECK_MS);
+    watch.unref();
+    child.once("exit", () => clearInterval(watch));
   }
   return child;
 }
@@ -126,6 +177,8 @@ export class LocalFunction {
   invocations = 0;
   /** The init duration of each container that finished its init, in order (ms). */
   readonly initMs: number[] = [];
+  /** The duration of each invocation that returned (its result or its error), in order (ms). */
+  readonly durationsMs: number[] = [];
   /** Containers that exited by themselves (a crash, out of memory), not by `kill` or `close`. */
   crashes = 0;
   #killed = false;
@@ -179,6 +232,7 @@ export class LocalFunction {
     const child = await this.#container();
     const id = this.#nextId++;
     const deadline = Date.now() + this.#options.timeoutMs;
+    const started = performance.now();
     this.#busy = true;
     this.invocations++;
     try {
@@ -191,6 +245,7 @@ export class LocalFunction {
         const onMessage = (message: ChildMessage) => {
           if ((message.type !== "result" && message.type !== "error") || message.id !== id) return;
           cleanup();
+          this.durationsMs.push(performance.now() - started);
           if (message.type === "result") resolve(message.result);
           else reject(new FunctionError("error", `${message.error.name}: ${message.error.message}`));
         };

@@ -89,7 +89,7 @@ export interface LocalCloudOptions {
   functionEnv?: Partial<Record<HarnessFunctionRole, Record<string, string>>>;
   /**
    * Memory size per role as a hard limit on each container (`LocalFunctionOptions.memoryMb`:
-   * V8's heap as Lambda sizes it, the data segment capped). Default: unlimited.
+   * V8's heap as Lambda sizes it, killed above its resident size). Default: unlimited.
    */
   memoryMb?: Partial<Record<HarnessFunctionRole, number>>;
   /** Function output; default: stderr with a `[name]` prefix. */
