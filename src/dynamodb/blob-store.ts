@@ -5,28 +5,39 @@
  * them, and never rewritten, so a reader that finds a reference always finds the bytes.
  * Log checkpoints (ADR 0018) are the exception: one object per conversation under
  * `checkpoints/`, rewritten in place, each describing itself (a reader trusts its content only).
+ *
+ * The S3 SDK is loaded on the first call (`s3-client.ts`), not with the store.
  */
-import {
-  CreateBucketCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  type S3Client,
-} from "@aws-sdk/client-s3";
+import type { S3Client } from "@aws-sdk/client-s3";
 import { contentDigest } from "../conversation/content-digest.ts";
 import type { AttachmentRef } from "../protocol/records.ts";
 import { AttachmentNotFound } from "../errors.ts";
 
 const DIGEST = /^sha256:([0-9a-f]{64})$/;
 
-export class BlobStore {
-  readonly #s3: S3Client;
-  readonly #bucket: string;
+type S3Module = typeof import("./s3-client.ts");
 
-  constructor(s3: S3Client, bucket: string) {
-    this.#s3 = s3;
+export class BlobStore {
+  readonly #bucket: string;
+  readonly #given: S3Client | undefined;
+  #loaded: Promise<{ s3: S3Module; client: S3Client }> | undefined;
+  /** The client this store made itself (destroyed by `close`). */
+  #owned: S3Client | undefined;
+
+  /** `s3`: the client to use; default `createS3Client()`, made on first use and closed by {@link close}. */
+  constructor(bucket: string, s3?: S3Client) {
     this.#bucket = bucket;
+    this.#given = s3;
+  }
+
+  #s3(): Promise<{ s3: S3Module; client: S3Client }> {
+    this.#loaded ??= import("./s3-client.ts").then((s3) => {
+      const client = this.#given ?? (this.#owned = s3.createS3Client());
+      return { s3, client };
+    });
+    // A failed load (a missing dependency) is tried again by the next call.
+    this.#loaded.catch(() => (this.#loaded = undefined));
+    return this.#loaded;
   }
 
   /** Stores `data` under its digest; identical bytes keep their first media type. */
@@ -34,23 +45,18 @@ export class BlobStore {
     const digest = contentDigest(data);
     const existing = await this.#head(digest);
     if (existing) return existing;
-    await this.#s3.send(
-      new PutObjectCommand({ Bucket: this.#bucket, Key: objectKey(digest), Body: data, ContentType: mediaType }),
-    );
+    const { s3, client } = await this.#s3();
+    await s3.putObject(client, this.#bucket, objectKey(digest), data, mediaType);
     return { digest, mediaType, size: data.byteLength };
   }
 
   /** The bytes of `digest`, or `AttachmentNotFound`. */
   async get(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }> {
     if (!DIGEST.test(digest)) throw new AttachmentNotFound(digest);
-    try {
-      const res = await this.#s3.send(new GetObjectCommand({ Bucket: this.#bucket, Key: objectKey(digest) }));
-      const data = await res.Body!.transformToByteArray();
-      return { ref: { digest, mediaType: res.ContentType ?? "application/octet-stream", size: data.byteLength }, data };
-    } catch (error) {
-      if (isNotFound(error)) throw new AttachmentNotFound(digest);
-      throw error;
-    }
+    const { s3, client } = await this.#s3();
+    const object = await s3.getObject(client, this.#bucket, objectKey(digest));
+    if (!object) throw new AttachmentNotFound(digest);
+    return { ref: { digest, mediaType: object.contentType ?? "application/octet-stream", size: object.data.byteLength }, data: object.data };
   }
 
   /** The ref of `digest` from the object's metadata (a HEAD, no bytes), or `AttachmentNotFound`. */
@@ -79,18 +85,24 @@ export class BlobStore {
 
   /** Writes the object at `key` (outside the content-addressed keys: `checkpoints/…`). */
   async putKeyed(key: string, data: Uint8Array): Promise<void> {
-    await this.#s3.send(new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: data }));
+    const { s3, client } = await this.#s3();
+    await s3.putObject(client, this.#bucket, key, data);
   }
 
   /** The bytes at `key`, or undefined when there is no such object. */
   async getKeyed(key: string): Promise<Uint8Array | undefined> {
-    try {
-      const res = await this.#s3.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
-      return await res.Body!.transformToByteArray();
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    const { s3, client } = await this.#s3();
+    return (await s3.getObject(client, this.#bucket, key))?.data;
+  }
+
+  /** Destroys the client this store made (a given one is left open), also one still being made. */
+  close(): void {
+    const destroy = () => {
+      this.#owned?.destroy();
+      this.#owned = undefined;
+    };
+    destroy();
+    this.#loaded?.then(destroy, () => {});
   }
 
   /** Deletes the blob of `digest` (quiet when it is gone already). */
@@ -101,35 +113,17 @@ export class BlobStore {
 
   /** Deletes the object at `key` (S3 answers a missing key as deleted too). */
   async deleteKeyed(key: string): Promise<void> {
-    await this.#s3.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key }));
+    const { s3, client } = await this.#s3();
+    await s3.deleteObject(client, this.#bucket, key);
   }
 
   async #head(digest: string): Promise<AttachmentRef | undefined> {
-    try {
-      const res = await this.#s3.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: objectKey(digest) }));
-      return { digest, mediaType: res.ContentType ?? "application/octet-stream", size: res.ContentLength ?? 0 };
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
-  }
-}
-
-/** Creates the bucket (tests, the local cloud); quiet when it already exists and is ours. */
-export async function createHarnessBucket(s3: S3Client, bucket: string): Promise<void> {
-  try {
-    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-  } catch (error) {
-    const name = (error as { name?: string }).name;
-    if (name !== "BucketAlreadyOwnedByYou" && name !== "BucketAlreadyExists") throw error;
+    const { s3, client } = await this.#s3();
+    const head = await s3.headObject(client, this.#bucket, objectKey(digest));
+    return head && { digest, mediaType: head.contentType ?? "application/octet-stream", size: head.size };
   }
 }
 
 function objectKey(digest: string): string {
   return `blobs/sha256/${digest.slice("sha256:".length)}`;
-}
-
-function isNotFound(error: unknown): boolean {
-  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return e.name === "NoSuchKey" || e.name === "NotFound" || e.$metadata?.httpStatusCode === 404;
 }

@@ -1,10 +1,9 @@
 /**
- * Default SDK clients of the DynamoDB store. In Lambda no `AWS_ENDPOINT_URL_*` is set and these
- * are plain clients; against local emulators the endpoint comes from the environment, and S3
- * then needs path-style addressing (virtual hosts of a local endpoint do not resolve).
+ * The default DynamoDB client of the store. In Lambda no `AWS_ENDPOINT_URL_*` is set and it is a
+ * plain client; against local emulators the endpoint comes from the environment. (The S3 client
+ * is in `s3-client.ts`, loaded only when the store first touches the bucket.)
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
-import { S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
 import { harnessRetryStrategy, type RetryPolicy } from "./retry.ts";
 
 /**
@@ -27,18 +26,7 @@ export function createDynamoClient(config: DynamoDBClientConfig = {}, retry?: Re
   });
 }
 
-/** An S3 client; path-style when `AWS_ENDPOINT_URL_S3` (or `config.endpoint`) points elsewhere. */
-export function createS3Client(config: S3ClientConfig = {}, retry?: RetryPolicy): S3Client {
-  const endpoint = config.endpoint ?? process.env.AWS_ENDPOINT_URL_S3;
-  return new S3Client({
-    retryStrategy: harnessRetryStrategy(retry),
-    requestHandler: timeouts(retry?.requestTimeoutMs ?? S3_REQUEST_TIMEOUT_MS),
-    ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
-    ...config,
-  });
-}
-
 /** Options of the SDK's Node HTTP handler that make a silent peer an error (and so a retry). */
-function timeouts(requestTimeout: number) {
+export function timeouts(requestTimeout: number) {
   return { requestTimeout, connectionTimeout: Math.min(CONNECTION_TIMEOUT_MS, requestTimeout), throwOnRequestTimeout: true };
 }

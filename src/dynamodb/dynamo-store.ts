@@ -37,7 +37,7 @@ import { answerCall } from "./call-waits.ts";
 import { deliverChildOutcome } from "./child-outcome.ts";
 import { deleteConversation, type DeletionStep } from "./deletion.ts";
 import { postponeWaitCheck } from "./wait-check.ts";
-import { createDynamoClient, createS3Client } from "./clients.ts";
+import { createDynamoClient } from "./clients.ts";
 import type { StoreContext } from "./context.ts";
 import { ConversationLog } from "./conversation-log.ts";
 import { Conversations } from "./conversations.ts";
@@ -52,7 +52,10 @@ export interface DynamoStoreOptions {
   bucketName: string;
   /** Default: `createDynamoClient()` (closed by `close()`); a given client is left open. */
   dynamo?: DynamoDBClient;
-  /** Default: `createS3Client()` (closed by `close()`); a given client is left open. */
+  /**
+   * Default: `createS3Client()`, made on the store's first S3 call (the S3 SDK is loaded then,
+   * not with the store) and closed by `close()`; a given client is left open.
+   */
   s3?: S3Client;
   /** Time for `updatedAt`, drained records' `time` and record ids. Default: the wall clock. */
   clock?: Clock;
@@ -87,12 +90,10 @@ class DynamoStore implements Store {
 
   constructor(options: DynamoStoreOptions) {
     const dynamo = options.dynamo ?? createDynamoClient();
-    const s3 = options.s3 ?? createS3Client();
     if (!options.dynamo) this.#owned.push(dynamo);
-    if (!options.s3) this.#owned.push(s3);
     const clock = options.clock ?? systemClock;
     const ord = monotonicFactory();
-    this.#blobs = new BlobStore(s3, options.bucketName);
+    this.#blobs = new BlobStore(options.bucketName, options.s3);
     const threshold = options.spillThresholdBytes ?? DEFAULT_SPILL_THRESHOLD_BYTES;
     if (!(threshold > 0 && threshold <= 350_000)) throw new RangeError(`spillThresholdBytes must be in (0, 350000], got ${threshold}`);
     const ctx: StoreContext = {
@@ -248,5 +249,6 @@ class DynamoStore implements Store {
 
   async close(): Promise<void> {
     for (const client of this.#owned.splice(0)) client.destroy();
+    this.#blobs.close();
   }
 }

@@ -15,8 +15,8 @@
  */
 export { createDynamoStore, DEFAULT_SPILL_THRESHOLD_BYTES, type DynamoStoreOptions } from "./dynamo-store.ts";
 export { createHarnessTable, HARNESS_TABLE, STATUS_SHARDS } from "./table.ts";
-export { createHarnessBucket } from "./blob-store.ts";
-export { createDynamoClient, createS3Client } from "./clients.ts";
+export { createHarnessBucket, createS3Client } from "./s3-client.ts";
+export { createDynamoClient } from "./clients.ts";
 export { harnessRetryStrategy, type RetryPolicy, type SdkRetryStrategy } from "./retry.ts";
 export { countConsumedCapacity, type CapacityCounter, type CommandCapacity } from "./capacity.ts";
 export { DynamoStoreContended } from "./errors.ts";

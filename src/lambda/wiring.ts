@@ -15,7 +15,9 @@ import type { DirectUploads } from "../ports/direct-uploads.ts";
 import { consumeSqsBatch, failureBackoffMs } from "../sqs/batch-consumer.ts";
 import { changeMessageVisibility, SqsWorkQueue } from "../sqs/sqs-queue.ts";
 import { createRuntime, type Runtime } from "../runtime/runtime.ts";
-import { createDynamoStore } from "../dynamodb/index.ts";
+// The store module itself, not the package entry (index.ts), whose S3 helpers would pull the S3 SDK
+// into the cold start (the store loads it on first use: s3-client.ts).
+import { createDynamoStore } from "../dynamodb/dynamo-store.ts";
 import { bearerAuth } from "../http/bearer-auth.ts";
 import { checkAgentsModule, type HarnessAgentsModule } from "./agents-module.ts";
 import { loadSecrets, plainSecretLikeNames } from "./secrets.ts";

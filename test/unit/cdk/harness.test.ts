@@ -715,7 +715,10 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
           const coldStart = staticImportClosure(dir).map((f) => readFileSync(f, "utf8")).join("\n");
           // (booleans: a failure must not print a megabyte of minified code)
           for (const marker of DRIVER_ONLY) expect(coldStart.includes(marker), `${role} cold start holds ${marker}`).toBe(false);
+          // The S3 SDK too: the store loads it on its first bucket call, which most invocations never make.
+          for (const marker of S3_ONLY) expect(coldStart.includes(marker), `${role} cold start holds ${marker}`).toBe(false);
           const all = codeFiles(dir).map((f) => readFileSync(f, "utf8")).join("\n");
+          for (const marker of S3_ONLY) expect(all.includes(marker), `${role} asset holds ${marker}`).toBe(true);
           if (role === "worker") for (const marker of DRIVER_ONLY) expect(all.includes(marker), `${role} asset holds ${marker}`).toBe(true);
           if (NAMES_ONLY_ROLES.includes(role)) {
             // Names only: no provider SDK anywhere in the asset, and not the agents module either.
@@ -772,6 +775,9 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
 
 /** Strings only a provider SDK holds (Anthropic's API version header, Google's and OpenAI's hosts). */
 const PROVIDER_ONLY = ["anthropic-version", "generativelanguage.googleapis.com", "api.openai.com"];
+
+/** A string only the S3 client holds (its service target). */
+const S3_ONLY = ["AmazonS3"];
 
 /** Strings only the session driver and its JSON Schema validator hold (drive.ts, ajv). */
 const DRIVER_ONLY = ["dangling_tool_call_reconciled", "must be equal to one of the allowed values"];
