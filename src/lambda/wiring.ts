@@ -124,8 +124,8 @@ function build(given: HandlerAgents, tracing: readonly LambdaTracingHooks[]): Wi
 function lazyDirectUploads(bucket: string): DirectUploads {
   let made: Promise<DirectUploads> | undefined;
   const uploads = () => {
-    made ??= Promise.all([import("../dynamodb/direct-uploads.ts"), import("../dynamodb/clients.ts")]).then(([m, clients]) =>
-      m.s3DirectUploads({ s3: clients.createS3Client(), bucket }),
+    made ??= Promise.all([import("../dynamodb/direct-uploads.ts"), import("../dynamodb/s3-client.ts")]).then(([m, s3]) =>
+      m.s3DirectUploads({ s3: s3.createS3Client(), bucket }),
     );
     made.catch(() => (made = undefined));
     return made;
