@@ -298,6 +298,7 @@ describe("SSE stream polling another process's appends", () => {
         return found;
       },
       onAppend: () => () => {},
+      attachmentLimits: () => ({ policy: { "image/png": 1024 }, directUploads: false }),
       sessionLive: async () => {
         calls.push("sessionLive");
         return live;
@@ -339,6 +340,25 @@ describe("SSE stream polling another process's appends", () => {
     const res = await app.request("/agents/assistant/p");
     expect(recordsOf(parseSse(await res.text()))).toHaveLength(1);
     expect(fake.calls).toEqual(["records:user_message", "records:", "sessionLive", "records:"]);
+  });
+
+  it("a tool's start asks nothing; an approval request asks liveness, and a stream whose run parked on it ends at once", async () => {
+    const fake = fakeRuntime();
+    const app = appFor(fake.runtime, { pollMs: 5, maxPollMs: 10 });
+    const res = await app.request("/agents/assistant/p", { headers: { "Last-Event-ID": fake.log[0]!.id } });
+    const body = res.text();
+    while (fake.calls.length < 4) await new Promise((r) => setTimeout(r, 5));
+    fake.log.push(record("01ARZ3NDEKTSV4RRFFQ69G5FAW", "tool_started"));
+    while (!fake.calls.includes("records:tool_started")) await new Promise((r) => setTimeout(r, 5));
+    const afterStart = fake.calls.length;
+    while (fake.calls.length < afterStart + 6) await new Promise((r) => setTimeout(r, 5));
+    expect(fake.calls.slice(afterStart).every((c) => c === "records:")).toBe(true);
+
+    fake.log.push(record("01ARZ3NDEKTSV4RRFFQ69G5FAX", "approval_requested"));
+    fake.setLive(false);
+    expect(recordsOf(parseSse(await body)).map((r) => r.kind)).toEqual(["tool_started", "approval_requested"]);
+    const sent = fake.calls.indexOf("records:approval_requested");
+    expect(fake.calls.slice(sent + 1)).toEqual(["records:", "sessionLive", "records:"]);
   });
 
   it("a spawn is followed by a liveness check (the parent may have parked) while polling goes on for a live session", async () => {
