@@ -18,7 +18,8 @@ import { Expr } from "./expression.ts";
 import { N, reqStr, S, str } from "./item.ts";
 import { loadState } from "./loader.ts";
 import { RetryStep, rerunOnRace } from "./retry.ts";
-import { sessionItemKey, sessionKeyOf } from "./session-head.ts";
+import { sessionKeyOf } from "./session-head.ts";
+import { sessionItemKey } from "./session-order.ts";
 import { stateKey } from "./submission-item.ts";
 import { transact, updateItem } from "./transact.ts";
 

@@ -18,7 +18,8 @@ import { Expr } from "./expression.ts";
 import { type Item, N, reqStr, S, str } from "./item.ts";
 import { loadState } from "./loader.ts";
 import { RetryStep, rerunOnRace } from "./retry.ts";
-import { sessionItemKey, sessionKeyOf } from "./session-head.ts";
+import { sessionKeyOf } from "./session-head.ts";
+import { sessionItemKey } from "./session-order.ts";
 import { statusPk } from "./submission-item.ts";
 import { updateItem } from "./transact.ts";
 

@@ -9,7 +9,7 @@ import type { StoreContext } from "./context.ts";
 import { conditionRefusal } from "./errors.ts";
 import { Expr } from "./expression.ts";
 import { type Item, N, reqNum, reqStr, S, str } from "./item.ts";
-import { getSessionItem, sessionItemKey } from "./session-head.ts";
+import { getSessionItem, sessionItemKey } from "./session-order.ts";
 
 export class Conversations {
   readonly #ctx: StoreContext;

@@ -1,24 +1,25 @@
 /**
- * Delayed messages on DynamoDB (ADR 0025). A delayed admission takes the session's next admission
- * sequence like any other (its member item, so the listing shows it from then on), marked
+ * Delayed messages on DynamoDB (ADR 0025). A delayed admission reserves the session's next admission
+ * sequence like any other (ADR 0035) (its member item, so the listing shows it from then on), marked
  * `delayed`: the head search skips it, and when the head pointer stood right at it (nothing
  * unsettled ahead) the pointer moves past it. Its state item is `waiting` in the waiting bucket,
  * keyed by its time, so the sweep's due-wait query finds it then. Joining the order is one
  * transaction: the next sequence and a new member, the old member marked `moved` (the listing
- * skips it), the state queued (runnable when it is the head). A cancel before then settles it at
- * once, its member marked settled.
+ * skips it), the state queued (runnable when it is the head), after reserving that new number.
+ * A cancel before then settles it at once, its member marked settled.
  */
 import type { TransactWriteItem } from "@aws-sdk/client-dynamodb";
 import { ClaimLost, SubmissionNotFound } from "../errors.ts";
 import type { Cancellation, NewSubmission, Submission, WaitEntry } from "../store/submission.ts";
 import type { StoreContext } from "./context.ts";
-import { failedCondition, isTransientCancellation } from "./errors.ts";
+import { failedCondition } from "./errors.ts";
 import { Expr } from "./expression.ts";
 import { BOOL, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
 import { memberSk, sessionPk } from "./keys.ts";
 import { loadState, loadSubmission, toSubmission } from "./loader.ts";
 import { RetryStep } from "./retry.ts";
-import { getSessionItem, replay, sessionItemKey, sessionKeyOf } from "./session-head.ts";
+import { replay, sessionKeyOf } from "./session-head.ts";
+import { claimHeadItem, getSessionItem, memberItem, reserveSeq, resolveGapHead, sessionItemKey } from "./session-order.ts";
 import { newStateItem, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
 import { waitSortKey } from "./table.ts";
@@ -26,26 +27,10 @@ import { waitSortKey } from "./table.ts";
 /** Admits a delayed message (`candidate.delayedUntil` set); the contract and races as `admitOnce`. */
 export async function admitDelayedOnce(ctx: StoreContext, candidate: NewSubmission, inputItem: Item, ord: string): Promise<Submission> {
   const until = candidate.delayedUntil!;
-  const session = await getSessionItem(ctx, candidate.sessionKey);
-  const prev = num(session, "admitSeq") ?? 0;
-  const headSeq = num(session, "headSeq") ?? 1;
-  const seq = prev + 1;
-  const conversationId = str(session, "convId");
-  const sub = conversationId === undefined ? candidate : { ...candidate, conversationId };
-
-  // Never the head: a pointer standing at this sequence (nothing unsettled) moves past it.
-  const e = new Expr()
-    .set("admitSeq", N(seq))
-    .set("headSeq", N(headSeq === seq ? seq + 1 : headSeq))
-    .set("agent", S(sub.sessionKey.agent))
-    .set("instance", S(sub.sessionKey.instance))
-    .set("session", S(sub.sessionKey.session));
-  if (conversationId === undefined) e.set("convId", S(sub.conversationId)).set("convCreatedAt", N(sub.createdAt));
-  let condition =
-    prev === 0
-      ? `attribute_not_exists(${e.n("admitSeq")})`
-      : `${e.n("admitSeq")} = ${e.v(N(prev))} AND ${e.n("headSeq")} = ${e.v(N(headSeq))}`;
-  if (conversationId === undefined) condition += ` AND attribute_not_exists(${e.n("convId")})`;
+  const key = candidate.sessionKey;
+  const reserved = await reserveSeq(ctx, key, { id: candidate.conversationId, createdAt: candidate.createdAt });
+  const seq = reserved.seq;
+  const sub = { ...candidate, conversationId: reserved.conversationId };
   const waitingFor: WaitEntry[] = [{ kind: "time", until }];
   const state: Item = {
     ...newStateItem(sub, { seq, ord, isHead: false, now: ctx.clock.now() }),
@@ -55,19 +40,23 @@ export async function admitDelayedOnce(ctx: StoreContext, candidate: NewSubmissi
     delayedUntil: N(until),
     waitingFor: S(JSON.stringify(waitingFor)),
   };
-  const pk = sessionPk(sub.sessionKey);
-  const reasons = await transact(ctx, [
-    updateItem(ctx, sessionItemKey(sub.sessionKey), e, condition),
-    putNewItem(ctx, { pk: S(pk), sk: S(memberSk(seq)), seq: N(seq), submissionId: S(sub.id), delayed: BOOL(true) }),
+  const items: TransactWriteItem[] = [
+    putNewItem(ctx, memberItem(key, seq, sub.id, { delayed: BOOL(true) })),
     putNewItem(ctx, inputItem),
     putNewItem(ctx, state),
-  ]);
+  ];
+  if (reserved.headSeq === seq) {
+    // Never the head: a pointer standing at this number (nothing unsettled ahead) moves past it.
+    const e = new Expr().set("headSeq", N(seq + 1));
+    items.push(updateItem(ctx, sessionItemKey(key), e, `${e.n("headSeq")} = ${e.v(N(seq))} AND attribute_not_exists(${e.n("headId")})`));
+  }
+  const reasons = await transact(ctx, items);
   if (!reasons) return submissionFromItems(state, JSON.parse(JSON.stringify(sub.input)));
-  if (failedCondition(reasons, 2) || failedCondition(reasons, 3)) {
+  if (failedCondition(reasons, 1) || failedCondition(reasons, 2)) {
     const existing = await loadSubmission(ctx, sub.id);
     if (existing) return replay(ctx, existing, sub);
   }
-  throw new RetryStep(`session ${pk} admitted concurrently`);
+  throw new RetryStep(`delayed admission ${seq} of ${sessionPk(key)} lost its number (${reasons.map((r) => r.Code).join(",")})`);
 }
 
 /** `joinSessionOrder`, one try: `RetryStep` when the session or the row moved since the read. */
@@ -78,17 +67,12 @@ export async function joinOnce(ctx: StoreContext, id: string): Promise<Submissio
     throw new ClaimLost(`submission ${id} is not a delayed message waiting for its time`);
   }
   const key = sessionKeyOf(state);
-  const session = await getSessionItem(ctx, key);
-  const prev = num(session, "admitSeq") ?? 0;
-  const headSeq = num(session, "headSeq") ?? 1;
-  const seq = prev + 1;
-  const isHead = headSeq === seq;
+  const reserved = await reserveSeq(ctx, key, { id: reqStr(state, "conversationId"), createdAt: reqNum(state, "createdAt") });
+  const seq = reserved.seq;
+  const isHead = reserved.headSeq === seq;
   const oldSeq = reqNum(state, "seq");
   const ord = ctx.nextOrd();
 
-  const s = new Expr().set("admitSeq", N(seq));
-  if (isHead) s.set("headId", S(id));
-  const sessionCondition = `${s.n("admitSeq")} = ${s.v(N(prev))} AND ${s.n("headSeq")} = ${s.v(N(headSeq))}`;
   const x = new Expr()
     .set("status", S("queued"))
     .set("seq", N(seq))
@@ -99,22 +83,21 @@ export async function joinOnce(ctx: StoreContext, id: string): Promise<Submissio
     .remove("delayedUntil", "waitingFor", "waitUntil");
   if (isHead) x.set("isHead", BOOL(true));
   const stateCondition = `${x.n("status")} = ${x.v(S("waiting"))} AND attribute_exists(${x.n("delayedUntil")}) AND ${x.n("seq")} = ${x.v(N(oldSeq))}`;
-  const pk = sessionPk(key);
   const items: TransactWriteItem[] = [
-    updateItem(ctx, sessionItemKey(key), s, sessionCondition),
-    putNewItem(ctx, { pk: S(pk), sk: S(memberSk(seq)), seq: N(seq), submissionId: S(id) }),
-    updateItem(ctx, { pk: S(pk), sk: S(memberSk(oldSeq)) }, new Expr().set("moved", BOOL(true)), "attribute_exists(pk)"),
+    putNewItem(ctx, memberItem(key, seq, id)),
+    updateItem(ctx, { pk: S(sessionPk(key)), sk: S(memberSk(oldSeq)) }, new Expr().set("moved", BOOL(true)), "attribute_exists(pk)"),
     updateItem(ctx, stateKey(id), x, stateCondition),
   ];
+  if (isHead) items.push(claimHeadItem(ctx, key, seq, id));
   const reasons = await transact(ctx, items);
   if (reasons) {
-    if (failedCondition(reasons, 3)) {
-      const current = reasons[3]?.Item as Item | undefined;
+    if (failedCondition(reasons, 2)) {
+      const current = reasons[2]?.Item as Item | undefined;
       if (current && str(current, "status") !== "waiting") throw new ClaimLost(`submission ${id} is ${str(current, "status")}, no longer a delayed message`);
     }
-    if (failedCondition(reasons, 0) || failedCondition(reasons, 1) || isTransientCancellation(reasons)) throw new RetryStep(`joining ${id} raced`);
     throw new RetryStep(`joining ${id} raced (${reasons.map((r) => r.Code).join(",")})`);
   }
+  if (!isHead) await resolveGapHead(ctx, key, await getSessionItem(ctx, key));
   const loaded = await loadSubmission(ctx, id);
   if (!loaded) throw new SubmissionNotFound(id);
   return toSubmission(ctx, loaded);

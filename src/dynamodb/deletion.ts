@@ -26,13 +26,18 @@ import { type Item, N, num, reqStr, S, str } from "./item.ts";
 import { conversationPk, sessionPk, submissionPk } from "./keys.ts";
 import { queryAll } from "./query.ts";
 import { loadState } from "./loader.ts";
-import { getSessionItem, sessionItemKey } from "./session-head.ts";
+import { getSessionItem, namesSubmission, resolveGapHead, sessionItemKey } from "./session-order.ts";
 
 /** A fault seam for tests: called before each step with its name (throw to stop midway). */
 export type DeletionStep = (step: string) => void | Promise<void>;
 
 export async function deleteConversation(ctx: StoreContext, key: SessionKey, beforeStep?: DeletionStep): Promise<ConversationDeletion> {
-  const session = await getSessionItem(ctx, key);
+  let session = await getSessionItem(ctx, key);
+  if (session && str(session, "deleting") === undefined && str(session, "headId") === undefined) {
+    // A pointer waiting at a reserved number (an admitter gone, ADR 0035) is no busy session.
+    await resolveGapHead(ctx, key, session);
+    session = await getSessionItem(ctx, key);
+  }
   const conversationId = str(session, "convId");
   if (!session || conversationId === undefined) return { deleted: false, blobsDeleted: [] };
   const members = await queryAll(ctx, {
@@ -42,14 +47,16 @@ export async function deleteConversation(ctx: StoreContext, key: SessionKey, bef
   });
   if (str(session, "deleting") === undefined) {
     // Any unsettled submission, the head's queue or a delayed message outside it, refuses.
-    const states = await Promise.all(members.map((m) => loadState(ctx, reqStr(m, "submissionId"))));
+    const states = await Promise.all(members.filter(namesSubmission).map((m) => loadState(ctx, reqStr(m, "submissionId"))));
     if (states.some((s) => s !== undefined && str(s, "status") !== "settled")) throw new SessionBusy(sessionKeyString(key));
     await markDeleting(ctx, key, session);
   }
   const blobsDeleted: string[] = [];
   for (const member of members) {
-    await beforeStep?.(`submission ${reqStr(member, "submissionId")}`);
-    await deletePartition(ctx, submissionPk(reqStr(member, "submissionId")), blobsDeleted);
+    if (namesSubmission(member)) {
+      await beforeStep?.(`submission ${reqStr(member, "submissionId")}`);
+      await deletePartition(ctx, submissionPk(reqStr(member, "submissionId")), blobsDeleted);
+    }
     await deleteKeys(ctx, [{ pk: member.pk!, sk: member.sk! }]);
   }
   await beforeStep?.("conversation");

@@ -21,7 +21,7 @@ import { INBOX_PREFIX, inboxSk, submissionPk } from "./keys.ts";
 import { loadState } from "./loader.ts";
 import { claimEpoch } from "./log-epoch.ts";
 import { RetryStep, rerunOnRace } from "./retry.ts";
-import { getSessionItem } from "./session-head.ts";
+import { getSessionItem } from "./session-order.ts";
 import { stateKey } from "./submission-item.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
 

@@ -1,42 +1,25 @@
 /**
  * The session item and the session head. Per session key one item (`SES#…` / `SESSION`) holds
- * the admission sequence (`admitSeq`), the head pointer (`headSeq`, `headId`: the oldest
- * unsettled submission; `headSeq = admitSeq + 1` when none) and the conversation. Member items
- * (`Q#<seq>`) map each admission sequence number to its submission. The head's state item
- * carries `isHead`, written in the same transactions that move the pointer, so a claim checks
- * the head with one conditional update of the submission's own state item.
+ * the admission sequence (`admitSeq`, reserved atomically: `session-order.ts`), the head pointer
+ * (`headSeq`, `headId`: the oldest unsettled submission; `headSeq = admitSeq + 1` when none, and
+ * no `headId` while it waits at a reserved number not yet written) and the conversation. Member
+ * items (`Q#<seq>`) map each admission sequence number to its submission (or mark it `skipped`).
+ * The head's state item carries `isHead`, written in the same transactions that move the pointer,
+ * so a claim checks the head with one conditional update of the submission's own state item.
  */
-import { GetItemCommand, type TransactWriteItem } from "@aws-sdk/client-dynamodb";
-import { DispatchConflict, SessionBusy } from "../errors.ts";
-import { type NewSubmission, type SessionKey, type Submission, sessionKeyString } from "../store/submission.ts";
+import type { TransactWriteItem } from "@aws-sdk/client-dynamodb";
+import { DispatchConflict } from "../errors.ts";
+import type { NewSubmission, SessionKey, Submission } from "../store/submission.ts";
 import type { StoreContext } from "./context.ts";
-import { queryItems } from "./query.ts";
 import { failedCondition } from "./errors.ts";
 import { Expr } from "./expression.ts";
 import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
-import { memberSk, SESSION_SK, sessionPk } from "./keys.ts";
+import { memberSk, sessionPk } from "./keys.ts";
 import { type LoadedSubmission, loadSubmission, toSubmission } from "./loader.ts";
 import { RetryStep } from "./retry.ts";
-import {
-  inputDigest,
-  newStateItem,
-  stateKey,
-  statusPk,
-  submissionFromItems,
-} from "./submission-item.ts";
+import { claimHeadItem, getSessionItem, memberItem, moveHeadItems, reserveSeq, resolveGapHead } from "./session-order.ts";
+import { inputDigest, newStateItem, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
-
-/** The session item of `key` (strongly consistent), or undefined. */
-export async function getSessionItem(ctx: StoreContext, key: SessionKey): Promise<Item | undefined> {
-  const res = await ctx.dynamo.send(
-    new GetItemCommand({ TableName: ctx.table, Key: sessionItemKey(key), ConsistentRead: true }),
-  );
-  return res.Item;
-}
-
-export function sessionItemKey(key: SessionKey): Item {
-  return { pk: S(sessionPk(key)), sk: S(SESSION_SK) };
-}
 
 /** The session key a state item belongs to. */
 export function sessionKeyOf(state: Item): SessionKey {
@@ -44,52 +27,34 @@ export function sessionKeyOf(state: Item): SessionKey {
 }
 
 /**
- * Admits `sub` as its session's next submission: one transaction bumps the session's admission
- * sequence (conditioned on the sequence and head read just before), puts the member, input and
- * state items (each only if absent). Same id again → the stored row when the input's canonical
- * JSON matches, else `DispatchConflict`. Throws `RetryStep` when a concurrent admission raced.
+ * Admits `candidate` as its session's next submission: reserves its number (`reserveSeq`), then
+ * one transaction puts the member, input and state items (each only if absent) and, when the
+ * pointer stood at that number, makes it the head. Same id again → the stored row when the
+ * input's canonical JSON matches, else `DispatchConflict`. Throws `RetryStep` when its number
+ * was skipped meanwhile (an admission behind it found the pointer waiting there): reserving
+ * again is the answer.
  */
 export async function admitOnce(ctx: StoreContext, candidate: NewSubmission, inputItem: Item, ord: string): Promise<Submission> {
-  const session = await getSessionItem(ctx, candidate.sessionKey);
-  // A session being deleted (ADR 0034) takes nothing until its deletion completes.
-  if (str(session, "deleting") !== undefined) throw new SessionBusy(sessionKeyString(candidate.sessionKey));
-  const prev = num(session, "admitSeq") ?? 0;
-  const headSeq = num(session, "headSeq") ?? 1;
-  const seq = prev + 1;
-  const isHead = headSeq === seq;
-  // The session's conversation: the one it has, or the candidate's, created in this transaction.
-  const conversationId = str(session, "convId");
-  const sub = conversationId === undefined ? candidate : { ...candidate, conversationId };
-
-  const e = new Expr()
-    .set("admitSeq", N(seq))
-    .set("headSeq", N(headSeq))
-    .set("agent", S(sub.sessionKey.agent))
-    .set("instance", S(sub.sessionKey.instance))
-    .set("session", S(sub.sessionKey.session));
-  if (isHead) e.set("headId", S(sub.id));
-  if (conversationId === undefined) e.set("convId", S(sub.conversationId)).set("convCreatedAt", N(sub.createdAt));
-  let condition =
-    prev === 0
-      ? `attribute_not_exists(${e.n("admitSeq")})`
-      : `${e.n("admitSeq")} = ${e.v(N(prev))} AND ${e.n("headSeq")} = ${e.v(N(headSeq))}`;
-  if (conversationId === undefined) condition += ` AND attribute_not_exists(${e.n("convId")})`;
-  condition += ` AND attribute_not_exists(${e.n("deleting")})`;
-  const state = newStateItem(sub, { seq, ord, isHead, now: ctx.clock.now() });
-  const pk = sessionPk(sub.sessionKey);
-  const reasons = await transact(ctx, [
-    updateItem(ctx, sessionItemKey(sub.sessionKey), e, condition),
-    putNewItem(ctx, { pk: S(pk), sk: S(memberSk(seq)), seq: N(seq), submissionId: S(sub.id) }),
-    putNewItem(ctx, inputItem),
-    putNewItem(ctx, state),
-  ]);
-  if (!reasons) return submissionFromItems(state, JSON.parse(JSON.stringify(sub.input)));
-  if (failedCondition(reasons, 2) || failedCondition(reasons, 3)) {
-    // Admitted meanwhile, by another caller or by this call's own earlier try.
-    const existing = await loadSubmission(ctx, sub.id);
-    if (existing) return replay(ctx, existing, sub);
+  const key = candidate.sessionKey;
+  const reserved = await reserveSeq(ctx, key, { id: candidate.conversationId, createdAt: candidate.createdAt });
+  const sub = { ...candidate, conversationId: reserved.conversationId };
+  const isHead = reserved.headSeq === reserved.seq;
+  const state = newStateItem(sub, { seq: reserved.seq, ord, isHead, now: ctx.clock.now() });
+  const items = [putNewItem(ctx, memberItem(key, reserved.seq, sub.id)), putNewItem(ctx, inputItem), putNewItem(ctx, state)];
+  if (isHead) items.push(claimHeadItem(ctx, key, reserved.seq, sub.id));
+  const reasons = await transact(ctx, items);
+  if (reasons) {
+    if (failedCondition(reasons, 1) || failedCondition(reasons, 2)) {
+      // Admitted meanwhile, by another caller or by this call's own earlier try.
+      const existing = await loadSubmission(ctx, sub.id);
+      if (existing) return replay(ctx, existing, sub);
+    }
+    throw new RetryStep(`admission ${reserved.seq} of ${sessionPk(key)} lost its number (${reasons.map((r) => r.Code).join(",")})`);
   }
-  throw new RetryStep(`session ${pk} admitted concurrently`);
+  // Behind the pointer: when it waits at a gap (an admission before this one not written yet, or
+  // never to be), move it on, so no head waits on an admitter that is gone.
+  if (!isHead) await resolveGapHead(ctx, key, await getSessionItem(ctx, key));
+  return submissionFromItems(state, JSON.parse(JSON.stringify(sub.input)));
 }
 
 /** The stored row for a re-admission to the same session with the same input, else `DispatchConflict`. */
@@ -131,27 +96,9 @@ export async function settleOnce(ctx: StoreContext, state: Item, lastError?: str
   } else {
     const session = await getSessionItem(ctx, key);
     if (num(session, "headSeq") !== seq) throw new RetryStep(`head of ${sessionPk(key)} moved`);
-    const admitted = reqNum(session!, "admitSeq");
-    const next = await nextUnsettled(ctx, key, seq, admitted);
     items.push(updateItem(ctx, stateKey(id), e, condition));
-
-    const s = new Expr().set("headSeq", N(next ? next.seq : admitted + 1));
-    if (next) s.set("headId", S(next.id));
-    else s.remove("headId");
-    // With no successor the new pointer is "one past the last admission": an admission racing
-    // this settlement would land exactly there without knowing it is the head, so refuse it.
-    let sessionCondition = `${s.n("headSeq")} = ${s.v(N(seq))}`;
-    if (!next) sessionCondition += ` AND ${s.n("admitSeq")} = ${s.v(N(admitted))}`;
-    items.push(updateItem(ctx, sessionItemKey(key), s, sessionCondition));
-
-    if (next) {
-      // Promotion is a transition: the sweeper measures a queued head's staleness from it. A
-      // submission cancelled behind the head is promoted as it is (terminalizing, its bucket kept).
-      const x = new Expr().set("isHead", BOOL(true)).set("updatedAt", N(ctx.clock.now()));
-      if (!next.cancelled) x.set("byStatusPk", statusPk("runnable", next.id));
-      const nextCondition = `${x.n("status")} = ${x.v(S(next.cancelled ? "terminalizing" : "queued"))} AND attribute_not_exists(${x.n("isHead")})`;
-      items.push(updateItem(ctx, stateKey(next.id), x, nextCondition));
-    }
+    const moves = await moveHeadItems(ctx, key, seq + 1, reqNum(session!, "admitSeq"), (s) => `${s.n("headSeq")} = ${s.v(N(seq))}`);
+    items.push(...moves);
   }
   const reasons = await transact(ctx, items);
   if (reasons) throw new RetryStep(`settling ${id} raced (${reasons.map((r) => r.Code).join(",")})`);
@@ -169,32 +116,4 @@ export async function cancelBehindHead(ctx: StoreContext, state: Item, e: Expr, 
     updateItem(ctx, { pk: S(sessionPk(sessionKeyOf(state))), sk: S(memberSk(reqNum(state, "seq"))) }, member, "attribute_exists(pk)"),
   ]);
   if (reasons) throw new RetryStep(`cancelling ${reqStr(state, "id")} raced (${reasons.map((r) => r.Code).join(",")})`);
-}
-
-/**
- * The first member after `seq` (up to `admitted`) not settled behind the head, or undefined. A
- * delayed message's member (outside the order until it joins it, then `moved`) is skipped.
- */
-async function nextUnsettled(
-  ctx: StoreContext,
-  key: SessionKey,
-  seq: number,
-  admitted: number,
-): Promise<{ seq: number; id: string; cancelled: boolean } | undefined> {
-  if (seq + 1 > admitted) return undefined;
-  const members = queryItems(ctx, {
-    KeyConditionExpression: "pk = :pk AND sk BETWEEN :lo AND :hi",
-    ExpressionAttributeValues: {
-      ":pk": S(sessionPk(key)),
-      ":lo": S(memberSk(seq + 1)),
-      ":hi": S(memberSk(admitted)),
-    },
-    ConsistentRead: true,
-  });
-  for await (const member of members) {
-    if (!bool(member, "settled") && !bool(member, "delayed")) {
-      return { seq: reqNum(member, "seq"), id: reqStr(member, "submissionId"), cancelled: bool(member, "cancelled") };
-    }
-  }
-  return undefined;
 }

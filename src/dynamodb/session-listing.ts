@@ -12,6 +12,7 @@ import { bool, type Item, reqNum, reqStr, S } from "./item.ts";
 import { memberSk, sessionPk } from "./keys.ts";
 import { loadState, loadSubmissions, toSubmission } from "./loader.ts";
 import { sessionKeyOf } from "./session-head.ts";
+import { namesSubmission } from "./session-order.ts";
 
 /** Member items read per Query while a status filter is skipping rows. */
 const FILTERED_CHUNK = 25;
@@ -47,7 +48,8 @@ export async function listSessionSubmissions(
       }),
     );
     // A delayed message that joined the order is listed at its new member, not its old one.
-    const ids = (res.Items ?? []).filter((member) => !bool(member, "moved")).map((member) => reqStr(member, "submissionId"));
+    // A number skipped (its admitter never wrote it, ADR 0035) names nothing.
+    const ids = (res.Items ?? []).filter((member) => namesSubmission(member) && !bool(member, "moved")).map((member) => reqStr(member, "submissionId"));
     const loaded = ids.length === 0 ? new Map() : await loadSubmissions(ctx, ids);
     for (const id of ids) {
       const sub = loaded.get(id);

@@ -219,7 +219,8 @@ describe("SDK retries", () => {
         expect(sends.get(command), `${mode}: ${what} was sent 3 + 1 times`).toBe(4);
         return out;
       };
-      const sub = await throttled("admission", "TransactWriteItemsCommand", () =>
+      // An admission first reserves its number (one UpdateItem, ADR 0035): that write meets the throttling.
+      const sub = await throttled("admission", "UpdateItemCommand", () =>
         t.store.admitSubmission({ id: "s1", conversationId: conversation.id, sessionKey: k, input: { kind: "user", body: "b" }, createdAt: 1 }),
       );
       const claimed = await throttled("the claim", "UpdateItemCommand", () => t.claim(sub));

@@ -1,0 +1,137 @@
+/**
+ * A session's order on DynamoDB (ADR 0035), against DynamoDB Local: admissions reserve their
+ * number with an atomic counter, so a hot session admits every one of many concurrent
+ * admissions; a number reserved by an admitter that died is skipped by whoever finds the head
+ * pointer waiting at it, and never holds the session.
+ */
+import { GetItemCommand, QueryCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../../src/conversation/ids.ts";
+import { ManualClock } from "../../../src/ports/clock.ts";
+import type { Store } from "../../../src/store/store.ts";
+import type { SessionKey, Submission } from "../../../src/store/submission.ts";
+import { createDynamoStore } from "../../../src/dynamodb/index.ts";
+import { sessionPk } from "../../../src/dynamodb/keys.ts";
+import { BUCKET, ensureBucket, freshStore, testClients } from "../../support/dynamodb-fixtures.ts";
+
+const clients = testClients();
+beforeAll(() => ensureBucket(clients.s3));
+afterAll(() => {
+  clients.dynamo.destroy();
+  clients.s3.destroy();
+});
+
+async function setup() {
+  const clock = new ManualClock();
+  const made = await freshStore(clients, clock);
+  /** Store instances on one table, as many http functions would be. */
+  const stores: Store[] = [made.store, ...Array.from({ length: 4 }, () => createDynamoStore({ tableName: made.tableName, bucketName: BUCKET, dynamo: clients.dynamo, s3: clients.s3, clock }))];
+  const key = (instance: string): SessionKey => ({ agent: "agent", instance, session: "default" });
+  let n = 0;
+  const admit = async (k: SessionKey, store: Store = made.store): Promise<Submission> => {
+    const { conversation } = await store.ensureConversation({ id: newId(clock.now()), key: k, createdAt: clock.now() });
+    return store.admitSubmission({ id: newId(clock.now() + ++n), conversationId: conversation.id, sessionKey: k, input: { kind: "user", body: `m${n}` }, createdAt: clock.now() });
+  };
+  /** Runs the session's head to its settlement, as a worker would (claim, reserve, finalize). */
+  const settleHead = async (k: SessionKey): Promise<string | undefined> => {
+    const head = await made.store.getSessionHead(k);
+    if (!head) return undefined;
+    const claimed = await made.store.claimSubmission({ submissionId: head.id, attemptId: newId(clock.now()), ownerId: "o", leaseExpiresAt: clock.now() + 30_000 });
+    await made.store.reserveSettlement(head.id, claimed.attemptId!);
+    await made.store.finalizeSettlement(head.id);
+    return head.id;
+  };
+  const sessionItem = async (k: SessionKey) =>
+    (await clients.dynamo.send(new GetItemCommand({ TableName: made.tableName, Key: { pk: { S: sessionPk(k) }, sk: { S: "SESSION" } }, ConsistentRead: true }))).Item;
+  const members = async (k: SessionKey) =>
+    (
+      await clients.dynamo.send(
+        new QueryCommand({
+          TableName: made.tableName,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :q)",
+          ExpressionAttributeValues: { ":pk": { S: sessionPk(k) }, ":q": { S: "Q#" } },
+          ConsistentRead: true,
+        }),
+      )
+    ).Items ?? [];
+  /** What an admitter that died right after reserving its number leaves: the counter moved, nothing written. */
+  const reserveAndDie = (k: SessionKey) =>
+    clients.dynamo.send(
+      new UpdateItemCommand({
+        TableName: made.tableName,
+        Key: { pk: { S: sessionPk(k) }, sk: { S: "SESSION" } },
+        UpdateExpression: "ADD admitSeq :one",
+        ExpressionAttributeValues: { ":one": { N: "1" } },
+      }),
+    );
+  return { ...made, stores, key, admit, settleHead, sessionItem, members, reserveAndDie };
+}
+
+describe("a hot session", () => {
+  for (const shape of ["behind a head", "into a new session"] as const) {
+    it(`admits all of 100 concurrent admissions ${shape}, and runs them one at a time in admission order`, async () => {
+      const t = await setup();
+      const k = t.key(`hot-${shape.length}`);
+      const first = shape === "behind a head" ? await t.admit(k) : undefined;
+      const admitted = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => t.admit(k, t.stores[i % t.stores.length])));
+      const refused = admitted.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason));
+      expect(refused, "no admission is refused").toEqual([]);
+
+      const listed = await t.store.listSessionSubmissions(k, { limit: 200 });
+      expect(listed.length).toBe(first ? 101 : 100);
+      // The listing is newest first: each head in turn must be the oldest left.
+      const order = listed.map((s) => s.id).reverse();
+      const ran: string[] = [];
+      for (let id = await t.settleHead(k); id !== undefined; id = await t.settleHead(k)) ran.push(id);
+      expect(ran, "every admission becomes the head once, in admission order").toEqual(order);
+      const session = await t.sessionItem(k);
+      expect(session?.headId, "an idle session has no head").toBeUndefined();
+      expect(Number(session?.headSeq?.N), "the pointer rests one past the last number").toBe(Number(session?.admitSeq?.N) + 1);
+      await t.dispose();
+    }, 120_000);
+  }
+});
+
+describe("a number reserved by an admitter that died", () => {
+  it("is skipped by the next admission when the pointer waits at it (an idle session)", async () => {
+    const t = await setup();
+    const k = t.key("gap-idle");
+    await t.settleHead(k);
+    const before = await t.admit(k);
+    expect(await t.settleHead(k)).toBe(before.id);
+    await t.reserveAndDie(k);
+    expect((await t.sessionItem(k))?.headId, "the pointer waits at the reserved number").toBeUndefined();
+
+    const next = await t.admit(k);
+    expect((await t.store.getSessionHead(k))?.id, "the next admission is the head").toBe(next.id);
+    const skipped = (await t.members(k)).filter((m) => m.skipped?.BOOL);
+    expect(skipped.map((m) => Number(m.seq?.N))).toEqual([2]);
+    expect((await t.store.listSessionSubmissions(k, { limit: 10 })).map((s) => s.id), "the listing names no skipped number").toEqual([next.id, before.id]);
+    await t.dispose();
+  });
+
+  it("is skipped by the settlement that moves the head past it", async () => {
+    const t = await setup();
+    const k = t.key("gap-behind");
+    const head = await t.admit(k);
+    await t.reserveAndDie(k);
+    const behind = await t.admit(k);
+    expect(await t.settleHead(k)).toBe(head.id);
+    expect((await t.store.getSessionHead(k))?.id, "the head moves over the gap").toBe(behind.id);
+    expect(await t.settleHead(k)).toBe(behind.id);
+    expect(await t.settleHead(k)).toBeUndefined();
+    await t.dispose();
+  });
+
+  it("does not keep a deletion waiting, nor an idle session busy", async () => {
+    const t = await setup();
+    const k = t.key("gap-delete");
+    await t.admit(k);
+    await t.settleHead(k);
+    await t.reserveAndDie(k);
+    const report = await t.store.deleteConversation!(k);
+    expect(report.deleted, "the gap is skipped, the session deleted").toBe(true);
+    expect(await t.sessionItem(k)).toBeUndefined();
+    await t.dispose();
+  });
+});
