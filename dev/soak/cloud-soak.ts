@@ -70,7 +70,9 @@ export const DEFAULT_CLOUD_SOAK: CloudSoakOptions = {
   subagentRate: 0.2,
   maxSeconds: 900,
   short: false,
-  workers: 3,
+  // Lambda gives a doorbell its own container when the others are busy: enough workers that none
+  // waits for one (6 sessions, children of a family), or a kill's stall measures the pool, not us.
+  workers: 8,
   seed: 1,
 };
 
