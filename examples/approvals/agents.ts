@@ -22,8 +22,7 @@ import { log } from "../shared/settings.ts";
 
 export const SUPPORT = "support";
 
-const HOUR_MS = 60 * 60 * 1000;
-const DAY_MS = 24 * HOUR_MS;
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Refunds above this many dollars wait for a person's approval. */
 export const APPROVAL_THRESHOLD = 100;
@@ -72,8 +71,8 @@ export function supportAgents(inbox: string): Record<string, AgentDefinition> {
           systemPrompt: "You are a support agent. Refund what the customer asks; ask the warehouse for shipping labels.",
           tools: [refund, label],
           approvalTimeoutMs,
-          // A wait never outlasts the submission's budget (1 h by default): give the person their day.
-          submissionTimeoutMs: Math.max(approvalTimeoutMs, DAY_MS) + HOUR_MS,
+          // No submissionTimeoutMs: the default budget is 1 h plus the longest wait of these tools
+          // (the approval's APPROVAL_TIMEOUT_MS or the label's 24 h), so the person has their day.
         };
       },
     },

@@ -9,7 +9,11 @@ export type { Api, AssistantMessage, Model } from "@earendil-works/pi-ai";
 
 /** Attempts a submission may be charged before it settles `attempt_budget_exhausted`. */
 export const DEFAULT_MAX_ATTEMPTS = 10;
-/** Durability budget of a submission, from admission. */
+/**
+ * Durability budget of a submission, from admission, for an agent whose tools never wait. An
+ * agent with a tool that waits for a person or a callback gets this plus its longest wait by
+ * default ({@link agentBudgets}, ADR 0025).
+ */
 export const DEFAULT_SUBMISSION_TIMEOUT_MS = 60 * 60 * 1000;
 /** One model round-trip; well inside one Lambda invocation (15 min). */
 export const DEFAULT_TURN_TIMEOUT_MS = 10 * 60 * 1000;
@@ -34,7 +38,12 @@ export interface AgentSetup {
   thinkingLevel?: ThinkingLevel;
   /** 0 or absent → {@link DEFAULT_MAX_ATTEMPTS}. */
   maxAttempts?: number;
-  /** Durability budget from admission; 0 or absent → {@link DEFAULT_SUBMISSION_TIMEOUT_MS}. */
+  /**
+   * Durability budget from admission; it bounds every wait of the submission too. 0 or absent →
+   * {@link DEFAULT_SUBMISSION_TIMEOUT_MS} (1 h) plus the longest wait of the setup's tools (an
+   * approval's or a callback's timeout, 24 h by default): a waiting tool's default wait is never
+   * cut short by the default budget.
+   */
   submissionTimeoutMs?: number;
   /** Bound on one model turn; 0 or absent → {@link DEFAULT_TURN_TIMEOUT_MS}. */
   turnTimeoutMs?: number;
@@ -43,7 +52,7 @@ export interface AgentSetup {
   /**
    * How long a call that needs approval waits for its decision when its tool sets none; 0 or
    * absent → {@link DEFAULT_APPROVAL_TIMEOUT_MS}. Never past the submission's budget
-   * (`submissionTimeoutMs`, from admission): raise that too for approvals that take longer.
+   * (`submissionTimeoutMs`, from admission), whose default grows to cover it.
    */
   approvalTimeoutMs?: number;
   /** How the conversation is compacted when it outgrows the model's context window. */
@@ -166,12 +175,34 @@ export interface AgentBudgets {
   toolTimeoutMs: number;
 }
 
-/** Applies the defaults (0 or absent → default). */
+/**
+ * Applies the defaults (0 or absent → default). The default submission budget is
+ * {@link DEFAULT_SUBMISSION_TIMEOUT_MS} plus {@link longestToolWaitMs}: a submission may wait as
+ * long as its longest wait allows and still have the default hour to run. An explicit budget
+ * stands as given and bounds every wait.
+ */
 export function agentBudgets(setup: AgentSetup): AgentBudgets {
   return {
     maxAttempts: setup.maxAttempts || DEFAULT_MAX_ATTEMPTS,
-    submissionTimeoutMs: setup.submissionTimeoutMs || DEFAULT_SUBMISSION_TIMEOUT_MS,
+    submissionTimeoutMs: setup.submissionTimeoutMs || DEFAULT_SUBMISSION_TIMEOUT_MS + longestToolWaitMs(setup),
     turnTimeoutMs: setup.turnTimeoutMs || DEFAULT_TURN_TIMEOUT_MS,
     toolTimeoutMs: setup.toolTimeoutMs || DEFAULT_TOOL_TIMEOUT_MS,
   };
+}
+
+/**
+ * The longest one call of the setup's tools may wait: the largest approval timeout among tools
+ * with `needsApproval` (a function counts: it may ask) and callback timeout among deferred tools,
+ * defaults applied; 0 when no tool waits.
+ */
+export function longestToolWaitMs(setup: Pick<AgentSetup, "tools" | "approvalTimeoutMs">): number {
+  let longest = 0;
+  for (const tool of setup.tools ?? []) {
+    const deferred = deferredOf(tool);
+    if (deferred !== undefined) longest = Math.max(longest, deferred.callbackTimeoutMs || DEFAULT_CALLBACK_TIMEOUT_MS);
+    else if (tool.needsApproval !== undefined && tool.needsApproval !== false) {
+      longest = Math.max(longest, tool.approvalTimeoutMs || setup.approvalTimeoutMs || DEFAULT_APPROVAL_TIMEOUT_MS);
+    }
+  }
+  return longest;
 }

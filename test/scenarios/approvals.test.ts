@@ -248,6 +248,31 @@ describe("tool approval (embedded, over HTTP)", () => {
     expect(late.json).toMatchObject({ code: "already_decided" });
   });
 
+  it("the default budget does not cut the default wait short: decided after 23 h, the call runs and the turn goes on", async () => {
+    const runs: { amount: number }[] = [];
+    // submissionTimeoutMs 0: the default, which covers the tool's 24 h wait and an hour to run.
+    const s = await setup([refundCall("call-1", 240), summary], [refundTool(runs)], { submissionTimeoutMs: 0 });
+    const { submissionId } = await dispatch(s, "refund 240");
+    const parked = await waiting(s, submissionId);
+    expect(parked.waitingFor).toEqual([{ kind: "approval", callId: "call-1", toolName: "refund", expiresAt: s.clock.now() + 24 * HOUR }]);
+    s.clock.set(s.clock.now() + 23 * HOUR);
+    await s.runtime.sweep();
+    expect((await s.store.getSubmission(submissionId)).status).toBe("waiting");
+    expect((await s.post(`/agents/support/shop/submissions/${submissionId}/approvals/call-1`, { approved: true })).status).toBe(200);
+    expect(await s.runtime.wait(submissionId)).toMatchObject({ status: "succeeded" });
+    expect(runs).toEqual([{ amount: 240 }]);
+  });
+
+  it("an explicit budget bounds the wait: a 2 h budget expires a 24 h approval at 2 h", async () => {
+    const runs: { amount: number }[] = [];
+    const s = await setup([refundCall("call-1", 240), summary], [refundTool(runs)], { submissionTimeoutMs: 2 * HOUR });
+    const { submissionId } = await dispatch(s, "refund 240");
+    const parked = await waiting(s, submissionId);
+    const expiresAt = (parked.waitingFor![0] as { expiresAt: number }).expiresAt;
+    expect(expiresAt).toBeLessThanOrEqual(parked.createdAt + 2 * HOUR);
+    expect(expiresAt).toBeGreaterThan(s.clock.now() + HOUR);
+  });
+
   it("two approvals in one batch are decided independently; the run resumes after the last", async () => {
     const runs: { amount: number }[] = [];
     const s = await setup(

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/ports/clock.ts";
 import { agentBudgets, AgentSetupError, validateAgentSetup } from "../../../src/agent/agent-setup.ts";
 import { clockTool } from "../../../src/agent/clock-tool.ts";
+import { defineTool } from "../../../src/agent/define-tool.ts";
+import * as schema from "../../../src/agent/tool-schema.ts";
 import { compactionSettings } from "../../../src/drive/compaction.ts";
 import { localModel } from "../../../src/agent/local-model.ts";
 import { scriptedModel } from "../../../src/agent/scripted-model.ts";
@@ -105,6 +107,23 @@ describe("validateAgentSetup", () => {
     validateAgentSetup(setup);
     expect(agentBudgets(setup)).toEqual({ maxAttempts: 10, submissionTimeoutMs: 3_600_000, turnTimeoutMs: 600_000, toolTimeoutMs: 600_000 });
     expect(agentBudgets({ ...setup, maxAttempts: 0, submissionTimeoutMs: 5 }).maxAttempts).toBe(10);
+  });
+  it("the default budget of an agent whose tools wait covers the longest wait plus the default hour (issue 22)", () => {
+    const HOUR = 3_600_000;
+    const tool = (extra: Record<string, unknown>) =>
+      defineTool({ name: `t${Math.random()}`, label: "t", description: "t", parameters: schema.obj({}), execute: async () => ({ content: [], details: {} }), ...extra });
+    const deferred = (extra: Record<string, unknown>) =>
+      defineTool({ name: `d${Math.random()}`, label: "d", description: "d", parameters: schema.obj({}), start: async () => {}, ...extra });
+    const budget = (tools: unknown[], extra: Record<string, unknown> = {}) => agentBudgets({ model, streamFn, tools: tools as never, ...extra }).submissionTimeoutMs;
+    expect(budget([]), "no tool waits").toBe(HOUR);
+    expect(budget([tool({}), tool({ needsApproval: false })]), "no tool waits").toBe(HOUR);
+    expect(budget([tool({ needsApproval: true })]), "an approval's default 24 h").toBe(25 * HOUR);
+    expect(budget([tool({ needsApproval: () => false })]), "a function may ask").toBe(25 * HOUR);
+    expect(budget([tool({ needsApproval: true, approvalTimeoutMs: 4 * HOUR })])).toBe(5 * HOUR);
+    expect(budget([tool({ needsApproval: true })], { approvalTimeoutMs: 2 * HOUR }), "the setup's approval timeout").toBe(3 * HOUR);
+    expect(budget([deferred({})]), "a callback's default 24 h").toBe(25 * HOUR);
+    expect(budget([deferred({ callbackTimeoutMs: 72 * HOUR }), tool({ needsApproval: true })]), "the longest wait").toBe(73 * HOUR);
+    expect(budget([deferred({ callbackTimeoutMs: 72 * HOUR })], { submissionTimeoutMs: 2 * HOUR }), "an explicit budget stands").toBe(2 * HOUR);
   });
   it("names the problem", () => {
     expect(() => validateAgentSetup(null)).toThrow(AgentSetupError);
