@@ -1,5 +1,7 @@
 import type { ChatRequestOptions, ChatTransport } from "ai";
+import type { DecisionOptions } from "../client/approvals.ts";
 import type { HarnessClient } from "../client/client.ts";
+import { type ApprovalDecision, approvalIdParts } from "../protocol/approvals.ts";
 import type { ConversationRecord } from "../protocol/records.ts";
 import type { SubmissionSummary } from "../protocol/submission-view.ts";
 import { userMessageOf, uiMessagesOf } from "./history.ts";
@@ -50,6 +52,9 @@ const LISTING_LIMIT = 100;
  *   it live: a complete replay by record ids (`resumeStreamIsReplay`), so nothing is missed and
  *   nothing shown twice, with no store of its own (the conversation log is the store).
  * - `stop()` cancels the submission (unless `stopCancels: false`).
+ * - A tool call that needs a person's approval shows as its `dynamic-tool` part in the AI SDK's
+ *   `approval-requested` state and a `data-approval` part; {@link approve} / {@link deny} decide
+ *   it (by the part's `approval.id`), and the reply, still streaming, goes on.
  * - {@link loadMessages} reads a chat's history as UI messages, for `useChat({messages})`.
  *
  * A chat is one harness session: `useChat({ id: session, transport, resume: true, messages })`.
@@ -157,6 +162,26 @@ export class HarnessChatTransport implements ChatTransport<HarnessUIMessage> {
       if (!controller.signal.aborted) throw err;
     }
     return uiMessagesOf(records);
+  }
+
+  /**
+   * Approves a call waiting for a person: `approvalId` is its `dynamic-tool` part's
+   * `approval.id` (or its `data-approval` part's `approvalId`). The tool runs once and the reply
+   * goes on in the stream already open (the parts then show `approval-responded` and the output).
+   * Decide here rather than with `useChat`'s `addToolApprovalResponse`, which only changes the
+   * page's copy: the harness's log is what every tab and a reload read.
+   * @throws {HarnessHttpError} 409 `already_decided` (another decision stands), `already_settled`;
+   * 404 `submission_not_found`, `call_not_found` (see the client's `approve`)
+   */
+  async approve(chatId: string, approvalId: string, options: DecisionOptions = {}): Promise<ApprovalDecision> {
+    const { submissionId, callId } = approvalIdParts(approvalId);
+    return this.#client.approve(this.#agent, this.#instance(chatId), submissionId, callId, options);
+  }
+
+  /** Denies a call waiting for a person (see {@link approve}): nothing runs, the model reads the denial and `reason`. */
+  async deny(chatId: string, approvalId: string, options: DecisionOptions = {}): Promise<ApprovalDecision> {
+    const { submissionId, callId } = approvalIdParts(approvalId);
+    return this.#client.deny(this.#agent, this.#instance(chatId), submissionId, callId, options);
   }
 
   /**

@@ -26,6 +26,7 @@ export { uiMessagesOf, userMessageOf } from "./history.ts";
 export { SubmissionChunker, type SubmissionChunkerOptions } from "./submission-chunker.ts";
 export {
   assistantMessageId,
+  type HarnessApprovalData,
   type HarnessDataParts,
   type HarnessMessageMetadata,
   type HarnessSettlementData,

@@ -1,6 +1,6 @@
 import { MessageView, type AssistantItem } from "../client/message-view.ts";
 import type { ConversationRecord, ToolContent } from "../protocol/records.ts";
-import { assistantMessageId, type HarnessToolOutput, type HarnessUIMessageChunk } from "./ui-message.ts";
+import { assistantMessageId, type HarnessApprovalData, type HarnessToolOutput, type HarnessUIMessageChunk } from "./ui-message.ts";
 
 /** Options of {@link SubmissionChunker}. */
 export interface SubmissionChunkerOptions {
@@ -28,6 +28,11 @@ interface OpenMessage {
  * steers and follow-ups as `steering-message` parts, subagents, compactions, signals, corrective
  * turns and the settlement as data parts, and `finish` at the settlement.
  *
+ * A call that needs a person's approval becomes the AI SDK's own approval states of its
+ * `dynamic-tool` part (`approval-requested`, then `approval-responded`, and `output-denied` for a
+ * denial or an expiry) and a `data-approval` part with the harness's side of it (its state,
+ * expiry and reason), updated in place when decided.
+ *
  * A superseded attempt's partial message is taken back with `reset-step` when the new attempt's
  * first record arrives, so its text is never shown twice. Which message is abandoned is decided
  * by a {@link MessageView} fed the same records: the rule of ADR 0020, in one place.
@@ -46,6 +51,8 @@ export class SubmissionChunker {
   #stepOpen = false;
   #stepEmpty = true;
   readonly #calls = new Set<string>();
+  /** Per call that asked approval, the approval as it stands. */
+  readonly #approvals = new Map<string, HarnessApprovalData>();
   #settled = false;
 
   constructor(submissionId: string, options: SubmissionChunkerOptions = {}) {
@@ -112,19 +119,39 @@ export class SubmissionChunker {
         this.#closeParts(out);
         return out;
       case "assistant_tool_call":
-        this.#calls.add(record.payload.callId);
-        this.#part(out, {
-          type: "tool-input-available",
-          toolCallId: record.payload.callId,
-          toolName: record.payload.toolName,
-          input: record.payload.args ?? {},
-          dynamic: true,
-          providerExecuted: true,
-        });
+        this.#toolCall(out, record.payload.callId, record.payload.toolName, record.payload.args);
         return out;
+      case "approval_requested": {
+        const p = record.payload;
+        // The call record comes first; a log without one still gets the part the request needs.
+        if (!this.#calls.has(p.callId)) this.#toolCall(out, p.callId, p.toolName, p.args);
+        const data: HarnessApprovalData = { state: "pending", approvalId: p.approvalId, expiresAt: p.expiresAt, submissionId: this.submissionId, callId: p.callId, toolName: p.toolName };
+        this.#approvals.set(p.callId, data);
+        out.push({ type: "tool-approval-request", approvalId: p.approvalId, toolCallId: p.callId });
+        this.#part(out, { type: "data-approval", id: p.approvalId, data });
+        return out;
+      }
+      case "approval_decided": {
+        const p = record.payload;
+        const asked = this.#approvals.get(p.callId);
+        if (!asked) return out;
+        const data: HarnessApprovalData = { ...asked, state: p.expired ? "expired" : p.approved ? "approved" : "denied" };
+        if (p.reason !== undefined) data.reason = p.reason;
+        this.#approvals.set(p.callId, data);
+        out.push(p.reason === undefined ? { type: "tool-approval-response", approvalId: asked.approvalId, approved: p.approved } : { type: "tool-approval-response", approvalId: asked.approvalId, approved: p.approved, reason: p.reason });
+        // Same type and id: the AI SDK updates the pending part in place.
+        this.#part(out, { type: "data-approval", id: asked.approvalId, data });
+        return out;
+      }
       case "tool_outcome": {
         const { callId, isError, content, data } = record.payload;
         if (!this.#calls.has(callId)) return out;
+        const approval = this.#approvals.get(callId)?.state;
+        if (approval === "denied" || approval === "expired") {
+          // Nothing ran: the AI SDK's state for it (the reason is on the approval).
+          out.push({ type: "tool-output-denied", toolCallId: callId });
+          return out;
+        }
         const text = textOf(content);
         if (isError) out.push({ type: "tool-output-error", toolCallId: callId, errorText: text, dynamic: true, providerExecuted: true });
         else {
@@ -181,6 +208,12 @@ export class SubmissionChunker {
     if (message.reasoningOpen) out.push({ type: "reasoning-end", id: message.reasoningId });
     if (message.textOpen) out.push({ type: "text-end", id: message.textId });
     message.reasoningOpen = message.textOpen = false;
+  }
+
+  /** A tool call the harness runs: a `dynamic-tool` part with its input. */
+  #toolCall(out: HarnessUIMessageChunk[], callId: string, toolName: string, args: unknown): void {
+    this.#calls.add(callId);
+    this.#part(out, { type: "tool-input-available", toolCallId: callId, toolName, input: args ?? {}, dynamic: true, providerExecuted: true });
   }
 
   /** A chunk that adds a part to the current step. */

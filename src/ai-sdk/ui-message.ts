@@ -1,4 +1,5 @@
 import type { InferUIMessageChunk, UIMessage } from "ai";
+import type { ToolApproval } from "../client/message-view.ts";
 import type { SettledPayload, SettledStatus, SignalPayload, TaskSpawnedPayload } from "../protocol/records.ts";
 
 /** What the harness puts in a message's `metadata`. */
@@ -19,10 +20,22 @@ export interface HarnessToolOutput {
 }
 
 /**
+ * A tool call that needs a person's approval (`data-approval`, one part per call, its id the
+ * `approvalId`, updated in place when decided): `pending` until someone decides it with
+ * `HarnessChatTransport.approve` / `deny`, or its `expiresAt` passes (`expired`, denied).
+ */
+export type HarnessApprovalData = ToolApproval & {
+  submissionId: string;
+  callId: string;
+  toolName: string;
+};
+
+/**
  * The harness's records that become data parts of an assistant message (`data-<name>`):
  * `settlement` (the submission's outcome), `task` (a subagent spawned by a `task` call),
  * `compaction` (the history was summarized), `signal` (the signal a submission answers),
- * `correction` (a corrective turn asked for a valid structured result).
+ * `correction` (a corrective turn asked for a valid structured result), `approval` (a call
+ * waiting for, or decided by, a person).
  */
 export type HarnessDataParts = {
   settlement: HarnessSettlementData;
@@ -30,6 +43,7 @@ export type HarnessDataParts = {
   compaction: { summary: string; reason?: "threshold" | "overflow" | "manual" };
   signal: SignalPayload;
   correction: { body: string };
+  approval: HarnessApprovalData;
 };
 
 /**

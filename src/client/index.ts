@@ -34,7 +34,13 @@ export type { AgentName, AgentResult, AnyAgents, DispatchResult } from "./agent-
 export { childSessionOf, type ChildSession } from "./child-session.ts";
 export type { ApprovalMethods, DecisionOptions, PendingApprovalsOptions } from "./approvals.ts";
 export type { ApprovalDecision, CallbackAnswer, CallbackResolution, PendingApproval } from "../protocol/approvals.ts";
-export { LiveConversation, type LiveConversationOptions, type LiveConversationSnapshot, type LiveConversationStatus } from "./live-conversation.ts";
+export {
+  LiveConversation,
+  type LiveConversationOptions,
+  type LiveConversationSnapshot,
+  type LiveConversationStatus,
+  type PendingApprovalItem,
+} from "./live-conversation.ts";
 export { MessageView, type AssistantItem, type NoteItem, type SettledItem, type ToolApproval, type ToolItem, type UserItem, type ViewItem } from "./message-view.ts";
 export { HarnessHttpError, type HarnessHttpErrorCode } from "./http-error.ts";
 export {

@@ -1,7 +1,9 @@
+import { type ApprovalDecision, approvalIdParts } from "../protocol/approvals.ts";
 import type { CancelAnswer, DispatchIds } from "./answers.ts";
+import type { DecisionOptions } from "./approvals.ts";
 import type { HarnessClient } from "./client.ts";
 import { HarnessHttpError } from "./http-error.ts";
-import { MessageView, type ViewItem } from "./message-view.ts";
+import { MessageView, type ToolItem, type ViewItem } from "./message-view.ts";
 
 /** Which session a {@link LiveConversation} follows, through which client. */
 export interface LiveConversationOptions {
@@ -28,7 +30,15 @@ export interface LiveConversationSnapshot {
   readonly error?: Error;
   /** The submission in flight that `cancel` cancels (the oldest one not settled), if any. */
   readonly running?: string;
+  /**
+   * The tool calls waiting for a person's decision, oldest first: the items of `messages` whose
+   * `approval.state` is `pending` (decide with `approve` / `deny` by `approval.approvalId`).
+   */
+  readonly pendingApprovals: readonly PendingApprovalItem[];
 }
+
+/** A tool call of the conversation that waits for a person's approval. */
+export type PendingApprovalItem = ToolItem & { approval: NonNullable<ToolItem["approval"]> };
 
 /** First and longest pause between reads while a submission waits on subagents (the stream ends then). */
 const POLL_MS = 250;
@@ -54,7 +64,7 @@ export class LiveConversation {
   /** Submissions dispatched here or seen in the log, not settled yet, in the order they were first seen. */
   readonly #open = new Set<string>();
   #cursor = "";
-  #snapshot: LiveConversationSnapshot = { messages: [], status: "loading" };
+  #snapshot: LiveConversationSnapshot = { messages: [], status: "loading", pendingApprovals: [] };
   #reader: AbortController | undefined;
   /** Wakes an idle reader (after a dispatch). */
   #wake: (() => void) | undefined;
@@ -119,6 +129,27 @@ export class LiveConversation {
     this.#opened(ids.submissionId);
     return ids;
   };
+
+  /**
+   * Approves a call waiting for a person (`approvalId`: a pending item's `approval.approvalId`):
+   * the tool runs once and the run goes on; the item shows `approved`, then its outcome.
+   * @throws {HarnessHttpError} 409 `already_decided` (another decision stands), `already_settled`;
+   * 404 `submission_not_found`, `call_not_found`
+   */
+  approve = (approvalId: string, options: DecisionOptions = {}): Promise<ApprovalDecision> => this.#decide(approvalId, true, options);
+
+  /** Denies a call waiting for a person (see {@link approve}): nothing runs, the model reads the denial and `reason`. */
+  deny = (approvalId: string, options: DecisionOptions = {}): Promise<ApprovalDecision> => this.#decide(approvalId, false, options);
+
+  async #decide(approvalId: string, approved: boolean, options: DecisionOptions): Promise<ApprovalDecision> {
+    const { submissionId, callId } = approvalIdParts(approvalId);
+    const decision = approved
+      ? await this.#client.approve(this.#agent, this.#instance, submissionId, callId, options)
+      : await this.#client.deny(this.#agent, this.#instance, submissionId, callId, options);
+    // The run resumes now: read again at once rather than at the next (backed-off) poll.
+    this.#wake?.();
+    return decision;
+  }
 
   #opened(submissionId: string): void {
     this.#open.add(submissionId);
@@ -198,7 +229,9 @@ export class LiveConversation {
     setTimeout(() => {
       this.#notifyScheduled = false;
       const running = this.#open.values().next().value;
-      const snapshot: { -readonly [K in keyof LiveConversationSnapshot]: LiveConversationSnapshot[K] } = { messages: this.#view.items, status: this.#status };
+      const messages = this.#view.items;
+      const pendingApprovals = messages.filter((m): m is PendingApprovalItem => m.kind === "tool" && m.approval?.state === "pending");
+      const snapshot: { -readonly [K in keyof LiveConversationSnapshot]: LiveConversationSnapshot[K] } = { messages, status: this.#status, pendingApprovals };
       if (this.#error) snapshot.error = this.#error;
       if (running !== undefined) snapshot.running = running;
       this.#snapshot = snapshot;

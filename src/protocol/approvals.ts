@@ -41,3 +41,14 @@ export interface CallbackResolution {
   /** True when this same answer had been given before (nothing changed). */
   replayed: boolean;
 }
+
+/**
+ * The submission and call an `approvalId` (`<submissionId>/<callId>`) names: what a decision's
+ * route takes. A submission id holds no `/` (`ID_RULES.dispatchId`), so the first one splits it.
+ * @throws {Error} when `approvalId` is not of that form
+ */
+export function approvalIdParts(approvalId: string): { submissionId: string; callId: string } {
+  const at = approvalId.indexOf("/");
+  if (at <= 0 || at === approvalId.length - 1) throw new Error(`not an approval id (<submissionId>/<callId>): ${JSON.stringify(approvalId)}`);
+  return { submissionId: approvalId.slice(0, at), callId: approvalId.slice(at + 1) };
+}

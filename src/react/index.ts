@@ -1,7 +1,7 @@
 /**
  * `resolute-harness/react`: `useConversation`, a harness session in a React component: its
- * messages (through `MessageView`), status, and `send`, `steer`, `followUp`, `cancel`,
- * `compact`; on mount it reads the conversation and resumes whatever is in flight. Needs `react`
+ * messages (through `MessageView`), status, the calls waiting for a person's approval, and
+ * `send`, `steer`, `followUp`, `cancel`, `compact`, `approve`, `deny`; on mount it reads the conversation and resumes whatever is in flight. Needs `react`
  * 18 or later (an optional peer dependency). Create the client once (module scope or `useMemo`):
  * a new client starts a new conversation.
  *
@@ -22,5 +22,11 @@
  * @module
  */
 export { useConversation, type UseConversationOptions, type UseConversationResult } from "./use-conversation.ts";
-export { LiveConversation, type LiveConversationOptions, type LiveConversationSnapshot, type LiveConversationStatus } from "../client/live-conversation.ts";
-export type { ViewItem, UserItem, AssistantItem, ToolItem, NoteItem, SettledItem } from "../client/message-view.ts";
+export {
+  LiveConversation,
+  type LiveConversationOptions,
+  type LiveConversationSnapshot,
+  type LiveConversationStatus,
+  type PendingApprovalItem,
+} from "../client/live-conversation.ts";
+export type { ViewItem, UserItem, AssistantItem, ToolItem, ToolApproval, NoteItem, SettledItem } from "../client/message-view.ts";

@@ -16,11 +16,16 @@ export interface UseConversationResult extends LiveConversationSnapshot {
   cancel: LiveConversation["cancel"];
   /** Admits a manual compaction. */
   compact: LiveConversation["compact"];
+  /** Approves a call of `pendingApprovals` by its `approval.approvalId`: it runs once and the run goes on. */
+  approve: LiveConversation["approve"];
+  /** Denies a call of `pendingApprovals` by its `approval.approvalId`: nothing runs, the model reads why. */
+  deny: LiveConversation["deny"];
 }
 
 /**
  * A harness session in a React component: its messages (through `MessageView`: superseded
- * attempts dropped), status and error, and `send`, `steer`, `followUp`, `cancel`, `compact`.
+ * attempts dropped), status and error, the tool calls waiting for a person's approval
+ * (`pendingApprovals`), and `send`, `steer`, `followUp`, `cancel`, `compact`, `approve`, `deny`.
  * On mount it reads the conversation from its start and follows whatever is in flight, so a
  * reload mid-reply carries on where the reply is, each record shown once. A new
  * `agent`/`instance`/`session` (or `client`) starts a new conversation.
@@ -42,5 +47,7 @@ export function useConversation(options: UseConversationOptions): UseConversatio
     followUp: conversation.followUp,
     cancel: conversation.cancel,
     compact: conversation.compact,
+    approve: conversation.approve,
+    deny: conversation.deny,
   };
 }
