@@ -151,4 +151,63 @@ describe("SubmissionChunker", () => {
     expect(chunks.map((c) => c.type)).toEqual(["data-settlement", "finish"]);
     expect(chunks[1]).toMatchObject({ finishReason: "other" });
   });
+
+  it("approvals: requested, then approved (output) or expired (denied); one data-approval part per call, updated in place", async () => {
+    const a = { attemptId: "a1" };
+    const b = { attemptId: "a2" };
+    const expiresAt = "2026-01-02T00:00:00.000Z";
+    const records = log("s3", [
+      { kind: "user_message", payload: { body: "refund 240 and refund 500" }, ...a },
+      { kind: "assistant_message_started", payload: { model: "m", messageType: "message" }, ...a, turnId: "t1" },
+      { kind: "assistant_tool_call", payload: { callId: "r1", toolName: "refund", args: { amount: 240 } }, ...a, turnId: "t1" },
+      { kind: "assistant_tool_call", payload: { callId: "r2", toolName: "refund", args: { amount: 500 } }, ...a, turnId: "t1" },
+      { kind: "assistant_message_completed", payload: { message: { role: "assistant", type: "message", body: { stopReason: "toolUse" } } }, ...a, turnId: "t1" },
+      { kind: "approval_requested", payload: { callId: "r1", toolName: "refund", args: { amount: 240 }, approvalId: "s3/r1", expiresAt }, ...a },
+      { kind: "approval_requested", payload: { callId: "r2", toolName: "refund", args: { amount: 500 }, approvalId: "s3/r2", expiresAt }, ...a },
+      { kind: "approval_decided", payload: { callId: "r1", approved: true, reason: "ok" } },
+      { kind: "approval_decided", payload: { callId: "r2", approved: false, reason: "approval expired", expired: true } },
+      { kind: "tool_outcome", payload: { callId: "r1", toolName: "refund", content: [{ type: "text", text: "refunded $240" }], isError: false }, ...b },
+      { kind: "tool_outcome", payload: { callId: "r2", toolName: "refund", content: [{ type: "text", text: "approval expired" }], isError: true }, ...b },
+      { kind: "submission_settled", payload: { status: "succeeded" }, ...b },
+    ]);
+    const chunker = new SubmissionChunker("s3");
+    const upTo = (n: number) => {
+      const early = new SubmissionChunker("s3");
+      return [...early.start(), ...records.slice(0, n).flatMap((r) => early.apply(r))];
+    };
+    // While both wait: the AI SDK's approval-requested state and a pending data part each.
+    const waiting = (await read(upTo(7))).message!;
+    expect(waiting.parts.filter((p) => p.type === "dynamic-tool").map((p) => [p.state, p.approval?.id])).toEqual([
+      ["approval-requested", "s3/r1"],
+      ["approval-requested", "s3/r2"],
+    ]);
+    expect(waiting.parts.filter((p) => p.type === "data-approval").map((p) => p.data)).toEqual([
+      { state: "pending", approvalId: "s3/r1", expiresAt, submissionId: "s3", callId: "r1", toolName: "refund" },
+      { state: "pending", approvalId: "s3/r2", expiresAt, submissionId: "s3", callId: "r2", toolName: "refund" },
+    ]);
+
+    const chunks = [...chunker.start(), ...records.flatMap((r) => chunker.apply(r))];
+    const { message, errors } = await read(chunks);
+    expect(errors).toEqual([]);
+    const tools = message!.parts.filter((p) => p.type === "dynamic-tool");
+    expect(tools[0]).toMatchObject({ state: "output-available", output: { text: "refunded $240" }, approval: { id: "s3/r1", approved: true, reason: "ok" } });
+    expect(tools[1]).toMatchObject({ state: "output-denied", approval: { id: "s3/r2", approved: false, reason: "approval expired" } });
+    expect(message!.parts.filter((p) => p.type === "data-approval").map((p) => [p.data.callId, p.data.state, p.data.reason])).toEqual([
+      ["r1", "approved", "ok"],
+      ["r2", "expired", "approval expired"],
+    ]);
+    // The history replay builds the same message.
+    const [, replayed] = await uiMessagesOf(records);
+    expect(replayed!.parts).toEqual(message!.parts);
+  });
+
+  it("an approval request without its call record still gets a tool part; a decision of an unknown call adds nothing", () => {
+    const chunker = new SubmissionChunker("s4");
+    const [asked, stray] = log("s4", [
+      { kind: "approval_requested", payload: { callId: "x1", toolName: "refund", args: { amount: 900 }, approvalId: "s4/x1", expiresAt: "2026-01-02T00:00:00.000Z" } },
+      { kind: "approval_decided", payload: { callId: "nope", approved: true } },
+    ]);
+    expect(chunker.apply(asked!).map((c) => c.type)).toEqual(["tool-input-available", "tool-approval-request", "data-approval"]);
+    expect(chunker.apply(stray!)).toEqual([]);
+  });
 });
