@@ -22,7 +22,7 @@ import { startEmulators } from "../../test/support/emulators.ts";
 import type { Store } from "../../src/store/store.ts";
 import type { Submission, SubmissionStatus } from "../../src/store/submission.ts";
 import { encodeDoorbell } from "../../src/sqs/doorbell-body.ts";
-import { messageGroupId } from "../../src/sqs/message-group.ts";
+import { doorbellGroupId } from "../../src/sqs/message-group.ts";
 import { createDynamoStore } from "../../src/dynamodb/index.ts";
 import { checkInvariants } from "./invariants.ts";
 import { driveSessions, familyPhases, percentiles, readBack, readFamilies, sleep, type Family } from "./session-driver.ts";
@@ -198,13 +198,15 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
         families,
         onAdmitted: async (submissionId, instance) => {
           if (random() >= options.duplicateRate) return;
-          // A duplicate as SQS's at-least-once delivery or a re-ring would make it.
+          // A duplicate as a re-ring makes it: a group of its own (ADR 0028). In the session's
+          // group it would wait behind any doorbell of that group left in flight by a container
+          // killed before its handler, for the queue's whole visibility timeout.
           const group = `assistant/${instance}/default`;
           await sqs.send(
             new SendMessageCommand({
               QueueUrl: cloud.queueUrl,
               MessageBody: encodeDoorbell({ submissionId, group }),
-              MessageGroupId: messageGroupId(group),
+              MessageGroupId: doorbellGroupId(group),
               MessageDeduplicationId: randomUUID(),
             }),
           );
