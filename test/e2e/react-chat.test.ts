@@ -6,14 +6,13 @@
  * cancels the submission. React runs in development under StrictMode (effects twice).
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { build } from "esbuild";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type HarnessClient } from "../../src/client/index.ts";
-import { freePort, killExamples, startExampleProcess, type ExampleProcess } from "./examples/support.ts";
+import { killExamples, startExampleProcess, type ExampleProcess } from "./examples/support.ts";
+import { serveReactApp, type ReactAppSite } from "./fixtures/react-app-site.ts";
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].find(
   (p): p is string => p !== undefined && p !== "" && existsSync(p),
@@ -30,35 +29,14 @@ const SLOW_REPLY = `You said: ${SLOW}`;
 let dataDir: string;
 let server: ExampleProcess;
 let browser: Browser;
-let site: Server;
+let site: ReactAppSite;
 let siteUrl: string;
 let client: HarnessClient;
 
 beforeAll(async () => {
   if (!CHROMIUM) return;
-  const bundled = await build({
-    entryPoints: [join(import.meta.dirname, "fixtures", "react-chat-app.ts")],
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    write: false,
-    define: { "process.env.NODE_ENV": '"development"' },
-    logLevel: "warning",
-  });
-  const script = bundled.outputFiles[0]!.text;
-  const sitePort = await freePort();
-  siteUrl = `http://127.0.0.1:${sitePort}`;
-  site = createServer((req, res) => {
-    if (req.url?.startsWith("/app.js")) {
-      res.writeHead(200, { "content-type": "text/javascript" });
-      res.end(script);
-      return;
-    }
-    res.writeHead(200, { "content-type": "text/html" });
-    res.end(`<!doctype html><title>react chat</title><div id="root"></div><script type="module" src="/app.js"></script>`);
-  });
-  await new Promise<void>((resolve) => site.listen(sitePort, "127.0.0.1", resolve));
+  site = await serveReactApp();
+  siteUrl = site.url;
   dataDir = mkdtempSync(join(tmpdir(), "harness-react-chat-"));
   server = await startExampleProcess(["start"], { DATA_DIR: dataDir, CORS_ORIGINS: siteUrl });
   client = createClient({ baseUrl: server.url });
@@ -68,7 +46,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await killExamples();
-  await new Promise((resolve) => (site ? site.close(resolve) : resolve(undefined)));
+  await site?.close();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -182,7 +182,8 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "protocol/records.ts": WIRE,
   "protocol/submission-view.ts": WIRE,
   "react/index.ts": ENTRY,
-  "react/use-conversation.ts": "the React hook, rendered in Chromium by test/e2e/react-chat.test.ts (its store: test/unit/client/live-conversation.test.ts)",
+  "react/use-conversation.ts":
+    "the React hook, rendered in Chromium by test/e2e/react-chat.test.ts and react-approvals.test.ts (its store: test/unit/client/live-conversation.test.ts, live-conversation.approvals.test.ts)",
   "runtime/attachments.ts": "the runtime's uploads: test/unit/http/attachment-routes.test.ts, test/e2e/lambda/attachments.aws.test.ts",
   "runtime/append-notifier.ts": "live SSE tails in one process: test/unit/http/record-stream.test.ts",
   "runtime/defaults.ts": "constants",
