@@ -105,6 +105,7 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "dynamodb/log-reader.ts": DYNAMODB,
   "dynamodb/query.ts": DYNAMODB,
   "dynamodb/retry.ts": DYNAMODB,
+  "dynamodb/s3-client.ts": `${DYNAMODB} (every S3 call of the store goes through it; that the http and worker bundles load it lazily: test/unit/cdk/harness.test.ts)`,
   "dynamodb/session-head.ts": DYNAMODB,
   "dynamodb/session-listing.ts": DYNAMODB,
   "dynamodb/state-update.ts": DYNAMODB,
