@@ -62,6 +62,25 @@ export class InvalidAttachment extends HarnessError {
   }
 }
 
+/**
+ * An import body that is not a conversation export (ADR 0034): a line that is not JSON, an
+ * unknown line type or record kind, records out of order, an attachment whose bytes do not match
+ * its digest or that the attachment policy refuses, a missing end line. The message names the
+ * line. Nothing was written.
+ */
+export class InvalidExport extends HarnessError {
+  constructor(message: string) {
+    super("invalid_export", message);
+  }
+}
+
+/** An import into a session that already has a conversation: an import never writes into history. */
+export class ConversationExists extends HarnessError {
+  constructor(session: string) {
+    super("conversation_exists", `session ${session} already has a conversation: import into a new session, or delete it first`);
+  }
+}
+
 /** A direct upload id that names no pending or completed upload. */
 export class UploadNotFound extends HarnessError {
   constructor(uploadId: string) {

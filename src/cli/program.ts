@@ -9,6 +9,7 @@ import type { ConversationRecord, SettledPayload } from "../protocol/records.ts"
 import type { DispatchMessage } from "../protocol/dispatch.ts";
 import type { SubmissionStatus } from "../protocol/submission-view.ts";
 import { addApprovalCommands } from "./approval-commands.ts";
+import { addConversationCommands } from "./conversation-commands.ts";
 import { EXIT, usageError, type CliIo } from "./cli-io.ts";
 import { registerDevCommand } from "./dev-command.ts";
 import { registerInitCommand } from "./init-command.ts";
@@ -254,6 +255,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     });
 
   addApprovalCommands(program, { client, print, parseTarget, signal: io.signal });
+  addConversationCommands(program, { client, print, parseTarget, stdout: io.stdout, signal: io.signal });
 
   try {
     await program.parseAsync([...argv], { from: "user" });

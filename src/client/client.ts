@@ -6,6 +6,7 @@ import type { SubmissionStatus } from "../protocol/submission-view.ts";
 import type { SubmissionDetail, SubmissionPage } from "../protocol/submission-view.ts";
 import { idsOf, networkFailure, readJson, type CancelAnswer, type DispatchIds, type Outcome, type SettledResult } from "./answers.ts";
 import { approvalMethods, type ApprovalMethods } from "./approvals.ts";
+import { conversationTransferMethods, type ConversationTransferMethods } from "./conversation-transfer.ts";
 import { attachmentUpload, type UploadOptions } from "./attachment-upload.ts";
 import { HarnessHttpError } from "./http-error.ts";
 import { recordStream, type StreamOptions, type WaitOptions } from "./record-stream.ts";
@@ -74,7 +75,7 @@ export interface ListSubmissionsOptions {
  * the server's agents map (`typeof agents`): agent names are then checked, and a settled
  * `result` typed from the agent's (or the dispatch's) `resultSchema`.
  */
-export interface HarnessClient<A extends object = AnyAgents> extends ApprovalMethods {
+export interface HarnessClient<A extends object = AnyAgents> extends ApprovalMethods, ConversationTransferMethods {
   /**
    * Dispatches a message to an agent instance; resolves once the submission is durable.
    * @throws {HarnessHttpError} e.g. 400 `invalid_dispatch`, 404 `unknown_agent`, 409 `dispatch_conflict`
@@ -243,9 +244,12 @@ export function createClient<A extends object = AnyAgents>(options: ClientOption
 
   const compactBody = (opts: InjectOptions): Record<string, unknown> => (opts.session === undefined ? {} : { session: opts.session });
 
+  const uploadAttachment = attachmentUpload(send, doFetch, baseUrl);
+
   // Checked untyped; the agents type only narrows what callers may pass and what they get.
   const client: HarnessClient = {
     ...approvalMethods(send, baseUrl, agentUrl),
+    ...conversationTransferMethods(send, baseUrl, agentUrl, uploadAttachment),
     dispatch: (agent, instance, message, opts = {}) => admitted(agentUrl(agent, instance), dispatchBody(message, opts), opts.signal),
     dispatchAndWait: (agent, instance, message, opts = {}) => admittedAndSettled(agent, instance, "", dispatchBody(message, opts), opts),
     compact: (agent, instance, opts = {}) => admitted(agentUrl(agent, instance, "/compact"), compactBody(opts), opts.signal),
@@ -285,7 +289,7 @@ export function createClient<A extends object = AnyAgents>(options: ClientOption
       return page as unknown as SubmissionPage;
     },
 
-    uploadAttachment: attachmentUpload(send, doFetch, baseUrl),
+    uploadAttachment,
     async getSubmission(agent, instance, submissionId, opts = {}) {
       const res = await send("GET", agentUrl(agent, instance, `/submissions/${encodeURIComponent(submissionId)}`), {
         signal: opts.signal,

@@ -15,8 +15,8 @@ import { type SessionKey, sessionKeyString } from "../store/submission.ts";
 const CHUNK = 100;
 
 /**
- * Creates the conversation of `key` (`InvalidRequest` when the session has one already: a copy
- * never writes into existing history) and appends copies of `records`. Returns the new
+ * Creates the conversation of `key` (`exists()`, by default `InvalidRequest`, when the session
+ * has one already: a copy never writes into existing history) and appends copies of `records`. Returns the new
  * conversation's id and the new id of each copied record by its old id.
  */
 export async function copyIntoNewConversation(
@@ -24,9 +24,10 @@ export async function copyIntoNewConversation(
   key: SessionKey,
   records: readonly ConversationRecord[],
   now: number,
+  exists: () => Error = () => new InvalidRequest(`session ${sessionKeyString(key)} already has a conversation: copy into a new session`),
 ): Promise<{ conversationId: string; ids: Map<string, string> }> {
   const { conversation, created } = await store.ensureConversation({ id: newId(now), key, createdAt: now });
-  if (!created) throw new InvalidRequest(`session ${sessionKeyString(key)} already has a conversation: copy into a new session`);
+  if (!created) throw exists();
   const ids = new Map<string, string>();
   let head = "";
   let chunk: ConversationRecord[] = [];

@@ -17,6 +17,12 @@ export interface AppOptions {
   /** Largest request body in bytes; larger → 413. Default 1 MiB (message bodies are capped at 256 KiB by admission). */
   maxBodyBytes?: number;
   /**
+   * Largest body of `POST …/import` (a whole conversation export) in bytes; larger → 413. Default
+   * 32 MiB. On Lambda the function URL caps every request at 6 MB: `harness import` uploads the
+   * attachments first and sends the records only.
+   */
+  maxImportBytes?: number;
+  /**
    * Longest a `?wait=true` POST blocks. After it the answer is 202 with the ids (as without
    * `wait`), so the client reads the rest from the stream. Default 60 s.
    */
@@ -75,6 +81,7 @@ export interface AppOptions {
 /** The defaults of {@link AppOptions}. */
 export const APP_DEFAULTS = {
   maxBodyBytes: 1024 * 1024,
+  maxImportBytes: 32 * 1024 * 1024,
   maxRequestWaitMs: 60_000,
   maxStreamMs: STREAM_MAX_MS.embedded,
   keepAliveMs: 15_000,
@@ -159,7 +166,12 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     maxSize: opts.maxBodyBytes,
     onError: (c) => errorResponse(c, 413, { error: `request body exceeds ${opts.maxBodyBytes} bytes`, code: "payload_too_large" }),
   });
-  app.use("/agents/*", limit);
+  const importLimit = bodyLimit({
+    maxSize: opts.maxImportBytes,
+    onError: (c) => errorResponse(c, 413, { error: `import body exceeds ${opts.maxImportBytes} bytes`, code: "payload_too_large" }),
+  });
+  // An import carries a whole conversation: its own, larger limit.
+  app.use("/agents/*", (c, next) => (c.req.method === "POST" && c.req.path.endsWith("/import") ? importLimit(c, next) : limit(c, next)));
   app.use("/callbacks/*", limit);
 
   app.post("/agents/:agent/:instance", async (c) => {

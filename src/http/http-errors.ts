@@ -24,6 +24,8 @@ const STATUS_BY_CODE: Partial<Record<HarnessErrorCode, ContentfulStatusCode>> = 
   invalid_request: 400,
   attachment_not_found: 400,
   invalid_attachment: 400,
+  invalid_export: 400,
+  conversation_exists: 409,
   upload_not_found: 404,
   uploads_unsupported: 501,
   unknown_agent: 404,

@@ -11,6 +11,8 @@ export type HarnessErrorCode =
   | "claim_lost"
   | "attachment_not_found"
   | "invalid_attachment"
+  | "invalid_export"
+  | "conversation_exists"
   | "upload_not_found"
   | "uploads_unsupported"
   | "unsupported_schema"

@@ -16,6 +16,9 @@ import { sweep, type SweepReport } from "../engine/sweep.ts";
 import { deleteSessionConversation, type ConversationDeletionReport } from "../engine/conversation-deletion.ts";
 import { forkConversation } from "../engine/conversation-fork.ts";
 import type { ForkAnswer, ForkRequest } from "./fork-request.ts";
+import { exportConversation, type ConversationExport } from "../engine/conversation-export.ts";
+import { importConversation } from "../engine/conversation-import.ts";
+import type { ImportAnswer } from "../protocol/conversation-export.ts";
 import { resolveSubagents } from "../engine/subagents.ts";
 import { handleDoorbell } from "../engine/worker.ts";
 import { systemClock } from "../ports/clock.ts";
@@ -194,6 +197,18 @@ export interface Runtime {
    * conversation does not hold is `InvalidRequest`.
    */
   fork(request: ForkRequest): Promise<ForkAnswer>;
+  /**
+   * A session's conversation as an export (ADR 0034): its header, then the lines to stream (every
+   * record, the attachments its messages reference, the end line). `ConversationNotFound` when
+   * the session has none.
+   */
+  exportConversation(address: SessionAddress): Promise<ConversationExport>;
+  /**
+   * Rebuilds an export (its JSON Lines text) as the conversation of a new session: checked whole
+   * first (`InvalidExport` naming the line; `ConversationExists` when the session has a
+   * conversation), then written with renewed record, conversation and submission ids.
+   */
+  importConversation(address: SessionAddress, text: string): Promise<ImportAnswer>;
   /** Runs one sweep now (also runs on a timer once started). */
   sweep(options?: { staleQueuedMs?: number }): Promise<SweepReport>;
   hasAgent(name: string): boolean;
@@ -441,6 +456,14 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       if (request.message === undefined) return answer;
       const admitted = await runtime.dispatch({ agent: target.agent, instance: target.instance, session: target.session, message: request.message });
       return { ...answer, submissionId: admitted.submissionId };
+    },
+    async exportConversation(address) {
+      if (state === "closed") throw new RuntimeClosed();
+      return exportConversation(store, sessionKeyOf(address, knows));
+    },
+    async importConversation(address, text) {
+      if (state === "closed") throw new RuntimeClosed();
+      return importConversation({ store, policy: attachments.policy, now: clock.now() }, sessionKeyOf(address, knows), text);
     },
     attachment: (digest) => store.getAttachment(digest),
     attachmentLimits: () => ({ policy: attachments.policy, directUploads: attachments.directUploads }),

@@ -33,3 +33,5 @@ export type { AttachmentUpload, DirectUploadDeclaration } from "../runtime/attac
 export type { ConversationDeletionReport } from "../engine/conversation-deletion.ts";
 export type { ForkAnswer, ForkRequest } from "../runtime/fork-request.ts";
 export type { ForkResult } from "../engine/conversation-fork.ts";
+export type { ConversationExport } from "../engine/conversation-export.ts";
+export type { ExportAttachmentLine, ExportEnd, ExportHeader, ExportLine, ExportRecordLine, ImportAnswer } from "../protocol/conversation-export.ts";
