@@ -10,7 +10,6 @@
  *   the DynamoDB units its wait adds to a day of sweeps (once a minute, as the construct
  *   schedules them) against sweeps with nothing waiting, and its items' storage; priced.
  */
-import { QueryCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { defineTool } from "../src/agent/define-tool.ts";
 import * as schema from "../src/agent/tool-schema.ts";
 import { keylessModel, streamBlocks, type StreamBlock } from "../src/agent/block-stream.ts";
@@ -20,10 +19,9 @@ import type { Doorbell } from "../src/ports/queue.ts";
 import { RUNTIME_DEFAULTS } from "../src/runtime/defaults.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
 import { conversationPk, sessionPk, submissionPk } from "../src/dynamodb/keys.ts";
-import { itemBytes } from "../src/dynamodb/item.ts";
 import { createDynamoClient } from "../src/dynamodb/index.ts";
 import { startEmulators } from "../test/support/emulators.ts";
-import { meteredDynamo, type OperationUnits } from "./dynamo-units.ts";
+import { addUnits, itemBytesOf, meteredDynamo, type OperationUnits, sumUnits, type Units, zeroUnits } from "./dynamo-units.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
 import { atMost, figure, note } from "./report.ts";
 
@@ -32,7 +30,6 @@ const SWEEP_EVERY_MS = 60_000;
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
-type Units = { reads: number; writes: number; commands: number };
 const unitsOf = (t: OperationUnits): Units => ({ reads: t.readUnits, writes: t.writeUnits, commands: t.commands });
 
 /** `npm run bench -- approvals`: starts the emulators itself. */
@@ -104,20 +101,20 @@ export async function benchApprovalCosts(): Promise<void> {
   };
   try {
     // ---- one approval round trip ----
-    const phases = { admission: zero(), ask: zero(), decision: zero(), resume: zero(), plain: zero() };
+    const phases = { admission: zeroUnits(), ask: zeroUnits(), decision: zeroUnits(), resume: zeroUnits(), plain: zeroUnits() };
     for (let run = 0; run < RUNS; run++) {
       const instance = `trip-${run}`;
       const message = { kind: "user" as const, body: "refund 240" };
       let id = "";
-      add(phases.admission, await measure(async () => void (id = (await runtime.dispatch({ agent: "support", instance, message })).submissionId)));
-      add(phases.ask, await measure(() => deliver(id)));
+      addUnits(phases.admission, await measure(async () => void (id = (await runtime.dispatch({ agent: "support", instance, message })).submissionId)));
+      addUnits(phases.ask, await measure(() => deliver(id)));
       const parked = await store.getSubmission(id);
       if (parked.status !== "waiting" || parked.leaseExpiresAt !== undefined) throw new Error(`not parked: ${JSON.stringify(parked)}`);
-      add(phases.decision, await measure(() => runtime.decide({ agent: "support", instance, submissionId: id, callId: "call_1", approved: true })));
-      add(phases.resume, await measure(() => deliver(id)));
+      addUnits(phases.decision, await measure(() => runtime.decide({ agent: "support", instance, submissionId: id, callId: "call_1", approved: true })));
+      addUnits(phases.resume, await measure(() => deliver(id)));
       const settled = await runtime.wait(id);
       if (settled.status !== "succeeded") throw new Error(`round trip failed: ${JSON.stringify(settled)}`);
-      add(
+      addUnits(
         phases.plain,
         await measure(async () => {
           const { submissionId } = await runtime.dispatch({ agent: "plain", instance, message });
@@ -127,7 +124,7 @@ export async function benchApprovalCosts(): Promise<void> {
     }
     if (fifo.length > 0) throw new Error(`doorbells left over: ${JSON.stringify(fifo)}`);
     const mean = (u: Units): Units => ({ reads: u.reads / RUNS, writes: u.writes / RUNS, commands: u.commands / RUNS });
-    const trip = mean(sum(phases.admission, phases.ask, phases.decision, phases.resume));
+    const trip = mean(sumUnits(phases.admission, phases.ask, phases.decision, phases.resume));
     const plain = mean(phases.plain);
     console.log(`tool approval (issue 22): DynamoDB units on DynamoDB Local (bench/dynamo-units.ts); a refund call that needs approval, approved; means of ${RUNS}:`);
     figure("write units of one approval round trip (admission, ask + park, decision, resume + tool + settlement)", trip.writes, "");
@@ -142,12 +139,12 @@ export async function benchApprovalCosts(): Promise<void> {
 
     // ---- a submission waiting a day for a person ----
     const sweepFor = async (span: number): Promise<{ total: Units; sweeps: number; checks: number }> => {
-      const out = { total: zero(), sweeps: 0, checks: 0 };
+      const out = { total: zeroUnits(), sweeps: 0, checks: 0 };
       for (let t = 0; t < span; t += SWEEP_EVERY_MS) {
         await clock.advance(SWEEP_EVERY_MS);
         meter.reset();
         const report = await runtime.sweep({ staleQueuedMs: 60_000 });
-        add(out.total, unitsOf(meter.snapshot().total));
+        addUnits(out.total, unitsOf(meter.snapshot().total));
         out.sweeps++;
         if (report.waitChecks + report.expiredWaits > 0) out.checks++;
       }
@@ -194,32 +191,4 @@ const PHASE_NAMES: Record<string, string> = {
   resume: "the resume: claim, tool_started, the tool, its outcome, turn, settlement",
 };
 
-function zero(): Units {
-  return { reads: 0, writes: 0, commands: 0 };
-}
-function add(into: Units, u: Units): void {
-  into.reads += u.reads;
-  into.writes += u.writes;
-  into.commands += u.commands;
-}
-function sum(...us: Units[]): Units {
-  const out = zero();
-  for (const u of us) add(out, u);
-  return out;
-}
 
-/** Bytes of every item under the given partition keys (an uncounted client). */
-async function itemBytesOf(client: DynamoDBClient, table: string, pks: string[]): Promise<number> {
-  let bytes = 0;
-  for (const pk of pks) {
-    let start: Record<string, any> | undefined;
-    do {
-      const page = await client.send(
-        new QueryCommand({ TableName: table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": { S: pk } }, ExclusiveStartKey: start }),
-      );
-      for (const item of page.Items ?? []) bytes += itemBytes(item);
-      start = page.LastEvaluatedKey;
-    } while (start);
-  }
-  return bytes;
-}

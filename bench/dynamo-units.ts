@@ -18,6 +18,7 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   GetItemCommand,
+  QueryCommand,
   type TransactWriteItem,
 } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
@@ -365,4 +366,37 @@ export async function meteredDynamo(name: string): Promise<MeteredDynamo> {
       s3.destroy();
     },
   };
+}
+
+/** Billed read and write units and requests of one phase of a workload (the cost benches). */
+export type Units = { reads: number; writes: number; commands: number };
+
+export function zeroUnits(): Units {
+  return { reads: 0, writes: 0, commands: 0 };
+}
+export function addUnits(into: Units, u: Units): void {
+  into.reads += u.reads;
+  into.writes += u.writes;
+  into.commands += u.commands;
+}
+export function sumUnits(...us: Units[]): Units {
+  const out = zeroUnits();
+  for (const u of us) addUnits(out, u);
+  return out;
+}
+
+/** Bytes of every item under the given partition keys (an uncounted client). */
+export async function itemBytesOf(client: DynamoDBClient, table: string, pks: string[]): Promise<number> {
+  let bytes = 0;
+  for (const pk of pks) {
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await client.send(
+        new QueryCommand({ TableName: table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": { S: pk } }, ExclusiveStartKey: start }),
+      );
+      for (const item of page.Items ?? []) bytes += itemBytes(item);
+      start = page.LastEvaluatedKey;
+    } while (start);
+  }
+  return bytes;
 }

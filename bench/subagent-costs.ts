@@ -15,7 +15,6 @@
  *   storage its items take.
  */
 import type { AgentTool, StreamFn } from "@earendil-works/pi-agent-core";
-import { QueryCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { firstWaitCheckAt, nextWaitCheckAt } from "../src/engine/wait-check.ts";
 import { ManualClock } from "../src/ports/clock.ts";
 import type { Doorbell } from "../src/ports/queue.ts";
@@ -23,9 +22,8 @@ import { RUNTIME_DEFAULTS } from "../src/runtime/defaults.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
 import { keylessModel, streamBlocks, type StreamBlock } from "../src/agent/block-stream.ts";
 import { conversationPk, sessionPk, submissionPk } from "../src/dynamodb/keys.ts";
-import { itemBytes } from "../src/dynamodb/item.ts";
 import { createDynamoClient } from "../src/dynamodb/index.ts";
-import { meteredDynamo, type OperationUnits } from "./dynamo-units.ts";
+import { addUnits, itemBytesOf, meteredDynamo, type OperationUnits, sumUnits, type Units, zeroUnits } from "./dynamo-units.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
 import { atMost, figure, note } from "./report.ts";
 
@@ -74,7 +72,6 @@ const lookup: AgentTool<any> = {
   execute: async () => ({ content: [{ type: "text", text: FOUND }], details: {} }),
 };
 
-type Units = { reads: number; writes: number; commands: number };
 const unitsOf = (t: OperationUnits): Units => ({ reads: t.readUnits, writes: t.writeUnits, commands: t.commands });
 
 export async function benchSubagentCosts(): Promise<void> {
@@ -118,24 +115,24 @@ export async function benchSubagentCosts(): Promise<void> {
   };
   try {
     // ---- one spawn + wake ----
-    const phases = { admission: zero(), spawn: zero(), child: zero(), resume: zero(), solo: zero() };
+    const phases = { admission: zeroUnits(), spawn: zeroUnits(), child: zeroUnits(), resume: zeroUnits(), solo: zeroUnits() };
     const byOperation = new Map<string, OperationUnits>();
     const ringsBefore = rings;
     for (let run = 0; run < RUNS; run++) {
       const address = { agent: "lead", instance: `flow-${run}`, message: { kind: "user" as const, body: "Triage: the export fails." } };
       let parentId = "";
-      add(phases.admission, await measure(async () => void (parentId = (await runtime.dispatch(address)).submissionId)));
-      add(phases.spawn, await measure(() => deliver(parentId)));
+      addUnits(phases.admission, await measure(async () => void (parentId = (await runtime.dispatch(address)).submissionId)));
+      addUnits(phases.spawn, await measure(() => deliver(parentId)));
       const childId = await childOf(parentId);
-      add(phases.child, await measure(() => deliver(childId)));
+      addUnits(phases.child, await measure(() => deliver(childId)));
       collect(byOperation, meter.snapshot().byOperation);
-      add(phases.resume, await measure(() => deliver(parentId)));
+      addUnits(phases.resume, await measure(() => deliver(parentId)));
       collect(byOperation, meter.snapshot().byOperation);
       if (fifo.length > 0) throw new Error(`doorbells left over: ${JSON.stringify(fifo)}`);
       const settled = await runtime.wait(parentId);
       if (settled.status !== "succeeded") throw new Error(`spawn + wake flow failed: ${JSON.stringify(settled)}`);
       // The same work with an in-process tool: one submission, admission included.
-      add(
+      addUnits(
         phases.solo,
         await measure(async () => {
           const { submissionId } = await runtime.dispatch({ ...address, agent: "solo" });
@@ -145,7 +142,7 @@ export async function benchSubagentCosts(): Promise<void> {
     }
     const flowRings = (rings - ringsBefore) / RUNS - 1; // less the in-process comparison's one
     const mean = (u: Units): Units => ({ reads: u.reads / RUNS, writes: u.writes / RUNS, commands: u.commands / RUNS });
-    const flow = mean(sum(phases.admission, phases.spawn, phases.child, phases.resume));
+    const flow = mean(sumUnits(phases.admission, phases.spawn, phases.child, phases.resume));
     const solo = mean(phases.solo);
     console.log(
       `durable subagents (issue 10): DynamoDB units on DynamoDB Local, transactions computed from item sizes (bench/dynamo-units.ts); ` +
@@ -211,10 +208,10 @@ export async function benchSubagentCosts(): Promise<void> {
     const quiet = await measure(() => clock.advance(HOUR_MS));
     if ((await store.getSubmission(parentId)).status !== "waiting") throw new Error("the parent stopped waiting within the hour");
     const own = waiting.rung.filter((d) => d.submissionId === parentId).length;
-    const perSweep = total(baseline.sweeps.map((s) => s.units));
+    const perSweep = sumUnits(...baseline.sweeps.map((s) => s.units));
     const perBaseSweep = { reads: perSweep.reads / baseline.sweeps.length, writes: perSweep.writes / baseline.sweeps.length, commands: perSweep.commands / baseline.sweeps.length };
     const beyondBaseline = (sweeps: Array<{ units: Units }>): Units => {
-      const t = total(sweeps.map((s) => s.units));
+      const t = sumUnits(...sweeps.map((s) => s.units));
       return {
         reads: t.reads - sweeps.length * perBaseSweep.reads,
         writes: t.writes - sweeps.length * perBaseSweep.writes,
@@ -290,22 +287,6 @@ function waitChecksWithin(span: number, settlementGraceMs: number): number {
   return checks;
 }
 
-function zero(): Units {
-  return { reads: 0, writes: 0, commands: 0 };
-}
-function add(into: Units, u: Units): void {
-  into.reads += u.reads;
-  into.writes += u.writes;
-  into.commands += u.commands;
-}
-function total(us: Units[]): Units {
-  return sum(...us);
-}
-function sum(...us: Units[]): Units {
-  const out = zero();
-  for (const u of us) add(out, u);
-  return out;
-}
 function collect(into: Map<string, OperationUnits>, from: Map<string, OperationUnits>): void {
   for (const [name, op] of from) {
     const acc = into.get(name) ?? { calls: 0, commands: 0, localReadUnits: 0, readUnits: 0, localWriteUnits: 0, writeUnits: 0, refused: 0 };
@@ -314,18 +295,3 @@ function collect(into: Map<string, OperationUnits>, from: Map<string, OperationU
   }
 }
 
-/** Bytes of every item under the given partition keys (an uncounted client). */
-async function itemBytesOf(client: DynamoDBClient, table: string, pks: string[]): Promise<number> {
-  let bytes = 0;
-  for (const pk of pks) {
-    let start: Record<string, any> | undefined;
-    do {
-      const page = await client.send(
-        new QueryCommand({ TableName: table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": { S: pk } }, ExclusiveStartKey: start }),
-      );
-      for (const item of page.Items ?? []) bytes += itemBytes(item);
-      start = page.LastEvaluatedKey;
-    } while (start);
-  }
-  return bytes;
-}
