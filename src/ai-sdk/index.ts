@@ -1,7 +1,8 @@
 /**
  * `resolute-harness/ai-sdk`: the harness behind the AI SDK's `useChat`. A `ChatTransport` that
  * dispatches, streams a submission's reply as UI message parts, resumes by record ids after a
- * reload and cancels on `stop()`; the conversation's history as UI messages. Needs `ai` 7 (an
+ * reload and cancels on `stop()`; calls waiting for a person's approval as the AI SDK's approval
+ * states, decided with `approve` / `deny`; the conversation's history as UI messages. Needs `ai` 7 (an
  * optional peer dependency); runs in browsers and Node.
  *
  * @example
@@ -17,6 +18,11 @@
  * const chat = new Chat<HarnessUIMessage>({ id: "default", transport, messages });
  * await chat.sendMessage({ text: "what time is it?" });
  * console.log(chat.messages.at(-1)?.parts);
+ * // A call waiting for a person is a tool part in `approval-requested` with a `data-approval`
+ * // part beside it; the decision goes to the harness, and the reply streams on.
+ * for (const part of chat.messages.at(-1)?.parts ?? []) {
+ *   if (part.type === "data-approval" && part.data.state === "pending") await transport.approve("default", part.data.approvalId);
+ * }
  * ```
  *
  * @module
