@@ -25,6 +25,8 @@ export interface SweepReport {
   rewoken: number;
   /** Delayed messages that joined their session's order at their time (ADR 0025). */
   released: number;
+  /** Conversations deleted for being idle past `conversationRetentionMs` (ADR 0034), when it is set. */
+  expiredConversations?: number;
 }
 
 /**

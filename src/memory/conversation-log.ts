@@ -1,9 +1,9 @@
 import type { LogCheckpoint } from "../conversation/checkpoint.ts";
-import { nextRecordIds } from "../conversation/ids.ts";
+import { idFloor, nextRecordIds } from "../conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
 import { ClaimLost, ConversationNotFound } from "../errors.ts";
 import type { Clock } from "../ports/clock.ts";
-import type { AppendFence, AppendOptions } from "../store/store.ts";
+import type { AppendFence, AppendOptions, IdleConversationQuery } from "../store/store.ts";
 import { type Conversation, type SessionKey, sessionKeyString } from "../store/submission.ts";
 import { attachmentDigests } from "../conversation/attachment-digests.ts";
 import { frozenCopy } from "./frozen-copy.ts";
@@ -46,6 +46,20 @@ export class MemoryConversationLog {
     this.#conversations.set(key, conversation);
     if (!this.#logs.has(conversation.id)) this.#logs.set(conversation.id, { ids: [], records: [], settled: new Set() });
     return { conversation: { ...conversation }, created: true };
+  }
+
+  /** `Store.listIdleConversations`: a scan of the conversations (the memory store is small). */
+  idleConversations(query: IdleConversationQuery): Conversation[] {
+    const floor = idFloor(query.idleSince);
+    return [...this.#conversations.values()]
+      .filter((c) => c.id > (query.after ?? ""))
+      .filter((c) => {
+        const last = this.#logs.get(c.id)?.ids.at(-1);
+        return last === undefined ? c.createdAt < query.idleSince : last < floor;
+      })
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
+      .slice(0, query.limit)
+      .map((c) => ({ ...c }));
   }
 
   getConversation(key: SessionKey): Conversation {

@@ -2,7 +2,7 @@ import type { LogCheckpoint } from "../conversation/checkpoint.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
 import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
-import type { AppendOptions, ConversationDeletion, InboxDrain, Store } from "../store/store.ts";
+import type { AppendOptions, ConversationDeletion, IdleConversationQuery, InboxDrain, Store } from "../store/store.ts";
 import type { CallAnswered, CallAnswerWrite, CallWait } from "../store/call-wait.ts";
 import type {
   Attempt,
@@ -181,6 +181,10 @@ export class MemoryStore implements Store {
 
   async ensureConversation(candidate: Conversation): Promise<{ conversation: Conversation; created: boolean }> {
     return this.#state.log.ensureConversation(candidate);
+  }
+
+  async listIdleConversations(query: IdleConversationQuery): Promise<Conversation[]> {
+    return this.#state.log.idleConversations(query);
   }
 
   async getConversation(key: SessionKey): Promise<Conversation> {

@@ -34,6 +34,15 @@ export interface RuntimeConfig {
   interceptors?: Interceptor[];
   /** How often the sweep runs. Default 5 s. */
   sweepIntervalMs?: number;
+  /**
+   * Delete a conversation once it has been idle this long (ms): no record appended to it for
+   * that time (its last activity, not its creation). Off by default. The sweep deletes it as
+   * `DELETE /agents/:agent/:instance` does (records, submissions, checkpoint, subagents'
+   * conversations, the attachments only it references), at most once a minute; a conversation
+   * with an unsettled submission (a run waiting for an approval, say) stays until it settles. Needs
+   * a store that lists idle conversations (memory, SQLite); not yet the DynamoDB store.
+   */
+  conversationRetentionMs?: number;
   /** Attempts running at once in this process. Default 64. */
   concurrency?: number;
   /** Where observer failures are reported. Default: console.error. */

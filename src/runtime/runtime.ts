@@ -13,6 +13,7 @@ import {
 import { loadSessionDriver } from "../engine/attempt.ts";
 import { cancellationFor, cancelSubmission, cascadeToChildren, type CancelResult } from "../engine/cancel.ts";
 import { sweep, type SweepReport } from "../engine/sweep.ts";
+import { retentionSweep } from "../engine/conversation-retention.ts";
 import { deleteSessionConversation, type ConversationDeletionReport } from "../engine/conversation-deletion.ts";
 import { forkConversation } from "../engine/conversation-fork.ts";
 import type { ForkAnswer, ForkRequest } from "./fork-request.ts";
@@ -260,6 +261,13 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     }
   };
 
+  const retention = retentionSweep(store, config.conversationRetentionMs, () => clock.now());
+  /** The sweep, then (when on, and due or `force`d) the retention sweep. */
+  const sweepAll = async (staleQueuedMs: number, force: boolean): Promise<SweepReport> => {
+    const report = await sweep(ctx, { staleQueuedMs });
+    const expired = await retention?.(force);
+    return expired === undefined ? report : { ...report, expiredConversations: expired };
+  };
   const ctx: EngineContext = {
     store,
     queue,
@@ -317,7 +325,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
         { concurrency: config.concurrency ?? RUNTIME_DEFAULTS.concurrency },
       );
       // Recover what a previous process left: its doorbells died with it.
-      await sweep(ctx, { staleQueuedMs: 0 });
+      await sweepAll(0, false);
       sweepLoop = (async () => {
         for (;;) {
           try {
@@ -326,7 +334,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
             return;
           }
           try {
-            await sweep(ctx, { staleQueuedMs: sweepIntervalMs });
+            await sweepAll(sweepIntervalMs, false);
           } catch (err) {
             observe({
               type: "recovery",
@@ -419,7 +427,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       if (state === "closed") throw new RuntimeClosed();
       return handleDeadLetter(ctx, doorbell);
     },
-    sweep: (options = {}) => sweep(ctx, { staleQueuedMs: options.staleQueuedMs ?? 0 }),
+    sweep: (options = {}) => sweepAll(options.staleQueuedMs ?? 0, true),
     async uploadAttachment(upload) {
       if (state === "closed") throw new RuntimeClosed();
       return attachments.upload(upload);

@@ -5,7 +5,8 @@
 import type { LogCheckpoint } from "../conversation/checkpoint.ts";
 import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
 import { ClaimLost, ConversationNotFound } from "../errors.ts";
-import type { AppendOptions } from "../store/store.ts";
+import type { AppendOptions, IdleConversationQuery } from "../store/store.ts";
+import { idFloor } from "../conversation/ids.ts";
 import { type Conversation, type SessionKey, sessionKeyString } from "../store/submission.ts";
 import type { SqliteDatabase } from "./database.ts";
 import { sessionKeyColumn, sessionKeyFromColumn } from "./submission-row.ts";
@@ -23,6 +24,11 @@ export class SqliteConversationLog {
       const { changes } = this.#db.sql.insertConversation.run(candidate.id, key, candidate.createdAt);
       return { conversation: this.#conversationByKey(key)!, created: changes === 1 };
     });
+  }
+
+  async listIdleConversations(query: IdleConversationQuery): Promise<Conversation[]> {
+    const rows = this.#db.sql.idleConversations.all(query.after ?? "", idFloor(query.idleSince), query.idleSince, query.limit);
+    return rows.map((row) => ({ id: row.id as string, key: sessionKeyFromColumn(row.session_key as string), createdAt: row.created_at as number }));
   }
 
   async getConversation(key: SessionKey): Promise<Conversation> {

@@ -6,7 +6,7 @@ import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } f
 import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
 import type { LogCheckpoint } from "../conversation/checkpoint.ts";
-import type { AppendOptions, ConversationDeletion, InboxDrain, Store } from "../store/store.ts";
+import type { AppendOptions, ConversationDeletion, IdleConversationQuery, InboxDrain, Store } from "../store/store.ts";
 import type { CallAnswered, CallAnswerWrite, CallWait } from "../store/call-wait.ts";
 import type {
   Attempt,
@@ -215,6 +215,10 @@ export class SqliteStore implements Store {
   ensureConversation(candidate: Conversation): Promise<{ conversation: Conversation; created: boolean }> {
     return this.#log.ensureConversation(candidate);
   }
+  listIdleConversations(query: IdleConversationQuery): Promise<Conversation[]> {
+    return this.#log.listIdleConversations(query);
+  }
+
   getConversation(key: SessionKey): Promise<Conversation> {
     return this.#log.getConversation(key);
   }

@@ -75,6 +75,10 @@ export const SQL = {
   insertConversation: `INSERT INTO conversations (id, session_key, created_at) VALUES (?, ?, ?)
     ON CONFLICT (session_key) DO NOTHING`,
   getConversationByKey: "SELECT * FROM conversations WHERE session_key = ?",
+  // ?1 after, ?2 the id floor of idleSince, ?3 idleSince, ?4 limit; the newest record by the primary key.
+  idleConversations: `SELECT c.* FROM conversations c
+    WHERE c.id > ?1 AND COALESCE((SELECT max(r.id) FROM records r WHERE r.conversation_id = c.id) < ?2, c.created_at < ?3)
+    ORDER BY c.id LIMIT ?4`,
   /** `known` = the conversation exists; `head` = its last record id (NULL when empty). */
   appendHead: `SELECT EXISTS (SELECT 1 FROM conversations WHERE id = ?1) AS known,
     (SELECT id FROM records WHERE conversation_id = ?1 ORDER BY id DESC LIMIT 1) AS head`,

@@ -315,7 +315,7 @@ export interface InboxStore {
  * Adapters implement it whole (and pass the conformance suite); each consumer asks only for
  * its role below.
  */
-export interface Store extends SubmissionStore, ConversationStore, AttachmentStore, InboxStore, DeletionStore {
+export interface Store extends SubmissionStore, ConversationStore, AttachmentStore, InboxStore, DeletionStore, RetentionStore {
   /** Releases connections / file handles. */
   close?(): Promise<void>;
 }
@@ -328,6 +328,29 @@ export interface AdmissionStore
     Pick<SubmissionStore, "admitSubmission">,
     Pick<InboxStore, "enqueueInbox">,
     Pick<AttachmentStore, "getAttachmentRef"> {}
+
+/** Which idle conversations a retention sweep looks at (ADR 0034). */
+export interface IdleConversationQuery {
+  /** Epoch ms: conversations whose last record was appended before it (by its id's time), or without records created before it. */
+  idleSince: number;
+  /** Only conversations with an id after this one (the paging cursor). */
+  after?: string;
+  limit: number;
+}
+
+/**
+ * Expiring conversations by age (`conversationRetentionMs`, ADR 0034). Optional: a store without
+ * it cannot expire conversations by age (the runtime refuses the setting).
+ */
+export interface RetentionStore {
+  /**
+   * Conversations idle since `query.idleSince`, in id order, at most `query.limit`: the newest
+   * record's id time (a record id is a ULID minted at its append) is before it, or the
+   * conversation has no record and was created before it. Children included (the caller skips
+   * them: they go with their parent).
+   */
+  listIdleConversations?(query: IdleConversationQuery): Promise<Conversation[]>;
+}
 
 /** What one attempt's log writer uses: reads, fenced appends and inbox drains of its conversation. */
 export interface LogStore
@@ -407,4 +430,5 @@ export type StoreRoles = AdmissionStore &
   CallWaitStore &
   CancelStore &
   UploadStore &
-  ConversationDeletionStore;
+  ConversationDeletionStore &
+  RetentionStore;
