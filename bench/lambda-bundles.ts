@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { build, type Metafile } from "esbuild";
 import { discoverAgentNames } from "../src/cdk/agent-names.ts";
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../src/lambda/env.ts";
-import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, staticClosure } from "../src/cdk/lambda-bundling.ts";
+import { entryFileOf, LAMBDA_ENTRY_FILE, lambdaBuildOptions, SHARED_ASSET_ROLES, staticClosure } from "../src/cdk/lambda-bundling.ts";
 import { median } from "./stats.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -21,7 +21,7 @@ export interface LambdaBundle {
   /** The temporary directory holding every bundle of one `bundleLambdas` call. */
   dir: string;
   role: HarnessFunctionRole;
-  /** The entry file Lambda loads (`index.mjs`). */
+  /** The entry file Lambda loads (`index.mjs`, or `worker.mjs` / `dlq.mjs` in their shared asset). */
   file: string;
   /** Size of the entry chunk. */
   bytes: number;
@@ -37,39 +37,55 @@ export interface LambdaBundle {
   loaded: string[];
   /** Environment the construct gives this function beyond the common one (agent names). */
   env: Record<string, string>;
+  /** The asset (directory) it runs from: worker and dlq share one. */
+  asset: string;
 }
 
-/** Bundles every handler into a fresh temporary directory, as the construct does. */
+/**
+ * Bundles every handler into a fresh temporary directory, as the construct does: one asset each
+ * for http and sweeper, one shared by worker and dlq (two entry files, common chunks).
+ */
 export async function bundleLambdas(agentsEntry = resolve(ROOT, "examples/basic/agents.ts")): Promise<LambdaBundle[]> {
   const outRoot = mkdtempSync(join(tmpdir(), "harness-bench-bundles-"));
   const names = discoverAgentNames(agentsEntry).join(AGENT_NAMES_SEPARATOR);
   const bundles: LambdaBundle[] = [];
-  for (const role of HARNESS_FUNCTION_ROLES) {
-    const outdir = join(outRoot, role);
-    const result = await build(
-      lambdaBuildOptions({ entry: resolve(ROOT, `src/lambda/${role}.ts`), agentsEntry, outdir, sourceMap: true }),
-    );
+  const assets: { dir: string; roles: HarnessFunctionRole[] }[] = [
+    { dir: "http", roles: ["http"] },
+    { dir: "agents", roles: [...SHARED_ASSET_ROLES] },
+    { dir: "sweeper", roles: ["sweeper"] },
+  ];
+  for (const asset of assets) {
+    const outdir = join(outRoot, asset.dir);
+    const entry =
+      asset.roles.length === 1
+        ? resolve(ROOT, `src/lambda/${asset.roles[0]}.ts`)
+        : Object.fromEntries(asset.roles.map((role) => [role, resolve(ROOT, `src/lambda/${role}.ts`)]));
+    const result = await build(lambdaBuildOptions({ entry, agentsEntry, outdir, sourceMap: true }));
     const outputs = result.metafile.outputs;
     const abs = (path: string) => resolve(process.cwd(), path);
-    const file = join(outdir, LAMBDA_ENTRY_FILE);
-    const loaded = staticClosure(result.metafile, Object.keys(outputs).find((p) => abs(p) === file)!);
     const size = (paths: string[]) => paths.reduce((sum, p) => sum + outputs[p]!.bytes, 0);
     const code = Object.keys(outputs).filter((p) => !p.endsWith(".map"));
-    bundles.push({
-      dir: outRoot,
-      role,
-      file,
-      bytes: outputs[Object.keys(outputs).find((p) => abs(p) === file)!]!.bytes,
-      loadBytes: size(loaded),
-      totalBytes: size(code),
-      chunks: code.length,
-      mapBytes: size(Object.keys(outputs).filter((p) => p.endsWith(".map"))),
-      metafile: result.metafile,
-      loaded: loaded.map(abs),
-      env: NAMES_ONLY_ROLES.includes(role) ? { [HARNESS_ENV.agentNames]: names } : {},
-    });
+    for (const role of asset.roles) {
+      const file = join(outdir, asset.roles.length === 1 ? LAMBDA_ENTRY_FILE : entryFileOf(role));
+      const key = Object.keys(outputs).find((p) => abs(p) === file)!;
+      const loaded = staticClosure(result.metafile, key);
+      bundles.push({
+        dir: outRoot,
+        role,
+        file,
+        bytes: outputs[key]!.bytes,
+        loadBytes: size(loaded),
+        totalBytes: size(code),
+        chunks: code.length,
+        mapBytes: size(Object.keys(outputs).filter((p) => p.endsWith(".map"))),
+        metafile: result.metafile,
+        loaded: loaded.map(abs),
+        env: NAMES_ONLY_ROLES.includes(role) ? { [HARNESS_ENV.agentNames]: names } : {},
+        asset: asset.dir,
+      });
+    }
   }
-  return bundles;
+  return bundles.sort((a, b) => HARNESS_FUNCTION_ROLES.indexOf(a.role) - HARNESS_FUNCTION_ROLES.indexOf(b.role));
 }
 
 /**
@@ -104,29 +120,17 @@ export function topInputs(bundle: LambdaBundle, count = 8): { name: string; byte
  * NODE_OPTIONS unless its `sourceMaps` prop is off).
  */
 export function coldLoadMs(bundle: LambdaBundle, runs: number, sourceMaps: boolean): number {
-  const loader = join(bundle.file, "..", "load.mjs");
+  const loader = join(bundle.file, "..", `load-${bundle.role}.mjs`);
   writeFileSync(
     loader,
     [
       "globalThis.awslambda = { streamifyResponse: (f) => f, HttpResponseStream: { from: (s) => s } };",
       "const t0 = performance.now();",
-      "await import('./index.mjs');",
+      `await import('./${bundle.file.split("/").pop()}');`,
       "process.stdout.write(String(performance.now() - t0));",
     ].join("\n"),
   );
-  const env = {
-    PATH: process.env.PATH ?? "",
-    AWS_REGION: "us-east-1",
-    AWS_ACCESS_KEY_ID: "bench",
-    AWS_SECRET_ACCESS_KEY: "bench",
-    TABLE_NAME: "bench-table",
-    BUCKET_NAME: "bench-bucket",
-    QUEUE_URL: "https://sqs.us-east-1.amazonaws.com/123456789012/bench.fifo",
-    HARNESS_URL_AUTH: "AWS_IAM",
-    POWERTOOLS_SERVICE_NAME: "resolute-harness",
-    POWERTOOLS_METRICS_NAMESPACE: "resolute-harness",
-    ...bundle.env,
-  };
+  const env = bundleEnv(bundle);
   const node = resolve(ROOT, "node_modules/.bin/node");
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -135,6 +139,27 @@ export function coldLoadMs(bundle: LambdaBundle, runs: number, sourceMaps: boole
     times.push(Number(run.stdout));
   }
   return median(times);
+}
+
+/**
+ * The environment the construct gives `bundle`'s function, with stand-in resource names (a
+ * module load makes no request).
+ */
+export function bundleEnv(bundle: LambdaBundle): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "",
+    AWS_REGION: "us-east-1",
+    AWS_ACCESS_KEY_ID: "bench",
+    AWS_SECRET_ACCESS_KEY: "bench",
+    TABLE_NAME: "bench-table",
+    BUCKET_NAME: "bench-bucket",
+    QUEUE_URL: "https://sqs.us-east-1.amazonaws.com/123456789012/bench.fifo",
+    DEAD_LETTER_QUEUE_URL: "https://sqs.us-east-1.amazonaws.com/123456789012/bench-dlq.fifo",
+    HARNESS_URL_AUTH: "AWS_IAM",
+    POWERTOOLS_SERVICE_NAME: "resolute-harness",
+    POWERTOOLS_METRICS_NAMESPACE: "resolute-harness",
+    ...bundle.env,
+  };
 }
 
 /** Removes the bundles' temporary directories. */

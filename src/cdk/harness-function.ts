@@ -1,5 +1,5 @@
 import { AssetHashType, DockerImage, Duration, type ILocalBundling, RemovalPolicy } from "aws-cdk-lib";
-import { Architecture, Code, Function as LambdaFunction, Runtime } from "aws-cdk-lib/aws-lambda";
+import { Architecture, type AssetCode, Code, Function as LambdaFunction, Runtime } from "aws-cdk-lib/aws-lambda";
 import { Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
@@ -7,17 +7,45 @@ import { buildSync } from "esbuild";
 import { lambdaBuildOptions } from "./lambda-bundling.ts";
 import type { HarnessFunctionTracing } from "./harness-tracing.ts";
 
-/** What one harness Lambda function needs beyond the shared bundling settings. */
-export interface HarnessFunctionProps {
-  /** Absolute path of the handler module (`lambda/<role>.ts`). */
-  entry: string;
-  /** Name of the exported handler. */
-  handler?: string;
+/** What one asset of harness handlers is built from. */
+export interface HarnessCodeProps {
+  /** Absolute path of the handler module (`lambda/<role>.ts`), or several by entry name (see `LambdaBundleInput`). */
+  entry: string | Readonly<Record<string, string>>;
   /** Absolute path of the module exporting `agents`, bound to the `#harness-agents` alias. */
   agentsEntry: string;
   /** Source directory of the asset (never fingerprinted: the asset hash is the bundle's). */
   projectRoot: string;
-  /** Write source maps beside the bundle and start Node with `--enable-source-maps`. */
+  /** Write source maps beside the bundle. */
+  sourceMaps: boolean;
+  /** What the construct's `tracing` option bundles (see `harness-tracing.ts`). */
+  tracing?: HarnessFunctionTracing;
+}
+
+/**
+ * An asset of harness handlers bundled by esbuild at synth (offline, no Docker). One asset can
+ * serve several functions (each with its own `handler`, e.g. `worker.handler`): it is uploaded
+ * once.
+ *
+ * Bundling uses esbuild's JS API with the options of `lambda-bundling.ts` (the ones the bench
+ * measures) and code splitting, which `NodejsFunction` cannot do (it bundles to one `--outfile`):
+ * the asset holds the entry files and the lazily loaded `chunks/`.
+ */
+export function harnessCode(props: HarnessCodeProps): AssetCode {
+  return Code.fromAsset(props.projectRoot, {
+    // Hash the bundle, not the source directory (which holds node_modules).
+    assetHashType: AssetHashType.OUTPUT,
+    // The image is required by the type but never used: local bundling always succeeds or throws.
+    bundling: { image: DockerImage.fromRegistry("dummy"), local: new EsbuildBundling(props.entry, props.agentsEntry, props.sourceMaps, props.tracing) },
+  });
+}
+
+/** What one harness Lambda function needs beyond its code. */
+export interface HarnessFunctionProps {
+  /** The asset (`harnessCode`), possibly shared with other functions. */
+  code: AssetCode;
+  /** `<entry file>.<export>`, e.g. `index.handler`. */
+  handler: string;
+  /** Start Node with `--enable-source-maps` (the asset holds the maps). */
   sourceMaps: boolean;
   timeout: Duration;
   memorySize: number;
@@ -27,17 +55,12 @@ export interface HarnessFunctionProps {
   reservedConcurrentExecutions?: number;
   /** Retries of an asynchronous invocation (only the sweeper is invoked asynchronously). */
   retryAttempts?: number;
-  /** What the construct's `tracing` option adds (see `harness-tracing.ts`). */
+  /** What the construct's `tracing` option sets on the function (Lambda's X-Ray mode). */
   tracing?: HarnessFunctionTracing;
 }
 
 /**
- * A Node 22 / arm64 / ESM function bundled by esbuild at synth (offline, no Docker), with its own
- * role and log group.
- *
- * Bundling uses esbuild's JS API with the options of `lambda-bundling.ts` (the ones the bench
- * measures) and code splitting, which `NodejsFunction` cannot do (it bundles to one `--outfile`):
- * the asset holds `index.mjs` and the lazily loaded `chunks/`.
+ * A Node 22 / arm64 / ESM function of a `harnessCode` asset, with its own role and log group.
  *
  * The role starts empty except for writing to the function's own log group (no
  * `AWSLambdaBasicExecutionRole`, whose `logs:CreateLogGroup` on `*` is more than a function with a
@@ -61,16 +84,9 @@ export class HarnessFunction extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    const bundler = new EsbuildBundling(props.entry, props.agentsEntry, props.sourceMaps, props.tracing);
     this.function = new LambdaFunction(this, "Function", {
-      code: Code.fromAsset(props.projectRoot, {
-        // Hash the bundle, not the source directory (which holds node_modules).
-        assetHashType: AssetHashType.OUTPUT,
-        // The image is required by the type but never used: local bundling always succeeds or throws.
-        bundling: { image: DockerImage.fromRegistry("dummy"), local: bundler },
-      }),
-      // `index.mjs` exports the handler.
-      handler: `index.${props.handler ?? "handler"}`,
+      code: props.code,
+      handler: props.handler,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       timeout: props.timeout,
@@ -90,13 +106,13 @@ export class HarnessFunction extends Construct {
  * (the serialized bundling options), so two functions with different entries never share one.
  */
 class EsbuildBundling implements ILocalBundling {
-  readonly entry: string;
+  readonly entry: string | Readonly<Record<string, string>>;
   readonly agentsEntry: string;
   readonly sourceMap: boolean;
   readonly inject: readonly string[];
   readonly alias: Readonly<Record<string, string>>;
 
-  constructor(entry: string, agentsEntry: string, sourceMap: boolean, tracing?: HarnessFunctionTracing) {
+  constructor(entry: string | Readonly<Record<string, string>>, agentsEntry: string, sourceMap: boolean, tracing?: HarnessFunctionTracing) {
     this.entry = entry;
     this.agentsEntry = agentsEntry;
     this.sourceMap = sourceMap;

@@ -27,7 +27,8 @@ import { checkAgentNames, discoverAgentsModule, type DiscoveredAgentsModule } fr
 import { AGENT_NAMES_SEPARATOR, HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../lambda/env.ts";
 import { HarnessApi } from "./harness-api.ts";
 import { providerSdkEnv } from "./provider-retries.ts";
-import { HarnessFunction } from "./harness-function.ts";
+import { HarnessFunction, harnessCode } from "./harness-function.ts";
+import { entryFileOf } from "./lambda-bundling.ts";
 import { HarnessSchedules } from "./harness-schedules.ts";
 import { warnPlainSecrets, wireSecrets } from "./harness-secrets.ts";
 import { functionTracing } from "./harness-tracing.ts";
@@ -51,6 +52,11 @@ const HANDLERS_DIR = fileURLToPath(new URL("../lambda", import.meta.url));
  */
 export function defaultHandlerEntry(role: HarnessFunctionRole): string {
   return join(HANDLERS_DIR, `${role}${OWN_EXTENSION}`);
+}
+
+/** The `handler` setting of a role's function: its entry file in its asset, export `handler`. */
+export function handlerOf(role: string): string {
+  return `${entryFileOf(role).replace(/\.mjs$/, "")}.handler`;
 }
 
 /**
@@ -160,15 +166,15 @@ export class Harness extends Construct {
       ...(known.subagentLimits ? { [HARNESS_ENV.subagentLimits]: JSON.stringify(known.subagentLimits) } : {}),
     };
     const tracing = functionTracing(props.tracing, (name) => join(HANDLERS_DIR, `${name}${OWN_EXTENSION}`));
+    const sourceMaps = props.sourceMaps ?? true;
     const common = {
-      agentsEntry,
+      sourceMaps,
       tracing,
-      // The asset's nominal source (never copied or hashed: the hash is the bundle's).
-      projectRoot: HANDLERS_DIR,
-      sourceMaps: props.sourceMaps ?? true,
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy,
     };
+    // The asset's nominal source is the handlers' directory (never copied or hashed: the hash is the bundle's).
+    const code = (entry: string | Record<string, string>) => harnessCode({ entry, agentsEntry, projectRoot: HANDLERS_DIR, sourceMaps, tracing });
     const baseEnv: Record<string, string> = {
       ...props.environment,
       [HARNESS_ENV.tableName]: this.table.tableName,
@@ -190,7 +196,8 @@ export class Harness extends Construct {
 
     const http = new HarnessFunction(this, "Http", {
       ...common,
-      entry: entry("http"),
+      code: code(entry("http")),
+      handler: handlerOf("http"),
       timeout: httpTimeout,
       memorySize: props.httpMemorySize ?? 512,
       environment: {
@@ -200,9 +207,12 @@ export class Harness extends Construct {
         ...(props.corsOrigins ? { [HARNESS_ENV.corsOrigins]: props.corsOrigins.join(",") } : {}),
       },
     });
+    // The worker and the dlq function bundle the same code (the agents module): one asset, two entries.
+    const agentsCode = code({ worker: entry("worker"), dlq: entry("dlq") });
     const worker = new HarnessFunction(this, "Worker", {
       ...common,
-      entry: entry("worker"),
+      code: agentsCode,
+      handler: handlerOf("worker"),
       timeout: workerTimeout,
       memorySize: props.workerMemorySize ?? 1024,
       reservedConcurrentExecutions: props.workerReservedConcurrency,
@@ -210,7 +220,8 @@ export class Harness extends Construct {
     });
     const dlq = new HarnessFunction(this, "Dlq", {
       ...common,
-      entry: entry("dlq"),
+      code: agentsCode,
+      handler: handlerOf("dlq"),
       timeout: dlqTimeout,
       memorySize: 256,
       environment: { ...roleEnv("dlq"), [HARNESS_ENV.deadLetterQueueUrl]: this.deadLetterQueue.queueUrl },
@@ -219,7 +230,8 @@ export class Harness extends Construct {
     });
     const sweeper = new HarnessFunction(this, "Sweeper", {
       ...common,
-      entry: entry("sweeper"),
+      code: code(entry("sweeper")),
+      handler: handlerOf("sweeper"),
       timeout: props.sweeperTimeout ?? Duration.minutes(1),
       memorySize: 256,
       environment: roleEnv("sweeper"),
@@ -263,7 +275,8 @@ export class Harness extends Construct {
     if (props.schedules && props.schedules.length > 0) {
       const schedule = new HarnessFunction(this, "Schedule", {
         ...common,
-        entry: join(HANDLERS_DIR, `schedule${OWN_EXTENSION}`),
+        code: code(join(HANDLERS_DIR, `schedule${OWN_EXTENSION}`)),
+        handler: handlerOf("schedule"),
         timeout: Duration.seconds(30),
         memorySize: 256,
         // Names only, as the http function: it admits, never runs an agent.

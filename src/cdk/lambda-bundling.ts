@@ -14,12 +14,12 @@ import { AGENTS_ALIAS } from "../lambda/env.ts";
 export const LAMBDA_BANNER =
   "import{createRequire as __harnessRequire}from'node:module';const require=__harnessRequire(import.meta.url);";
 
-/** The file Lambda loads (`index.handler`); chunks lie beside it under `chunks/`. */
+/** The file Lambda loads (`index.handler`) from an asset of one function; chunks lie beside it under `chunks/`. */
 export const LAMBDA_ENTRY_FILE = "index.mjs";
 
 /**
- * The result-schema thread's entry, a second entry point of every bundle (written beside
- * `index.mjs`, where `structured-result.ts` looks for it): without it, a caller's schema would
+ * The result-schema thread's entry, a further entry point of every asset (written beside
+ * `index.mjs`, or `worker.mjs` and `dlq.mjs`, where `structured-result.ts` looks for it): without it, a caller's schema would
  * compile on the function's only thread with no deadline (docs/adr/0026).
  */
 export const RESULT_SCHEMA_WORKER_FILE = "result-schema-worker.mjs";
@@ -28,10 +28,25 @@ const RESULT_SCHEMA_WORKER_SOURCE = fileURLToPath(
   new URL(`../drive/result-schema-worker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url),
 );
 
-/** What one function's bundle is built from. */
+/**
+ * The functions that share one asset, each with its own entry file (`worker.mjs`, `dlq.mjs`):
+ * both bundle the agents module, so building them together puts what they share (the harness,
+ * the agents, the provider SDKs' lazy chunks) in one set of chunks, uploaded and stored once.
+ */
+export const SHARED_ASSET_ROLES = ["worker", "dlq"] as const;
+
+/** The entry file of a role's function inside its asset (`index.mjs`, or `<role>.mjs` in the shared one). */
+export function entryFileOf(role: string): string {
+  return (SHARED_ASSET_ROLES as readonly string[]).includes(role) ? `${role}.mjs` : LAMBDA_ENTRY_FILE;
+}
+
+/** What one asset's bundle is built from. */
 export interface LambdaBundleInput {
-  /** Absolute path of the handler module (`lambda/<role>.ts`). */
-  entry: string;
+  /**
+   * Absolute path of the handler module (`lambda/<role>.ts`), written as `index.mjs`; or several
+   * handler modules by entry name, each written as `<name>.mjs`, sharing their chunks.
+   */
+  entry: string | Readonly<Record<string, string>>;
   /** Absolute path of the module exporting `agents`, bound to `#harness-agents`. */
   agentsEntry: string;
   /** Directory the entry file and its chunks are written to. */
@@ -52,12 +67,15 @@ export interface LambdaBundleInput {
  * runs the SDK version the tests ran, not whichever one the managed runtime ships this month), and
  * code splitting: a dynamic `import()` (a provider SDK behind `resolveModel`, the SDK's credential
  * providers) becomes a separate chunk, parsed only when first used, instead of being inlined into
- * the file every cold start parses. The result-schema worker is a second entry point: the modules
+ * the file every cold start parses. The result-schema worker is a further entry point: the modules
  * it shares with the handler (ajv, re2js) become chunks both load.
  */
 export function lambdaBuildOptions(input: LambdaBundleInput): BuildOptions & { metafile: true } {
   return {
-    entryPoints: { index: input.entry, [RESULT_SCHEMA_WORKER_FILE.replace(/\.mjs$/, "")]: RESULT_SCHEMA_WORKER_SOURCE },
+    entryPoints: {
+      ...(typeof input.entry === "string" ? { index: input.entry } : input.entry),
+      [RESULT_SCHEMA_WORKER_FILE.replace(/\.mjs$/, "")]: RESULT_SCHEMA_WORKER_SOURCE,
+    },
     outdir: input.outdir,
     outExtension: { ".js": ".mjs" },
     chunkNames: "chunks/[name]-[hash]",

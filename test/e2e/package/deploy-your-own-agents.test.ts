@@ -251,12 +251,13 @@ describe("an app of your own (the deploy guide: Deploy your own agents)", () => 
 
     it("deploys four Node 22 functions with the props the app sets", () => {
       expect(Object.keys(assetOf).sort()).toEqual(["dlq", "http", "sweeper", "worker"]);
-      for (const fn of resources("AWS::Lambda::Function")) {
-        expect(fn.Properties.Runtime).toBe("nodejs22.x");
-        expect(fn.Properties.Handler).toBe("index.handler");
-      }
+      for (const fn of resources("AWS::Lambda::Function")) expect(fn.Properties.Runtime).toBe("nodejs22.x");
       const byRole = (role: string) =>
         Object.entries(template.Resources).find(([id, r]) => r.Type === "AWS::Lambda::Function" && id.toLowerCase().startsWith(`harness${role}function`))![1];
+      // The worker and the dlq function share one asset, each with its own entry file.
+      for (const role of ["http", "sweeper"]) expect(byRole(role).Properties.Handler, role).toBe("index.handler");
+      for (const role of ["worker", "dlq"]) expect(byRole(role).Properties.Handler, role).toBe(`${role}.handler`);
+      expect(assetOf.dlq).toBe(assetOf.worker);
       expect(byRole("worker").Properties.ReservedConcurrentExecutions).toBe(20);
       expect(byRole("http").Properties.Environment.Variables.HARNESS_CORS_ORIGINS).toBe("https://app.example.com");
       expect(resources("AWS::Lambda::Url")[0]!.Properties.Cors.AllowOrigins).toEqual(["https://app.example.com"]);

@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { build } from "esbuild";
 import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../../src/lambda/env.ts";
 import { defaultHandlerEntry, Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
-import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, RESULT_SCHEMA_WORKER_FILE, staticClosure } from "../../../src/cdk/lambda-bundling.ts";
+import { entryFileOf, LAMBDA_ENTRY_FILE, lambdaBuildOptions, RESULT_SCHEMA_WORKER_FILE, staticClosure } from "../../../src/cdk/lambda-bundling.ts";
 import { HARNESS_TABLE } from "../../../src/dynamodb/table.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
@@ -623,7 +623,7 @@ describe("Harness: source maps", () => {
     for (const role of HARNESS_FUNCTION_ROLES) {
       expect(functionResource(on, role).Properties.Environment.Variables.NODE_OPTIONS, role).toBe("--enable-source-maps");
       expect(functionResource(off, role).Properties.Environment.Variables.NODE_OPTIONS, role).toBeUndefined();
-      expect(functionResource(on, role).Properties.Handler, role).toBe("index.handler");
+      expect(functionResource(on, role).Properties.Handler, role).toBe(role === "worker" || role === "dlq" ? `${role}.handler` : "index.handler");
     }
   });
 });
@@ -667,8 +667,12 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
     ]);
     try {
       expect(code, output).toBe(0);
-      const assets = readdirSync(out).filter((name) => name.startsWith("asset."));
+      // The http and sweeper assets (one: the same bundle); worker and dlq share theirs (`worker.mjs`, `dlq.mjs`).
+      const assets = readdirSync(out).filter((name) => name.startsWith("asset.") && existsSync(join(out, name, "index.mjs")));
       expect(assets.length).toBeGreaterThan(0);
+      const shared = readdirSync(out).filter((name) => name.startsWith("asset.") && existsSync(join(out, name, "worker.mjs")));
+      expect(shared).toHaveLength(1);
+      expect(existsSync(join(out, shared[0]!, "dlq.mjs"))).toBe(true);
       const bundle = readFileSync(join(out, assets[0]!, "index.mjs"), "utf8");
       expect(bundle).toContain("harness-infra-fixture-agent");
       expect(bundle).toMatch(/export\s*\{/);
@@ -705,14 +709,17 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
           const key = fn![1].Properties.Code.S3Key as string;
           return join(out, `asset.${key.replace(/\.zip$/, "")}`);
         };
+        // The worker and the dlq function run one asset (two entry files); the others each their own.
+        expect(assetOf("dlq")).toBe(assetOf("worker"));
+        expect(new Set(HARNESS_FUNCTION_ROLES.map(assetOf)).size).toBe(3);
         for (const role of HARNESS_FUNCTION_ROLES) {
           const dir = assetOf(role);
-          const entry = readFileSync(join(dir, LAMBDA_ENTRY_FILE), "utf8");
+          const entry = readFileSync(join(dir, entryFileOf(role)), "utf8");
           // Result schemas compile on their thread in every function, under its deadline (issue 24).
           expect(existsSync(join(dir, RESULT_SCHEMA_WORKER_FILE)), `${role} asset: ${RESULT_SCHEMA_WORKER_FILE}`).toBe(true);
           for (const marker of PROVIDER_ONLY) expect(entry, `${role} entry: ${marker}`).not.toContain(marker);
           // The session driver (pi's agent loop, ajv) is a lazy chunk: no cold start parses it.
-          const coldStart = staticImportClosure(dir).map((f) => readFileSync(f, "utf8")).join("\n");
+          const coldStart = staticImportClosure(dir, entryFileOf(role)).map((f) => readFileSync(f, "utf8")).join("\n");
           // (booleans: a failure must not print a megabyte of minified code)
           for (const marker of DRIVER_ONLY) expect(coldStart.includes(marker), `${role} cold start holds ${marker}`).toBe(false);
           // The S3 SDK too: the store loads it on its first bucket call, which most invocations never make.
@@ -782,10 +789,10 @@ const S3_ONLY = ["AmazonS3"];
 /** Strings only the session driver and its JSON Schema validator hold (drive.ts, ajv). */
 const DRIVER_ONLY = ["dangling_tool_call_reconciled", "must be equal to one of the allowed values"];
 
-/** The entry file of an asset and every file it imports statically, transitively: what a cold start parses. */
-function staticImportClosure(dir: string): string[] {
+/** An entry file of an asset and every file it imports statically, transitively: what a cold start parses. */
+function staticImportClosure(dir: string, entryFile: string): string[] {
   const seen = new Set<string>();
-  const pending = [join(dir, LAMBDA_ENTRY_FILE)];
+  const pending = [join(dir, entryFile)];
   while (pending.length > 0) {
     const file = pending.pop()!;
     if (seen.has(file)) continue;
