@@ -103,7 +103,7 @@ describe("Harness: tracing", () => {
       for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
     });
 
-    /** Synthesizes with bundling on; answers the assets of each function. */
+    /** Synthesizes with bundling on; answers each function's entry file (its asset's `<file>` of `<file>.handler`). */
     function bundled(props: Partial<HarnessProps>): Record<HarnessFunctionRole, string> {
       const outdir = mkdtempSync(join(tmpdir(), "harness-tracing-"));
       outdirs.push(outdir);
@@ -114,22 +114,23 @@ describe("Harness: tracing", () => {
       const assetOf = (role: HarnessFunctionRole): string => {
         const prefix = `Harness${role[0]!.toUpperCase()}${role.slice(1)}Function`;
         const [, fn] = Object.entries(template.Resources).find(([id, r]) => r.Type === "AWS::Lambda::Function" && id.startsWith(prefix))!;
-        return join(outdir, `asset.${String(fn.Properties.Code.S3Key).replace(/\.zip$/, "")}`);
+        const file = `${String(fn.Properties.Handler).replace(/\.handler$/, "")}.mjs`;
+        return join(outdir, `asset.${String(fn.Properties.Code.S3Key).replace(/\.zip$/, "")}`, file);
       };
       return Object.fromEntries(HARNESS_FUNCTION_ROLES.map((role) => [role, assetOf(role)])) as Record<HarnessFunctionRole, string>;
     }
-    const code = (dir: string): string =>
-      readdirSync(dir, { recursive: true, encoding: "utf8" })
+    const code = (entry: string): string =>
+      readdirSync(dirname(entry), { recursive: true, encoding: "utf8" })
         .filter((f) => f.endsWith(".mjs"))
-        .map((f) => readFileSync(join(dir, f), "utf8"))
+        .map((f) => readFileSync(join(dirname(entry), f), "utf8"))
         .join("\n");
     // One bundle per process on Lambda; here two bundles share the process and its global registry.
-    const run = async (dir: string) => {
+    const run = async (entry: string) => {
       delete (globalThis as Record<symbol, unknown>)[Symbol.for("resolute-harness.lambda-tracing-hooks")];
-      return runBundle(dir);
+      return runBundle(entry);
     };
-    const runBundle = async (dir: string) =>
-      ((await import(pathToFileURL(join(dir, "index.mjs")).href)) as { handler: () => Promise<{ agents: string[]; setupRuns: number; hooks: string[][] }> }).handler();
+    const runBundle = async (entry: string) =>
+      ((await import(pathToFileURL(entry).href)) as { handler: () => Promise<{ agents: string[]; setupRuns: number; hooks: string[][] }> }).handler();
 
     it("openTelemetry and xray: every function runs the setup module at cold start and installs both hooks", async () => {
       const assets = bundled({ tracing: { xray: true, openTelemetry: { setupEntry: fixture("otel-setup.ts") } } });
@@ -143,7 +144,7 @@ describe("Harness: tracing", () => {
       expect(answer.agents).toEqual(["echo"]);
       expect(answer.setupRuns).toBe(1);
       // The result-schema worker thread's entry loads neither the setup module nor the tracer.
-      const thread = staticFiles(join(assets.worker, "result-schema-worker.mjs"));
+      const thread = staticFiles(join(dirname(assets.worker), "result-schema-worker.mjs"));
       expect(thread.length).toBeGreaterThan(0);
       for (const file of thread) {
         expect(readFileSync(file, "utf8"), file).not.toContain("deployment.environment.name");
