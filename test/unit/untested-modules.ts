@@ -37,6 +37,7 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "cdk/agent-names.ts": CDK,
   "cdk/harness-alarms.ts": CDK,
   "cdk/harness-api.ts": CDK,
+  "cdk/harness-checks.ts": CDK,
   "cdk/harness-function.ts": CDK,
   "cdk/harness-props.ts": CDK,
   "cdk/index.ts": ENTRY,
