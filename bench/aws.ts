@@ -35,6 +35,7 @@ import { benchHotSession } from "./hot-session.ts";
 import { benchSubagentCosts } from "./subagent-costs.ts";
 import { benchApprovalCosts } from "./approval-costs.ts";
 import { bundleLambdas, coldLoadMs, type LambdaBundle, removeBundles, topInputs } from "./lambda-bundles.ts";
+import { measured } from "./measured.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
 import { atMost, figure, note } from "./report.ts";
 import { median, percentile } from "./stats.ts";
@@ -80,6 +81,8 @@ export async function benchAws(): Promise<void> {
     console.log("idle cost of a deployment nobody uses (per month, construct defaults):");
     const idle = printIdleCost({ ...sweep, drainMs: await emptyDrainMs() });
     figure("idle cost per month (list prices, construct defaults)", idle, "$", atMost(0.5, " $"), 2);
+    measured.idlePerMonth = idle;
+    measured.sweepReadUnits = sweep.sweepReadUnits;
   } finally {
     await emulators.stop();
   }
@@ -233,6 +236,9 @@ async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: 
     );
     note(`  records per submission of ${LONG_RUN_TURNS} turns: ` + [...many.kinds].map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", "));
     figure("DynamoDB $ per 1,000 assistant turns (model excluded)", costPer1000(perTurn.writes, perTurn.reads), "$", undefined, 4);
+    measured.submissionWriteUnits = round1(one.writes);
+    measured.submissionReadUnits = round1(one.reads);
+    measured.deltaWriteUnitsUnpaced = round1(perTurn.writes);
     figure("DynamoDB $ per 1,000 submissions of one turn", costPer1000(one.writes, one.reads), "$", undefined, 4);
     note(`  at $${PRICES.dynamoWriteMillion}/M write and $${PRICES.dynamoReadMillion}/M read request units (${PRICE_NOTE})`);
 
@@ -244,6 +250,7 @@ async function unitsPerTurn(): Promise<{ sweepReadUnits: number; sweepCommands: 
       const pacedTwo = await measureRuns(2, 1);
       const pacedTurn = pacedTwo.writes - pacedOne.writes;
       const appends = (pacedTwo.byOperation.get("appendRecords")?.calls ?? 0) - (pacedOne.byOperation.get("appendRecords")?.calls ?? 0);
+      if (intervalMs === RUNTIME_DEFAULTS.flushPolicy.intervalMs) measured.deltaWriteUnitsPaced = round1(pacedTurn);
       note(
         `  model streaming at ~400 B/s (16 B every 40 ms, ~100 tokens/s), flush every ${intervalMs} ms` +
           `${intervalMs === RUNTIME_DEFAULTS.flushPolicy.intervalMs ? " (default)" : " (HARNESS_FLUSH_INTERVAL_MS)"}: ` +
@@ -274,6 +281,8 @@ async function runTurn(runtime: Runtime, instance: string, body: string): Promis
   const payload = await runtime.wait(submissionId);
   if (payload.status !== "succeeded") throw new Error(`turn failed: ${JSON.stringify(payload)}`);
 }
+
+const round1 = (v: number) => Math.round(v * 10) / 10;
 
 function costPer1000(writeUnits: number, readUnits: number): number {
   return (1000 * (writeUnits * PRICES.dynamoWriteMillion + readUnits * PRICES.dynamoReadMillion)) / 1e6;

@@ -3,6 +3,7 @@
  * published prices, the construct's defaults, and two measured inputs (the sweeper's read units
  * and duration per run). Prints every assumption beside its line.
  */
+import { DEFAULT_MEMORY_MB } from "../src/cdk/memory-sizes.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
 import { note } from "./report.ts";
 
@@ -35,12 +36,13 @@ export function printIdleCost(inputs: IdleInputs): number {
   const queues = 1;
   const receives = queues * pollers * (60 / 20) * MINUTES_PER_MONTH;
   const sweeps = MINUTES_PER_MONTH; // rate(1 minute)
-  const sweeperMemoryGb = 256 / 1024;
+  const sweeperMemoryGb = DEFAULT_MEMORY_MB.sweeper / 1024;
+  const dlqMemoryGb = DEFAULT_MEMORY_MB.dlq / 1024;
   // Lambda bills at least 1 ms; assume the invocation overhead brings a warm run to ≥ 100 ms.
   const billedMs = Math.max(100, Math.ceil(inputs.sweepMs));
   const gbSeconds = sweeps * (billedMs / 1000) * sweeperMemoryGb;
   const drainBilledMs = Math.max(100, Math.ceil(inputs.drainMs));
-  const drainGbSeconds = sweeps * (drainBilledMs / 1000) * sweeperMemoryGb;
+  const drainGbSeconds = sweeps * (drainBilledMs / 1000) * dlqMemoryGb;
   const sweepReads = sweeps * inputs.sweepReadUnits;
   // An idle sweep logs only Lambda's START/END/REPORT platform lines (~0.35 KB): its own line is
   // at debug level and it publishes no metrics when it finds nothing (src/lambda/sweeper.ts).
@@ -54,13 +56,13 @@ export function printIdleCost(inputs: IdleInputs): number {
     },
     {
       item: "sweeper invocations",
-      usage: `${sweeps} runs (rate 1 min) × ${billedMs} ms billed (measured ${inputs.sweepMs.toFixed(0)} ms warm, local) × 256 MB arm64 = ${gbSeconds.toFixed(0)} GB-s`,
+      usage: `${sweeps} runs (rate 1 min) × ${billedMs} ms billed (measured ${inputs.sweepMs.toFixed(0)} ms warm, local) × ${DEFAULT_MEMORY_MB.sweeper} MB arm64 = ${gbSeconds.toFixed(0)} GB-s`,
       dollars: gbSeconds * PRICES.lambdaArmGbSecond + (sweeps / 1e6) * PRICES.lambdaRequestMillion,
       withFreeTier: 0,
     },
     {
       item: "dead-letter drain",
-      usage: `${sweeps} dlq runs on the sweep schedule × ${drainBilledMs} ms billed (measured ${inputs.drainMs.toFixed(0)} ms, local) × 256 MB = ${drainGbSeconds.toFixed(0)} GB-s, + ${sweeps} short receives`,
+      usage: `${sweeps} dlq runs on the sweep schedule × ${drainBilledMs} ms billed (measured ${inputs.drainMs.toFixed(0)} ms, local) × ${DEFAULT_MEMORY_MB.dlq} MB = ${drainGbSeconds.toFixed(0)} GB-s, + ${sweeps} short receives`,
       dollars:
         drainGbSeconds * PRICES.lambdaArmGbSecond + (sweeps / 1e6) * PRICES.lambdaRequestMillion + (sweeps / 1e6) * PRICES.sqsFifoMillion,
       withFreeTier: 0,

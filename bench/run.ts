@@ -8,6 +8,8 @@ import { benchCancelStandalone } from "./cancel-stop.ts";
 import { benchHotSessionStandalone } from "./hot-session.ts";
 import { benchHostileSchemas } from "./hostile-schemas.ts";
 import { benchHttp } from "./http.ts";
+import { benchLambda } from "./lambda.ts";
+import { benchMemory } from "./memory.ts";
 import { benchOverhead } from "./overhead.ts";
 import { benchScaling } from "./scaling.ts";
 import { benchTurnCost } from "./turn-cost.ts";
@@ -19,6 +21,8 @@ const benches: Record<string, () => Promise<void>> = {
   cancel: () => benchCancelStandalone(),
   "hot-session": () => benchHotSessionStandalone(),
   approvals: () => benchApprovalCostsStandalone(),
+  lambda: () => benchLambda(),
+  memory: () => benchMemory(),
   cost: () => benchTurnCost(),
   scaling: () => benchScaling(),
   "hostile-schemas": () => benchHostileSchemas(),

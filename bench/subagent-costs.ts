@@ -25,6 +25,7 @@ import { conversationPk, sessionPk, submissionPk } from "../src/dynamodb/keys.ts
 import { createDynamoClient } from "../src/dynamodb/index.ts";
 import { addUnits, itemBytesOf, meteredDynamo, type OperationUnits, sumUnits, type Units, zeroUnits } from "./dynamo-units.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
+import { measured } from "./measured.ts";
 import { atMost, figure, note } from "./report.ts";
 
 /** Spawn + wake flows measured (fresh parents; the figures are their means). */
@@ -157,6 +158,8 @@ export async function benchSubagentCosts(): Promise<void> {
     note(`  the same work by an in-process tool in one submission: ${solo.writes.toFixed(1)} WU, ${solo.reads.toFixed(1)} RU, ${solo.commands.toFixed(0)} requests`);
     figure("extra write units of going durable (spawn + wake − in-process tool)", flow.writes - solo.writes, "");
     figure("extra read units of going durable", flow.reads - solo.reads, "");
+    measured.childWriteUnits = Math.round((flow.writes - solo.writes) * 10) / 10;
+    measured.childReadUnits = Math.round((flow.reads - solo.reads) * 10) / 10;
     note(`  doorbells (worker invocations) per flow: ${flowRings.toFixed(0)}: the parent twice, the child once (the in-process tool: 1)`);
     note(
       `  the child's run + the parent's resume by store operation (per flow; calls, WU, RU): ` +
