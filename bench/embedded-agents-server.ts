@@ -5,10 +5,10 @@
  * surface on a free loopback port. Prints `listening on <url>` once it listens.
  */
 import { join } from "node:path";
-import { closeOnSignals, serve } from "../src/local/server.ts";
+import { closeOnSignals, serve } from "../src/server/server.ts";
 import { RUNTIME_DEFAULTS } from "../src/runtime/defaults.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
-import { openSqliteStore } from "../src/stores/sqlite/index.ts";
+import { openSqliteStore } from "../src/sqlite/index.ts";
 import { agents, subagents } from "./lambda-agents.ts";
 
 const store = openSqliteStore({ path: join(process.env.DATA_DIR ?? ".", "harness.db") });

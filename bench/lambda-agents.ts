@@ -12,8 +12,8 @@
  */
 import type { AgentTool, StreamFn } from "@earendil-works/pi-agent-core";
 import { type AssistantMessage, createAssistantMessageEventStream, type TextContent } from "@earendil-works/pi-ai";
-import type { AgentDefinition } from "../src/engine/agent-definition.ts";
-import { emptyAssistantMessage, keylessModel, zeroUsage } from "../src/session/block-stream.ts";
+import type { AgentDefinition } from "../src/agent/agent-definition.ts";
+import { emptyAssistantMessage, keylessModel, zeroUsage } from "../src/agent/block-stream.ts";
 import { agents as soak, subagents as soakSubagents } from "../dev/soak/soak-agents.ts";
 import { keylessExampleModel, resultText } from "../examples/shared/keyless-model.ts";
 

@@ -24,7 +24,7 @@ import { build } from "esbuild";
 import { LocalFunction, LocalFunctionUrl } from "../dev/local-cloud/function-host.ts";
 import { startLocalCloud } from "../dev/local-cloud/local-cloud.ts";
 import { LAMBDA_ENTRY_FILE, lambdaBuildOptions } from "../src/cdk/lambda-bundling.ts";
-import type { HarnessFunctionRole } from "../src/lambdas/env.ts";
+import type { HarnessFunctionRole } from "../src/lambda/env.ts";
 import { startEmulators } from "../test/support/emulators.ts";
 import { readFileSync } from "node:fs";
 import { s3Request, sqsAction, startCountingProxy } from "./counting-proxy.ts";
