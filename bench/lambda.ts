@@ -22,13 +22,13 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { LocalFunction, LocalFunctionUrl } from "../dev/local-cloud/function-host.ts";
-import { startLocalCloud } from "../dev/local-cloud/local-cloud.ts";
+import { type LocalCloud, startLocalCloud } from "../dev/local-cloud/local-cloud.ts";
 import { LAMBDA_ENTRY_FILE, lambdaBuildOptions } from "../src/cdk/lambda-bundling.ts";
 import type { HarnessFunctionRole } from "../src/lambda/env.ts";
 import { startEmulators } from "../test/support/emulators.ts";
 import { readFileSync } from "node:fs";
 import { s3Request, sqsAction, startCountingProxy } from "./counting-proxy.ts";
-import { startDynamoMeterProxy, type DynamoMeterProxy } from "./dynamo-meter-proxy.ts";
+import { type DynamoMeterProxy, startDynamoMeterProxy } from "./dynamo-meter-proxy.ts";
 import { measured } from "./measured.ts";
 import { BenchClient } from "./http-client.ts";
 import { profileInit } from "./init-profile.ts";
@@ -45,6 +45,8 @@ const COLD_STARTS = 7;
 /** Sequential replies measured per shape (after WARM_RUNS). */
 const RUNS = 40;
 const WARM_RUNS = 5;
+/** Replies whose SQS and S3 requests are counted. */
+const COUNTED_RUNS = 10;
 /** The streamer's reply in the latency runs: a time to first token, then deltas every 25 ms. */
 const REPLY = { deltas: 24, everyMs: 25, afterMs: 300 };
 
@@ -264,61 +266,89 @@ async function latency(built: LambdaBundle[]): Promise<void> {
   } finally {
     await embedded.stop();
   }
-
-  const meter = await startDynamoMeterProxy(process.env.AWS_ENDPOINT_URL_DYNAMODB!);
-  // Every SQS and S3 request of the functions and of the event source, counted on its way.
-  const sqs = await startCountingProxy(process.env.AWS_ENDPOINT_URL_SQS!, sqsAction);
-  const s3 = await startCountingProxy(process.env.AWS_ENDPOINT_URL_S3!, s3Request);
-  const endpoints = { sqs: process.env.AWS_ENDPOINT_URL_SQS, s3: process.env.AWS_ENDPOINT_URL_S3 };
-  process.env.AWS_ENDPOINT_URL_SQS = sqs.url;
-  process.env.AWS_ENDPOINT_URL_S3 = s3.url;
-  const logs: string[] = [];
   const handlers = Object.fromEntries(built.map((b) => [b.role, b.file])) as Record<HarnessFunctionRole, string>;
-  const cloud = await startLocalCloud({
-    agentsModule: LAMBDA_AGENTS,
-    handlers,
-    name: `bench-lambda-${process.pid}`,
-    workers: 2,
-    sweeperRateMs: false,
-    functionEnv: { http: { AWS_ENDPOINT_URL_DYNAMODB: meter.url } },
-    log: (line, source) => void logs.push(`[${source}] ${line}`),
-    onError: (err, source) => void logs.push(`[event-source ${source}] ${String(err)}`),
-  });
-  try {
+
+  // The latencies on a cloud with nothing between its parts and the emulators.
+  await withCloud(handlers, {}, async (cloud) => {
     await replies(cloud.url, "warm", WARM_RUNS);
-    const before = { cpu: cloud.workers.map((w) => cpuMs(w.pid)), durations: cloud.workers.map((w) => w.durationsMs.length), deliveries: cloud.deliveries.length };
-    sqs.reset();
-    s3.reset();
+    const before = { cpu: cloud.workers.map((w) => cpuMs(w.pid)), durations: cloud.workers.map((w) => w.durationsMs.length) };
     const lambdaRuns = await replies(cloud.url, "lambda", RUNS);
     const cpu = cloud.workers.reduce((sum, w, i) => sum + cpuMs(w.pid) - before.cpu[i]!, 0);
     const durations = cloud.workers.flatMap((w, i) => w.durationsMs.slice(before.durations[i]));
-    const deliveries = cloud.deliveries.length - before.deliveries;
     printLatency(embeddedRuns, lambdaRuns);
     // What each submission costs beyond the model, for `bench cost`.
     const modelMs = REPLY.afterMs + (REPLY.deltas - 1) * REPLY.everyMs;
-    const sqsRequests = sqs.total() - (sqs.counts.get("ReceiveMessage") ?? 0) + deliveries;
     measured.admissionSeconds = median(lambdaRuns.samples.map((x) => x.steps.answered)) / 1000;
     measured.workerHarnessSeconds = Math.max(0, median(durations) - modelMs) / 1000;
     measured.workerCpuMsPerSubmission = cpu / RUNS;
-    measured.sqsRequestsPerSubmission = Math.round((sqsRequests / RUNS) * 10) / 10;
-    measured.s3RequestsPerSubmission = Math.round((s3.total() / RUNS) * 10) / 10;
     note(
       `  per submission (for bench cost): worker invocation ${median(durations).toFixed(0)} ms for ${modelMs} ms of model ` +
-        `(${(measured.workerHarnessSeconds * 1000).toFixed(0)} ms of harness), worker CPU ${measured.workerCpuMsPerSubmission.toFixed(1)} ms; ` +
-        `SQS requests ${measured.sqsRequestsPerSubmission} (${[...sqs.counts].map(([k, v]) => `${k} ${v}`).join(", ")}; ${deliveries} receives delivered); ` +
-        `S3 requests ${measured.s3RequestsPerSubmission}`,
+        `(${(measured.workerHarnessSeconds * 1000).toFixed(0)} ms of harness), worker CPU ${measured.workerCpuMsPerSubmission.toFixed(1)} ms`,
     );
-    await readsPerStream(cloud.url, meter);
+  });
+
+  // Requests counted on their way (a hop each way): the http function's reads, every SQS and S3 request.
+  const meter = await startDynamoMeterProxy(process.env.AWS_ENDPOINT_URL_DYNAMODB!);
+  const sqs = await startCountingProxy(process.env.AWS_ENDPOINT_URL_SQS!, sqsAction);
+  const s3 = await startCountingProxy(process.env.AWS_ENDPOINT_URL_S3!, s3Request);
+  try {
+    const env = { AWS_ENDPOINT_URL_SQS: sqs.url, AWS_ENDPOINT_URL_S3: s3.url };
+    await withCloud(handlers, { env, httpDynamo: meter.url }, async (cloud) => {
+      await replies(cloud.url, "warm", 2);
+      sqs.reset();
+      s3.reset();
+      const deliveries = cloud.deliveries.length;
+      await replies(cloud.url, "count", COUNTED_RUNS);
+      const delivered = cloud.deliveries.length - deliveries;
+      // The event source's receives that found nothing are the idle cost's (bench aws), not a submission's.
+      const sqsRequests = sqs.total() - (sqs.counts.get("ReceiveMessage") ?? 0) + delivered;
+      measured.sqsRequestsPerSubmission = Math.round((sqsRequests / COUNTED_RUNS) * 10) / 10;
+      measured.s3RequestsPerSubmission = Math.round((s3.total() / COUNTED_RUNS) * 10) / 10;
+      note(
+        `  SQS requests per submission ${measured.sqsRequestsPerSubmission} (${[...sqs.counts].map(([k, v]) => `${k} ${v}`).join(", ")} ` +
+          `for ${COUNTED_RUNS}; ${delivered} receives delivered), S3 requests ${measured.s3RequestsPerSubmission}`,
+      );
+      await readsPerStream(cloud.url, meter);
+    });
+  } finally {
+    await meter.close();
+    await sqs.close();
+    await s3.close();
+  }
+}
+
+/** Runs `work` against a fresh local cloud of the bundles; on a failure, prints the cloud's output. */
+async function withCloud(
+  handlers: Record<HarnessFunctionRole, string>,
+  via: { env?: Record<string, string>; httpDynamo?: string },
+  work: (cloud: LocalCloud) => Promise<void>,
+): Promise<void> {
+  const logs: string[] = [];
+  // The host's own SQS client (the event source) goes through `via.env` too: its requests are billed.
+  const saved = { ...process.env };
+  Object.assign(process.env, via.env ?? {});
+  let cloud: LocalCloud | undefined;
+  try {
+    cloud = await startLocalCloud({
+      agentsModule: LAMBDA_AGENTS,
+      handlers,
+      name: `bench-lambda-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+      workers: 2,
+      sweeperRateMs: false,
+      functionEnv: via.httpDynamo ? { http: { AWS_ENDPOINT_URL_DYNAMODB: via.httpDynamo } } : {},
+      log: (line, source) => void logs.push(`[${source}] ${line}`),
+      onError: (err, source) => void logs.push(`[event-source ${source}] ${String(err)}`),
+    });
+    await work(cloud);
   } catch (err) {
     process.stderr.write(`--- local cloud output (last 40 lines) ---\n${logs.slice(-40).join("\n")}\n`);
     throw err;
   } finally {
-    await cloud.stop();
-    await meter.close();
-    await sqs.close();
-    await s3.close();
-    process.env.AWS_ENDPOINT_URL_SQS = endpoints.sqs;
-    process.env.AWS_ENDPOINT_URL_S3 = endpoints.s3;
+    await cloud?.stop();
+    for (const key of Object.keys(via.env ?? {})) {
+      if (saved[key] === undefined) delete process.env[key];
+      else process.env[key] = saved[key];
+    }
   }
 }
 
