@@ -40,13 +40,37 @@ import { median, percentile } from "./stats.ts";
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 /** The agents bound to `#harness-agents` in the worker and dlq bundles. */
 export const LAMBDA_AGENTS = resolve(ROOT, "bench/lambda-agents.ts");
-/** Containers started per function for the init figures. */
-const COLD_STARTS = 7;
-/** Sequential replies measured per shape (after WARM_RUNS). */
-const RUNS = 40;
-const WARM_RUNS = 5;
-/** Replies whose SQS and S3 requests are counted. */
-const COUNTED_RUNS = 10;
+/** How much `bench lambda` measures: the defaults of `npm run bench -- lambda`; a test runs a short version. */
+export interface LambdaBenchOptions {
+  /** Containers started per function for the init figures. */
+  coldStarts: number;
+  /** Sequential replies measured per shape (after `warmRuns`). */
+  runs: number;
+  warmRuns: number;
+  /** Replies whose SQS and S3 requests are counted. */
+  countedRuns: number;
+  /** The caught-up window of the reads per stream: the model's time to its first token, ms. */
+  caughtUpMs: number;
+  /** The streaming window of the reads per stream: deltas 25 ms apart. */
+  streamingDeltas: number;
+  /** Profile each function's init (a CPU profile mapped through the source maps). */
+  profile: boolean;
+  /** Use the emulators `process.env` points at (a test's) instead of starting a pair. */
+  runningEmulators: boolean;
+}
+
+/** The bounded defaults (about 3 minutes on this 2-core machine). */
+export const LAMBDA_BENCH_DEFAULTS: LambdaBenchOptions = {
+  coldStarts: 7,
+  runs: 40,
+  warmRuns: 5,
+  countedRuns: 10,
+  caughtUpMs: 8_000,
+  streamingDeltas: 400,
+  profile: true,
+  runningEmulators: false,
+};
+
 /** The streamer's reply in the latency runs: a time to first token, then deltas every 25 ms. */
 const REPLY = { deltas: 24, everyMs: 25, afterMs: 300 };
 
@@ -59,16 +83,21 @@ const TARGET = {
   caughtUpPoll: atMost(1, " unit"),
 };
 
-export async function benchLambda(): Promise<void> {
+export async function benchLambda(options: Partial<LambdaBenchOptions> = {}): Promise<void> {
+  const o: LambdaBenchOptions = { ...LAMBDA_BENCH_DEFAULTS, ...options };
   const built = await bundleLambdas(LAMBDA_AGENTS);
   const hello = await helloBundle();
   try {
-    await coldStarts(built, hello);
+    await coldStarts(built, hello, o);
+    if (o.runningEmulators) {
+      await latency(built, o);
+      return;
+    }
     const emulators = await startEmulators();
     const saved = { ...process.env };
     Object.assign(process.env, emulators.env);
     try {
-      await latency(built);
+      await latency(built, o);
     } finally {
       await emulators.stop();
       for (const key of Object.keys(emulators.env)) {
@@ -116,7 +145,8 @@ async function initTimes(role: HarnessFunctionRole | "hello", file: string, env:
   return times;
 }
 
-async function coldStarts(built: LambdaBundle[], hello: HelloBundle): Promise<void> {
+async function coldStarts(built: LambdaBundle[], hello: HelloBundle, o: LambdaBenchOptions): Promise<void> {
+  const COLD_STARTS = o.coldStarts;
   console.log(
     `cold starts: init of each function in the local function host (the handler module's import with --enable-source-maps, ` +
       `what Lambda reports as Init Duration), median of ${COLD_STARTS} containers; the construct's bundles, #harness-agents = bench/lambda-agents.ts:`,
@@ -132,7 +162,7 @@ async function coldStarts(built: LambdaBundle[], hello: HelloBundle): Promise<vo
       `  ${(init - floor).toFixed(0)} ms over the floor; entry ${(b.bytes / 1e6).toFixed(2)} MB, a cold start loads ` +
         `${(b.loadBytes / 1e6).toFixed(2)} MB, all chunks ${(b.totalBytes / 1e6).toFixed(2)} MB in ${b.chunks} files`,
     );
-    if (b.role === "http" || b.role === "worker") {
+    if (o.profile && (b.role === "http" || b.role === "worker")) {
       const profile = profileInit(b.file, bundleEnv(b));
       note(
         `  where it goes (CPU profile of the import, mapped through the source maps, ${profile.totalMs.toFixed(0)} ms busy): ` +
@@ -257,7 +287,8 @@ function percentiles(xs: number[]): string {
   return `p50 ${percentile(xs, 50).toFixed(0)} ms, p99 ${percentile(xs, 99).toFixed(0)} ms`;
 }
 
-async function latency(built: LambdaBundle[]): Promise<void> {
+async function latency(built: LambdaBundle[], o: LambdaBenchOptions): Promise<void> {
+  const { runs: RUNS, warmRuns: WARM_RUNS, countedRuns: COUNTED_RUNS } = o;
   const embedded = await startEmbedded();
   let embeddedRuns: Awaited<ReturnType<typeof replies>>;
   try {
@@ -275,7 +306,7 @@ async function latency(built: LambdaBundle[]): Promise<void> {
     const lambdaRuns = await replies(cloud.url, "lambda", RUNS);
     const cpu = cloud.workers.reduce((sum, w, i) => sum + cpuMs(w.pid) - before.cpu[i]!, 0);
     const durations = cloud.workers.flatMap((w, i) => w.durationsMs.slice(before.durations[i]));
-    printLatency(embeddedRuns, lambdaRuns);
+    printLatency(embeddedRuns, lambdaRuns, RUNS);
     // What each submission costs beyond the model, for `bench cost`.
     const modelMs = REPLY.afterMs + (REPLY.deltas - 1) * REPLY.everyMs;
     measured.admissionSeconds = median(lambdaRuns.samples.map((x) => x.steps.answered)) / 1000;
@@ -308,7 +339,7 @@ async function latency(built: LambdaBundle[]): Promise<void> {
         `  SQS requests per submission ${measured.sqsRequestsPerSubmission} (${[...sqs.counts].map(([k, v]) => `${k} ${v}`).join(", ")} ` +
           `for ${COUNTED_RUNS}; ${delivered} receives delivered), S3 requests ${measured.s3RequestsPerSubmission}`,
       );
-      await readsPerStream(cloud.url, meter);
+      await readsPerStream(cloud.url, meter, o);
     });
   } finally {
     await meter.close();
@@ -363,7 +394,7 @@ function cpuMs(pid: number | undefined): number {
   }
 }
 
-function printLatency(embedded: { samples: ReplySample[]; late: number }, lambda: { samples: ReplySample[]; late: number }): void {
+function printLatency(embedded: { samples: ReplySample[]; late: number }, lambda: { samples: ReplySample[]; late: number }, RUNS: number): void {
   console.log(
     `first token and deltas through the http function (local cloud: the construct's bundles, DynamoDB Local, fauxqs, 2 workers), ` +
       `beside the embedded shape (SQLite, one process); streamer: ${REPLY.afterMs} ms to first token, then ${REPLY.deltas} deltas ` +
@@ -405,14 +436,14 @@ function wakes(times: number[]): number {
   return n;
 }
 
-async function readsPerStream(url: string, meter: DynamoMeterProxy): Promise<void> {
+async function readsPerStream(url: string, meter: DynamoMeterProxy, o: LambdaBenchOptions): Promise<void> {
   const client = new BenchClient(url);
   try {
     console.log("the http function's DynamoDB reads per open stream (one stream at a time, metered in front of DynamoDB Local):");
-    // Caught up: the run has started, the model takes 8 s to its first token.
+    // Caught up: the run has started, the model takes `caughtUpMs` to its first token.
     {
       const path = `/agents/${STREAMER}/reads-idle-${process.pid}`;
-      await client.post(path, { kind: "user", body: streamMessage(2, 0, 8_000) });
+      await client.post(path, { kind: "user", body: streamMessage(2, 0, o.caughtUpMs) });
       let windowStart = 0;
       let windowEnd = 0;
       const read = client.stream(path, (f) => {
@@ -431,10 +462,10 @@ async function readsPerStream(url: string, meter: DynamoMeterProxy): Promise<voi
       note(`  caught up: ${(units / seconds).toFixed(2)} read units/s, ${(polls / seconds).toFixed(2)} polls/s (${opsOf(log)})`);
       measured.viewerReadUnitsPerSecondCaughtUp = Math.round((units / seconds) * 100) / 100;
     }
-    // Streaming: 400 deltas 25 ms apart (10 s).
+    // Streaming: `streamingDeltas` deltas 25 ms apart (10 s by default).
     {
       const path = `/agents/${STREAMER}/reads-busy-${process.pid}`;
-      await client.post(path, { kind: "user", body: streamMessage(400, 25, 0) });
+      await client.post(path, { kind: "user", body: streamMessage(o.streamingDeltas, 25, 0) });
       let first = 0;
       let last = 0;
       meter.startLog();

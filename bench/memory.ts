@@ -25,11 +25,19 @@ import { atLeast, atMost, figure, note } from "./report.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const AGENTS = resolve(ROOT, "bench/lambda-agents.ts");
-/** The soak's mix: sessions × submissions. */
-const SESSIONS = 4;
-const SUBMISSIONS = 6;
-/** Large payloads, each run this many times (one after another per kind, both kinds at once). */
-const LARGE_RUNS = 3;
+/** How much `bench memory` runs: the defaults of `npm run bench -- memory`; a test runs a short version. */
+export interface MemoryBenchOptions {
+  /** The soak's mix: sessions × submissions. */
+  sessions: number;
+  submissions: number;
+  /** Large payloads, each run this many times (one after another per kind, both kinds at once). */
+  largeRuns: number;
+  /** Use the emulators `process.env` points at (a test's) instead of starting a pair. */
+  runningEmulators: boolean;
+}
+
+/** The bounded defaults (about 2 minutes on this 2-core machine). */
+export const MEMORY_BENCH_DEFAULTS: MemoryBenchOptions = { sessions: 4, submissions: 6, largeRuns: 3, runningEmulators: false };
 const INPUT_BYTES = 200 * 1024;
 const TOOL_OUTPUT_BYTES = 2 * 1024 * 1024;
 /** The free share of the size a function must keep at its peak to hold with headroom. */
@@ -39,7 +47,12 @@ const HEADROOM = 0.25;
  * Runs the mix with every function limited to `sizes` (default: the construct's defaults);
  * resolves with each function's peak RSS (MiB) and the containers that died.
  */
-export async function benchMemory(sizes: Partial<Record<HarnessFunctionRole, number>> = DEFAULT_MEMORY_MB): Promise<void> {
+export async function benchMemory(
+  sizes: Partial<Record<HarnessFunctionRole, number>> = DEFAULT_MEMORY_MB,
+  options: Partial<MemoryBenchOptions> = {},
+): Promise<void> {
+  const o = { ...MEMORY_BENCH_DEFAULTS, ...options };
+  const { sessions: SESSIONS, submissions: SUBMISSIONS, largeRuns: LARGE_RUNS } = o;
   const limits: Record<HarnessFunctionRole, number> = {
     http: sizes.http ?? DEFAULT_MEMORY_MB.http,
     worker: sizes.worker ?? DEFAULT_MEMORY_MB.worker,
@@ -53,9 +66,9 @@ export async function benchMemory(sizes: Partial<Record<HarnessFunctionRole, num
       `${INPUT_BYTES / 1024} KB input echoed back and ${LARGE_RUNS} × a ${TOOL_OUTPUT_BYTES / 1048576} MB tool output beside it, each streamed to a viewer:`,
   );
   const built = await bundleLambdas(AGENTS);
-  const emulators = await startEmulators();
+  const emulators = o.runningEmulators ? undefined : await startEmulators();
   const saved = { ...process.env };
-  Object.assign(process.env, emulators.env);
+  Object.assign(process.env, emulators?.env ?? {});
   const logs: string[] = [];
   try {
     const handlers = Object.fromEntries(built.map((b) => [b.role, b.file])) as Record<HarnessFunctionRole, string>;
@@ -98,8 +111,8 @@ export async function benchMemory(sizes: Partial<Record<HarnessFunctionRole, num
           cancelRate: 0.3,
           subagentRate: 0.25,
         }),
-        large(cloud.url, "assistant", (i) => `${"echo this back, please. ".repeat(INPUT_BYTES / 24).slice(0, INPUT_BYTES - 8)} #${i}`, lost),
-        large(cloud.url, DUMPER, () => `dump ${TOOL_OUTPUT_BYTES}`, lost),
+        large(cloud.url, "assistant", LARGE_RUNS, (i) => `${"echo this back, please. ".repeat(INPUT_BYTES / 24).slice(0, INPUT_BYTES - 8)} #${i}`, lost),
+        large(cloud.url, DUMPER, LARGE_RUNS, () => `dump ${TOOL_OUTPUT_BYTES}`, lost),
       ]).catch((err: unknown) => void lost.push(`the mix: ${err instanceof Error ? err.message.slice(0, 300) : String(err)}`));
       // The sweeper and the dlq drain tick on their schedule during the run; once more at the end.
       await cloud.sweep();
@@ -129,8 +142,8 @@ export async function benchMemory(sizes: Partial<Record<HarnessFunctionRole, num
     process.stderr.write(`--- local cloud output (last 40 lines) ---\n${logs.slice(-40).join("\n")}\n`);
     throw err;
   } finally {
-    await emulators.stop();
-    for (const key of Object.keys(emulators.env)) {
+    await emulators?.stop();
+    for (const key of Object.keys(emulators?.env ?? {})) {
       if (saved[key] === undefined) delete process.env[key];
       else process.env[key] = saved[key];
     }
@@ -139,13 +152,13 @@ export async function benchMemory(sizes: Partial<Record<HarnessFunctionRole, num
 }
 
 /**
- * `LARGE_RUNS` submissions of `body(i)` to one instance of `agent`, each read to its settlement by
+ * `runs` submissions of `body(i)` to one instance of `agent`, each read to its settlement by
  * a viewer (who reads again from the last record it got when a container dies under it).
  */
-async function large(url: string, agent: string, body: (i: number) => string, lost: string[]): Promise<void> {
+async function large(url: string, agent: string, runs: number, body: (i: number) => string, lost: string[]): Promise<void> {
   const client = new BenchClient(url);
   try {
-    for (let i = 0; i < LARGE_RUNS; i++) {
+    for (let i = 0; i < runs; i++) {
       // A conversation each: one large payload in it, not a conversation growing by several.
       const path = `/agents/${agent}/mem-large-${process.pid}-${i}`;
       const posted = await client.post(path, { kind: "user", body: body(i) });

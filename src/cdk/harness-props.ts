@@ -152,7 +152,13 @@ export interface HarnessProps {
    * @default Duration.minutes(15)
    */
   readonly workerTimeout?: Duration;
-  /** @default 1024 */
+  /**
+   * Memory of the worker, MB (Lambda gives CPU in proportion). The default was chosen by
+   * measurement (ADR 0032: the soak's mix with 2 MB tool outputs and 200 KB inputs peaks well
+   * under it); raise it for agents whose tools hold large data in memory, or to get more CPU for
+   * CPU-bound tools (1,769 MB is one full vCPU). Lambda bills duration by it.
+   * @default 256
+   */
   readonly workerMemorySize?: number;
   /**
    * Reserved concurrency of the worker: at most this many runs at once, and that many always
@@ -203,7 +209,12 @@ export interface HarnessProps {
    * @default streamMaxDuration + 1 minute
    */
   readonly httpTimeout?: Duration;
-  /** @default 512 */
+  /**
+   * Memory of the http function, MB. It is held open by every SSE viewer while a run streams, so
+   * it is most of a chat product's Lambda bill (`npm run bench -- cost`); the default holds the
+   * measured mix with headroom (ADR 0032). Raise it if your middleware holds large data.
+   * @default 256
+   */
   readonly httpMemorySize?: number;
   /**
    * Authentication of the function URL. `NONE` is for an app that checks a bearer token or JWT

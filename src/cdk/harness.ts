@@ -34,6 +34,7 @@ import { functionTracing } from "./harness-tracing.ts";
 import { createHarnessAlarms } from "./harness-alarms.ts";
 import { acknowledgeHarnessFindings } from "./nag-suppressions.ts";
 import { HARNESS_TABLE_SCHEMA } from "./table-schema.ts";
+import { DEFAULT_MEMORY_MB } from "./memory-sizes.ts";
 
 export type * from "./harness-props.ts";
 export type { HarnessSecret } from "./harness-secrets.ts";
@@ -198,7 +199,7 @@ export class Harness extends Construct {
       code: code(entry("http")),
       handler: handlerOf("http"),
       timeout: httpTimeout,
-      memorySize: props.httpMemorySize ?? 512,
+      memorySize: props.httpMemorySize ?? DEFAULT_MEMORY_MB.http,
       environment: {
         ...roleEnv("http"),
         [HARNESS_ENV.streamMaxMs]: String(streamMax.toMilliseconds()),
@@ -213,7 +214,7 @@ export class Harness extends Construct {
       code: agentsCode,
       handler: handlerOf("worker"),
       timeout: workerTimeout,
-      memorySize: props.workerMemorySize ?? 1024,
+      memorySize: props.workerMemorySize ?? DEFAULT_MEMORY_MB.worker,
       reservedConcurrentExecutions: props.workerReservedConcurrency,
       environment: roleEnv("worker"),
     });
@@ -222,7 +223,7 @@ export class Harness extends Construct {
       code: agentsCode,
       handler: handlerOf("dlq"),
       timeout: dlqTimeout,
-      memorySize: 256,
+      memorySize: DEFAULT_MEMORY_MB.dlq,
       environment: { ...roleEnv("dlq"), [HARNESS_ENV.deadLetterQueueUrl]: this.deadLetterQueue.queueUrl },
       // The next tick is the retry (as the sweeper's).
       retryAttempts: 0,
@@ -232,7 +233,7 @@ export class Harness extends Construct {
       code: code(entry("sweeper")),
       handler: handlerOf("sweeper"),
       timeout: props.sweeperTimeout ?? Duration.minutes(1),
-      memorySize: 256,
+      memorySize: DEFAULT_MEMORY_MB.sweeper,
       environment: roleEnv("sweeper"),
       // The next tick is the retry; stacking retries would only overlap sweeps.
       retryAttempts: 0,
@@ -277,7 +278,7 @@ export class Harness extends Construct {
         code: code(join(HANDLERS_DIR, `schedule${OWN_EXTENSION}`)),
         handler: handlerOf("schedule"),
         timeout: Duration.seconds(30),
-        memorySize: 256,
+        memorySize: DEFAULT_MEMORY_MB.schedule,
         // Names only, as the http function: it admits, never runs an agent.
         environment: { ...baseEnv, ...namesOnlyEnv },
       });
