@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: runs every benchmark in one process and prints its figures. Pass names to run
- * a subset (e.g. `npm run bench -- overhead`); `scaling` runs only when named.
+ * a subset (e.g. `npm run bench -- overhead`); `scaling`, `lambda` and `memory` run only when named.
  */
 import { benchApprovalCostsStandalone } from "./approval-costs.ts";
 import { benchAws } from "./aws.ts";
@@ -30,9 +30,13 @@ const benches: Record<string, () => Promise<void>> = {
 
 /**
  * Run only when named: `scaling` admits 2,000 submissions twice on the local cloud (about 10
- * minutes); `cancel`, `hot-session` and `approvals` are part of `aws` too.
+ * minutes); `cancel`, `hot-session` and `approvals` are part of `aws` too; `lambda` (cold starts,
+ * 2 × 45 replies through the local cloud, reads per stream) and `memory` (the soak's mix under
+ * every function's memory size) take over 3 minutes each on this 2-core machine. `cost` prices
+ * their figures when they run in the same process (`npm run bench -- aws lambda memory cost`), the
+ * recorded ones otherwise.
  */
-const onlyWhenNamed = new Set(["scaling", "cancel", "hot-session", "approvals"]);
+const onlyWhenNamed = new Set(["scaling", "cancel", "hot-session", "approvals", "lambda", "memory"]);
 
 const selected = process.argv.slice(2);
 for (const [name, run] of Object.entries(benches)) {

@@ -111,7 +111,7 @@ function workloads(m: Measured): Record<string, Work> {
 }
 
 /** The bill of one workload per 1,000 turns. */
-export function bill(work: Work, m: Measured, memory = DEFAULT_MEMORY_MB): Bill {
+export function bill(work: Work, m: Measured, memory: { worker: number; http: number } = DEFAULT_MEMORY_MB): Bill {
   const k = 1_000;
   const workerSeconds = work.invocations.reduce((s, t) => s + t + m.workerHarnessSeconds, 0);
   // Heartbeats while the model works: a lease renewal (1 write unit) and a visibility change
