@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark in one process and prints its figures. Pass names to run
- * a subset (e.g. `npm run bench -- overhead`); `scaling`, `lambda` and `memory` run only when named.
+ * a subset (e.g. `npm run bench -- overhead`); `scaling`, `cancel`, `hot-session`, `approvals`,
+ * `lambda` and `memory` run only when named.
  */
 import { benchApprovalCostsStandalone } from "./approval-costs.ts";
 import { benchAws } from "./aws.ts";
