@@ -16,7 +16,7 @@
  * `npm run bench -- memory` runs the functions under their configured memory (`memory.ts`).
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,9 +24,8 @@ import { build } from "esbuild";
 import { LocalFunction, LocalFunctionUrl } from "../dev/local-cloud/function-host.ts";
 import { type LocalCloud, startLocalCloud } from "../dev/local-cloud/local-cloud.ts";
 import { LAMBDA_ENTRY_FILE, lambdaBuildOptions } from "../src/cdk/lambda-bundling.ts";
-import type { HarnessFunctionRole } from "../src/lambda/env.ts";
+import { HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../src/lambda/env.ts";
 import { startEmulators } from "../test/support/emulators.ts";
-import { readFileSync } from "node:fs";
 import { s3Request, sqsAction, startCountingProxy } from "./counting-proxy.ts";
 import { type DynamoMeterProxy, startDynamoMeterProxy } from "./dynamo-meter-proxy.ts";
 import { measured } from "./measured.ts";
@@ -57,6 +56,17 @@ export interface LambdaBenchOptions {
   profile: boolean;
   /** Use the emulators `process.env` points at (a test's) instead of starting a pair. */
   runningEmulators: boolean;
+  /** The functions whose cold starts are measured (the hello-world floor always is). */
+  coldStartRoles: readonly HarnessFunctionRole[];
+  /** Measure the embedded shape beside the local cloud (the first-delta overhead). */
+  embedded: boolean;
+  /**
+   * Measure latency on the cloud whose requests are counted through proxies (a hop each way)
+   * instead of a second cloud with nothing in between: one cloud started instead of two.
+   */
+  oneCloud: boolean;
+  /** Worker containers of each local cloud. */
+  workers: number;
 }
 
 /** The bounded defaults (about 3 minutes on this 2-core machine). */
@@ -69,6 +79,10 @@ export const LAMBDA_BENCH_DEFAULTS: LambdaBenchOptions = {
   streamingDeltas: 400,
   profile: true,
   runningEmulators: false,
+  coldStartRoles: HARNESS_FUNCTION_ROLES,
+  embedded: true,
+  oneCloud: false,
+  workers: 2,
 };
 
 /** The streamer's reply in the latency runs: a time to first token, then deltas every 25 ms. */
@@ -154,7 +168,7 @@ async function coldStarts(built: LambdaBundle[], hello: HelloBundle, o: LambdaBe
   const env = bundleEnv(built[0]!);
   const floor = median(await initTimes("hello", hello.file, env, COLD_STARTS));
   figure("hello-world bundle init (the floor: Node's ESM loader, source maps on)", floor, "ms", undefined, 0);
-  for (const b of built) {
+  for (const b of built.filter((b) => o.coldStartRoles.includes(b.role))) {
     const init = median(await initTimes(b.role, b.file, bundleEnv(b), COLD_STARTS));
     const target = b.role === "http" ? TARGET.httpInit : b.role === "worker" ? TARGET.workerInit : undefined;
     figure(`${b.role} init`, init, "ms", target, 0);
@@ -289,24 +303,26 @@ function percentiles(xs: number[]): string {
 
 async function latency(built: LambdaBundle[], o: LambdaBenchOptions): Promise<void> {
   const { runs: RUNS, warmRuns: WARM_RUNS, countedRuns: COUNTED_RUNS } = o;
-  const embedded = await startEmbedded();
-  let embeddedRuns: Awaited<ReturnType<typeof replies>>;
-  try {
-    await replies(embedded.url, "warm", WARM_RUNS);
-    embeddedRuns = await replies(embedded.url, "embedded", RUNS);
-  } finally {
-    await embedded.stop();
+  let embeddedRuns: Awaited<ReturnType<typeof replies>> | undefined;
+  if (o.embedded) {
+    const embedded = await startEmbedded();
+    try {
+      await replies(embedded.url, "warm", WARM_RUNS);
+      embeddedRuns = await replies(embedded.url, "embedded", RUNS);
+    } finally {
+      await embedded.stop();
+    }
   }
   const handlers = Object.fromEntries(built.map((b) => [b.role, b.file])) as Record<HarnessFunctionRole, string>;
 
-  // The latencies on a cloud with nothing between its parts and the emulators.
-  await withCloud(handlers, {}, async (cloud) => {
+  // The latencies, and what a submission costs beyond the model.
+  const measureLatency = async (cloud: LocalCloud) => {
     await replies(cloud.url, "warm", WARM_RUNS);
     const before = { cpu: cloud.workers.map((w) => cpuMs(w.pid)), durations: cloud.workers.map((w) => w.durationsMs.length) };
     const lambdaRuns = await replies(cloud.url, "lambda", RUNS);
     const cpu = cloud.workers.reduce((sum, w, i) => sum + cpuMs(w.pid) - before.cpu[i]!, 0);
     const durations = cloud.workers.flatMap((w, i) => w.durationsMs.slice(before.durations[i]));
-    printLatency(embeddedRuns, lambdaRuns, RUNS);
+    printLatency(embeddedRuns, lambdaRuns, RUNS, o.oneCloud, o.workers);
     // What each submission costs beyond the model, for `bench cost`.
     const modelMs = REPLY.afterMs + (REPLY.deltas - 1) * REPLY.everyMs;
     measured.admissionSeconds = median(lambdaRuns.samples.map((x) => x.steps.answered)) / 1000;
@@ -316,7 +332,9 @@ async function latency(built: LambdaBundle[], o: LambdaBenchOptions): Promise<vo
       `  per submission (for bench cost): worker invocation ${median(durations).toFixed(0)} ms for ${modelMs} ms of model ` +
         `(${(measured.workerHarnessSeconds * 1000).toFixed(0)} ms of harness), worker CPU ${measured.workerCpuMsPerSubmission.toFixed(1)} ms`,
     );
-  });
+  };
+  // On a cloud with nothing between its parts and the emulators (unless one cloud is asked for).
+  if (!o.oneCloud) await withCloud(handlers, { workers: o.workers }, measureLatency);
 
   // Requests counted on their way (a hop each way): the http function's reads, every SQS and S3 request.
   const meter = await startDynamoMeterProxy(process.env.AWS_ENDPOINT_URL_DYNAMODB!);
@@ -324,8 +342,9 @@ async function latency(built: LambdaBundle[], o: LambdaBenchOptions): Promise<vo
   const s3 = await startCountingProxy(process.env.AWS_ENDPOINT_URL_S3!, s3Request);
   try {
     const env = { AWS_ENDPOINT_URL_SQS: sqs.url, AWS_ENDPOINT_URL_S3: s3.url };
-    await withCloud(handlers, { env, httpDynamo: meter.url }, async (cloud) => {
-      await replies(cloud.url, "warm", 2);
+    await withCloud(handlers, { env, httpDynamo: meter.url, workers: o.workers }, async (cloud) => {
+      if (o.oneCloud) await measureLatency(cloud);
+      else await replies(cloud.url, "warm", 2);
       sqs.reset();
       s3.reset();
       const deliveries = cloud.deliveries.length;
@@ -351,7 +370,7 @@ async function latency(built: LambdaBundle[], o: LambdaBenchOptions): Promise<vo
 /** Runs `work` against a fresh local cloud of the bundles; on a failure, prints the cloud's output. */
 async function withCloud(
   handlers: Record<HarnessFunctionRole, string>,
-  via: { env?: Record<string, string>; httpDynamo?: string },
+  via: { env?: Record<string, string>; httpDynamo?: string; workers: number },
   work: (cloud: LocalCloud) => Promise<void>,
 ): Promise<void> {
   const logs: string[] = [];
@@ -364,7 +383,7 @@ async function withCloud(
       agentsModule: LAMBDA_AGENTS,
       handlers,
       name: `bench-lambda-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
-      workers: 2,
+      workers: via.workers,
       sweeperRateMs: false,
       functionEnv: via.httpDynamo ? { http: { AWS_ENDPOINT_URL_DYNAMODB: via.httpDynamo } } : {},
       log: (line, source) => void logs.push(`[${source}] ${line}`),
@@ -394,32 +413,41 @@ function cpuMs(pid: number | undefined): number {
   }
 }
 
-function printLatency(embedded: { samples: ReplySample[]; late: number }, lambda: { samples: ReplySample[]; late: number }, RUNS: number): void {
+function printLatency(
+  embedded: { samples: ReplySample[]; late: number } | undefined,
+  lambda: { samples: ReplySample[]; late: number },
+  RUNS: number,
+  proxied: boolean,
+  workers: number,
+): void {
   console.log(
-    `first token and deltas through the http function (local cloud: the construct's bundles, DynamoDB Local, fauxqs, 2 workers), ` +
-      `beside the embedded shape (SQLite, one process); streamer: ${REPLY.afterMs} ms to first token, then ${REPLY.deltas} deltas ` +
-      `${REPLY.everyMs} ms apart; flush policy 1 KB / 200 ms in both; ${RUNS} sequential replies each:`,
+    `first token and deltas through the http function (local cloud: the construct's bundles, DynamoDB Local, fauxqs, ${workers} worker${workers === 1 ? "" : "s"}` +
+      `${proxied ? "; requests counted through proxies, a hop each way" : ""}), ` +
+      `${embedded ? "beside the embedded shape (SQLite, one process)" : "the embedded shape not run"}; streamer: ${REPLY.afterMs} ms to ` +
+      `first token, then ${REPLY.deltas} deltas ${REPLY.everyMs} ms apart; flush policy 1 KB / 200 ms; ${RUNS} sequential replies each:`,
   );
   const first = (r: { samples: ReplySample[] }) => r.samples.map((s) => s.firstDelta);
-  const eFirst = percentile(first(embedded), 50);
   const lFirst = percentile(first(lambda), 50);
   figure("POST → first text delta, local cloud, p50", lFirst, "ms", undefined, 0);
-  note(`  p99 ${percentile(first(lambda), 99).toFixed(0)} ms; embedded p50 ${eFirst.toFixed(0)} ms, p99 ${percentile(first(embedded), 99).toFixed(0)} ms`);
-  figure("first-delta overhead over the embedded shape, p50", lFirst - eFirst, "ms", TARGET.firstDeltaOverhead, 0);
+  if (embedded) {
+    const eFirst = percentile(first(embedded), 50);
+    note(`  p99 ${percentile(first(lambda), 99).toFixed(0)} ms; embedded p50 ${eFirst.toFixed(0)} ms, p99 ${percentile(first(embedded), 99).toFixed(0)} ms`);
+    figure("first-delta overhead over the embedded shape, p50", lFirst - eFirst, "ms", TARGET.firstDeltaOverhead, 0);
+  } else note(`  p99 ${percentile(first(lambda), 99).toFixed(0)} ms`);
   const records = lambda.samples.flatMap((s) => s.recordToClient);
   figure(`delta record written (worker) → SSE client, p50 of ${records.length}`, percentile(records, 50), "ms", TARGET.deltaP50, 0);
   figure("delta record written (worker) → SSE client, p99", percentile(records, 99), "ms", TARGET.deltaP99, 0);
-  note(`  embedded: ${percentiles(embedded.samples.flatMap((s) => s.recordToClient))}`);
+  if (embedded) note(`  embedded: ${percentiles(embedded.samples.flatMap((s) => s.recordToClient))}`);
   note(
-    `  model emit → SSE client (the 200 ms flush interval included): local cloud ${percentiles(lambda.samples.flatMap((s) => s.emitToClient))}, ` +
-      `embedded ${percentiles(embedded.samples.flatMap((s) => s.emitToClient))}`,
+    `  model emit → SSE client (the 200 ms flush interval included): local cloud ${percentiles(lambda.samples.flatMap((s) => s.emitToClient))}` +
+      (embedded ? `, embedded ${percentiles(embedded.samples.flatMap((s) => s.emitToClient))}` : ""),
   );
   const step = (r: { samples: ReplySample[] }, k: keyof ReplySample["steps"]) => median(r.samples.map((x) => x.steps[k]));
   const steps = (r: { samples: ReplySample[] }) =>
     `202 ${step(r, "answered").toFixed(0)}, user_message written (claim) ${step(r, "claimed").toFixed(0)}, ` +
     `model stream started ${step(r, "started").toFixed(0)}, first delta written ${step(r, "written").toFixed(0)}, received ${step(r, "received").toFixed(0)}`;
-  note(`  where the first delta's time goes (medians, ms after the POST): local cloud: ${steps(lambda)}; embedded: ${steps(embedded)}`);
-  const late = embedded.late + lambda.late;
+  note(`  where the first delta's time goes (medians, ms after the POST): local cloud: ${steps(lambda)}${embedded ? `; embedded: ${steps(embedded)}` : ""}`);
+  const late = (embedded?.late ?? 0) + lambda.late;
   if (late > 0) note(`  (${late} replies left out: their stream attached after the first delta was written)`);
 }
 
@@ -444,16 +472,17 @@ async function readsPerStream(url: string, meter: DynamoMeterProxy, o: LambdaBen
     {
       const path = `/agents/${STREAMER}/reads-idle-${process.pid}`;
       await client.post(path, { kind: "user", body: streamMessage(2, 0, o.caughtUpMs) });
+      // The window: from 500 ms after the worker's claim wrote the user message (the stream's
+      // start and its liveness check are behind it, however late a loaded machine claims) to
+      // 300 ms before the first delta (the model's first records are written with it).
       let windowStart = 0;
       let windowEnd = 0;
-      const read = client.stream(path, (f) => {
+      meter.startLog();
+      await client.stream(path, (f) => {
+        if (f.event === "user_message" && windowStart === 0) windowStart = performance.now() + 500;
         if (f.event === "assistant_text_delta" && windowEnd === 0) windowEnd = performance.now() - 300;
         return f.event === "submission_settled";
       });
-      await new Promise((r) => setTimeout(r, 1_500));
-      meter.startLog();
-      windowStart = performance.now();
-      await read;
       const log = meter.stopLog().filter((e) => e.at >= windowStart && e.at <= windowEnd);
       const seconds = (windowEnd - windowStart) / 1000;
       const units = log.reduce((n, e) => n + e.readUnits, 0);

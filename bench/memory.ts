@@ -34,10 +34,12 @@ export interface MemoryBenchOptions {
   largeRuns: number;
   /** Use the emulators `process.env` points at (a test's) instead of starting a pair. */
   runningEmulators: boolean;
+  /** Worker containers of the local cloud. */
+  workers: number;
 }
 
 /** The bounded defaults (about 2 minutes on this 2-core machine). */
-export const MEMORY_BENCH_DEFAULTS: MemoryBenchOptions = { sessions: 4, submissions: 6, largeRuns: 3, runningEmulators: false };
+export const MEMORY_BENCH_DEFAULTS: MemoryBenchOptions = { sessions: 4, submissions: 6, largeRuns: 3, runningEmulators: false, workers: 2 };
 const INPUT_BYTES = 200 * 1024;
 const TOOL_OUTPUT_BYTES = 2 * 1024 * 1024;
 /** The free share of the size a function must keep at its peak to hold with headroom. */
@@ -76,7 +78,7 @@ export async function benchMemory(
       agentsModule: AGENTS,
       handlers,
       name: `bench-memory-${process.pid}`,
-      workers: 2,
+      workers: o.workers,
       sweeperRateMs: 2_000,
       memoryMb: limits,
       env: { HARNESS_STALE_QUEUED_MS: "5000" },
@@ -100,7 +102,7 @@ export async function benchMemory(
     const started = performance.now();
     try {
       await Promise.all([
-        driveSessions({
+        SESSIONS === 0 ? undefined : driveSessions({
           url: cloud.url,
           run: `mem${Date.now().toString(36)}`,
           sessions: SESSIONS,
