@@ -215,7 +215,7 @@ describe("local cloud: http + worker through SQS FIFO", () => {
   it("gives http and sweeper the agent names instead of the agents module; http answers 404 for any other agent", async () => {
     dumpLogsOnFailure();
     for (const role of ["http", "sweeper"] as const) {
-      expect(suite.cloud.functionEnv(role)[HARNESS_ENV.agentNames], role).toBe("assistant,stepper,fragile");
+      expect(suite.cloud.functionEnv(role)[HARNESS_ENV.agentNames], role).toBe("assistant,recall,stepper,fragile");
     }
     expect(suite.cloud.functionEnv("worker")[HARNESS_ENV.agentNames]).toBeUndefined();
     const unknown = await post(`/agents/nobody/demo-${uid()}`, { kind: "user", body: "hi" });
