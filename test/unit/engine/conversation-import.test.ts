@@ -7,7 +7,8 @@
  * the source. Bad input (a malformed line, an unknown record kind, a cut-off export, bytes that
  * do not match their digest, an attachment neither carried nor stored, a session that has a
  * conversation) is a 400 `invalid_export` naming the line or a 409 `conversation_exists`, and
- * writes nothing.
+ * writes nothing. An import body has its own limit (`maxImportBytes`, 413 above it), not the
+ * 1 MiB of the other requests.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -193,6 +194,24 @@ describe.each([
       expect(await taken.json()).toMatchObject({ code: "conversation_exists", error: expect.stringContaining("already has a conversation") });
       expect(await source.store.readRecords(existing.id)).toEqual(records);
       expect((await post(empty, "/agents/nobody/x/import", exported, true)).status).toBe(404);
+
+      // The import's own body limit (maxImportBytes), not the 1 MiB of other requests.
+      const small = await serve(empty.runtime, { port: 0, hostname: "127.0.0.1", log: () => {}, maxImportBytes: 1_000, maxBodyBytes: 100_000 });
+      try {
+        const res = await fetch(`${small.url}/agents/chat/big/import`, { method: "POST", headers: { "content-type": "application/jsonl" }, body: exported });
+        expect(res.status).toBe(413);
+        expect(await res.json()).toMatchObject({ code: "payload_too_large", error: "import body exceeds 1000 bytes" });
+      } finally {
+        await small.close();
+      }
+      const tight = await serve(empty.runtime, { port: 0, hostname: "127.0.0.1", log: () => {}, maxBodyBytes: 1_000 });
+      try {
+        expect(exported.length).toBeGreaterThan(1_000);
+        const res = await fetch(`${tight.url}/agents/chat/whole/import`, { method: "POST", headers: { "content-type": "application/jsonl" }, body: exported });
+        expect(res.status, await res.clone().text()).toBe(201);
+      } finally {
+        await tight.close();
+      }
     } finally {
       await empty.server.close();
       await empty.runtime.close();
