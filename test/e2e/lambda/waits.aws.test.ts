@@ -6,7 +6,7 @@
  * a callback's answer over the function URL wakes the submission once.
  */
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -154,6 +154,45 @@ describe("local cloud: durable waits", () => {
     expect(JSON.stringify(log.findLast((r) => r.kind === "assistant_message_completed")!.payload)).toContain(
       "done: refunded $240 | denied by a reviewer: over the limit",
     );
+  });
+
+  it("an approval beside a task call in one batch: one wait holding nothing, the decision and the child's outcome answer it, woken once after both", { timeout: 120_000 }, async () => {
+    suite.dumpLogsOnFailure();
+    const tag = `k${uid()}`;
+    const admitted = await post(`/agents/support/${tag}`, { kind: "user", body: `${tag}: refund 250 and check` });
+    expect(admitted.status).toBe(202);
+    const { submissionId, conversationId } = admitted.json as { submissionId: string; conversationId: string };
+    const parked = await inStatus(submissionId, "waiting");
+    expect([...parked.pendingCalls!].sort()).toEqual([`${tag}-check`, `${tag}-refund-0`]);
+    expect(parked.waitingFor?.map((e) => e.kind).sort()).toEqual(["approval", "child"]);
+    expect(parked.leaseExpiresAt).toBeUndefined();
+
+    const approved = await post(`/agents/support/${tag}/submissions/${submissionId}/approvals/${tag}-refund-0`, { approved: true });
+    expect(approved).toMatchObject({ status: 200, json: { approved: true } });
+    await sleep(1_500);
+    const stillWaiting = await suite.store.getSubmission(submissionId);
+    expect(stillWaiting.status, "the child still runs: still waiting").toBe("waiting");
+    expect(stillWaiting.pendingCalls).toEqual([`${tag}-check`]);
+    expect(ranTimes(`${tag}-refund-0`), "the approved call runs when the submission resumes").toBe(0);
+    expect(deliveriesOf(submissionId), "the decision alone wakes nothing").toBe(1);
+
+    writeFileSync(join(runs, `gate-${tag}`), "go");
+    const settled = await inStatus(submissionId, "settled");
+    expect(settled.outcome).toMatchObject({ status: "succeeded" });
+    expect(ranTimes(`${tag}-refund-0`)).toBe(1);
+    expect(deliveriesOf(submissionId), "one invocation to ask, one to resume").toBe(2);
+    const log = await suite.store.readRecords(conversationId);
+    expect(log.filter((r) => r.kind === "approval_decided")).toHaveLength(1);
+    expect(log.filter((r) => r.kind === "tool_started")).toHaveLength(1);
+    const outcomes = log.filter((r) => r.kind === "tool_outcome").map((r) => JSON.stringify(r.payload));
+    expect(outcomes).toHaveLength(2);
+    expect(outcomes.join()).toContain(`checked ${tag}`);
+    expect(outcomes.join()).toContain("refunded $250");
+    const final = JSON.stringify(log.findLast((r) => r.kind === "assistant_message_completed")!.payload);
+    expect(final).toContain("done: ");
+    expect(final).toContain("refunded $250");
+    expect(final).toContain(`checked ${tag}`);
+    expect(log.filter((r) => r.kind === "submission_settled" && r.submissionId === submissionId)).toHaveLength(1);
   });
 
   it("an approval nobody decides expires at a sweep: denied (approval expired), nothing runs", { timeout: 60_000 }, async () => {

@@ -7,10 +7,12 @@
  * `support`'s model reads the last user message `<tag>: ...`: for each `refund <amount>` it calls
  * `refund` (call id `<tag>-refund-<i>`; approval above $100), for `label` it calls the deferred
  * `wait_for_shipping_label` (call id `<tag>-label`), for `void` it calls `void_order` (call id
- * `<tag>-void`; always asks approval, which expires after 2 s), and with the tools' results it
- * answers `done: <result> | <result>`.
+ * `<tag>-void`; always asks approval, which expires after 2 s), for `check` it calls `task` (call
+ * id `<tag>-check`) on the subagent `checker`, and with the tools' results it answers
+ * `done: <result> | <result>`. `checker` answers `checked <tag>` once the file `gate-<tag>`
+ * exists in that folder (a child the test holds running).
  */
-import { appendFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { StreamFn } from "@earendil-works/pi-agent-core";
 import type { Message } from "@earendil-works/pi-ai";
@@ -48,6 +50,7 @@ const supportStream: StreamFn = (m, context, options) =>
       }));
       if (/\bvoid\b/.test(said)) calls.push({ type: "toolCall", id: `${tag}-void`, name: "void_order", arguments: { order: tag } });
       if (/\blabel\b/.test(said)) calls.push({ type: "toolCall", id: `${tag}-label`, name: "wait_for_shipping_label", arguments: { order: tag } });
+      if (/\bcheck\b/.test(said)) calls.push({ type: "toolCall", id: `${tag}-check`, name: "task", arguments: { agent: "checker", prompt: tag } });
       return calls.length > 0 ? calls : [{ type: "text", text: `noted: ${said}` }];
     },
     { signal: options?.signal },
@@ -89,9 +92,35 @@ const label = defineTool({
   },
 });
 
+const checkerStream: StreamFn = (m, context, options) =>
+  streamBlocks(
+    m,
+    (): StreamBlock[] => {
+      const tag = text((context.messages as Message[]).findLast((x) => x.role === "user")!).trim();
+      const gate = join(dir(), `gate-${tag}`);
+      return [
+        {
+          type: "hook",
+          run: async (signal) => {
+            while (!existsSync(gate) && !signal?.aborted) await new Promise((r) => setTimeout(r, 100));
+          },
+        },
+        { type: "text", text: `checked ${tag}` },
+      ];
+    },
+    { signal: options?.signal },
+  );
+
 export const agents: Record<string, AgentDefinition> = {
   support: {
     description: "Customer support: refunds and shipping labels",
     initialize: () => ({ model: keylessModel("support", "local"), streamFn: supportStream, tools: [refund, voidOrder, label] }),
   },
+  checker: {
+    description: "Checks an order",
+    initialize: () => ({ model: keylessModel("checker", "local"), streamFn: checkerStream }),
+  },
 };
+
+/** `support` may delegate to `checker` (the `task` tool). */
+export const subagents = { support: ["checker"] };
