@@ -54,6 +54,11 @@ export interface HarnessApiProps extends HarnessApiGatewayOptions {
   readonly corsOrigins?: readonly string[];
   /** Request headers the preflights allow. */
   readonly corsAllowedHeaders?: readonly string[];
+  /**
+   * Open `POST /callbacks/{callbackId}` without the API's authorization (the app checks the
+   * callback token: the construct's `callbacks`).
+   */
+  readonly openCallbacks?: boolean;
 }
 
 /**
@@ -70,6 +75,8 @@ export class HarnessApi extends Construct {
   readonly methods: Method[];
   /** The CORS preflight methods (root and proxy, `OPTIONS`, no auth), when `corsOrigins` is set. */
   readonly preflightMethods: Method[];
+  /** `POST /callbacks/{callbackId}` without the API's authorization, when `openCallbacks` is set. */
+  readonly callbackMethod?: Method;
 
   constructor(scope: Construct, id: string, props: HarnessApiProps) {
     super(scope, id);
@@ -114,7 +121,12 @@ export class HarnessApi extends Construct {
     const rootMethod = this.restApi.root.addMethod("ANY");
     const proxy = this.restApi.root.addProxy({ anyMethod: true });
     this.methods = [rootMethod, proxy.anyMethod!];
-    this.preflightMethods = [this.restApi.root, proxy]
+    // Third parties answering callbacks carry the callback token, not AWS credentials or the
+    // authorizer's identity: this one route is open at the API and checked by the app.
+    const callbacks = props.openCallbacks ? this.restApi.root.addResource("callbacks") : undefined;
+    const callback = callbacks?.addResource("{callbackId}");
+    this.callbackMethod = callback?.addMethod("POST", undefined, { authorizationType: AuthorizationType.NONE });
+    this.preflightMethods = [this.restApi.root, proxy, ...(callbacks && callback ? [callbacks, callback] : [])]
       .map((resource) => resource.node.tryFindChild("OPTIONS"))
       .filter((method): method is Method => method !== undefined);
     if (props.webAclArn) {

@@ -7,6 +7,7 @@ import type { SubagentLimits } from "../agent/subagent-policy.ts";
 import type { HarnessFunctionRole } from "../lambda/env.ts";
 import type { HarnessApiGatewayOptions } from "./harness-api.ts";
 import type { HarnessSecret } from "./harness-secrets.ts";
+import type { HarnessCallbacksOptions } from "./harness-callbacks.ts";
 import type { HarnessSchedule } from "./harness-schedules.ts";
 
 /** Log levels understood by Powertools for AWS Lambda. */
@@ -328,6 +329,18 @@ export interface HarnessProps {
    * @default no secrets
    */
   readonly secrets?: Readonly<Record<string, HarnessSecret>>;
+  /**
+   * Put the callback route (`POST /callbacks/:callbackId`, which third parties call to answer a
+   * deferred tool's callback) behind a bearer token of its own: they get that token, never the
+   * API's credentials, and it opens no other route. With `apiGateway` the API opens this one
+   * route without its authorization (the app checks the token; every other route keeps the API's
+   * auth); with `urlAuthType: NONE` the app checks the token there and `HARNESS_BEARER_TOKEN`
+   * everywhere else. Refused with an `AWS_IAM` function URL, which only signed requests pass.
+   *
+   * Cost: that of the secret (see `secrets`), read once per cold start of the http function.
+   * @default `/callbacks/*` has the same auth as every route
+   */
+  readonly callbacks?: HarnessCallbacksOptions;
 
   /**
    * X-Ray (Powertools Tracer) and OpenTelemetry tracing of the functions.

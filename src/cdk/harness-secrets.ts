@@ -55,7 +55,7 @@ export interface HarnessSecret {
   readonly encryptionKey?: IKey;
   /**
    * The functions that receive it, and no others (each role is granted only the secrets it gets).
-   * @default ["http"] for `HARNESS_BEARER_TOKEN`; otherwise ["worker", "dlq"], the functions that
+   * @default ["http"] for `HARNESS_BEARER_TOKEN` and `HARNESS_CALLBACK_TOKEN`; otherwise ["worker", "dlq"], the functions that
    *   run agents and so call model providers
    */
   readonly functions?: readonly HarnessFunctionRole[];
@@ -63,7 +63,7 @@ export interface HarnessSecret {
 
 /** Default receivers of a secret, by its name. */
 function defaultFunctions(name: string): readonly HarnessFunctionRole[] {
-  return name === "HARNESS_BEARER_TOKEN" ? ["http"] : ["worker", "dlq"];
+  return name === "HARNESS_BEARER_TOKEN" || name === "HARNESS_CALLBACK_TOKEN" ? ["http"] : ["worker", "dlq"];
 }
 
 /**

@@ -30,6 +30,7 @@ import { entryFileOf } from "./lambda-bundling.ts";
 import { HarnessSchedules } from "./harness-schedules.ts";
 import { warnPlainSecrets, wireSecrets } from "./harness-secrets.ts";
 import { agentsModuleOf, validate } from "./harness-checks.ts";
+import { secretsWithCallbackToken } from "./harness-callbacks.ts";
 import { functionTracing } from "./harness-tracing.ts";
 import { createHarnessAlarms } from "./harness-alarms.ts";
 import { acknowledgeHarnessFindings } from "./nag-suppressions.ts";
@@ -38,6 +39,7 @@ import { DEFAULT_MEMORY_MB } from "./memory-sizes.ts";
 
 export type * from "./harness-props.ts";
 export type { HarnessSecret } from "./harness-secrets.ts";
+export type { HarnessCallbacksOptions } from "./harness-callbacks.ts";
 import type { HarnessBedrockOptions, HarnessProps } from "./harness-props.ts";
 
 // `.ts` when running from the sources (this repository's tests and app), `.js` in the package.
@@ -240,7 +242,8 @@ export class Harness extends Construct {
     });
     this.functions = { http: http.function, worker: worker.function, dlq: dlq.function, sweeper: sweeper.function };
     // Secrets travel as references, each granted only to the roles of the functions that get it.
-    if (props.secrets) wireSecrets(this, props.secrets, { http, worker, dlq, sweeper }, props.environment ?? {});
+    const secrets = secretsWithCallbackToken(props);
+    if (secrets) wireSecrets(this, secrets, { http, worker, dlq, sweeper }, props.environment ?? {});
     warnPlainSecrets(this, props.environment ?? {});
 
     // Least privilege: each role gets the data-plane actions it uses, on these resources only.
@@ -304,6 +307,7 @@ export class Harness extends Construct {
         removalPolicy,
         corsOrigins: props.corsOrigins,
         corsAllowedHeaders: CORS_ALLOWED_HEADERS,
+        openCallbacks: props.callbacks !== undefined,
         ...(props.apiGateway === true ? {} : props.apiGateway),
       });
       this.url = this.api.restApi.url;
@@ -334,6 +338,7 @@ export class Harness extends Construct {
         stage: this.api.restApi.deploymentStage,
         methods: this.api.methods,
         preflightMethods: this.api.preflightMethods,
+        callbackMethod: this.api.callbackMethod,
         webAcl: apiOptions.webAclArn !== undefined,
         cognito: apiOptions.authorizer?.authorizationType === AuthorizationType.COGNITO,
       },

@@ -19,6 +19,7 @@
 export {
   Harness,
   type HarnessBedrockOptions,
+  type HarnessCallbacksOptions,
   type HarnessLogLevel,
   type HarnessOpenTelemetryOptions,
   type HarnessProps,

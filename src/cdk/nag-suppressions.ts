@@ -17,6 +17,8 @@ export interface HarnessNagTargets {
     stage: IConstruct;
     methods: IConstruct[];
     preflightMethods: IConstruct[];
+    /** `POST /callbacks/{callbackId}`, open at the API (the construct's `callbacks`). */
+    callbackMethod?: IConstruct;
     webAcl: boolean;
     cognito: boolean;
   };
@@ -106,6 +108,15 @@ export function acknowledgeHarnessFindings(targets: HarnessNagTargets): void {
         Validations.of(method).acknowledge({
           id,
           reason: "A CORS preflight (mock integration, reaches no function): browsers send preflights without credentials.",
+        });
+      }
+    }
+    if (targets.api.callbackMethod) {
+      for (const id of ["AwsSolutions-APIG4", "AwsSolutions-COG4"]) {
+        Validations.of(targets.api.callbackMethod).acknowledge({
+          id,
+          reason:
+            "The callback route (construct prop `callbacks`): third parties answering a callback carry its own bearer token, which the http function checks; they have no AWS credentials or user pool identity.",
         });
       }
     }

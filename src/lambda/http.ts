@@ -18,6 +18,8 @@ const app = createApp(h.runtime, {
   maxPollMs: h.settings.streamPoll.maxPollMs,
   cors: h.settings.corsOrigins.length > 0 ? { origins: h.settings.corsOrigins } : undefined,
   middleware: h.httpMiddleware,
+  // Third parties answering callbacks get their own token, never the API's (the construct's `callbacks`).
+  callbacks: h.callbackMiddleware ? { middleware: h.callbackMiddleware } : undefined,
   log: (message, err) => h.logger.error(message, { error: errorFields(err) }),
 });
 // hono types the result as a plain handler; at run time it is the streamified one.

@@ -61,6 +61,12 @@ export interface LambdaSettings {
   corsOrigins: string[];
   /** `HARNESS_BEARER_TOKEN`: comma-separated accepted tokens; enables bearer auth in the app. */
   bearerTokens: string[];
+  /**
+   * `HARNESS_CALLBACK_TOKEN`: comma-separated tokens accepted on `/callbacks/*` instead of the
+   * app's auth (the construct's `callbacks.bearerToken`), for the third parties that answer
+   * callbacks; unset, `/callbacks/*` has the app's auth.
+   */
+  callbackTokens: string[];
   /** `HARNESS_ALLOW_UNAUTHENTICATED=true` serves `HARNESS_URL_AUTH=NONE` with no token (local use). */
   allowUnauthenticated: boolean;
   serviceName: string;
@@ -102,6 +108,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettin
     urlAuth: env[HARNESS_ENV.urlAuth] || "AWS_IAM",
     corsOrigins: parseCorsOrigins(env[HARNESS_ENV.corsOrigins], HARNESS_ENV.corsOrigins),
     bearerTokens: (env.HARNESS_BEARER_TOKEN ?? "").split(",").map((t) => t.trim()).filter(Boolean),
+    callbackTokens: (env.HARNESS_CALLBACK_TOKEN ?? "").split(",").map((t) => t.trim()).filter(Boolean),
     allowUnauthenticated: env.HARNESS_ALLOW_UNAUTHENTICATED === "true",
     serviceName,
     metricsNamespace: env[HARNESS_ENV.metricsNamespace] || serviceName,

@@ -38,6 +38,8 @@ export interface Wiring {
   queueUrlOf(eventSourceArn: string): Promise<string>;
   /** Middleware the HTTP app mounts (bearer auth when configured). */
   httpMiddleware: MiddlewareHandler[];
+  /** Middleware of `/callbacks/*` when it has its own bearer token (`HARNESS_CALLBACK_TOKEN`); else the app's. */
+  callbackMiddleware?: MiddlewareHandler[];
   /** The tracing modules' hooks (none unless the construct's `tracing` option bundled one). */
   tracing: readonly LambdaTracingHooks[];
 }
@@ -113,6 +115,7 @@ function build(given: HandlerAgents, tracing: readonly LambdaTracingHooks[]): Wi
     metrics,
     queueUrlOf: queueUrlResolver(sqs, settings.queueUrl),
     httpMiddleware: httpMiddleware(settings),
+    ...(settings.callbackTokens.length > 0 ? { callbackMiddleware: [bearerAuth({ token: settings.callbackTokens })] } : {}),
     tracing,
   };
 }

@@ -234,6 +234,38 @@ describe("local cloud: durable waits", () => {
     }
   });
 
+  it("callbacks behind their own bearer token (the construct's `callbacks`): the callback token answers, the API's does not; it opens no other route", { timeout: 120_000 }, async () => {
+    suite.dumpLogsOnFailure();
+    // As the construct configures the http function with `urlAuthType: NONE` and `callbacks` (the
+    // values come from `secrets` references at cold start: test/e2e/lambda/secrets.aws.test.ts).
+    const http = await suite.cloud.extraFunction("http", {
+      HARNESS_URL_AUTH: "NONE",
+      HARNESS_ALLOW_UNAUTHENTICATED: "",
+      HARNESS_BEARER_TOKEN: "api-token",
+      HARNESS_CALLBACK_TOKEN: "callback-token",
+    });
+    const tag = `t${uid()}`;
+    const send = (path: string, token: string | undefined, body: unknown) =>
+      fetch(`${http.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+    const admitted = await send(`/agents/support/${tag}`, "api-token", { kind: "user", body: `${tag}: where is my label` });
+    expect(admitted.status).toBe(202);
+    const { submissionId } = (await admitted.json()) as { submissionId: string };
+    expect((await send(`/agents/support/${tag}`, "callback-token", { kind: "user", body: "hello" })).status, "the callback token opens no other route").toBe(401);
+    await inStatus(submissionId, "waiting");
+    const callbackId = readFileSync(join(runs, `callback-${tag}-label`), "utf8");
+    const answer = { result: { label: "1Z999" } };
+    for (const token of [undefined, "api-token", "wrong"]) {
+      const refused = await send(`/callbacks/${callbackId}`, token, answer);
+      expect(refused.status, `token ${token}`).toBe(401);
+      expect(await refused.json()).toEqual({ error: "unauthorized", code: "unauthorized" });
+    }
+    expect((await suite.store.getSubmission(submissionId)).status, "a refused answer changes nothing").toBe("waiting");
+    const accepted = await send(`/callbacks/${callbackId}`, "callback-token", answer);
+    expect(accepted.status).toBe(200);
+    expect(await accepted.json()).toEqual({ status: "answered", replayed: false });
+    expect((await inStatus(submissionId, "settled")).outcome).toMatchObject({ status: "succeeded" });
+  });
+
   it("a delayed message holds nothing until its time, then joins its session and runs; one cancelled before its time never runs", { timeout: 120_000 }, async () => {
     suite.dumpLogsOnFailure();
     const tag = `d${uid()}`;
