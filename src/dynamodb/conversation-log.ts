@@ -162,7 +162,7 @@ export class ConversationLog {
   async appendRecords(conversationId: string, drafts: RecordDraft[], options: AppendOptions = {}): Promise<ConversationRecord[]> {
     const plan: AppendPlan = { conversationId, drafts, expectedHead: options.expectedHead, fence: options.fence };
     // Records that announce a call wait register it in the same transaction (ADR 0025).
-    if (drafts.some((d) => d.kind === "approval_requested" || d.kind === "callback_started")) {
+    if (!options.copied && drafts.some((d) => d.kind === "approval_requested" || d.kind === "callback_started")) {
       const registrations = await registrationItems(this.#ctx, drafts);
       plan.extraItems = (batch, first) => batch.flatMap((_, i) => registrations.get(first + i) ?? []);
       plan.extraPerRecord = 2;

@@ -34,7 +34,7 @@ export async function copyIntoNewConversation(
   const flush = async () => {
     if (chunk.length === 0) return;
     const drafts = chunk.map((record) => draftOf(record, conversation.id, key, ids));
-    const appended = await store.appendRecords(conversation.id, drafts, { expectedHead: head });
+    const appended = await store.appendRecords(conversation.id, drafts, { expectedHead: head, copied: true });
     chunk.forEach((record, i) => ids.set(record.id, appended[i]!.id));
     head = appended.at(-1)!.id;
     chunk = [];

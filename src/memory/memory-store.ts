@@ -194,7 +194,7 @@ export class MemoryStore implements Store {
   async appendRecords(conversationId: string, drafts: RecordDraft[], options: AppendOptions = {}): Promise<ConversationRecord[]> {
     const records = this.#state.log.append(conversationId, drafts, options);
     // Same synchronous step: the call waits the records announce exist as soon as they do.
-    this.#state.callWaits.registerFrom(records);
+    if (!options.copied) this.#state.callWaits.registerFrom(records);
     return records;
   }
 

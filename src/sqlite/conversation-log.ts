@@ -50,7 +50,7 @@ export class SqliteConversationLog {
         throw new ClaimLost(`conversation ${conversationId} head is ${head || "empty"}, not ${options.expectedHead || "empty"}`);
       }
       if (options?.fence) this.#db.mustHoldRunningFence(options.fence.submissionId, options.fence.attemptId, options.fence.onCancel);
-      return this.#db.insertRecords(conversationId, head, drafts);
+      return this.#db.insertRecords(conversationId, head, drafts, { registerCallWaits: !options?.copied });
     });
   }
 

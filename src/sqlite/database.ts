@@ -112,7 +112,7 @@ export class SqliteDatabase {
    * Mints ids after `head` and inserts; the caller holds the write lock and checked the head. The
    * call waits the records announce are registered in the same transaction.
    */
-  insertRecords(conversationId: string, head: string, drafts: RecordDraft[]): ConversationRecord[] {
+  insertRecords(conversationId: string, head: string, drafts: RecordDraft[], options: { registerCallWaits?: boolean } = {}): ConversationRecord[] {
     for (const draft of drafts) {
       if (draft.kind === "submission_settled" && draft.submissionId !== undefined && this.sql.hasSettledRecord.get(conversationId, draft.submissionId)) {
         throw new ClaimLost(`conversation ${conversationId} already holds the settlement of submission ${draft.submissionId}`);
@@ -130,7 +130,7 @@ export class SqliteDatabase {
         if (isUniqueViolation(err)) throw new ClaimLost(`record id ${record.id} already exists`);
         throw err;
       }
-      const wait = callWaitOf(record);
+      const wait = options.registerCallWaits === false ? undefined : callWaitOf(record);
       if (wait !== undefined) this.sql.insertCallWait.run(wait.submissionId, wait.callId, JSON.stringify(wait), wait.callbackDigest ?? null);
       return record;
     });

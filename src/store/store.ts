@@ -190,6 +190,12 @@ export interface AppendOptions {
   expectedHead?: string;
   /** When given, the append happens only if that submission is running under that attempt. */
   fence?: AppendFence;
+  /**
+   * The records are history copied from another conversation (a fork, an import, ADR 0034):
+   * their `approval_requested` and `callback_started` records register no call waits (no
+   * submission of this conversation waits on them; an import's renewed submission ids name none).
+   */
+  copied?: boolean;
 }
 
 /** An append's fence: the submission must run under the attempt. */
@@ -220,8 +226,8 @@ export interface ConversationStore {
    * visible all at once or not at all. `ClaimLost` when `expectedHead` or `fence` does not hold,
    * or when a `submission_settled` draft's submission already has one in the log (one settlement
    * record per submission, whoever writes it). An `approval_requested` or `callback_started`
-   * draft registers its call wait (`callWaitOf`) in the same atomic write; one registered
-   * already for that call is left as it is.
+   * draft registers its call wait (`callWaitOf`) in the same atomic write, unless `copied`; one
+   * registered already for that call is left as it is.
    */
   appendRecords(
     conversationId: string,

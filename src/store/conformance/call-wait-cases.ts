@@ -118,6 +118,16 @@ export function callWaitCases(test: Register): void {
       expect((await store.getCallWait(sub.id, "call-a"))?.args, "the first registration stays").toEqual({ amount: 240, to: "ann" });
     });
 
+    test("CallWaitNotRegisteredByCopiedRecords", async ({ store, fx }) => {
+      const sub = await fx.running();
+      const copy = await fx.running();
+      // Another conversation's history copied in (a fork, an import): nothing waits on its calls.
+      await store.appendRecords(copy.conversationId, [{ ...approvalRequested(fx, sub, "call-c"), conversationId: copy.conversationId }, { ...callbackStarted(fx, sub, "call-d", "c0pied"), conversationId: copy.conversationId }], { copied: true });
+      expect((await fx.log(copy.conversationId)).slice(-2).map((r) => r.kind), "the records are appended").toEqual(["approval_requested", "callback_started"]);
+      expect(await store.getCallWait(sub.id, "call-c"), "and register no call wait").toBeUndefined();
+      expect(await store.findCallback("c0pied"), "nor a callback").toBeUndefined();
+    });
+
     test("CallWaitNotRegisteredByARefusedAppend", async ({ store, fx }) => {
       const sub = await fx.running();
       let refused = false;
