@@ -77,7 +77,7 @@ export class InvalidExport extends HarnessError {
 /** An import into a session that already has a conversation: an import never writes into history. */
 export class ConversationExists extends HarnessError {
   constructor(session: string) {
-    super("conversation_exists", `session ${session} already has a conversation: import into a new session, or delete it first`);
+    super("conversation_exists", `session ${session} already has a conversation: copy into a new session, or delete it first`);
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import { newId } from "../conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
-import { InvalidRequest } from "../errors.ts";
+import { ConversationExists } from "../errors.ts";
 import type { ConversationStore } from "../store/store.ts";
 import { type SessionKey, sessionKeyString } from "../store/submission.ts";
 
@@ -15,19 +15,18 @@ import { type SessionKey, sessionKeyString } from "../store/submission.ts";
 const CHUNK = 100;
 
 /**
- * Creates the conversation of `key` (`exists()`, by default `InvalidRequest`, when the session
- * has one already: a copy never writes into existing history) and appends copies of `records`. Returns the new
- * conversation's id and the new id of each copied record by its old id.
+ * Creates the conversation of `key` (`ConversationExists` when the session has one already: a
+ * copy, fork or import, never writes into existing history) and appends copies of `records`.
+ * Returns the new conversation's id and the new id of each copied record by its old id.
  */
 export async function copyIntoNewConversation(
   store: Pick<ConversationStore, "ensureConversation" | "appendRecords">,
   key: SessionKey,
   records: readonly ConversationRecord[],
   now: number,
-  exists: () => Error = () => new InvalidRequest(`session ${sessionKeyString(key)} already has a conversation: copy into a new session`),
 ): Promise<{ conversationId: string; ids: Map<string, string> }> {
   const { conversation, created } = await store.ensureConversation({ id: newId(now), key, createdAt: now });
-  if (!created) throw exists();
+  if (!created) throw new ConversationExists(sessionKeyString(key));
   const ids = new Map<string, string>();
   let head = "";
   let chunk: ConversationRecord[] = [];

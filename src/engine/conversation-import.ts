@@ -45,7 +45,7 @@ export async function importConversation(
 
   for (const { ref, data } of parsed.attachments) if (data !== undefined) await store.putAttachment(ref.mediaType, data);
   const records = renewSubmissionIds(parsed.records, deps.now);
-  const { conversationId } = await copyIntoNewConversation(store, target, records, deps.now, () => new ConversationExists(sessionKeyString(target)));
+  const { conversationId } = await copyIntoNewConversation(store, target, records, deps.now);
   return { ...target, conversationId, records: records.length, attachments: parsed.referenced.size };
 }
 

@@ -66,8 +66,8 @@ describe("local cloud: forking a conversation", () => {
     const post = (body: unknown) =>
       fetch(`${suite.cloud.url}/agents/recall/${instance}/fork`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     const taken = await post({ fromRecordId: records[1]!.id, session: "default" });
-    expect(taken.status).toBe(400);
-    expect(await taken.json()).toMatchObject({ code: "invalid_request", error: expect.stringContaining("already has a conversation") });
+    expect(taken.status).toBe(409);
+    expect(await taken.json()).toMatchObject({ code: "conversation_exists", error: expect.stringContaining("already has a conversation") });
     const unknown = await post({ fromRecordId: "01ZZZZZZZZZZZZZZZZZZZZZZZZ", session: "nope" });
     expect(unknown.status).toBe(400);
     await expect(suite.store.getConversation({ agent: "recall", instance, session: "nope" })).rejects.toMatchObject({ code: "conversation_not_found" });

@@ -216,8 +216,8 @@ describe.each([
     const source = await store.getConversation({ agent: "chat", instance: "thread", session: "default" });
     const first = (await store.readRecords(source.id, ""))[0]!;
     const taken = await post("/agents/chat/thread/fork", { fromRecordId: first.id, session: "default" });
-    expect(taken.status).toBe(400);
-    expect(await taken.json()).toMatchObject({ code: "invalid_request", error: expect.stringContaining("already has a conversation") });
+    expect(taken.status).toBe(409);
+    expect(await taken.json()).toMatchObject({ code: "conversation_exists", error: expect.stringContaining("already has a conversation") });
     expect((await post("/agents/chat/thread/fork", {})).status).toBe(400);
     expect((await post("/agents/chat/missing/fork", { fromRecordId: first.id })).status).toBe(404);
   });
