@@ -1,5 +1,5 @@
-import { MessageView, type AssistantItem } from "../client/message-view.ts";
-import type { ConversationRecord, ToolContent } from "../protocol/records.ts";
+import { completedMessageText, MessageView, type AssistantItem } from "../client/message-view.ts";
+import type { AssistantMessageCompletedPayload, ConversationRecord, ToolContent } from "../protocol/records.ts";
 import { assistantMessageId, type HarnessApprovalData, type HarnessToolOutput, type HarnessUIMessageChunk } from "./ui-message.ts";
 
 /** Options of {@link SubmissionChunker}. */
@@ -19,6 +19,9 @@ interface OpenMessage {
   reasoningId: string;
   textOpen: boolean;
   reasoningOpen: boolean;
+  /** What its deltas streamed so far (the completed message sends what they did not: folded deltas, ADR 0034). */
+  streamedText: string;
+  streamedThinking: string;
 }
 
 /**
@@ -104,6 +107,7 @@ export class SubmissionChunker {
           this.#part(out, { type: "text-start", id: message.textId });
         }
         out.push({ type: "text-delta", id: message.textId, delta: record.payload.text });
+        message.streamedText += record.payload.text;
         return out;
       }
       case "assistant_thinking_delta": {
@@ -113,9 +117,11 @@ export class SubmissionChunker {
           this.#part(out, { type: "reasoning-start", id: message.reasoningId });
         }
         out.push({ type: "reasoning-delta", id: message.reasoningId, delta: record.payload.text });
+        message.streamedThinking += record.payload.text;
         return out;
       }
       case "assistant_message_completed":
+        this.#rest(out, record.payload, record);
         this.#closeParts(out);
         return out;
       case "assistant_tool_call":
@@ -198,8 +204,37 @@ export class SubmissionChunker {
     const item = this.#view.items.findLast(
       (i): i is AssistantItem => i.kind === "assistant" && i.attemptId === record.attemptId && i.turnId === record.turnId,
     );
-    this.#message = { item, textId: `text-${key}`, reasoningId: `reasoning-${key}`, textOpen: false, reasoningOpen: false };
+    this.#message = { item, textId: `text-${key}`, reasoningId: `reasoning-${key}`, textOpen: false, reasoningOpen: false, streamedText: "", streamedThinking: "" };
     return this.#message;
+  }
+
+  /**
+   * Sends what the completed message holds beyond what its deltas streamed: all of it when they
+   * were folded before this replay (ADR 0034), the tail when only the earlier ones were. Text
+   * that does not continue what was streamed is left alone (chunks cannot take text back).
+   */
+  #rest(out: HarnessUIMessageChunk[], payload: AssistantMessageCompletedPayload, record: ConversationRecord): void {
+    const completed = completedMessageText(payload);
+    if (completed.text === "" && completed.thinking === "") return;
+    const message = this.#message ?? this.#open(out, record);
+    const thinking = completed.thinking.startsWith(message.streamedThinking) ? completed.thinking.slice(message.streamedThinking.length) : "";
+    if (thinking !== "") {
+      if (!message.reasoningOpen) {
+        message.reasoningOpen = true;
+        this.#part(out, { type: "reasoning-start", id: message.reasoningId });
+      }
+      out.push({ type: "reasoning-delta", id: message.reasoningId, delta: thinking });
+      message.streamedThinking += thinking;
+    }
+    const text = completed.text.startsWith(message.streamedText) ? completed.text.slice(message.streamedText.length) : "";
+    if (text !== "") {
+      if (!message.textOpen) {
+        message.textOpen = true;
+        this.#part(out, { type: "text-start", id: message.textId });
+      }
+      out.push({ type: "text-delta", id: message.textId, delta: text });
+      message.streamedText += text;
+    }
   }
 
   #closeParts(out: HarnessUIMessageChunk[]): void {

@@ -5,6 +5,7 @@ import { resolveLimits } from "../engine/subagents.ts";
 import { HARNESS_FUNCTION_ROLES } from "../lambda/env.ts";
 import { checkAgentNames, discoverAgentsModule, type DiscoveredAgentsModule } from "./agent-names.ts";
 import type { HarnessProps } from "./harness-props.ts";
+import { MIN_DYNAMO_DELTA_RETENTION_MS } from "../conversation/delta-folding.ts";
 
 /**
  * What the `Harness` construct checks before it creates anything: the props that Lambda or SQS
@@ -39,6 +40,9 @@ export function validate(
   }
   if (d.streamMax.toSeconds() + 10 > d.httpTimeout.toSeconds()) {
     throw new Error("Harness: streamMaxDuration must end at least 10 s before httpTimeout");
+  }
+  if (props.deltaRetention && props.deltaRetention.toMilliseconds() < MIN_DYNAMO_DELTA_RETENTION_MS) {
+    throw new Error("Harness: deltaRetention must be at least 15 minutes (live readers must get a turn's deltas first)");
   }
   for (const origin of props.corsOrigins ?? []) {
     if (origin !== "*" && !/^https?:\/\/[^/\s,]+$/.test(origin)) {

@@ -143,6 +143,14 @@ export interface HarnessProps {
    */
   readonly objectExpiration?: Duration;
   /**
+   * Lean history (ADR 0034): how long a model turn's streaming delta records are kept, counted
+   * from the turn's start. Then reads leave them out (the completed message records hold their
+   * text) and DynamoDB's TTL deletes the log items that hold only deltas, at no write cost. At
+   * least 15 minutes (a model turn is bounded at 10 by default), so live readers get every delta.
+   * @default Duration.hours(1)
+   */
+  readonly deltaRetention?: Duration;
+  /**
    * Bucket receiving the harness bucket's server access logs.
    * @default no access logs (CloudTrail data events are the audit path)
    */

@@ -218,7 +218,10 @@ export class Harness extends Construct {
       timeout: workerTimeout,
       memorySize: props.workerMemorySize ?? DEFAULT_MEMORY_MB.worker,
       reservedConcurrentExecutions: props.workerReservedConcurrency,
-      environment: roleEnv("worker"),
+      environment: {
+        ...roleEnv("worker"),
+        ...(props.deltaRetention ? { [HARNESS_ENV.deltaRetentionMs]: String(props.deltaRetention.toMilliseconds()) } : {}),
+      },
     });
     const dlq = new HarnessFunction(this, "Dlq", {
       ...common,

@@ -20,8 +20,8 @@ export const HARNESS_TABLE_SCHEMA: {
     sortKey: { name: index.sortKey, type: AttributeType.STRING },
     projectionType: projection(index.projection),
   })),
-  // The adapter declares a TTL attribute only if it expires items; follow it when it does.
-  timeToLiveAttribute: (HARNESS_TABLE as { timeToLiveAttribute?: string }).timeToLiveAttribute,
+  // The attribute the adapter's expiring items carry (ADR 0034).
+  timeToLiveAttribute: HARNESS_TABLE.timeToLiveAttribute,
 };
 
 function projection(kind: string): ProjectionType {

@@ -1,4 +1,15 @@
+import { completedMessageText } from "../client/message-view.ts";
 import type { ConversationRecord } from "../protocol/records.ts";
+
+/** What `full` holds beyond `shown` when it continues it; else nothing (printed text stays). */
+function rest(full: string, shown: string): string {
+  return full.startsWith(shown) ? full.slice(shown.length) : "";
+}
+
+/** Which assistant message a record belongs to. */
+function messageKey(record: ConversationRecord): string {
+  return `${record.attemptId ?? ""}:${record.turnId ?? ""}`;
+}
 
 /** Where the renderer writes: a terminal (spinner and colour) or a pipe (plain text). */
 export interface TerminalOutput {
@@ -28,6 +39,11 @@ export class RecordRenderer {
   readonly #attempts = new Map<string, string>();
   /** Submissions whose latest message has not completed normally. */
   readonly #unfinished = new Set<string>();
+  /**
+   * What each message (`attemptId:turnId`) streamed as deltas: a completed message prints the
+   * rest, all of it when its deltas were folded before this read (ADR 0034).
+   */
+  readonly #streamed = new Map<string, { text: string; thinking: string }>();
 
   constructor(out: TerminalOutput) {
     this.#out = out;
@@ -50,9 +66,11 @@ export class RecordRenderer {
         return this.#spin();
       case "assistant_text_delta":
         this.#unfinished.add(record.submissionId ?? "");
+        this.#streamedOf(record).text += record.payload.text;
         return this.#text(record.payload.text);
       case "assistant_thinking_delta":
         this.#unfinished.add(record.submissionId ?? "");
+        this.#streamedOf(record).thinking += record.payload.text;
         return this.#text(this.#dim(record.payload.text));
       case "assistant_tool_call":
         this.#line(`${this.#cyan("⚙")} ${record.payload.toolName}(${clip(JSON.stringify(record.payload.args ?? {}))})`);
@@ -64,6 +82,13 @@ export class RecordRenderer {
         return this.#spin();
       }
       case "assistant_message_completed": {
+        const streamed = this.#streamedOf(record);
+        this.#streamed.delete(messageKey(record));
+        const completed = completedMessageText(record.payload);
+        const thinking = rest(completed.thinking, streamed.thinking);
+        const text = rest(completed.text, streamed.text);
+        if (thinking !== "") this.#text(this.#dim(thinking));
+        if (text !== "") this.#text(text);
         const body = record.payload.message.body as { stopReason?: string; errorMessage?: string } | undefined;
         if (body?.stopReason === "error" || body?.stopReason === "aborted") {
           this.#line(this.#dim(`(turn ended: ${body.errorMessage ?? body.stopReason})`));
@@ -123,6 +148,13 @@ export class RecordRenderer {
   finish(): void {
     this.#stopSpinner();
     this.#endLine();
+  }
+
+  #streamedOf(record: ConversationRecord): { text: string; thinking: string } {
+    const key = messageKey(record);
+    let streamed = this.#streamed.get(key);
+    if (!streamed) this.#streamed.set(key, (streamed = { text: "", thinking: "" }));
+    return streamed;
   }
 
   #text(text: string): void {

@@ -1,4 +1,4 @@
-import type { ConversationRecord, SettledErrorCode, SettledStatus, SettledUsage } from "../protocol/records.ts";
+import type { AssistantMessageCompletedPayload, ConversationRecord, SettledErrorCode, SettledStatus, SettledUsage } from "../protocol/records.ts";
 
 // Only type imports: the chat example serves this file to the browser with its types stripped.
 
@@ -74,6 +74,23 @@ export interface SettledItem {
   usage?: SettledUsage;
 }
 
+/**
+ * The text and thinking of a completed assistant message (pi-ai's message in its `body`): its
+ * text blocks joined as the deltas streamed them. After lean history folded a settled
+ * submission's deltas away (ADR 0034), this is the only copy of the text a replay gets.
+ */
+export function completedMessageText(payload: AssistantMessageCompletedPayload): { text: string; thinking: string } {
+  const content = (payload.message.body as { content?: unknown } | undefined)?.content;
+  let text = "";
+  let thinking = "";
+  if (!Array.isArray(content)) return { text, thinking };
+  for (const block of content as { type?: unknown; text?: unknown; thinking?: unknown }[]) {
+    if (block?.type === "text" && typeof block.text === "string") text += block.text;
+    else if (block?.type === "thinking" && typeof block.thinking === "string") thinking += block.thinking;
+  }
+  return { text, thinking };
+}
+
 /** One thing on screen. */
 export type ViewItem = UserItem | AssistantItem | ToolItem | NoteItem | SettledItem;
 
@@ -91,6 +108,9 @@ export type ViewItem = UserItem | AssistantItem | ToolItem | NoteItem | SettledI
  * turn builds on them). A message that completed normally stays. A settlement leaves a message
  * it finds unfinished on screen, marked interrupted. Concatenating every `assistant_text_delta`
  * instead shows the abandoned text as part of the answer.
+ *
+ * A completed message's text is taken from its `assistant_message_completed` record, which holds
+ * all of it: a replay of a settled submission whose deltas were folded (ADR 0034) shows the same.
  *
  * Records must be applied in log order, each once (what `HarnessClient.stream` yields).
  */
@@ -144,6 +164,12 @@ export class MessageView {
       case "assistant_message_completed": {
         const item = this.#message(record);
         item.done = true;
+        // The completed message is the whole text: its deltas may be folded (all or some of them).
+        const completed = completedMessageText(record.payload);
+        if (completed.text !== "" || completed.thinking !== "") {
+          item.text = completed.text;
+          item.thinking = completed.thinking;
+        }
         const stop = (record.payload.message.body as { stopReason?: unknown } | undefined)?.stopReason;
         item.interrupted = stop === "error" || stop === "aborted";
         return;

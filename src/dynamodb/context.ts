@@ -10,6 +10,8 @@ export interface StoreContext {
   clock: Clock;
   /** A record payload, input or inbox body whose JSON exceeds this many bytes goes to S3. */
   spillThresholdBytes: number;
+  /** Log batches of deltas only expire this long after their write (ADR 0034; Infinity: never). */
+  deltaRetentionMs: number;
   /**
    * A fresh admission-order key: a ULID from a monotonic factory on the store clock, so keys
    * from one process sort in admission order even within one millisecond.

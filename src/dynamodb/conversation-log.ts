@@ -28,7 +28,8 @@ import {
   QueryCommand,
   type TransactWriteItem,
 } from "@aws-sdk/client-dynamodb";
-import { isValid } from "ulid";
+import { decodeTime, isValid } from "ulid";
+import { isStreamingDelta } from "../conversation/checkpoint.ts";
 import { nextRecordIds } from "../conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
 import { ClaimLost } from "../errors.ts";
@@ -49,6 +50,7 @@ import {
   type BatchHeader,
   batchHeader,
   encodeBatch,
+  foldBatchDeltasAt,
   recordFrom,
   type StoredRecord,
 } from "./log-batch.ts";
@@ -120,6 +122,8 @@ interface PreparedRecord {
   rest: string;
   payload: string;
   payloadRef?: string;
+  /** For a streaming delta: when it folds (its turn's start plus the retention, ADR 0034). */
+  foldAt?: number;
 }
 
 /** One batch to write: its records, and what it must hold against. */
@@ -257,6 +261,13 @@ export class ConversationLog {
         tx: randomUUID(),
       };
       const item = encodeBatch(w.conversationId, tail.end, header, stored);
+      // Lean history: a batch of deltas only expires; never one that raises the epoch, as a later
+      // writer must find the highest epoch on a batch that stays.
+      const foldAt = Math.max(...w.prepared.map((p) => p.foldAt ?? -Infinity));
+      if (Number.isFinite(foldAt)) {
+        const deltasOnly = header.epoch === tail.epoch && w.prepared.every((p) => p.foldAt !== undefined);
+        foldBatchDeltasAt(item, foldAt, deltasOnly);
+      }
       if (itemBytes(item) > 390_000) throw new Error(`a batch of ${w.conversationId} is too large for an item even with its payloads spilled`);
       // Built from the JSON that is stored, so the caller gets what every reader will get.
       const records = stored.map((s) => recordFrom(s.rest, s.payload!));
@@ -383,10 +394,17 @@ export class ConversationLog {
   /** Spills payloads over the threshold to S3 and packs the drafts into batches of one item each. */
   async #pack(conversationId: string, drafts: RecordDraft[], perBatch: number): Promise<{ first: number; prepared: PreparedRecord[] }[]> {
     const ctx = this.#ctx;
+    const now = ctx.clock.now();
     const prepared = drafts.map((draft): PreparedRecord => {
       const { payload, ...rest } = draft;
       delete (rest as { id?: unknown }).id;
-      return { rest: JSON.stringify(rest), payload: JSON.stringify(payload) };
+      const p: PreparedRecord = { rest: JSON.stringify(rest), payload: JSON.stringify(payload) };
+      if (isStreamingDelta(draft as ConversationRecord) && Number.isFinite(ctx.deltaRetentionMs)) {
+        // The turn's start, so all of its deltas fold at once (a turn id is a ULID of it).
+        const start = draft.turnId !== undefined && isValid(draft.turnId) ? Math.min(decodeTime(draft.turnId), now) : now;
+        p.foldAt = start + ctx.deltaRetentionMs;
+      }
+      return p;
     });
     await Promise.all(
       prepared

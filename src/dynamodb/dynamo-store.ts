@@ -8,6 +8,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import { monotonicFactory } from "ulid";
 import type { LogCheckpoint } from "../conversation/checkpoint.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
+import { deltaRetentionOf, MIN_DYNAMO_DELTA_RETENTION_MS } from "../conversation/delta-folding.ts";
 import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
 import type { AppendOptions, ConversationDeletion, Store } from "../store/store.ts";
@@ -66,6 +67,14 @@ export interface DynamoStoreOptions {
    * stored in S3 and referenced from its item. Default 100 KiB, well under the 400 KB item limit.
    */
   spillThresholdBytes?: number;
+  /**
+   * Lean history (ADR 0034): a model turn's streaming deltas fold this long after the turn began:
+   * reads leave them out from then on, and a log batch item holding only deltas carries the
+   * table's TTL attribute, so DynamoDB deletes it (within days, for free). At least 15 minutes
+   * (a turn is bounded at 10), so a live reader always gets a turn's deltas; `Infinity` keeps
+   * them. Default 1 h.
+   */
+  deltaRetentionMs?: number;
 }
 
 /** Default spill threshold: 100 KiB. */
@@ -102,6 +111,7 @@ class DynamoStore implements Store {
       blobs: this.#blobs,
       clock,
       spillThresholdBytes: threshold,
+      deltaRetentionMs: deltaRetentionOf(options.deltaRetentionMs, MIN_DYNAMO_DELTA_RETENTION_MS),
       nextOrd: () => ord(clock.now()),
     };
     this.#ctx = ctx;
@@ -210,6 +220,10 @@ class DynamoStore implements Store {
   }
   readRecords(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]> {
     return this.#reader.readRecords(conversationId, afterId, limit);
+  }
+  /** Nothing to do: delta batches expire by the table's TTL from their write (ADR 0034). */
+  async foldDeltas(): Promise<number> {
+    return 0;
   }
   readCheckpoint(conversationId: string): Promise<LogCheckpoint | undefined> {
     return this.#checkpoints.read(conversationId);

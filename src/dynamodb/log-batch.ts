@@ -17,6 +17,17 @@ import { reqStr, S, str } from "./item.ts";
 import { conversationPk } from "./keys.ts";
 
 export const BATCH_PREFIX = "L#";
+/**
+ * Lean history (ADR 0034). The deltas of a model turn fold `deltaRetentionMs` after the turn
+ * began (its id's time), all at the same instant. A batch of deltas only carries the table's TTL
+ * attribute `expiresAt` (epoch seconds) and DynamoDB deletes it, for free, within days; a batch
+ * that also holds other records (the turn's last deltas go with its completed message) stays and
+ * carries `deltasFoldAt` instead. Reads leave out the deltas of a batch from either time on, so
+ * what a reader sees never depends on when the TTL gets to an item, and a turn's deltas are seen
+ * all or not at all.
+ */
+export const EXPIRES_AT = "expiresAt";
+export const DELTAS_FOLD_AT = "deltasFoldAt";
 /** Sorts after every batch key (ids are Crockford base32). */
 export const BATCH_KEY_END = "L#~";
 /** Compress record JSON from this size on (below it brotli's framing eats the gain). */
@@ -84,6 +95,20 @@ export interface BatchEntry {
   rest: { id: string } & Record<string, unknown>;
   payload?: unknown;
   payloadRef?: string;
+}
+
+/**
+ * Marks when a batch's deltas fold (rounded up to the second, as DynamoDB's TTL counts): the
+ * whole item expires when `deltasOnly`, else only its deltas are left out of reads.
+ */
+export function foldBatchDeltasAt(item: Item, atMs: number, deltasOnly: boolean): void {
+  item[deltasOnly ? EXPIRES_AT : DELTAS_FOLD_AT] = { N: String(Math.ceil(atMs / 1000)) };
+}
+
+/** Whether a batch item's deltas have folded at `nowMs` (an expired item may not be deleted yet). */
+export function batchDeltasFolded(item: Item, nowMs: number): boolean {
+  const at = item[EXPIRES_AT]?.N ?? item[DELTAS_FOLD_AT]?.N;
+  return at !== undefined && Number(at) * 1000 <= nowMs;
 }
 
 /** The records of a batch item, in append order; spilled payloads are still refs. */

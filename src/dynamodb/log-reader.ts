@@ -10,7 +10,7 @@ import { BoundedMap } from "./bounded-map.ts";
 import type { StoreContext } from "./context.ts";
 import { type Item, S } from "./item.ts";
 import { conversationPk } from "./keys.ts";
-import { BATCH_KEY_END, BATCH_PREFIX, batchEntries, batchPrev, batchSk } from "./log-batch.ts";
+import { BATCH_KEY_END, BATCH_PREFIX, batchDeltasFolded, batchEntries, batchPrev, batchSk } from "./log-batch.ts";
 
 export class LogReader {
   readonly #ctx: StoreContext;
@@ -91,12 +91,18 @@ export class LogReader {
     const entries = batchEntries(item);
     if (entries.length === 0) return;
     this.noteBatchEnd(conversationId, entries[entries.length - 1]!.rest.id);
-    const taken = entries.filter((e) => e.rest.id > afterId).slice(0, max - out.length);
+    // Folded deltas (ADR 0034): gone for readers from their time on, whenever the TTL deletes them.
+    const folded = batchDeltasFolded(item, this.#ctx.clock.now());
+    const taken = entries.filter((e) => e.rest.id > afterId && !(folded && isDeltaKind(e.rest.kind))).slice(0, max - out.length);
     const payloads = await Promise.all(
       taken.map(async (e) => (e.payloadRef === undefined ? e.payload : JSON.parse(await this.#ctx.blobs.getText(e.payloadRef)))),
     );
     taken.forEach((e, i) => out.push({ ...e.rest, payload: payloads[i] } as ConversationRecord));
   }
+}
+
+function isDeltaKind(kind: unknown): boolean {
+  return kind === "assistant_text_delta" || kind === "assistant_thinking_delta";
 }
 
 /** Key of the fact "record `id` ends a batch of `conversationId`". */

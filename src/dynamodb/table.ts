@@ -6,8 +6,10 @@
 import {
   CreateTableCommand,
   DescribeTableCommand,
+  DescribeTimeToLiveCommand,
   type DynamoDBClient,
   ResourceInUseException,
+  UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
 import type { SubmissionStatus } from "../store/submission.ts";
 import { pad } from "./keys.ts";
@@ -23,6 +25,11 @@ export const HARNESS_TABLE = {
     /** Child submissions by parent submission id, admission order. Sparse: children only. */
     byParent: { indexName: "byParent", partitionKey: "byParentPk", sortKey: "byParentSk", projection: "KEYS_ONLY" },
   },
+  /**
+   * DynamoDB's TTL attribute (epoch seconds; items without it never expire): log batches of
+   * streaming deltas carry it (ADR 0034).
+   */
+  timeToLiveAttribute: "expiresAt",
 } as const;
 
 /**
@@ -100,6 +107,28 @@ export async function createHarnessTable(dynamo: DynamoDBClient, tableName: stri
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
   }
+  await waitActive(dynamo, tableName);
+  await enableTimeToLive(dynamo, tableName);
+}
+
+/** Turns TTL on for `HARNESS_TABLE.timeToLiveAttribute` unless it is on already. */
+async function enableTimeToLive(dynamo: DynamoDBClient, tableName: string): Promise<void> {
+  const { TimeToLiveDescription } = await dynamo.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
+  if (TimeToLiveDescription?.TimeToLiveStatus === "ENABLED" || TimeToLiveDescription?.TimeToLiveStatus === "ENABLING") return;
+  try {
+    await dynamo.send(
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: HARNESS_TABLE.timeToLiveAttribute, Enabled: true },
+      }),
+    );
+  } catch (error) {
+    // Two creators racing: the other one turned it on.
+    if (!(error instanceof Error && /already enabled/i.test(error.message))) throw error;
+  }
+}
+
+async function waitActive(dynamo: DynamoDBClient, tableName: string): Promise<void> {
   for (let i = 0; ; i++) {
     const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: tableName }));
     const indexesActive = (Table?.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === "ACTIVE");

@@ -27,6 +27,8 @@ export interface SweepReport {
   released: number;
   /** Conversations deleted for being idle past `conversationRetentionMs` (ADR 0034), when it is set. */
   expiredConversations?: number;
+  /** Streaming delta records removed from settled submissions' logs (lean history, ADR 0034; 0 on DynamoDB, whose TTL does it). */
+  deltasFolded: number;
 }
 
 /**
@@ -36,7 +38,7 @@ export interface SweepReport {
  * serverless one; every action is a compare-and-set, so concurrent sweeps are safe.
  */
 export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, options: SweepOptions): Promise<SweepReport> {
-  const report: SweepReport = { reconciled: 0, reclaimed: 0, rerung: 0, expiredWaits: 0, waitChecks: 0, rewoken: 0, released: 0 };
+  const report: SweepReport = { reconciled: 0, reclaimed: 0, rerung: 0, expiredWaits: 0, waitChecks: 0, rewoken: 0, released: 0, deltasFolded: 0 };
   const now = ctx.clock.now();
 
   // Listed together: a store may answer listings of one index bucket with one read. Of the
@@ -83,5 +85,8 @@ export async function sweep(ctx: AttemptContext & EngineContext<SweepStore>, opt
       report.rewoken += await checkWait(ctx, parent, now);
     }
   }
+
+  // Last: the rest of the sweep is what keeps runs moving.
+  report.deltasFolded = await ctx.store.foldDeltas();
   return report;
 }

@@ -47,6 +47,11 @@ export const HARNESS_ENV = {
    * Read at cold start into `process.env` (`lambda/secrets.ts`); the values are never here.
    */
   secrets: "HARNESS_SECRETS",
+  /**
+   * The construct's `deltaRetention` in milliseconds (worker only, set when the prop is): how long
+   * a model turn's streaming deltas are kept (ADR 0034). Default 1 h.
+   */
+  deltaRetentionMs: "HARNESS_DELTA_RETENTION_MS",
   /** Powertools service name, the same for all functions (the function role is in the logs). */
   serviceName: "POWERTOOLS_SERVICE_NAME",
   /** Powertools log level (`DEBUG`, `INFO`, `WARN`, `ERROR`). */

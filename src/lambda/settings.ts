@@ -3,6 +3,7 @@ import { AGENT_NAMES_SEPARATOR, HARNESS_ENV } from "./env.ts";
 import { RUNTIME_DEFAULTS, STREAM_MAX_MS, STREAM_POLL } from "../runtime/defaults.ts";
 import { DEFAULT_TURN_TIMEOUT_MS } from "../agent/agent-setup.ts";
 import { parseCorsOrigins } from "../http/cors-origins.ts";
+import { DEFAULT_DELTA_RETENTION_MS } from "../conversation/delta-folding.ts";
 
 /**
  * How long a queued head may wait for its claim before the sweeper rings it again. A healthy
@@ -55,6 +56,8 @@ export interface LambdaSettings {
    * 1-minute sweep a session runs again within about 80 s, ADR 0028).
    */
   staleQueuedMs: number;
+  /** `HARNESS_DELTA_RETENTION_MS` (the construct's `deltaRetention`), default 1 h: lean history (ADR 0034). */
+  deltaRetentionMs: number;
   /** `HARNESS_URL_AUTH`: `AWS_IAM`, `NONE` or `API_GATEWAY` (who authenticates callers). */
   urlAuth: string;
   /** `HARNESS_CORS_ORIGINS`: origins whose pages may call the API from a browser (the app's `cors`). */
@@ -105,6 +108,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettin
       intervalMs: ms("HARNESS_FLUSH_INTERVAL_MS", RUNTIME_DEFAULTS.flushPolicy.intervalMs),
     },
     staleQueuedMs: ms("HARNESS_STALE_QUEUED_MS", DEFAULT_STALE_QUEUED_MS),
+    deltaRetentionMs: ms(HARNESS_ENV.deltaRetentionMs, DEFAULT_DELTA_RETENTION_MS),
     urlAuth: env[HARNESS_ENV.urlAuth] || "AWS_IAM",
     corsOrigins: parseCorsOrigins(env[HARNESS_ENV.corsOrigins], HARNESS_ENV.corsOrigins),
     bearerTokens: (env.HARNESS_BEARER_TOKEN ?? "").split(",").map((t) => t.trim()).filter(Boolean),

@@ -90,6 +90,7 @@ function build(given: HandlerAgents, tracing: readonly LambdaTracingHooks[]): Wi
   const store = createDynamoStore({
     tableName: settings.tableName,
     bucketName: settings.bucketName,
+    deltaRetentionMs: settings.deltaRetentionMs,
     // Created here only to be instrumented; otherwise the store makes its own.
     ...(tracing.length > 0 ? { dynamo: instrumentClient(tracing, createDynamoClient()) } : {}),
   });

@@ -6,6 +6,7 @@ import type { Clock } from "../ports/clock.ts";
 import type { AppendFence, AppendOptions, IdleConversationQuery } from "../store/store.ts";
 import { type Conversation, type SessionKey, sessionKeyString } from "../store/submission.ts";
 import { attachmentDigests } from "../conversation/attachment-digests.ts";
+import { isStreamingDelta } from "../conversation/checkpoint.ts";
 import { frozenCopy } from "./frozen-copy.ts";
 import { freezeKey, sessionId } from "./rows.ts";
 
@@ -15,6 +16,13 @@ interface Log {
   records: ConversationRecord[];
   /** Submissions whose `submission_settled` record the log holds (one each). */
   settled: Set<string>;
+}
+
+/** A settled submission whose deltas are still in its log. */
+interface Unfolded {
+  conversationId: string;
+  submissionId: string;
+  settledAt: number;
 }
 
 /** Whether an append's fence (a submission running under an attempt) holds; the submissions part answers. */
@@ -32,6 +40,8 @@ export class MemoryConversationLog {
   readonly #logs = new Map<string, Log>();
   /** The newest checkpoint of each conversation (ADR 0018). */
   readonly #checkpoints = new Map<string, LogCheckpoint>();
+  /** Settled submissions whose deltas are not folded yet, in settlement order. */
+  #unfolded: Unfolded[] = [];
 
   constructor(clock: Clock, fenceHolds: FenceCheck) {
     this.#clock = clock;
@@ -107,6 +117,7 @@ export class MemoryConversationLog {
     this.#conversations.delete(sessionId(key));
     this.#logs.delete(conversationId);
     this.#checkpoints.delete(conversationId);
+    this.#unfolded = this.#unfolded.filter((u) => u.conversationId !== conversationId);
   }
 
   /** Whether any conversation's log references the attachment `digest`. */
@@ -124,6 +135,32 @@ export class MemoryConversationLog {
     const end = limit === undefined ? log.ids.length : Math.min(log.ids.length, start + Math.max(0, limit));
     return log.records.slice(start, end);
   }
+  /** Notes that a submission settled now: its deltas fold `deltaRetentionMs` later (ADR 0034). */
+  noteSettled(conversationId: string, submissionId: string): void {
+    this.#unfolded.push({ conversationId, submissionId, settledAt: this.#clock.now() });
+  }
+
+  /** Removes the deltas of submissions settled at least `retentionMs` ago; answers how many. */
+  foldDeltas(retentionMs: number): number {
+    const cutoff = this.#clock.now() - retentionMs;
+    const due = this.#unfolded.filter((u) => u.settledAt <= cutoff);
+    if (due.length === 0) return 0;
+    this.#unfolded = this.#unfolded.filter((u) => u.settledAt > cutoff);
+    let folded = 0;
+    for (const [conversationId, submissions] of groupBy(due)) {
+      const log = this.#logs.get(conversationId);
+      if (!log) continue;
+      const keep = log.records.map((r) => !(isStreamingDelta(r) && r.submissionId !== undefined && submissions.has(r.submissionId)));
+      const removed = keep.filter((k) => !k).length;
+      if (removed === 0) continue;
+      // New arrays: a reader holding a slice of the old ones keeps what it read.
+      log.records = log.records.filter((_, i) => keep[i]);
+      log.ids = log.ids.filter((_, i) => keep[i]);
+      folded += removed;
+    }
+    return folded;
+  }
+
   readCheckpoint(conversationId: string): LogCheckpoint | undefined {
     const stored = this.#checkpoints.get(conversationId);
     return stored && { at: stored.at, path: [...stored.path], open: [...stored.open] };
@@ -135,6 +172,16 @@ export class MemoryConversationLog {
     if (stored === undefined || stored.at < checkpoint.at) this.#checkpoints.set(conversationId, frozenCopy(checkpoint));
   }
 
+}
+
+function groupBy(due: readonly Unfolded[]): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const u of due) {
+    const set = out.get(u.conversationId) ?? new Set<string>();
+    set.add(u.submissionId);
+    out.set(u.conversationId, set);
+  }
+  return out;
 }
 
 function frozenRecord(id: string, draft: RecordDraft): ConversationRecord {

@@ -1,5 +1,6 @@
 import type { LogCheckpoint } from "../conversation/checkpoint.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
+import { deltaRetentionOf } from "../conversation/delta-folding.ts";
 import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
 import type { AppendOptions, ConversationDeletion, IdleConversationQuery, InboxDrain, Store } from "../store/store.ts";
@@ -31,6 +32,8 @@ import { MemorySubmissions } from "./submissions.ts";
 export interface MemoryStoreOptions {
   /** Time for `updatedAt`, drained record times and record ids (default: the wall clock). */
   clock?: Clock;
+  /** How long a settled submission's streaming deltas are kept before `foldDeltas` removes them (default 1 h; `Infinity` keeps them). */
+  deltaRetentionMs?: number;
 }
 
 /**
@@ -56,9 +59,11 @@ export class MemoryStore implements Store {
   readonly #calls: MemoryCallAnswers;
   readonly #inbox: MemoryInbox;
   readonly #deletion: MemoryDeletion;
+  readonly #deltaRetentionMs: number;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#state = new MemoryState(options.clock ?? systemClock);
+    this.#deltaRetentionMs = deltaRetentionOf(options.deltaRetentionMs);
     this.#submissions = new MemorySubmissions(this.#state);
     this.#calls = new MemoryCallAnswers(this.#state);
     this.#inbox = new MemoryInbox(this.#state);
@@ -208,6 +213,10 @@ export class MemoryStore implements Store {
 
   async writeCheckpoint(conversationId: string, checkpoint: LogCheckpoint): Promise<void> {
     this.#state.log.writeCheckpoint(conversationId, checkpoint);
+  }
+
+  async foldDeltas(): Promise<number> {
+    return this.#state.log.foldDeltas(this.#deltaRetentionMs);
   }
 
   // ---- AttachmentStore ----------------------------------------------------------------------

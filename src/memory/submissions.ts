@@ -273,7 +273,9 @@ export class MemorySubmissions {
     }
     if (outcome !== undefined) row.sub.outcome = frozenCopy(outcome);
     this.#s.transition(row, "settled");
-  }}
+    this.#s.log.noteSettled(row.sub.conversationId, submissionId);
+  }
+}
 
 /** Settled, or on its way (a reservation holds its outcome). */
 function isSettling(status: Submission["status"]): boolean {

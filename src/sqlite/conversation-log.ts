@@ -11,11 +11,41 @@ import { type Conversation, type SessionKey, sessionKeyString } from "../store/s
 import type { SqliteDatabase } from "./database.ts";
 import { sessionKeyColumn, sessionKeyFromColumn } from "./submission-row.ts";
 
+/** Settled submissions folded per write transaction: bounds how long one sweep holds the write lock. */
+const FOLDS_PER_WRITE = 50;
+/** A submission's records are minted after its admission, less this much clock skew between processes. */
+const ADMISSION_SKEW_MS = 5 * 60_000;
+
 export class SqliteConversationLog {
   readonly #db: SqliteDatabase;
+  readonly #deltaRetentionMs: number;
 
-  constructor(db: SqliteDatabase) {
+  constructor(db: SqliteDatabase, deltaRetentionMs: number) {
     this.#db = db;
+    this.#deltaRetentionMs = deltaRetentionMs;
+  }
+
+  /**
+   * Deletes the deltas of submissions settled at least the retention ago (ADR 0034), a few
+   * submissions per write transaction, each marked folded in the same transaction.
+   */
+  async foldDeltas(): Promise<number> {
+    if (!Number.isFinite(this.#deltaRetentionMs)) return 0;
+    let folded = 0;
+    for (;;) {
+      const { rows, deleted } = await this.#db.write(() => {
+        const due = this.#db.sql.dueFolds.all(this.#db.clock.now() - this.#deltaRetentionMs, FOLDS_PER_WRITE);
+        let count = 0;
+        for (const row of due) {
+          const floor = idFloor((row.created_at as number) - ADMISSION_SKEW_MS);
+          count += Number(this.#db.sql.deleteDeltas.run(row.conversation_id as string, floor, row.id as string).changes);
+          this.#db.sql.markFolded.run(row.id as string);
+        }
+        return { rows: due.length, deleted: count };
+      });
+      folded += deleted;
+      if (rows < FOLDS_PER_WRITE) return folded;
+    }
   }
 
   async ensureConversation(candidate: Conversation): Promise<{ conversation: Conversation; created: boolean }> {

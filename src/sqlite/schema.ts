@@ -158,6 +158,16 @@ CREATE UNIQUE INDEX call_waits_by_digest ON call_waits (callback_digest) WHERE c
 `;
 
 /**
+ * v11: lean history (ADR 0034). `deltas_folded` marks a settled row whose streaming delta
+ * records have been removed; `sub_fold` lists the settled rows not folded yet by settlement time,
+ * so the sweep reads only the due ones. Rows settled before the migration fold at its first sweeps.
+ */
+const V11 = `
+ALTER TABLE submissions ADD COLUMN deltas_folded INTEGER;
+CREATE INDEX sub_fold ON submissions (updated_at) WHERE status = 'settled' AND deltas_folded IS NULL;
+`;
+
+/**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
  */
@@ -172,6 +182,7 @@ const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
   (db) => db.exec(V8),
   (db) => db.exec(V9),
   (db) => db.exec(V10),
+  (db) => db.exec(V11),
 ];
 
 /** The schema version this code writes (`PRAGMA user_version`). */

@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { DatabaseSync as Database } from "./node-sqlite.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
+import { DEFAULT_DELTA_RETENTION_MS, deltaRetentionOf } from "../conversation/delta-folding.ts";
 import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
 import type { LogCheckpoint } from "../conversation/checkpoint.ts";
@@ -55,6 +56,8 @@ export interface SqliteStoreOptions {
   clock?: Clock;
   /** See `DEFAULT_BUSY_TIMEOUT_MS`. */
   busyTimeoutMs?: number;
+  /** How long a settled submission's streaming deltas are kept before `foldDeltas` deletes them (default 1 h; `Infinity` keeps them). */
+  deltaRetentionMs?: number;
 }
 
 /**
@@ -65,6 +68,7 @@ export interface SqliteStoreOptions {
  */
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  const deltaRetentionMs = deltaRetentionOf(options.deltaRetentionMs);
   const db = openDatabase(options.path, busyTimeoutMs);
   try {
     assertSchemaReadable(db, options.path);
@@ -73,7 +77,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
     migrate(db, options.path);
-    return new SqliteStore(new SqliteDatabase(db, options.path, options.clock ?? systemClock, busyTimeoutMs));
+    return new SqliteStore(new SqliteDatabase(db, options.path, options.clock ?? systemClock, busyTimeoutMs), deltaRetentionMs);
   } catch (err) {
     db.close();
     throw isSqliteBusy(err) ? new SqliteStoreBusy(options.path, busyTimeoutMs, err) : err;
@@ -110,10 +114,10 @@ export class SqliteStore implements Store {
   readonly #deletion: SqliteDeletion;
 
   /** @internal Use `openSqliteStore`. */
-  constructor(db: SqliteDatabase) {
+  constructor(db: SqliteDatabase, deltaRetentionMs = DEFAULT_DELTA_RETENTION_MS) {
     this.#db = db;
     this.#submissions = new SqliteSubmissions(db);
-    this.#log = new SqliteConversationLog(db);
+    this.#log = new SqliteConversationLog(db, deltaRetentionMs);
     this.#inbox = new SqliteInbox(db);
     this.#attachments = new SqliteAttachments(db);
     this.#callWaits = new SqliteCallWaits(db);
@@ -227,6 +231,9 @@ export class SqliteStore implements Store {
   }
   readRecords(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]> {
     return this.#log.readRecords(conversationId, afterId, limit);
+  }
+  foldDeltas(): Promise<number> {
+    return this.#log.foldDeltas();
   }
   readCheckpoint(conversationId: string): Promise<LogCheckpoint | undefined> {
     return this.#log.readCheckpoint(conversationId);

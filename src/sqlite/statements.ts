@@ -113,6 +113,14 @@ export const SQL = {
   hasPendingInbox: `SELECT 1 AS present FROM inbox
     WHERE submission_id = ? AND delivered_record_id IS NULL LIMIT 1`,
   markDelivered: "UPDATE inbox SET delivered_record_id = ? WHERE seq = ?",
+
+  /** Settled rows whose deltas are still in the log, settled at or before `?1` (lean history). */
+  dueFolds: `SELECT id, conversation_id, created_at FROM submissions
+    WHERE status = 'settled' AND deltas_folded IS NULL AND updated_at <= ?1 ORDER BY updated_at LIMIT ?2`,
+  /** A submission's deltas, from its conversation's records after an id floor below its first record. */
+  deleteDeltas: `DELETE FROM records WHERE conversation_id = ?1 AND id > ?2
+    AND kind IN ('assistant_text_delta', 'assistant_thinking_delta') AND json_extract(record, '$.submissionId') = ?3`,
+  markFolded: "UPDATE submissions SET deltas_folded = 1 WHERE id = ?",
 } as const;
 
 export type Statements = { readonly [K in keyof typeof SQL]: StatementSync };

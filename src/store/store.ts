@@ -251,6 +251,16 @@ export interface ConversationStore {
    * replaces a newer one). Not fenced: a checkpoint is derived from the log, not a claim on it.
    */
   writeCheckpoint(conversationId: string, checkpoint: LogCheckpoint): Promise<void>;
+  /**
+   * Lean history (ADR 0034): removes the streaming delta records (`assistant_text_delta`,
+   * `assistant_thinking_delta`) of submissions settled at least the store's `deltaRetentionMs`
+   * ago (its own clock), and answers how many it removed. The completed message records hold
+   * what the deltas streamed, so readers lose no text. Reads never see a gap: `readRecords` after
+   * a removed id answers the records after it, as it always does. A store that expires deltas on
+   * its own (DynamoDB: a TTL set when they are written, `deltaRetentionMs` after their write)
+   * answers 0 and hides an expired delta from reads until the TTL deletes it.
+   */
+  foldDeltas(): Promise<number>;
 }
 
 /** Content-addressed bytes. */
@@ -390,14 +400,16 @@ export interface ReadStore
     Pick<AttachmentStore, "getAttachment"> {}
 
 /**
- * The sweep's listings: what a crash, a lost doorbell or an expired wait left behind; and the
- * wait checks it makes (the lost-wake backstop), pushed later each time they find nothing.
+ * The sweep's listings: what a crash, a lost doorbell or an expired wait left behind; the
+ * wait checks it makes (the lost-wake backstop), pushed later each time they find nothing; and
+ * the folding of settled submissions' streaming deltas (lean history).
  */
 export interface SweepStore
   extends Pick<
     SubmissionStore,
     "listByStatus" | "listExpiredLeases" | "listRunnable" | "listDueWaits" | "postponeWaitCheck" | "joinSessionOrder"
-  > {}
+  >,
+    Pick<ConversationStore, "foldDeltas"> {}
 
 /**
  * Parents and children: park a parent waiting on its children, hand it a child's outcome (the

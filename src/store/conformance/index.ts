@@ -22,6 +22,7 @@ import { checkpointCases } from "./checkpoint-cases.ts";
 import { concurrencyCases } from "./concurrency-cases.ts";
 import { conversationCases } from "./conversation-cases.ts";
 import { deletionCases } from "./deletion-cases.ts";
+import { deltaFoldingCases } from "./delta-folding-cases.ts";
 import { childOutcomeCases } from "./child-outcome-cases.ts";
 import { caseRegistrar, type StoreConformanceOptions } from "./case-context.ts";
 import { callWaitCases } from "./call-wait-cases.ts";
@@ -66,5 +67,6 @@ export function describeStoreConformance(
     callWaitCases(test);
     delayedMessageCases(test);
     deletionCases(test);
+    deltaFoldingCases(test);
   });
 }

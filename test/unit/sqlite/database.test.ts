@@ -17,6 +17,7 @@ import {
   type SqliteStore,
 } from "../../../src/sqlite/index.ts";
 import { SQL } from "../../../src/sqlite/statements.ts";
+import { DEFAULT_DELTA_RETENTION_MS } from "../../../src/conversation/delta-folding.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sqlite-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,8 +36,10 @@ function pragma(path: string, name: string): unknown {
 const key = { agent: "agent", instance: "inst", session: "default" };
 
 /** Takes a file back to v8's layout: no `wait_check_at`, the deadline index it replaced. */
+/** Takes a file back from version 11 to 10 (lean history, ADR 0034). */
+const UNDO_V11 = `DROP INDEX sub_fold; ALTER TABLE submissions DROP COLUMN deltas_folded`;
 /** Takes a file back from version 10 to 9 (durable waits, ADR 0025). */
-const UNDO_V10 = `DROP TABLE call_waits; ALTER TABLE submissions DROP COLUMN waiting_for; ALTER TABLE submissions DROP COLUMN delayed_until`;
+const UNDO_V10 = `${UNDO_V11}; DROP TABLE call_waits; ALTER TABLE submissions DROP COLUMN waiting_for; ALTER TABLE submissions DROP COLUMN delayed_until`;
 const UNDO_V9 = `${UNDO_V10}; DROP INDEX sub_wait_check; ALTER TABLE submissions DROP COLUMN wait_check_at;
   CREATE INDEX sub_wait ON submissions (wait_until) WHERE status = 'waiting' AND wait_until IS NOT NULL`;
 
@@ -142,7 +145,7 @@ describe("sqlite store on a file", () => {
     await store.close();
     expect(pragma(path, "journal_mode")).toBe("wal");
     expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(10);
+    expect(SCHEMA_VERSION).toBe(11);
   });
 
   it("refuses a file written by a newer schema with UnsupportedSchema and leaves it alone", async () => {
@@ -153,7 +156,7 @@ describe("sqlite store on a file", () => {
     db.close();
 
     expect(() => openSqliteStore({ path })).toThrow(expect.objectContaining({ code: "unsupported_schema", name: "UnsupportedSchema" }));
-    expect(() => openSqliteStore({ path })).toThrow(/schema version 11/);
+    expect(() => openSqliteStore({ path })).toThrow(/schema version 12/);
     expect(pragma(path, "user_version"), "the refused file is not rewritten").toBe(SCHEMA_VERSION + 1);
   });
 
@@ -200,6 +203,31 @@ describe("sqlite store on a file", () => {
     expect(due[0]).toMatchObject({ status: "waiting", pendingCalls: ["call-1"], waitUntil: due[0]!.updatedAt + 60_000 });
     expect(await store.postponeWaitCheck({ submissionId: "unbounded", waitCheckAt: due[1]!.waitCheckAt!, nextCheckAt: clock.now() + 5_000 })).toBe(true);
     expect((await store.listDueWaits(clock.now())).map((s) => s.id)).toEqual(["bounded"]);
+    await store.close();
+  });
+
+  it("opens a version 10 file (before lean history) at version 11: submissions settled in it have their deltas folded after the retention", async () => {
+    const path = freshPath();
+    const clock = new ManualClock();
+    const before = openSqliteStore({ path, clock });
+    await before.admitSubmission({ id: "old", conversationId: "conv-old", sessionKey: key, input: { kind: "user", body: "o" }, createdAt: clock.now() });
+    await before.claimSubmission({ submissionId: "old", attemptId: "att-1", ownerId: "owner", leaseExpiresAt: clock.now() + 30_000 });
+    const fence = { fence: { submissionId: "old", attemptId: "att-1" } };
+    const [streamed] = await before.appendRecords("conv-old", [{ ...delta("conv-old", "x"), submissionId: "old" }], fence);
+    const [kept] = await before.appendRecords("conv-old", [{ ...delta("conv-old", ""), kind: "submission_settled", submissionId: "old", payload: { status: "succeeded" } } as RecordDraft], fence);
+    await before.reserveSettlement("old", "att-1");
+    await before.finalizeSettlement("old");
+    await before.close();
+    const db = new DatabaseSync(path);
+    db.exec(`${UNDO_V11}; PRAGMA user_version = 10`);
+    db.close();
+
+    const store = openSqliteStore({ path, clock });
+    expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
+    expect(await store.readRecords("conv-old")).toEqual([streamed, kept]);
+    await clock.advance(DEFAULT_DELTA_RETENTION_MS);
+    expect(await store.foldDeltas()).toBe(1);
+    expect(await store.readRecords("conv-old")).toEqual([kept]);
     await store.close();
   });
 
