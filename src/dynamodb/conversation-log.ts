@@ -122,8 +122,10 @@ interface PreparedRecord {
   rest: string;
   payload: string;
   payloadRef?: string;
-  /** For a streaming delta: when it folds (its turn's start plus the retention, ADR 0034). */
-  foldAt?: number;
+  /** A streaming delta (ADR 0034: it folds with its turn). */
+  delta: boolean;
+  /** A delta's turn's start (its turn id is a ULID of it), when it has one. */
+  turnStart?: number;
 }
 
 /** One batch to write: its records, and what it must hold against. */
@@ -263,9 +265,9 @@ export class ConversationLog {
       const item = encodeBatch(w.conversationId, tail.end, header, stored);
       // Lean history: a batch of deltas only expires; never one that raises the epoch, as a later
       // writer must find the highest epoch on a batch that stays.
-      const foldAt = Math.max(...w.prepared.map((p) => p.foldAt ?? -Infinity));
-      if (Number.isFinite(foldAt)) {
-        const deltasOnly = header.epoch === tail.epoch && w.prepared.every((p) => p.foldAt !== undefined);
+      const foldAt = this.#foldAt(w.prepared, ids);
+      if (foldAt !== undefined) {
+        const deltasOnly = header.epoch === tail.epoch && w.prepared.every((p) => p.delta);
         foldBatchDeltasAt(item, foldAt, deltasOnly);
       }
       if (itemBytes(item) > 390_000) throw new Error(`a batch of ${w.conversationId} is too large for an item even with its payloads spilled`);
@@ -280,6 +282,22 @@ export class ConversationLog {
       if (records.length > 0) this.#reader.noteBatchEnd(w.conversationId, end);
       return records;
     }
+  }
+
+  /**
+   * When a batch's deltas fold: their turn's start plus the retention, so a turn's deltas fold
+   * together; never counted from before the delta's own id (a turn id from a clock ahead of the
+   * log's), nor from the writer's clock, which may run behind the log's ids.
+   */
+  #foldAt(prepared: PreparedRecord[], ids: string[]): number | undefined {
+    if (!Number.isFinite(this.#ctx.deltaRetentionMs)) return undefined;
+    let at: number | undefined;
+    prepared.forEach((p, i) => {
+      if (!p.delta) return;
+      const base = Math.min(p.turnStart ?? Number.POSITIVE_INFINITY, decodeTime(ids[i]!)) + this.#ctx.deltaRetentionMs;
+      at = at === undefined ? base : Math.max(at, base);
+    });
+    return at;
   }
 
   /** The conditional put of a batch; "raced" when another batch holds its key. */
@@ -394,16 +412,11 @@ export class ConversationLog {
   /** Spills payloads over the threshold to S3 and packs the drafts into batches of one item each. */
   async #pack(conversationId: string, drafts: RecordDraft[], perBatch: number): Promise<{ first: number; prepared: PreparedRecord[] }[]> {
     const ctx = this.#ctx;
-    const now = ctx.clock.now();
     const prepared = drafts.map((draft): PreparedRecord => {
       const { payload, ...rest } = draft;
       delete (rest as { id?: unknown }).id;
-      const p: PreparedRecord = { rest: JSON.stringify(rest), payload: JSON.stringify(payload) };
-      if (isStreamingDelta(draft as ConversationRecord) && Number.isFinite(ctx.deltaRetentionMs)) {
-        // The turn's start, so all of its deltas fold at once (a turn id is a ULID of it).
-        const start = draft.turnId !== undefined && isValid(draft.turnId) ? Math.min(decodeTime(draft.turnId), now) : now;
-        p.foldAt = start + ctx.deltaRetentionMs;
-      }
+      const p: PreparedRecord = { rest: JSON.stringify(rest), payload: JSON.stringify(payload), delta: isStreamingDelta(draft as ConversationRecord) };
+      if (p.delta && draft.turnId !== undefined && isValid(draft.turnId)) p.turnStart = decodeTime(draft.turnId);
       return p;
     });
     await Promise.all(

@@ -277,6 +277,8 @@ describe("Harness: table and bucket", () => {
     for (const definition of props.AttributeDefinitions) expect(definition.AttributeType).toBe("S");
     expect(props.Replicas[0].PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
     expect(props.Replicas[0].DeletionProtectionEnabled).toBe(true);
+    // Lean history (ADR 0034): delta-only log items expire by it.
+    expect(props.TimeToLiveSpecification).toEqual({ AttributeName: HARNESS_TABLE.timeToLiveAttribute, Enabled: true });
   });
 
   it("can be made disposable", () => {
@@ -497,6 +499,15 @@ describe("Harness: API Gateway option", () => {
       MethodSettings: Match.arrayWith([Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })]),
       AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
     });
+  });
+});
+
+describe("Harness: lean history (deltaRetention)", () => {
+  it("gives the worker the retention when set, and refuses one under 15 minutes", () => {
+    expect(envOf(synth(), "worker")[HARNESS_ENV.deltaRetentionMs], "the store's default of 1 h").toBeUndefined();
+    const s = synth({ deltaRetention: Duration.hours(6) });
+    expect(envOf(s, "worker")[HARNESS_ENV.deltaRetentionMs]).toBe(String(6 * 3_600_000));
+    expect(() => synth({ deltaRetention: Duration.minutes(5) })).toThrow(/deltaRetention must be at least 15 minutes/);
   });
 });
 

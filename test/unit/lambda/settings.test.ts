@@ -30,6 +30,12 @@ describe("readSettings", () => {
     expect(() => readSettings({ ...base, HARNESS_STREAM_POLL_MS: "0" })).toThrow(/HARNESS_STREAM_POLL_MS/);
   });
 
+  it("reads the delta retention (lean history), 1 h by default", () => {
+    expect(readSettings(base).deltaRetentionMs).toBe(3_600_000);
+    expect(readSettings({ ...base, HARNESS_DELTA_RETENTION_MS: "7200000" }).deltaRetentionMs).toBe(7_200_000);
+    expect(() => readSettings({ ...base, HARNESS_DELTA_RETENTION_MS: "an hour" })).toThrow(/HARNESS_DELTA_RETENTION_MS/);
+  });
+
   it("reads the CORS origins of the app, none by default", () => {
     expect(readSettings(base).corsOrigins).toEqual([]);
     expect(readSettings({ ...base, HARNESS_CORS_ORIGINS: "https://app.example.com,http://localhost:5173" }).corsOrigins).toEqual([
