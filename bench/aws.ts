@@ -14,6 +14,7 @@
  *   of a cancel (`cancel-costs.ts`)
  * - cancel → stop of a running reply on the local cloud, p50/p99 (`cancel-stop.ts`)
  * - 100 concurrent admissions into one session: admitted, latency, retries (`hot-session.ts`)
+ * - lean history: storage per turn and replay read units before and after folding (`lean-history.ts`)
  */
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,6 +35,7 @@ import { benchCancelStop } from "./cancel-stop.ts";
 import { benchHotSession } from "./hot-session.ts";
 import { benchSubagentCosts } from "./subagent-costs.ts";
 import { benchApprovalCosts } from "./approval-costs.ts";
+import { benchLeanHistory } from "./lean-history.ts";
 import { bundleLambdas, coldLoadMs, type LambdaBundle, removeBundles, topInputs } from "./lambda-bundles.ts";
 import { measured } from "./measured.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
@@ -75,6 +77,7 @@ export async function benchAws(): Promise<void> {
     await benchCancelCosts();
     await benchSubagentCosts();
     await benchApprovalCosts();
+    await benchLeanHistory();
     await benchHotSession();
     await sseDelay();
     await benchCancelStop();

@@ -11,6 +11,7 @@ import { benchHostileSchemas } from "./hostile-schemas.ts";
 import { benchHttp } from "./http.ts";
 import { benchLambda } from "./lambda.ts";
 import { benchMemory } from "./memory.ts";
+import { benchLeanHistoryStandalone } from "./lean-history.ts";
 import { benchOverhead } from "./overhead.ts";
 import { benchScaling } from "./scaling.ts";
 import { benchTurnCost } from "./turn-cost.ts";
@@ -24,6 +25,7 @@ const benches: Record<string, () => Promise<void>> = {
   approvals: () => benchApprovalCostsStandalone(),
   lambda: () => benchLambda(),
   memory: () => benchMemory(),
+  "lean-history": () => benchLeanHistoryStandalone(),
   cost: () => benchTurnCost(),
   scaling: () => benchScaling(),
   "hostile-schemas": () => benchHostileSchemas(),
@@ -31,13 +33,13 @@ const benches: Record<string, () => Promise<void>> = {
 
 /**
  * Run only when named: `scaling` admits 2,000 submissions twice on the local cloud (about 10
- * minutes); `cancel`, `hot-session` and `approvals` are part of `aws` too; `lambda` (cold starts,
+ * minutes); `cancel`, `hot-session`, `approvals` and `lean-history` are part of `aws` too; `lambda` (cold starts,
  * 2 × 45 replies through the local cloud, reads per stream) and `memory` (the soak's mix under
  * every function's memory size) take over 3 minutes each on this 2-core machine. `cost` prices
  * their figures when they run in the same process (`npm run bench -- aws lambda memory cost`), the
  * recorded ones otherwise.
  */
-const onlyWhenNamed = new Set(["scaling", "cancel", "hot-session", "approvals", "lambda", "memory"]);
+const onlyWhenNamed = new Set(["scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory"]);
 
 const selected = process.argv.slice(2);
 for (const [name, run] of Object.entries(benches)) {
