@@ -3,12 +3,13 @@
  * function process killed (HARNESS_FAULTS) between `approval_requested` and the park (`parking`),
  * right after the park (`parked`), in the http function between the decision's guarded write and
  * the requeue's doorbell (`decided`), and after the approved tool ran but before its outcome was
- * recorded (`tool_ran`). Recovery is lease expiry, SQS redelivery and the sweeper. Each ends with
+ * recorded (`tool_ran`), and while the approved tool runs (its worker process killed from outside).
+ * Recovery is lease expiry, SQS redelivery and the sweeper. Each ends with
  * one decision recorded, the tool run at most once (exactly once unless the kill came after it
  * ran), one settlement. And two different decisions racing from two http processes: one wins.
  */
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -150,5 +151,50 @@ describe.concurrent("local cloud: tool approval under kill -9", () => {
     expect(ranTimes(callId)).toBe(winner.json.approved ? 1 : 0);
     expect(log.filter((r) => r.kind === "submission_settled")).toHaveLength(1);
     expect(suite.cloud.deliveries.filter((d) => d.body.includes(submissionId)).length, "asked once, woken once").toBe(2);
+  });
+});
+
+// Alone, after the concurrent cases: its tool holds a worker until the kill, which would make the
+// race's "woken once" count the sweeper's re-ring of a head left queued for want of a worker.
+describe("local cloud: the approved tool's process killed mid-run", () => {
+  it("killed (kill -9 from outside) while the approved tool runs: never run again, the model reads it was interrupted; one decision, one settlement", { timeout: 240_000 }, async () => {
+    onTestFailed(() => {
+      process.stderr.write(`--- mid-tool: local cloud output (last 120 lines) ---\n${suite.logs.slice(-120).join("\n")}\n`);
+    });
+    const tag = `midtool${run}`;
+    const instance = `midtool-${run}`;
+    const callId = `${tag}-wire`;
+    const res = await fetch(`${suite.cloud.url}/agents/support/${instance}`, { method: "POST", body: JSON.stringify({ kind: "user", body: `${tag}: wire 700` }) });
+    expect(res.status).toBe(202);
+    const { submissionId } = (await res.json()) as { submissionId: string };
+    await inStatus(submissionId, "waiting", 120_000);
+    expect(ranTimes(callId), "nothing ran before the decision").toBe(0);
+    const path = `/agents/support/${instance}/submissions/${submissionId}/approvals/${callId}`;
+    expect(await decideUntilAnswered(suite.cloud.url, path, true)).toMatchObject({ status: 200, json: { approved: true } });
+
+    // The tool is running (it waits for its gate): kill the worker process that runs it.
+    const deadline = Date.now() + 120_000;
+    while (ranTimes(callId) === 0) {
+      if (Date.now() > deadline) throw new Error("the approved tool never started");
+      await sleep(100);
+    }
+    const pid = Number(readFileSync(join(runs, `ran-${callId}`), "utf8").trim().split("\n")[0]);
+    expect(pid).not.toBe(process.pid);
+    process.kill(pid, "SIGKILL");
+    // Open the gate: a tool run again would now finish (and be counted).
+    writeFileSync(join(runs, `gate-${callId}`), "go");
+
+    const settled = await inStatus(submissionId, "settled", 200_000);
+    expect(settled.outcome).toMatchObject({ status: "succeeded" });
+    expect(ranTimes(callId), "the approved tool started once").toBe(1);
+    expect(existsSync(join(runs, `done-${callId}`)), "and never finished: nothing ran it again").toBe(false);
+    const log = await suite.store.readRecords(settled.conversationId);
+    expect(log.filter((r) => r.kind === "approval_decided"), "one decision recorded").toHaveLength(1);
+    expect(log.filter((r) => r.kind === "tool_started"), "started once").toHaveLength(1);
+    const outcomes = log.filter((r) => r.kind === "tool_outcome");
+    expect(outcomes).toHaveLength(1);
+    expect(outcomes[0]!.payload).toMatchObject({ callId, isError: true });
+    expect(JSON.stringify(outcomes[0]!.payload), "the model reads that the call was interrupted").toContain("interrupted before a result was recorded");
+    expect(log.filter((r) => r.kind === "submission_settled"), "one settlement").toHaveLength(1);
   });
 });

@@ -10,7 +10,10 @@
  * `<tag>-void`; always asks approval, which expires after 2 s), for `check` it calls `task` (call
  * id `<tag>-check`) on the subagent `checker`, and with the tools' results it answers
  * `done: <result> | <result>`. `checker` answers `checked <tag>` once the file `gate-<tag>`
- * exists in that folder (a child the test holds running).
+ * exists in that folder (a child the test holds running). For `wire <amount>` it calls
+ * `wire_transfer` (call id `<tag>-wire`; always asks approval), which, once approved, leaves
+ * `ran-<callId>` (its process id) and runs until the file `gate-<callId>` exists, then leaves
+ * `done-<callId>`: a tool the test can kill mid-run.
  */
 import { appendFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -50,6 +53,8 @@ const supportStream: StreamFn = (m, context, options) =>
       }));
       if (/\bvoid\b/.test(said)) calls.push({ type: "toolCall", id: `${tag}-void`, name: "void_order", arguments: { order: tag } });
       if (/\blabel\b/.test(said)) calls.push({ type: "toolCall", id: `${tag}-label`, name: "wait_for_shipping_label", arguments: { order: tag } });
+      const wire = said.match(/\bwire (\d+)/);
+      if (wire) calls.push({ type: "toolCall", id: `${tag}-wire`, name: "wire_transfer", arguments: { amount: Number(wire[1]) } });
       if (/\bcheck\b/.test(said)) calls.push({ type: "toolCall", id: `${tag}-check`, name: "task", arguments: { agent: "checker", prompt: tag } });
       return calls.length > 0 ? calls : [{ type: "text", text: `noted: ${said}` }];
     },
@@ -78,6 +83,20 @@ const voidOrder = defineTool({
   execute: async (callId, { order }) => {
     appendFileSync(join(dir(), `ran-${callId}`), `${process.pid}\n`);
     return { content: [{ type: "text", text: `voided ${order}` }], details: { order } };
+  },
+});
+
+const wireTransfer = defineTool({
+  name: "wire_transfer",
+  label: "Wire transfer",
+  description: "Wires an amount in dollars; takes a while.",
+  parameters: schema.obj({ amount: schema.num() }),
+  needsApproval: true,
+  execute: async (callId, { amount }, signal) => {
+    appendFileSync(join(dir(), `ran-${callId}`), `${process.pid}\n`);
+    while (!existsSync(join(dir(), `gate-${callId}`)) && !signal?.aborted) await new Promise((r) => setTimeout(r, 100));
+    appendFileSync(join(dir(), `done-${callId}`), `${process.pid}\n`);
+    return { content: [{ type: "text", text: `wired $${amount}` }], details: { amount } };
   },
 });
 
@@ -114,7 +133,7 @@ const checkerStream: StreamFn = (m, context, options) =>
 export const agents: Record<string, AgentDefinition> = {
   support: {
     description: "Customer support: refunds and shipping labels",
-    initialize: () => ({ model: keylessModel("support", "local"), streamFn: supportStream, tools: [refund, voidOrder, label] }),
+    initialize: () => ({ model: keylessModel("support", "local"), streamFn: supportStream, tools: [refund, voidOrder, wireTransfer, label] }),
   },
   checker: {
     description: "Checks an order",
