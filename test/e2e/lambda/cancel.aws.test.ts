@@ -5,13 +5,13 @@
  * renewal, stops at its next safe point (the model stream aborted) and settles; a queued or
  * waiting one settles at once. Each time, the session's next submission then runs.
  */
-import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { ConversationRecord } from "../../../src/protocol/records.ts";
 import type { Submission } from "../../../src/store/submission.ts";
 import { followSse } from "../../support/sse-follower.ts";
 import { useLocalCloud } from "../../support/local-cloud-suite.ts";
+import { inStatus, requestJson, uid, waitFor } from "../../support/local-cloud-http.ts";
 
 const agentsModule = fileURLToPath(new URL("../../support/local-cloud-fixtures/cancel-agents.ts", import.meta.url));
 const LEASE_MS = 3_000;
@@ -25,38 +25,14 @@ const suite = useLocalCloud({
   env: { HARNESS_LEASE_MS: String(LEASE_MS) },
 });
 
-const uid = () => randomUUID().slice(0, 8);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const byRequest = (reason = "cancelled by request") => ({ status: "failed", error: `cancelled: ${reason}`, errorCode: "cancelled" });
 
-async function post(path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${suite.cloud.url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
+const post = (path: string, body?: unknown) => requestJson(`${suite.cloud.url}${path}`, "POST", body);
 
 const cancel = (agent: string, instance: string, submissionId: string, reason?: string) =>
   post(`/agents/${agent}/${instance}/submissions/${submissionId}/cancel`, reason === undefined ? undefined : { reason });
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-const settled = (submissionId: string): Promise<Submission> =>
-  waitFor(`${submissionId} to settle`, async () => {
-    const sub = await suite.store.getSubmission(submissionId);
-    return sub.status === "settled" ? sub : undefined;
-  });
+const settled = (submissionId: string): Promise<Submission> => inStatus(suite.store, submissionId, "settled");
 
 const settlementsOf = (records: ConversationRecord[], submissionId: string) =>
   records.filter((r) => r.kind === "submission_settled" && r.submissionId === submissionId).map((r) => r.payload);

@@ -23,6 +23,7 @@ import type { Submission } from "../../../src/store/submission.ts";
 import { encodeDoorbell } from "../../../src/sqs/doorbell-body.ts";
 import { messageGroupId } from "../../../src/sqs/message-group.ts";
 import { useLocalCloud } from "../../support/local-cloud-suite.ts";
+import { inStatus, requestJson, sleep, uid, waitFor } from "../../support/local-cloud-http.ts";
 import { followSse, type SseFollower } from "../../support/sse-follower.ts";
 import { startThrottleProxy, type ThrottleProxy } from "../../../dev/local-cloud/throttle-proxy.ts";
 
@@ -67,39 +68,11 @@ const suite = useLocalCloud(() => ({
 
 const dumpLogsOnFailure = () => suite.dumpLogsOnFailure(150);
 
-const uid = () => randomUUID().slice(0, 8);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** POSTs like `curl -d` (form content type, JSON body). */
-async function post(path: string, body: unknown, base = suite.cloud.url): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${base}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
+const post = (path: string, body: unknown, base = suite.cloud.url) => requestJson(`${base}${path}`, "POST", body);
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-const waitSettled = (submissionId: string, timeoutMs = 30_000): Promise<Submission> =>
-  waitFor(
-    `${submissionId} to settle`,
-    async () => {
-      const sub = await suite.store.getSubmission(submissionId);
-      return sub.status === "settled" ? sub : undefined;
-    },
-    timeoutMs,
-  );
+const waitSettled = (submissionId: string, timeoutMs = 30_000): Promise<Submission> => inStatus(suite.store, submissionId, "settled", timeoutMs);
 
 const settledPayload = async (conversationId: string, submissionId: string) => {
   const settled = (await suite.store.readRecords(conversationId)).filter(

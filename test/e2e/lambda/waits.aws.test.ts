@@ -5,7 +5,6 @@
  * they wait: no lease, no worker invocation, no message of their own in the queue. A decision or
  * a callback's answer over the function URL wakes the submission once.
  */
-import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationRecord } from "../../../src/protocol/records.ts";
 import type { Submission } from "../../../src/store/submission.ts";
 import { useLocalCloud } from "../../support/local-cloud-suite.ts";
+import { inStatus as inStatusOf, requestJson, sleep, uid } from "../../support/local-cloud-http.ts";
 
 const agentsModule = fileURLToPath(new URL("../../support/local-cloud-fixtures/wait-agents.ts", import.meta.url));
 const runs = mkdtempSync(join(tmpdir(), "waits-local-cloud-"));
@@ -37,35 +37,9 @@ afterAll(() => {
   rmSync(runs, { recursive: true, force: true });
 });
 
-const uid = () => randomUUID().slice(0, 8);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function call(method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${suite.cloud.url}${path}`, {
-    method,
-    headers: { "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
+const call = (method: "GET" | "POST", path: string, body?: unknown) => requestJson(`${suite.cloud.url}${path}`, method, body, "application/json");
 const post = (path: string, body?: unknown) => call("POST", path, body);
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-const inStatus = (id: string, status: Submission["status"], timeoutMs?: number) =>
-  until(`${id} ${status}`, async () => {
-    const sub = await suite.store.getSubmission(id);
-    return sub.status === status ? sub : undefined;
-  }, timeoutMs);
+const inStatus = (id: string, status: Submission["status"], timeoutMs?: number) => inStatusOf(suite.store, id, status, timeoutMs);
 
 /** How many times a tool call ran (each run leaves a line, whatever process ran it). */
 const ranTimes = (callId: string) => (existsSync(join(runs, `ran-${callId}`)) ? readFileSync(join(runs, `ran-${callId}`), "utf8").trim().split("\n").length : 0);
