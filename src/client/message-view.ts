@@ -1,4 +1,4 @@
-import type { AssistantMessageCompletedPayload, ConversationRecord, SettledErrorCode, SettledStatus, SettledUsage } from "../protocol/records.ts";
+import type { AssistantMessageCompletedPayload, AttachmentRef, ConversationRecord, SettledErrorCode, SettledStatus, SettledUsage } from "../protocol/records.ts";
 
 // Only type imports: the chat example serves this file to the browser with its types stripped.
 
@@ -9,6 +9,10 @@ export interface UserItem {
   /** `steer`, `followUp`, `correction`, or `signal <type>`; absent for a dispatched message. */
   origin?: string;
   submissionId?: string;
+  /** The id of its `user_message` (or `signal`) record: where an edit forks from. */
+  recordId: string;
+  /** The attachments it carried. */
+  attachments?: AttachmentRef[];
 }
 
 /** An assistant message as streamed so far. */
@@ -147,10 +151,17 @@ export class MessageView {
     this.#supersede(record);
     switch (record.kind) {
       case "user_message":
-        this.#items.push({ kind: "user", text: record.payload.body, origin: record.payload.origin, submissionId: record.submissionId });
+        this.#items.push({
+          kind: "user",
+          text: record.payload.body,
+          origin: record.payload.origin,
+          submissionId: record.submissionId,
+          recordId: record.id,
+          ...(record.payload.attachments?.length ? { attachments: [...record.payload.attachments] } : {}),
+        });
         return;
       case "signal":
-        this.#items.push({ kind: "user", text: record.payload.body, origin: `signal ${record.payload.type}`, submissionId: record.submissionId });
+        this.#items.push({ kind: "user", text: record.payload.body, origin: `signal ${record.payload.type}`, submissionId: record.submissionId, recordId: record.id });
         return;
       case "assistant_message_started":
         this.#message(record);

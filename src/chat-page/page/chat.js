@@ -3,7 +3,9 @@
 // drawn from it, so a reload or a session switch is a replay of the log.
 import { MessageView } from "../../client/message-view.ts";
 import { RECORD_KINDS } from "../../protocol/records.ts"; // one list: the page hears every kind the log holds
+import { acceptImages, PendingAttachments } from "./composer-attachments.js";
 import { Connection } from "./connection.js";
+import { drawEditable } from "./edit-message.js";
 import { renderMarkdown } from "./markdown.js";
 import { approvalWords, decisionRefusalWords, refusalWords, settlementWords, statusWords } from "./words.js";
 
@@ -23,6 +25,8 @@ const state = {
   session: "default",
   view: new MessageView(),
   lastId: "",
+  /** The ids of the records shown, in log order (an edit forks from the one before its message). */
+  ids: [],
   source: null,
   /** Submissions this tab dispatched whose settlement it has not seen yet. */
   awaiting: new Set(),
@@ -38,6 +42,10 @@ const connection = new Connection($("banner"), () => {
   openStream();
   void refreshSubmissions().catch(() => {});
 });
+
+/** Images pasted or dropped into the composer, uploaded and waiting for Send. */
+const pending = new PendingAttachments($("attachments"), (text) => showError(text));
+acceptImages($("composer"), pending);
 
 const base = () => `/agents/${encodeURIComponent(state.agent)}/${encodeURIComponent(state.instance)}`;
 const sessionsKey = () => `harness-chat:${state.agent}:${state.instance}:sessions`;
@@ -93,6 +101,8 @@ function update(el, item) {
       el.replaceChildren();
       if (item.origin) el.append(span("origin", item.origin === "followUp" ? "follow-up" : item.origin));
       el.append(span("text", item.text));
+      if (item.attachments?.length) el.append(span("attachments", `${item.attachments.length} image${item.attachments.length > 1 ? "s" : ""} attached`));
+      if (!item.origin) drawEditable(el, item, (edited, body) => act(() => forkEdit(edited, body), true));
       break;
     }
     case "assistant": {
@@ -274,6 +284,7 @@ function onRecord(record) {
   if (state.lastId && record.id <= state.lastId) return;
   state.view.apply(record);
   state.lastId = record.id;
+  state.ids.push(record.id);
   state.reopenDelay = 250;
   if (record.kind === "submission_settled") {
     state.awaiting.delete(record.submissionId);
@@ -318,12 +329,13 @@ async function call(method, path, body, words = refusalWords) {
   return json;
 }
 
-async function act(what) {
+async function act(what, rethrow = false) {
   showError("");
   try {
     await what();
   } catch (err) {
     showError(err instanceof Refused ? err.message : `Something went wrong in the page: ${err instanceof Error ? err.message : String(err)}`);
+    if (rethrow) throw err;
   }
 }
 
@@ -334,11 +346,24 @@ function showError(text) {
 async function send() {
   const body = $("message").value.trim();
   if (body === "") return;
-  const { submissionId } = await call("POST", "", { kind: "user", body, session: state.session });
+  if (pending.busy) throw new Refused("An image is still uploading: send once it is ready.");
+  const attachments = pending.refs();
+  const { submissionId } = await call("POST", "", { kind: "user", body, session: state.session, ...(attachments.length ? { attachments } : {}) });
   $("message").value = "";
+  pending.clear();
   state.awaiting.add(submissionId);
   openStream();
   await refreshSubmissions();
+}
+
+/** An edited message: a new session with the history before it and the edit (POST …/fork), shown at once. */
+async function forkEdit(item, body) {
+  const fromRecordId = state.ids[state.ids.indexOf(item.recordId) - 1];
+  if (fromRecordId === undefined) throw new Refused("This message is not in the log the page has read: reload and try again.");
+  const message = { kind: "user", body, ...(item.attachments?.length ? { attachments: item.attachments } : {}) };
+  const forked = await call("POST", `/fork?${new URLSearchParams({ session: state.session })}`, { fromRecordId, message });
+  switchTo(forked.session);
+  if (forked.submissionId) state.awaiting.add(forked.submissionId);
 }
 
 async function steer() {
@@ -434,6 +459,7 @@ function switchTo(session) {
   state.session = session;
   state.view = new MessageView();
   state.lastId = "";
+  state.ids = [];
   state.awaiting.clear();
   state.submissions = [];
   remember(session);
