@@ -231,6 +231,7 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "store/conformance/conversation-cases.ts": CONFORMANCE,
   "store/conformance/delayed-message-cases.ts": CONFORMANCE,
   "store/conformance/deletion-cases.ts": CONFORMANCE,
+  "store/conformance/delta-folding-cases.ts": CONFORMANCE,
   "store/conformance/inbox-cases.ts": CONFORMANCE,
   "store/conformance/index.ts": ENTRY,
   "store/conformance/listing-cases.ts": CONFORMANCE,
