@@ -6,10 +6,11 @@ import { RECORD_KINDS } from "../../protocol/records.ts"; // one list: the page 
 import { acceptImages, PendingAttachments } from "./composer-attachments.js";
 import { Connection } from "./connection.js";
 import { drawEditable } from "./edit-message.js";
+import { options, pre, span, submissionRow } from "./elements.js";
+import { knownSessions, remember, SESSION_RULE, sessionFromHash } from "./sessions.js";
 import { renderMarkdown } from "./markdown.js";
 import { approvalWords, decisionRefusalWords, refusalWords, settlementWords, statusWords } from "./words.js";
 
-const SESSION_RULE = /^[A-Za-z0-9._:~-]{1,128}$/;
 /** How soon the listing is read again while a submission is between its settlement record and its row's finalize. */
 const FINISHING_RECHECK_MS = 300;
 /** Below this width the submissions panel starts folded away. */
@@ -223,19 +224,6 @@ async function decide(item, approved, reason, form) {
   if (form.isConnected) for (const control of form.elements) control.disabled = false;
 }
 
-function span(className, text) {
-  const s = document.createElement("span");
-  s.className = className;
-  s.textContent = text;
-  return s;
-}
-
-function pre(text) {
-  const p = document.createElement("pre");
-  p.textContent = text;
-  return p;
-}
-
 // ---- the stream ----------------------------------------------------------------------------
 
 /**
@@ -409,49 +397,7 @@ async function refreshSubmissions() {
   }
 }
 
-function submissionRow(s) {
-  const row = document.createElement("tr");
-  row.dataset.id = s.id;
-  row.dataset.status = s.status;
-  if (s.outcome) row.dataset.outcome = s.outcome.errorCode ?? s.outcome.status;
-  const took = s.settledAt ? `${((s.settledAt - s.createdAt) / 1000).toFixed(1)} s` : "";
-  const tokens = s.outcome?.usage ? s.outcome.usage.totalTokens.toLocaleString("en") : "";
-  const when = new Date(s.createdAt).toLocaleTimeString();
-  for (const text of [when, statusWords(s), String(s.attemptCount), took, tokens]) {
-    const cell = document.createElement("td");
-    cell.textContent = text;
-    row.append(cell);
-  }
-  row.title = `${s.id}${s.outcome?.error ? `\n${s.outcome.error}` : ""}`;
-  return row;
-}
-
 // ---- agents and sessions -------------------------------------------------------------------
-
-function knownSessions() {
-  try {
-    const list = JSON.parse(localStorage.getItem(sessionsKey()) ?? "[]");
-    return Array.isArray(list) ? list.filter((s) => typeof s === "string" && SESSION_RULE.test(s)) : [];
-  } catch {
-    return [];
-  }
-}
-
-function remember(session) {
-  const list = knownSessions();
-  if (!list.includes(session)) localStorage.setItem(sessionsKey(), JSON.stringify([...list, session]));
-}
-
-function options(select, values, selected) {
-  select.replaceChildren(
-    ...values.map((value) => {
-      const option = document.createElement("option");
-      option.value = option.textContent = value;
-      option.selected = value === selected;
-      return option;
-    }),
-  );
-}
 
 /** Shows `session` from its first record: closes the old stream, replays the whole log. */
 function switchTo(session) {
@@ -462,19 +408,14 @@ function switchTo(session) {
   state.ids = [];
   state.awaiting.clear();
   state.submissions = [];
-  remember(session);
+  remember(sessionsKey(), session);
   const query = new URLSearchParams({ agent: state.agent, instance: state.instance });
   history.replaceState(null, "", `${location.pathname}?${query}#session=${encodeURIComponent(session)}`);
-  options($("session"), ["default", ...knownSessions().filter((s) => s !== "default")], session);
+  options($("session"), ["default", ...knownSessions(sessionsKey()).filter((s) => s !== "default")], session);
   $("submissions").tBodies[0].replaceChildren();
   draw();
   openStream();
   void act(refreshSubmissions);
-}
-
-function sessionFromHash() {
-  const session = new URLSearchParams(location.hash.slice(1)).get("session");
-  return session && SESSION_RULE.test(session) ? session : "default";
 }
 
 // ---- layout --------------------------------------------------------------------------------
