@@ -359,9 +359,11 @@ export class Harness extends Construct {
 
   private grantTableData(grantee: IGrantable): void {
     // Item-level reads and conditional writes (transactions are authorized per contained
-    // action). Only a conversation's deletion deletes items (`grantDeletion`, the HTTP function)
-    // and no ConditionCheck is used (ADR 0009). No Scan, no BatchWriteItem outside deletion
-    // (records are never batch-written, DESIGN §3.1), no table or backup administration.
+    // action). Only a conversation's deletion deletes items (`grantDeletion`, the HTTP function).
+    // A head move that leaves a session idle checks that no member was written past the last
+    // admission it read (a ConditionCheck, ADR 0035): every function settles or moves heads.
+    // No Scan, no BatchWriteItem outside deletion (records are never batch-written, DESIGN
+    // §3.1), no table or backup administration.
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         sid: "HarnessTableData",
@@ -371,6 +373,7 @@ export class Harness extends Construct {
           "dynamodb:Query",
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
+          "dynamodb:ConditionCheckItem",
         ],
         resources: [
           this.table.tableArn,

@@ -328,6 +328,11 @@ describe("Harness: least privilege", () => {
     }
   });
 
+  it("grants every function the ConditionCheckItem a head move uses (ADR 0035: a settlement leaving its session idle)", () => {
+    // DynamoDB Local does not check IAM: without this grant every such settlement fails on AWS.
+    for (const role of HARNESS_FUNCTION_ROLES) expect(allActions(s, role), role).toContain("dynamodb:ConditionCheckItem");
+  });
+
   it("grants no wildcard action and no table, bucket or queue administration", () => {
     for (const role of HARNESS_FUNCTION_ROLES) {
       const actions = allActions(s, role);
