@@ -41,6 +41,9 @@ export function validate(
   if (d.streamMax.toSeconds() + 10 > d.httpTimeout.toSeconds()) {
     throw new Error("Harness: streamMaxDuration must end at least 10 s before httpTimeout");
   }
+  if (props.conversationRetention && props.conversationRetention.toMilliseconds() < 3_600_000) {
+    throw new Error("Harness: conversationRetention must be at least an hour");
+  }
   if (props.deltaRetention && props.deltaRetention.toMilliseconds() < MIN_DYNAMO_DELTA_RETENTION_MS) {
     throw new Error("Harness: deltaRetention must be at least 15 minutes (live readers must get a turn's deltas first)");
   }

@@ -151,6 +151,16 @@ export interface HarnessProps {
    */
   readonly deltaRetention?: Duration;
   /**
+   * Conversation retention (ADR 0034): a conversation idle this long — nothing of its session
+   * unsettled and nothing new since — is deleted by the sweeper with its records, submissions,
+   * checkpoints, subagents' conversations and the blobs no other conversation references, as
+   * `DELETE /agents/:agent/:instance` does. Its age counts from its last activity, not its
+   * creation. At least an hour. The stores then keep an index of idle sessions (a few write
+   * units per turn) and the sweeper is granted the deletion.
+   * @default conversations are kept until deleted
+   */
+  readonly conversationRetention?: Duration;
+  /**
    * Bucket receiving the harness bucket's server access logs.
    * @default no access logs (CloudTrail data events are the audit path)
    */

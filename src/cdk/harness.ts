@@ -186,6 +186,8 @@ export class Harness extends Construct {
       [HARNESS_ENV.logLevel]: props.logLevel ?? "INFO",
       [HARNESS_ENV.metricsNamespace]: props.serviceName ?? "resolute-harness",
       ...tracing?.environment,
+      // Every function's store keeps the idle index; the sweeper deletes by it (ADR 0034).
+      ...(props.conversationRetention ? { [HARNESS_ENV.conversationRetentionMs]: String(props.conversationRetention.toMilliseconds()) } : {}),
     };
     const roleEnv = (role: HarnessFunctionRole): Record<string, string> =>
       NAMES_ONLY_ROLES.includes(role)
@@ -255,6 +257,8 @@ export class Harness extends Construct {
     // one back (a settlement's outcome, a parent's task result), so all four get the objects.
     for (const fn of [http, worker, dlq, sweeper]) this.grantObjects(fn.role);
     this.grantDeletion(http.role);
+    // Conversation retention deletes from the sweep.
+    if (props.conversationRetention) this.grantDeletion(sweeper.role);
     for (const fn of [http, worker, dlq, sweeper]) this.queue.grantSendMessages(fn.role);
     // The event source grants receive/delete/change-visibility on the queue it reads.
     worker.function.addEventSource(
@@ -406,8 +410,8 @@ export class Harness extends Construct {
 
   /**
    * Deleting a conversation (`DELETE /agents/:agent/:instance`, ADR 0034) runs in the HTTP
-   * function only: it alone may delete items (batched) and content-addressed objects and
-   * checkpoints.
+   * function, and in the sweeper when `conversationRetention` is set: they alone may delete
+   * items (batched) and content-addressed objects and checkpoints.
    */
   private grantDeletion(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(

@@ -12,6 +12,8 @@ export interface StoreContext {
   spillThresholdBytes: number;
   /** Log batches of deltas only expire this long after their write (ADR 0034; Infinity: never). */
   deltaRetentionMs: number;
+  /** Keep the index of idle sessions (`idle-sessions.ts`, conversation retention). */
+  idleSessions: boolean;
   /**
    * A fresh admission-order key: a ULID from a monotonic factory on the store clock, so keys
    * from one process sort in admission order even within one millisecond.

@@ -9,6 +9,8 @@ import type { StoreContext } from "./context.ts";
 import { conditionRefusal } from "./errors.ts";
 import { Expr } from "./expression.ts";
 import { type Item, N, reqNum, reqStr, S, str } from "./item.ts";
+import { stampIdle } from "./idle-sessions.ts";
+import { sessionPk } from "./keys.ts";
 import { getSessionItem, sessionItemKey } from "./session-order.ts";
 
 export class Conversations {
@@ -28,6 +30,9 @@ export class Conversations {
       .set("agent", S(candidate.key.agent))
       .set("instance", S(candidate.key.instance))
       .set("session", S(candidate.key.session));
+    // A conversation with nothing unsettled is idle from its creation (an import's, a fork's);
+    // its first admission's reservation clears it.
+    if (ctx.idleSessions) stampIdle(e, candidate.createdAt, sessionPk(candidate.key));
     try {
       await ctx.dynamo.send(
         new UpdateItemCommand({

@@ -11,7 +11,7 @@ import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } f
 import { deltaRetentionOf, MIN_DYNAMO_DELTA_RETENTION_MS } from "../conversation/delta-folding.ts";
 import { type Clock, systemClock } from "../ports/clock.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "../store/child-outcome.ts";
-import type { AppendOptions, ConversationDeletion, Store } from "../store/store.ts";
+import type { AppendOptions, ConversationDeletion, IdleConversationQuery, Store } from "../store/store.ts";
 import type { CallAnswered, CallAnswerWrite, CallWait } from "../store/call-wait.ts";
 import type {
   Attempt,
@@ -37,6 +37,7 @@ import { findCallback, getCallWait } from "./call-wait-items.ts";
 import { answerCall } from "./call-waits.ts";
 import { deliverChildOutcome } from "./child-outcome.ts";
 import { deleteConversation, type DeletionStep } from "./deletion.ts";
+import { IdleSessions } from "./idle-sessions.ts";
 import { postponeWaitCheck } from "./wait-check.ts";
 import { createDynamoClient } from "./clients.ts";
 import type { StoreContext } from "./context.ts";
@@ -75,6 +76,13 @@ export interface DynamoStoreOptions {
    * them. Default 1 h.
    */
   deltaRetentionMs?: number;
+  /**
+   * Conversation retention (ADR 0034): keep an index of idle sessions (one index write when a
+   * session goes idle, one when it is used again), which `listIdleConversations` reads. Every
+   * store instance of a deployment must agree (the construct sets it on every function with its
+   * `conversationRetention`). Default false: no cost, and no `listIdleConversations`.
+   */
+  idleSessions?: boolean;
 }
 
 /** Default spill threshold: 100 KiB. */
@@ -96,6 +104,8 @@ class DynamoStore implements Store {
   readonly #checkpoints: Checkpoints;
   readonly #ctx: StoreContext;
   readonly #beforeDeletionStep: DeletionStep | undefined;
+  /** Sessions idle since before `query.idleSince`, oldest first (`idle-sessions.ts`); only with `idleSessions`. */
+  readonly listIdleConversations?: (query: IdleConversationQuery) => Promise<Conversation[]>;
 
   constructor(options: DynamoStoreOptions) {
     const dynamo = options.dynamo ?? createDynamoClient();
@@ -112,6 +122,7 @@ class DynamoStore implements Store {
       clock,
       spillThresholdBytes: threshold,
       deltaRetentionMs: deltaRetentionOf(options.deltaRetentionMs, MIN_DYNAMO_DELTA_RETENTION_MS),
+      idleSessions: options.idleSessions ?? false,
       nextOrd: () => ord(clock.now()),
     };
     this.#ctx = ctx;
@@ -122,6 +133,10 @@ class DynamoStore implements Store {
     this.#submissions = new DynamoSubmissions(ctx, this.#log);
     this.#inbox = new Inbox(ctx, this.#log);
     this.#checkpoints = new Checkpoints(ctx);
+    if (ctx.idleSessions) {
+      const idle = new IdleSessions(ctx);
+      this.listIdleConversations = (query) => idle.list(query);
+    }
   }
 
   // ---- submissions ----

@@ -97,7 +97,9 @@ export async function settleOnce(ctx: StoreContext, state: Item, lastError?: str
     const session = await getSessionItem(ctx, key);
     if (num(session, "headSeq") !== seq) throw new RetryStep(`head of ${sessionPk(key)} moved`);
     items.push(updateItem(ctx, stateKey(id), e, condition));
-    const moves = await moveHeadItems(ctx, key, seq + 1, reqNum(session!, "admitSeq"), (s) => `${s.n("headSeq")} = ${s.v(N(seq))}`);
+    const pointer = (s: Expr) => `${s.n("headSeq")} = ${s.v(N(seq))}`;
+    // A subagent's session is never listed idle: it goes with its parent's (conversation retention).
+    const moves = await moveHeadItems(ctx, key, seq + 1, reqNum(session!, "admitSeq"), pointer, { stamp: str(state, "parentSubmissionId") === undefined });
     items.push(...moves);
   }
   const reasons = await transact(ctx, items);

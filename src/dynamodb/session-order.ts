@@ -29,6 +29,7 @@ import { memberSk, SESSION_SK, sessionPk } from "./keys.ts";
 import { queryItems } from "./query.ts";
 import { jitter, RetryStep } from "./retry.ts";
 import { stateKey, statusPk } from "./submission-item.ts";
+import { clearIdle, stampIdle } from "./idle-sessions.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
 
 /** Skipped members written per pointer move at most (a transaction holds 100 items). */
@@ -61,6 +62,8 @@ export async function reserveSeq(ctx: StoreContext, key: SessionKey, conversatio
     .set("agent", S(key.agent))
     .set("instance", S(key.instance))
     .set("session", S(key.session));
+  // In use again: no longer listed as idle (conversation retention).
+  clearIdle(e);
   const seq = e.n("admitSeq");
   const head = e.n("headSeq");
   const conv = e.n("convId");
@@ -124,6 +127,7 @@ export async function moveHeadItems(
   fromSeq: number,
   admitted: number,
   pointerCondition: (e: Expr) => string,
+  idle: { stamp: boolean } = { stamp: true },
 ): Promise<TransactWriteItem[]> {
   const items: TransactWriteItem[] = [];
   const skip = (seq: number) => items.push(putNewItem(ctx, { pk: S(sessionPk(key)), sk: S(memberSk(seq)), seq: N(seq), skipped: BOOL(true) }));
@@ -159,7 +163,11 @@ export async function moveHeadItems(
 
   const s = new Expr();
   if (next) s.set("headSeq", N(next.seq)).set("headId", S(next.id));
-  else s.set("headSeq", N(expected)).remove("headId");
+  else {
+    s.set("headSeq", N(expected)).remove("headId");
+    // Nothing unsettled left: idle from now (conversation retention), unless a subagent's.
+    if (!full && idle.stamp && ctx.idleSessions) stampIdle(s, ctx.clock.now(), sessionPk(key));
+  }
   items.push(updateItem(ctx, sessionItemKey(key), s, pointerCondition(s)));
   if (next) {
     // Promotion is a transition: the sweeper measures a queued head's staleness from it. A

@@ -50,7 +50,7 @@ export function retentionSweep(
   if (retentionMs === undefined) return undefined;
   if (!Number.isSafeInteger(retentionMs) || retentionMs <= 0) throw new Error(`conversationRetentionMs must be a positive whole number of ms, got ${String(retentionMs)}`);
   if (typeof store.listIdleConversations !== "function") {
-    throw new Error("conversationRetentionMs needs a store that lists idle conversations (the memory and SQLite stores do; the DynamoDB store does not yet)");
+    throw new Error("conversationRetentionMs needs a store that lists idle conversations (listIdleConversations: the memory and SQLite stores, and the DynamoDB store created with idleSessions: true)");
   }
   const listing = store as RetentionSweepStore;
   let last = -Infinity;

@@ -52,6 +52,12 @@ export const HARNESS_ENV = {
    * a model turn's streaming deltas are kept (ADR 0034). Default 1 h.
    */
   deltaRetentionMs: "HARNESS_DELTA_RETENTION_MS",
+  /**
+   * The construct's `conversationRetention` in milliseconds (every function, set when the prop
+   * is): the stores keep the index of idle sessions, and the sweep deletes a conversation idle
+   * that long (ADR 0034). Unset: kept until deleted.
+   */
+  conversationRetentionMs: "HARNESS_CONVERSATION_RETENTION_MS",
   /** Powertools service name, the same for all functions (the function role is in the logs). */
   serviceName: "POWERTOOLS_SERVICE_NAME",
   /** Powertools log level (`DEBUG`, `INFO`, `WARN`, `ERROR`). */

@@ -58,6 +58,8 @@ export interface LambdaSettings {
   staleQueuedMs: number;
   /** `HARNESS_DELTA_RETENTION_MS` (the construct's `deltaRetention`), default 1 h: lean history (ADR 0034). */
   deltaRetentionMs: number;
+  /** `HARNESS_CONVERSATION_RETENTION_MS` (the construct's `conversationRetention`): unset keeps conversations. */
+  conversationRetentionMs: number | undefined;
   /** `HARNESS_URL_AUTH`: `AWS_IAM`, `NONE` or `API_GATEWAY` (who authenticates callers). */
   urlAuth: string;
   /** `HARNESS_CORS_ORIGINS`: origins whose pages may call the API from a browser (the app's `cors`). */
@@ -109,6 +111,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettin
     },
     staleQueuedMs: ms("HARNESS_STALE_QUEUED_MS", DEFAULT_STALE_QUEUED_MS),
     deltaRetentionMs: ms(HARNESS_ENV.deltaRetentionMs, DEFAULT_DELTA_RETENTION_MS),
+    conversationRetentionMs: env[HARNESS_ENV.conversationRetentionMs] ? ms(HARNESS_ENV.conversationRetentionMs, 0) : undefined,
     urlAuth: env[HARNESS_ENV.urlAuth] || "AWS_IAM",
     corsOrigins: parseCorsOrigins(env[HARNESS_ENV.corsOrigins], HARNESS_ENV.corsOrigins),
     bearerTokens: (env.HARNESS_BEARER_TOKEN ?? "").split(",").map((t) => t.trim()).filter(Boolean),

@@ -20,7 +20,7 @@ export async function handler(_event: ScheduledEvent, context: Context): Promise
     // metric exists (and is billed) only in months with recoveries, and idle logs stay minimal.
     // A wait check that found nothing is routine (a few per waiting parent); one that delivered
     // (a lost wake recovered) or an expired wait is an action.
-    if (report.reclaimed + report.rerung + report.reconciled + report.expiredWaits + report.rewoken === 0) {
+    if (report.reclaimed + report.rerung + report.reconciled + report.expiredWaits + report.rewoken + (report.expiredConversations ?? 0) === 0) {
       h.logger.debug("sweep found nothing to do");
       return report;
     }

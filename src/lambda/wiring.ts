@@ -91,6 +91,7 @@ function build(given: HandlerAgents, tracing: readonly LambdaTracingHooks[]): Wi
     tableName: settings.tableName,
     bucketName: settings.bucketName,
     deltaRetentionMs: settings.deltaRetentionMs,
+    idleSessions: settings.conversationRetentionMs !== undefined,
     // Created here only to be instrumented; otherwise the store makes its own.
     ...(tracing.length > 0 ? { dynamo: instrumentClient(tracing, createDynamoClient()) } : {}),
   });
@@ -105,6 +106,7 @@ function build(given: HandlerAgents, tracing: readonly LambdaTracingHooks[]): Wi
     subagents: mod.subagents,
     subagentLimits: mod.subagentLimits,
     directUploads: lazyDirectUploads(settings.bucketName),
+    ...(settings.conversationRetentionMs !== undefined ? { conversationRetentionMs: settings.conversationRetentionMs } : {}),
     onObserverError: (err) => logger.error("observer failed", { error: errorFields(err) }),
   });
   return {

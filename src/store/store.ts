@@ -349,7 +349,7 @@ export interface AdmissionStore
 export interface IdleConversationQuery {
   /** Epoch ms: conversations whose last record was appended before it (by its id's time), or without records created before it. */
   idleSince: number;
-  /** Only conversations with an id after this one (the paging cursor). */
+  /** The id of the last conversation of the previous page (the paging cursor). */
   after?: string;
   limit: number;
 }
@@ -360,10 +360,12 @@ export interface IdleConversationQuery {
  */
 export interface RetentionStore {
   /**
-   * Conversations idle since `query.idleSince`, in id order, at most `query.limit`: the newest
-   * record's id time (a record id is a ULID minted at its append) is before it, or the
-   * conversation has no record and was created before it. Children included (the caller skips
-   * them: they go with their parent).
+   * Conversations idle since `query.idleSince`, at most `query.limit`, in an order the store keeps
+   * from page to page (`after`: the last conversation of the previous page; memory and SQLite:
+   * id order; DynamoDB: oldest idle first). Idle: the newest record's id time (a record id is a
+   * ULID minted at its append) is before it, or the conversation has no record and was created
+   * before it (DynamoDB: nothing of the session unsettled since before it). Children may be
+   * included (the caller skips them: they go with their parent).
    */
   listIdleConversations?(query: IdleConversationQuery): Promise<Conversation[]>;
 }

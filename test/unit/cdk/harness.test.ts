@@ -337,7 +337,8 @@ describe("Harness: least privilege", () => {
     for (const role of HARNESS_FUNCTION_ROLES) {
       const actions = allActions(s, role);
       for (const action of actions) expect(action, `${role}: ${action}`).not.toContain("*");
-      // Appends only ever put (ADR 0009); deleting a conversation (ADR 0034) is the HTTP function's alone.
+      // Appends only ever put (ADR 0009); deleting a conversation (ADR 0034) is the HTTP function's
+      // alone (and the sweeper's with conversationRetention, tested below).
       if (role !== "http") for (const forbidden of ["dynamodb:BatchWriteItem", "dynamodb:DeleteItem"]) expect(actions, role).not.toContain(forbidden);
       for (const forbidden of [
         "dynamodb:DeleteTable",
@@ -513,6 +514,20 @@ describe("Harness: lean history (deltaRetention)", () => {
     const s = synth({ deltaRetention: Duration.hours(6) });
     expect(envOf(s, "worker")[HARNESS_ENV.deltaRetentionMs]).toBe(String(6 * 3_600_000));
     expect(() => synth({ deltaRetention: Duration.minutes(5) })).toThrow(/deltaRetention must be at least 15 minutes/);
+  });
+});
+
+describe("Harness: conversation retention (conversationRetention)", () => {
+  it("gives every function the retention (their stores keep the idle index) and the sweeper the deletion, nothing by default, and refuses one under an hour", () => {
+    const plain = synth();
+    expect(envOf(plain, "sweeper")[HARNESS_ENV.conversationRetentionMs]).toBeUndefined();
+    expect(allActions(plain, "sweeper")).not.toContain("dynamodb:DeleteItem");
+    const s = synth({ conversationRetention: Duration.days(90) });
+    expect(envOf(s, "sweeper")[HARNESS_ENV.conversationRetentionMs]).toBe(String(90 * 86_400_000));
+    for (const role of ["http", "worker", "dlq"] as const) expect(envOf(s, role)[HARNESS_ENV.conversationRetentionMs], role).toBe(String(90 * 86_400_000));
+    expect(allActions(s, "sweeper")).toEqual(expect.arrayContaining(["dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "s3:DeleteObject"]));
+    expect(allActions(s, "worker")).not.toContain("dynamodb:DeleteItem");
+    expect(() => synth({ conversationRetention: Duration.minutes(30) })).toThrow(/conversationRetention must be at least an hour/);
   });
 });
 

@@ -34,6 +34,9 @@ describe("readSettings", () => {
     expect(readSettings(base).deltaRetentionMs).toBe(3_600_000);
     expect(readSettings({ ...base, HARNESS_DELTA_RETENTION_MS: "7200000" }).deltaRetentionMs).toBe(7_200_000);
     expect(() => readSettings({ ...base, HARNESS_DELTA_RETENTION_MS: "an hour" })).toThrow(/HARNESS_DELTA_RETENTION_MS/);
+    expect(readSettings(base).conversationRetentionMs, "conversations kept by default").toBeUndefined();
+    expect(readSettings({ ...base, HARNESS_CONVERSATION_RETENTION_MS: "7776000000" }).conversationRetentionMs).toBe(7_776_000_000);
+    expect(() => readSettings({ ...base, HARNESS_CONVERSATION_RETENTION_MS: "90 days" })).toThrow(/HARNESS_CONVERSATION_RETENTION_MS/);
   });
 
   it("reads the CORS origins of the app, none by default", () => {
