@@ -74,6 +74,12 @@ describe("examples/scheduler", () => {
     // `replayed: false` — a library issue, reported; the store still holds one submission.)
     expect(allFired.filter((id) => !ids.includes(id!))).toEqual([]);
     expect(replayed(a).length + replayed(b).length).toBeGreaterThan(0);
-    expect(replayed(again).length).toBeGreaterThan(0); // the restart's first window
+    // The restart fires the window it starts in at once, one B fires at its opening: whichever
+    // process comes second (a loaded machine can delay B's timer past the restart) reports it
+    // replayed. Only when B's timer slipped past that whole window did B not fire it at all.
+    const windows = (ex: ExampleProcess) => [...ex.output().matchAll(/(?:fired window|was already fired) .*?: (\S+)/g)].map((m) => m[1]);
+    const restartsFirst = windows(again)[0];
+    expect(restartsFirst).toBeDefined();
+    if (windows(b).includes(restartsFirst)) expect([...replayed(b), ...replayed(again)]).toContain(restartsFirst);
   }, 90_000);
 });
