@@ -24,9 +24,15 @@ export const LAMBDA_ENTRY_FILE = "index.mjs";
  */
 export const RESULT_SCHEMA_WORKER_FILE = "result-schema-worker.mjs";
 
-const RESULT_SCHEMA_WORKER_SOURCE = fileURLToPath(
-  new URL(`../drive/result-schema-worker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url),
-);
+const OWN_EXTENSION = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+
+const RESULT_SCHEMA_WORKER_SOURCE = fileURLToPath(new URL(`../drive/result-schema-worker${OWN_EXTENSION}`, import.meta.url));
+
+/**
+ * The module a bundle with source maps runs first in every file (esbuild `inject`): it maps stack
+ * traces through the maps when they are formatted, so a cold start reads no map (docs/adr/0037).
+ */
+export const LAZY_SOURCE_MAPS_SOURCE = fileURLToPath(new URL(`../lambda/lazy-source-maps${OWN_EXTENSION}`, import.meta.url));
 
 /**
  * The functions that share one asset, each with its own entry file (`worker.mjs`, `dlq.mjs`):
@@ -51,7 +57,11 @@ export interface LambdaBundleInput {
   agentsEntry: string;
   /** Directory the entry file and its chunks are written to. */
   outdir: string;
-  /** Write external source maps (without sources) beside the files. */
+  /**
+   * Write external source maps (without sources) beside the files, and bundle the module that maps
+   * stack traces through them when a stack is formatted (`lambda/lazy-source-maps.ts`; Node's
+   * `--enable-source-maps` is not needed and not set).
+   */
   sourceMap: boolean;
   /**
    * Modules run at cold start before the handler's (esbuild `inject`): the tracing modules of the
@@ -71,6 +81,8 @@ export interface LambdaBundleInput {
  * it shares with the handler (ajv, re2js) become chunks both load.
  */
 export function lambdaBuildOptions(input: LambdaBundleInput): BuildOptions & { metafile: true } {
+  // The stack mapper first: it must be installed before anything else's code can format a stack.
+  const inject = [...(input.sourceMap ? [LAZY_SOURCE_MAPS_SOURCE] : []), ...(input.inject ?? [])];
   return {
     entryPoints: {
       ...(typeof input.entry === "string" ? { index: input.entry } : input.entry),
@@ -90,7 +102,7 @@ export function lambdaBuildOptions(input: LambdaBundleInput): BuildOptions & { m
     mainFields: ["module", "main"],
     banner: { js: LAMBDA_BANNER },
     alias: { ...input.alias, [AGENTS_ALIAS]: input.agentsEntry },
-    ...(input.inject && input.inject.length > 0 ? { inject: [...input.inject] } : {}),
+    ...(inject.length > 0 ? { inject } : {}),
     metafile: true,
     logLevel: "error",
   };
