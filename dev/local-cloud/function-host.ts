@@ -116,7 +116,7 @@ export class FunctionError extends Error {
 
 function spawnChild(spec: ChildSpec, options: LocalFunctionOptions): ChildProcess {
   const child = fork(childEntryFor(spec.handlerModule), [JSON.stringify(spec)], {
-    execArgv: ["--disable-warning=ExperimentalWarning", "--enable-source-maps", ...heapFlags(options.memoryMb)],
+    execArgv: ["--disable-warning=ExperimentalWarning", ...heapFlags(options.memoryMb)],
     env: {
       ...options.env,
       AWS_LAMBDA_FUNCTION_NAME: spec.functionName,

@@ -15,7 +15,7 @@ export interface HarnessCodeProps {
   agentsEntry: string;
   /** Source directory of the asset (never fingerprinted: the asset hash is the bundle's). */
   projectRoot: string;
-  /** Write source maps beside the bundle. */
+  /** Write source maps beside the bundle, and bundle the module that maps stack traces through them (`lambda/lazy-source-maps.ts`). */
   sourceMaps: boolean;
   /** What the construct's `tracing` option bundles (see `harness-tracing.ts`). */
   tracing?: HarnessFunctionTracing;
@@ -45,8 +45,6 @@ export interface HarnessFunctionProps {
   code: AssetCode;
   /** `<entry file>.<export>`, e.g. `index.handler`. */
   handler: string;
-  /** Start Node with `--enable-source-maps` (the asset holds the maps). */
-  sourceMaps: boolean;
   timeout: Duration;
   memorySize: number;
   environment: Record<string, string>;
@@ -96,7 +94,8 @@ export class HarnessFunction extends Construct {
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       retryAttempts: props.retryAttempts,
       tracing: props.tracing?.lambdaTracing,
-      environment: { ...(props.sourceMaps ? { NODE_OPTIONS: "--enable-source-maps" } : {}), ...props.environment },
+      // No NODE_OPTIONS=--enable-source-maps: the bundle maps its stack traces itself, when they are formatted (ADR 0037).
+      environment: props.environment,
     });
   }
 }

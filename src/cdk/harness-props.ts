@@ -101,8 +101,10 @@ export interface HarnessProps {
   readonly subagentLimits?: SubagentLimits;
 
   /**
-   * Ship source maps (without sources) beside each bundle and start Node with
-   * `--enable-source-maps`, so stack traces in the logs point into the TypeScript sources.
+   * Ship source maps (without sources) beside each bundle, so stack traces in the logs point into
+   * the TypeScript sources. The bundle maps a stack when it is formatted, reading a file's map on
+   * the first stack through that file; a cold start reads no map (Node's `--enable-source-maps`,
+   * which parses every map as its file loads, is not set: ADR 0037).
    * @default true
    */
   readonly sourceMaps?: boolean;

@@ -170,7 +170,6 @@ export class Harness extends Construct {
     const tracing = functionTracing(props.tracing, (name) => join(HANDLERS_DIR, `${name}${OWN_EXTENSION}`));
     const sourceMaps = props.sourceMaps ?? true;
     const common = {
-      sourceMaps,
       tracing,
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy,

@@ -16,7 +16,7 @@
  * the bundle, so it runs before them.
  */
 import { readFileSync } from "node:fs";
-import { SourceMap } from "node:module";
+import { SourceMap, type SourceMapping } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 type CallSite = NodeJS.CallSite & {
@@ -46,17 +46,23 @@ function mapOf(fileName: string): SourceMap | null {
   return map;
 }
 
+/** The map's entry at a generated position (0-based), if the position is mapped (Node's entries carry `name`; its types omit it). */
+function entryAt(map: SourceMap, line: number, column: number): (SourceMapping & { name?: string }) | undefined {
+  const entry = map.findEntry(line, column);
+  return "originalSource" in entry ? entry : undefined;
+}
+
 /** The original name of the function a frame is in: from the map at the function's start, else at its caller's call. */
 function originalName(map: SourceMap, site: CallSite, caller: CallSite | undefined): string | undefined {
   const line = site.getEnclosingLineNumber?.();
   const column = site.getEnclosingColumnNumber?.();
   if (line && column) {
-    const enclosing = map.findEntry(line - 1, column - 1);
-    if ("name" in enclosing && enclosing.name) return enclosing.name;
+    const name = entryAt(map, line - 1, column - 1)?.name;
+    if (name) return name;
   }
   if (caller && caller.getFileName() === site.getFileName()) {
-    const at = map.findEntry((caller.getLineNumber() ?? 1) - 1, (caller.getColumnNumber() ?? 1) - 1);
-    if ("name" in at && at.name) return at.name;
+    const name = entryAt(map, (caller.getLineNumber() ?? 1) - 1, (caller.getColumnNumber() ?? 1) - 1)?.name;
+    if (name) return name;
   }
   return undefined;
 }
@@ -66,10 +72,10 @@ function frame(site: CallSite, caller: CallSite | undefined): string {
   const fileName = site.getFileName();
   const line = site.getLineNumber();
   const column = site.getColumnNumber();
-  const map = fileName && line && column ? mapOf(fileName) : null;
+  const map = fileName && !fileName.startsWith("node:") && line && column ? mapOf(fileName) : null;
   if (!map || !line || !column) return String(site);
-  const entry = map.findEntry(line - 1, column - 1);
-  if (!("originalSource" in entry)) return String(site);
+  const entry = entryAt(map, line - 1, column - 1);
+  if (!entry) return String(site);
   const source = entry.originalSource.startsWith("file:") ? fileURLToPath(entry.originalSource) : entry.originalSource;
   const prefix = site.isAsync() ? "async " : site.isConstructor() ? "new " : "";
   const type = site.getTypeName();
