@@ -1,8 +1,11 @@
 /**
  * Where a Lambda bundle's init time goes: the bundle imported in a fresh Node 22 process under
- * `--cpu-prof` (as the local function host starts it: `--enable-source-maps`, the function's
- * environment, a stand-in `awslambda` global), each sample mapped back through the bundle's source
- * maps to the npm package or project directory its code came from.
+ * `--cpu-prof` (as the local function host starts it: the function's environment, a stand-in
+ * `awslambda` global; no `--enable-source-maps`, which the construct does not set: ADR 0037), each
+ * sample of the bundle's code mapped back through its source maps to the npm package or project
+ * directory its code came from, and each sample of Node's own code charged to what it was doing
+ * (compiling the bundle's files, loading Node's built-in modules, the ESM loader's per-file work,
+ * source maps).
  */
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -14,6 +17,7 @@ import { component, newProfileDir } from "./cpu-profile.ts";
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  children?: number[];
 }
 
 interface CpuProfile {
@@ -28,8 +32,11 @@ export interface InitProfile {
   parts: { name: string; ms: number }[];
 }
 
-/** Profiles `runs` imports of `entry` (a bundle's entry file) with `env`; the parts are means per run. */
-export function profileInit(entry: string, env: Record<string, string>, runs = 3): InitProfile {
+/**
+ * Profiles `runs` imports of `entry` (a bundle's entry file) with `env` and Node's `flags` (e.g.
+ * `--enable-source-maps`); the parts are means per run.
+ */
+export function profileInit(entry: string, env: Record<string, string>, runs = 3, flags: readonly string[] = []): InitProfile {
   const dir = newProfileDir();
   const loader = join(dirname(entry), "profile-load.mjs");
   writeFileSync(
@@ -42,7 +49,7 @@ export function profileInit(entry: string, env: Record<string, string>, runs = 3
   const node = fileURLToPath(new URL("../node_modules/.bin/node", import.meta.url));
   try {
     for (let i = 0; i < runs; i++) {
-      const run = spawnSync(node, ["--enable-source-maps", "--cpu-prof", "--cpu-prof-interval", "100", `--cpu-prof-dir=${dir}`, loader], {
+      const run = spawnSync(node, [...flags, "--cpu-prof", "--cpu-prof-interval", "100", `--cpu-prof-dir=${dir}`, loader], {
         env,
         encoding: "utf8",
       });
@@ -74,9 +81,12 @@ function summarize(dir: string, runs: number): InitProfile {
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"))) {
     const profile = JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile;
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const parent = new Map<number, number>();
+    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
     for (let i = 0; i < profile.samples.length; i++) {
       const ms = (profile.timeDeltas[i] ?? 0) / 1000;
-      const { functionName, url, lineNumber, columnNumber } = byId.get(profile.samples[i]!)!.callFrame;
+      const node = byId.get(profile.samples[i]!)!;
+      const { functionName, url, lineNumber, columnNumber } = node.callFrame;
       if (functionName === "(idle)") continue;
       total += ms;
       let where: string;
@@ -86,7 +96,7 @@ function summarize(dir: string, runs: number): InitProfile {
         const source = mapOf(url)?.findEntry(lineNumber, columnNumber);
         const original = source && "originalSource" in source ? source.originalSource : "";
         where = original ? component(original) || original : "(bundle, unmapped)";
-      } else where = url.startsWith("node:") ? "(node internals)" : url === "" ? "(native)" : component(url);
+      } else where = url.startsWith("node:") || url === "" ? nodeWork(node, byId, parent) : component(url);
       parts.set(where, (parts.get(where) ?? 0) + ms);
     }
   }
@@ -94,4 +104,22 @@ function summarize(dir: string, runs: number): InitProfile {
     totalMs: total / runs,
     parts: [...parts.entries()].map(([name, ms]) => ({ name, ms: ms / runs })).sort((a, b) => b.ms - a.ms),
   };
+}
+
+/**
+ * What a sample of Node's own code (or a native function it called) was doing, from its stack:
+ * V8 compiling one of the bundle's files (`compileSourceTextModule`), source maps read at load
+ * (`--enable-source-maps`), a built-in module (`node:https`, `node:crypto`, ...) loaded on first
+ * import, the ESM loader's other per-file work (resolving, reading, linking), or else.
+ */
+function nodeWork(sample: ProfileNode, byId: Map<number, ProfileNode>, parent: Map<number, number>): string {
+  const names: string[] = [];
+  for (let id: number | undefined = sample.id; id !== undefined; id = parent.get(id)) names.push(byId.get(id)!.callFrame.functionName);
+  if (names.some((n) => n === "maybeCacheSourceMap" || n === "findSourceMap")) return "(node: source maps at load)";
+  if (names[0] === "compileSourceTextModule") return "(node: compiling the bundle's files)";
+  if (names.some((n) => n === "compileForInternalLoader" || n === "requireBuiltin" || n === "loadBuiltinModule")) return "(node: built-in modules)";
+  if (names.some((n) => /^(#?link|_link|resolve|#?resolve|moduleResolve|getModuleJobForImport|loadAndTranslate|#translate|defaultLoad|readFile|instantiate|_instantiate)$/.test(n))) {
+    return "(node: ESM loader, per file)";
+  }
+  return sample.callFrame.url === "" ? "(native)" : "(node internals, other)";
 }

@@ -1,7 +1,7 @@
 /**
  * The Lambda bundles exactly as the `Harness` construct builds them (the options of
  * src/cdk/lambda-bundling.ts: esbuild, node22, ESM, minified, code splitting, source maps without
- * sources, the createRequire banner, `#harness-agents` aliased to the basic example's agents).
+ * sources and the module that maps stacks through them, the createRequire banner, `#harness-agents` aliased to the basic example's agents).
  * Their sizes, what is in them, and the cold module-load time of each in a fresh Node 22 process.
  */
 import { spawnSync } from "node:child_process";
@@ -116,10 +116,10 @@ export function topInputs(bundle: LambdaBundle, count = 8): { name: string; byte
 /**
  * Milliseconds to import the bundle (its top level included: settings, clients, the app) in a
  * fresh Node 22 process, with a stand-in `awslambda` global and the environment the construct
- * sets; the median of `runs` processes. `sourceMaps` adds `--enable-source-maps` (the construct's
- * NODE_OPTIONS unless its `sourceMaps` prop is off).
+ * sets; the median of `runs` processes. `enableSourceMaps` adds `--enable-source-maps` (the
+ * construct's NODE_OPTIONS before ADR 0037; its bundles now map stacks when they are formatted).
  */
-export function coldLoadMs(bundle: LambdaBundle, runs: number, sourceMaps: boolean): number {
+export function coldLoadMs(bundle: LambdaBundle, runs: number, enableSourceMaps: boolean): number {
   const loader = join(bundle.file, "..", `load-${bundle.role}.mjs`);
   writeFileSync(
     loader,
@@ -134,7 +134,7 @@ export function coldLoadMs(bundle: LambdaBundle, runs: number, sourceMaps: boole
   const node = resolve(ROOT, "node_modules/.bin/node");
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
-    const run = spawnSync(node, [...(sourceMaps ? ["--enable-source-maps"] : []), loader], { env, encoding: "utf8" });
+    const run = spawnSync(node, [...(enableSourceMaps ? ["--enable-source-maps"] : []), loader], { env, encoding: "utf8" });
     if (run.status !== 0) throw new Error(`loading the ${bundle.role} bundle failed: ${run.stderr}`);
     times.push(Number(run.stdout));
   }

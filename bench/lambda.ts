@@ -5,7 +5,8 @@
  *
  * - cold starts: each function's init as the local function host measures it (the handler
  *   module's import, what Lambda reports as Init Duration), beside a hello-world bundle's as the
- *   floor; bundle sizes; where the init time goes (a CPU profile mapped through the source maps)
+ *   floor and the same bundle under `--enable-source-maps`; bundle sizes; where the init time goes
+ *   (a CPU profile, the bundle's code mapped through its source maps)
  * - first token: POST → the first `assistant_text_delta` on the conversation's SSE stream
  *   (opened as the 202 arrives, as the client and the chat page do), through the http function,
  *   beside the same agent on the embedded shape (SQLite, one process, same flush policy)
@@ -139,49 +140,62 @@ async function helloBundle(): Promise<HelloBundle> {
   return { dir, file: join(dir, LAMBDA_ENTRY_FILE) };
 }
 
-/** Init durations (ms) of `count` fresh containers of a bundle in the local function host. */
-async function initTimes(role: HarnessFunctionRole | "hello", file: string, env: Record<string, string>, count: number): Promise<number[]> {
-  const times: number[] = [];
+/**
+ * Init durations (ms) of `count` fresh containers of a bundle in the local function host, for each
+ * environment in `envs`, started alternately (A, B, A, B, ...) so a busy machine slows them alike.
+ */
+async function initTimes(role: HarnessFunctionRole | "hello", file: string, envs: Record<string, string>[], count: number): Promise<number[][]> {
+  const times: number[][] = envs.map(() => []);
   for (let i = 0; i < count; i++) {
-    const options = { name: `${role}-cold-${i}`, handlerModule: file, agentsModule: LAMBDA_AGENTS, timeoutMs: 60_000, env, log: () => {} };
-    if (role === "http") {
-      const fn = new LocalFunctionUrl(options);
-      await fn.start();
-      times.push(fn.initMs[0]!);
-      await fn.close();
-    } else {
-      const fn = new LocalFunction(options);
-      await fn.warm();
-      times.push(fn.initMs[0]!);
-      await fn.close();
+    for (const [k, env] of envs.entries()) {
+      const options = { name: `${role}-cold-${i}-${k}`, handlerModule: file, agentsModule: LAMBDA_AGENTS, timeoutMs: 60_000, env, log: () => {} };
+      if (role === "http") {
+        const fn = new LocalFunctionUrl(options);
+        await fn.start();
+        times[k]!.push(fn.initMs[0]!);
+        await fn.close();
+      } else {
+        const fn = new LocalFunction(options);
+        await fn.warm();
+        times[k]!.push(fn.initMs[0]!);
+        await fn.close();
+      }
     }
   }
   return times;
 }
 
+/** What the construct set before ADR 0037: Node reads and parses every file's map as it loads. */
+const NODE_SOURCE_MAPS = { NODE_OPTIONS: "--enable-source-maps" };
+
 async function coldStarts(built: LambdaBundle[], hello: HelloBundle, o: LambdaBenchOptions): Promise<void> {
   const COLD_STARTS = o.coldStarts;
   console.log(
-    `cold starts: init of each function in the local function host (the handler module's import with --enable-source-maps, ` +
-      `what Lambda reports as Init Duration), median of ${COLD_STARTS} containers; the construct's bundles, #harness-agents = bench/lambda-agents.ts:`,
+    `cold starts: init of each function in the local function host (the handler module's import, what Lambda reports as Init Duration), ` +
+      `median of ${COLD_STARTS} containers; the construct's bundles (source maps beside them, read when a stack is formatted: ADR 0037), ` +
+      `#harness-agents = bench/lambda-agents.ts; beside each, the same bundle with NODE_OPTIONS=--enable-source-maps ` +
+      `(the construct's setting before ADR 0037), started alternately:`,
   );
   const env = bundleEnv(built[0]!);
-  const floor = median(await initTimes("hello", hello.file, env, COLD_STARTS));
-  figure("hello-world bundle init (the floor: Node's ESM loader, source maps on)", floor, "ms", undefined, 0);
+  const [helloTimes] = await initTimes("hello", hello.file, [env], COLD_STARTS);
+  const floor = median(helloTimes!);
+  figure("hello-world bundle init (the floor: Node's ESM loader)", floor, "ms", undefined, 0);
   for (const b of built.filter((b) => o.coldStartRoles.includes(b.role))) {
-    const init = median(await initTimes(b.role, b.file, bundleEnv(b), COLD_STARTS));
+    const [times, nodeMaps] = await initTimes(b.role, b.file, [bundleEnv(b), { ...bundleEnv(b), ...NODE_SOURCE_MAPS }], COLD_STARTS);
+    const init = median(times!);
     const target = b.role === "http" ? TARGET.httpInit : b.role === "worker" ? TARGET.workerInit : undefined;
     figure(`${b.role} init`, init, "ms", target, 0);
     note(
-      `  ${(init - floor).toFixed(0)} ms over the floor; entry ${(b.bytes / 1e6).toFixed(2)} MB, a cold start loads ` +
-        `${(b.loadBytes / 1e6).toFixed(2)} MB, all chunks ${(b.totalBytes / 1e6).toFixed(2)} MB in ${b.chunks} files`,
+      `  ${(init - floor).toFixed(0)} ms over the floor; with --enable-source-maps ${median(nodeMaps!).toFixed(0)} ms; ` +
+        `entry ${(b.bytes / 1e6).toFixed(2)} MB, a cold start loads ` +
+        `${(b.loadBytes / 1e6).toFixed(2)} MB in ${b.loaded.length} files, all chunks ${(b.totalBytes / 1e6).toFixed(2)} MB in ${b.chunks} files`,
     );
     if (o.profile && (b.role === "http" || b.role === "worker")) {
       const profile = profileInit(b.file, bundleEnv(b));
       note(
-        `  where it goes (CPU profile of the import, mapped through the source maps, ${profile.totalMs.toFixed(0)} ms busy): ` +
+        `  where it goes (CPU profile of the process, the bundle's code mapped through its source maps, ${profile.totalMs.toFixed(0)} ms busy): ` +
           profile.parts
-            .slice(0, 9)
+            .slice(0, 10)
             .map((p) => `${p.name} ${p.ms.toFixed(0)}`)
             .join(", "),
       );
