@@ -648,11 +648,11 @@ describe("Harness: handlers", () => {
 });
 
 describe("Harness: source maps", () => {
-  it("starts Node with --enable-source-maps by default, and not when sourceMaps is off", () => {
+  it("never starts Node with --enable-source-maps: the bundle maps its stacks when they are formatted (ADR 0037, lambda-bundling.test.ts)", () => {
     const on = synth();
     const off = synth({ sourceMaps: false });
     for (const role of HARNESS_FUNCTION_ROLES) {
-      expect(functionResource(on, role).Properties.Environment.Variables.NODE_OPTIONS, role).toBe("--enable-source-maps");
+      expect(functionResource(on, role).Properties.Environment.Variables.NODE_OPTIONS, role).toBeUndefined();
       expect(functionResource(off, role).Properties.Environment.Variables.NODE_OPTIONS, role).toBeUndefined();
       expect(functionResource(on, role).Properties.Handler, role).toBe(role === "worker" || role === "dlq" ? `${role}.handler` : "index.handler");
     }

@@ -5,7 +5,7 @@
  * thread (it did: the bundles had no worker entry, and compiled inline with no deadline).
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -15,6 +15,7 @@ import { describe, expect, it } from "vitest";
 import { LAMBDA_ENTRY_FILE, lambdaBuildOptions, RESULT_SCHEMA_WORKER_FILE, staticClosure } from "../../../src/cdk/lambda-bundling.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+const node = join(repoRoot, "node_modules/.bin/node");
 const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
 
 describe("Lambda bundling", () => {
@@ -48,4 +49,77 @@ describe("Lambda bundling", () => {
       rmSync(outdir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it("maps a stack trace of the deployed http bundle into src/ when it is formatted, reading no map at cold start (ADR 0037)", async () => {
+    const outdir = mkdtempSync(join(tmpdir(), "harness-maps-"));
+    const plain = mkdtempSync(join(tmpdir(), "harness-nomaps-"));
+    try {
+      await build(lambdaBuildOptions({ entry: join(repoRoot, "src/lambda/http.ts"), agentsEntry: fixture("agents.ts"), outdir, sourceMap: true }));
+      await build(lambdaBuildOptions({ entry: join(repoRoot, "src/lambda/http.ts"), agentsEntry: fixture("agents.ts"), outdir: plain, sourceMap: false }));
+      const maps = mapFiles(outdir);
+      expect(maps.length).toBeGreaterThan(1);
+      expect(mapFiles(plain)).toEqual([]);
+
+      // The cold start runs with every map moved away, and they come back only after the import:
+      // a map read at init (as `--enable-source-maps` does) would be missing, and its frames unmapped.
+      for (const map of maps) renameSync(map, `${map}.away`);
+      const lazy = await httpHandlerStack(outdir, [], maps);
+      const eager = await httpHandlerStack(outdir, ["--enable-source-maps"], []);
+      const unmapped = await httpHandlerStack(plain, [], []);
+
+      // The handler's own frames point into the sources, where Node's --enable-source-maps points them.
+      expect(lazy).toMatch(/\n {4}at .*\(\/.*\/src\/lambda\/http\.ts:\d+:\d+\)/);
+      expect(lazy).toMatch(/\n {4}at invocation \(\/.*\/src\/lambda\/wiring\.ts:\d+:\d+\)/);
+      expect(lazy).not.toContain(LAMBDA_ENTRY_FILE);
+      expect(lazy).toBe(eager);
+      // Without sourceMaps: no maps, no mapper; the frames are the bundle's.
+      expect(unmapped).toContain(`${LAMBDA_ENTRY_FILE}:`);
+      expect(unmapped).not.toContain("src/lambda/");
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+      rmSync(plain, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
+
+/** Every `.map` file under `dir`. */
+function mapFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(".map"))
+    .map((f) => join(dir, f));
+}
+
+/**
+ * The stack of the error an http bundle's handler throws for a `null` event (hono reads the
+ * event's request context), in a fresh Node 22 process with `flags`; `restore` are maps moved to
+ * `<map>.away` that the process moves back after the import, before the stack is formatted.
+ */
+async function httpHandlerStack(dir: string, flags: string[], restore: string[]): Promise<string> {
+  const script = [
+    `import { renameSync } from "node:fs";`,
+    `globalThis.awslambda = { streamifyResponse: (f) => f, HttpResponseStream: { from: (s) => s } };`,
+    `const { handler } = await import(${JSON.stringify(pathToFileURL(join(dir, LAMBDA_ENTRY_FILE)).href)});`,
+    `for (const map of ${JSON.stringify(restore)}) renameSync(map + ".away", map);`,
+    `let error;`,
+    `try { await handler(null, { write() {}, end() {}, on() {} }, { getRemainingTimeInMillis: () => 1000, awsRequestId: "r" }); } catch (e) { error = e; }`,
+    `console.log(JSON.stringify(error.stack));`,
+  ].join("\n");
+  const run = await promisify(execFile)(node, [...flags, "--input-type=module", "-e", script], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: "test",
+      AWS_SECRET_ACCESS_KEY: "test",
+      TABLE_NAME: "t",
+      BUCKET_NAME: "b",
+      QUEUE_URL: "https://sqs.us-east-1.amazonaws.com/123456789012/q.fifo",
+      HARNESS_URL_AUTH: "AWS_IAM",
+      HARNESS_AGENT_NAMES: "echo",
+    },
+  });
+  // The error's first line and the handler's frames (the test script's own frame differs per run).
+  return (JSON.parse(run.stdout) as string)
+    .split("\n")
+    .filter((line) => !line.includes("[eval"))
+    .join("\n");
+}
