@@ -8,7 +8,7 @@
  * - the delay from a record's append (by a worker) to an SSE client of the http function, on the
  *   local cloud (`npm run dev:aws`'s pieces: emulators, streaming function URL, SQS-fed workers)
  * - the minified bundle of each Lambda (the construct's esbuild options: entry chunk, what a cold
- *   start loads, all chunks) and its cold module-load time on Node 22, with and without source maps
+ *   start loads, all chunks) and its cold module-load time on Node 22, as deployed and with `--enable-source-maps`
  * - the monthly cost of a deployment nobody uses
  * - the units of the review's cost findings (`review-costs.ts`: a manual compaction among them) and
  *   of a cancel (`cancel-costs.ts`)
