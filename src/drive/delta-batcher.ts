@@ -31,6 +31,11 @@ const NO_BATCHES: readonly DeltaBatch[] = Object.freeze([]);
  * policy.intervalMs`, the age being evaluated only when a fragment arrives (no timer: a stale
  * tail waits for the next fragment or boundary). Before any non-delta record, and when the stream
  * ends, the caller takes the pending batch with {@link take}.
+ *
+ * One departure from the spec (ADR 0036): after {@link messageStarted}, the first fragment of
+ * each kind flushes at once, so a reader sees the reply (or its reasoning) begin without waiting
+ * out the interval: the time to first token is what a chat user feels. It costs at most one
+ * write per kind per message.
  */
 export class DeltaBatcher {
   readonly #policy: FlushPolicy;
@@ -40,6 +45,9 @@ export class DeltaBatcher {
   #text = "";
   #bytes = 0;
   #firstAt = 0;
+  // The current message's first fragment of each kind has yet to arrive (it flushes at once).
+  #textFresh = false;
+  #thinkingFresh = false;
 
   constructor(policy: FlushPolicy, clock: Clock) {
     this.#policy = policy;
@@ -61,11 +69,25 @@ export class DeltaBatcher {
     }
     this.#text += text;
     this.#bytes += utf8Length(text);
-    if (this.#bytes >= this.#policy.bytes || now - this.#firstAt >= this.#policy.intervalMs) {
+    let first = false;
+    if (kind === "assistant_text_delta") {
+      first = this.#textFresh;
+      this.#textFresh = false;
+    } else {
+      first = this.#thinkingFresh;
+      this.#thinkingFresh = false;
+    }
+    if (first || this.#bytes >= this.#policy.bytes || now - this.#firstAt >= this.#policy.intervalMs) {
       const batch = this.take();
       if (batch) (out ??= []).push(batch);
     }
     return out ?? NO_BATCHES;
+  }
+
+  /** An assistant message began: the first fragment of each kind in it flushes at once. */
+  messageStarted(): void {
+    this.#textFresh = true;
+    this.#thinkingFresh = true;
   }
 
   /** The pending batch, if any, clearing the buffer (before a non-delta record, at stream end). */

@@ -77,6 +77,8 @@ export class TurnRecorder {
       this.#view.correlation = { ...host.log.correlation, turnId: this.#turnId };
       this.#view.turn++;
     }
+    // The reply's first fragment of each kind is written at once (ADR 0036: time to first token).
+    if (event.type === "message_start" && event.message.role === "assistant") this.#batcher.messageStarted();
     const effects = agentEventEffects(event, this.#view);
     host.rewrite?.(event, effects);
     for (const e of effects.observe) host.observe(e);

@@ -71,6 +71,27 @@ describe("DeltaBatcher (spec §1.5.3)", () => {
     expect(b.push(T, "b")).toEqual([{ kind: T, text: "b" }]);
   });
 
+  it("after messageStarted, the first fragment of each kind flushes at once; later ones by the policy (ADR 0036)", () => {
+    const b = new DeltaBatcher(DEFAULT_FLUSH_POLICY, new ManualClock());
+    expect(b.push(T, "before"), "no message started: the policy alone").toEqual([]);
+    expect(b.take()).toEqual({ kind: T, text: "before" });
+    b.messageStarted();
+    expect(b.push(K, "")).toEqual([]); // an empty fragment is not the first
+    expect(b.push(K, "hm")).toEqual([{ kind: K, text: "hm" }]);
+    expect(b.push(K, "m")).toEqual([]);
+    // The kind switch flushes the pending thinking; the text's first fragment follows at once.
+    expect(b.push(T, "Hi")).toEqual([
+      { kind: K, text: "m" },
+      { kind: T, text: "Hi" },
+    ]);
+    expect(b.push(T, " there")).toEqual([]);
+    expect(b.push(K, "again")).toEqual([{ kind: T, text: " there" }]); // not the message's first thinking fragment
+    expect(b.take()).toEqual({ kind: K, text: "again" });
+    b.messageStarted(); // the next message: first fragments at once again
+    expect(b.push(T, "x")).toEqual([{ kind: T, text: "x" }]);
+    expect(b.push(T, "y")).toEqual([]);
+  });
+
   it("ignores empty fragments", () => {
     const b = new DeltaBatcher({ bytes: 1, intervalMs: 0 }, new ManualClock());
     expect(b.push(T, "")).toEqual([]);

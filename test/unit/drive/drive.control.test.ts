@@ -41,7 +41,8 @@ describe("drive: steer and follow-up", () => {
       'tool_outcome: r1 [{"type":"text","text":"found 3 papers"}]',
       "user_message(steer): Focus on costs.",
       "assistant_message_started",
-      "assistant_text_delta: Costs are low.",
+      "assistant_text_delta: Cost", // a message's first fragment is written at once (ADR 0036)
+      "assistant_text_delta: s are low.",
       "assistant_message_completed: stop",
     ]);
     const sent = s.calls[1]!.messages;
@@ -56,7 +57,8 @@ describe("drive: steer and follow-up", () => {
       [{ text: "ok" }],
     ]);
     expect(await h.drive({ model: s.model, streamFn: s.streamFn })).toMatchObject({ kind: "completed" });
-    expect((await h.records()).map(summary).slice(3)).toEqual([
+    // user_message, started, "firs" (a message's first fragment, at once: ADR 0036), "t", then:
+    expect((await h.records()).map(summary).slice(4)).toEqual([
       "assistant_message_completed: stop",
       "user_message(steer): shorter",
       "assistant_message_started",
@@ -236,7 +238,9 @@ describe("drive: fencing, shutdown and budgets", () => {
     const seen = () => until(() => h.events.some((e) => e.type === "delta"));
     const s = scriptedModel([[{ text: "thinking..." }, { emit: () => seen().then(() => ac.abort()) }, { hang: "deaf" }]]);
     expect(await h.drive({ model: s.model, streamFn: s.streamFn }, { signal: ac.signal })).toEqual({ kind: "interrupted" });
-    expect((await h.records()).map(summary).at(-1)).toBe("assistant_message_started");
+    // Nothing after the aborted message's start but its first fragment (written at once, ADR 0036).
+    const records = (await h.records()).map(summary);
+    expect(records.slice(records.lastIndexOf("assistant_message_started") + 1)).toEqual(["assistant_text_delta: thin"]);
   });
 
   it("passing the durability deadline mid-run fails timeout_exceeded at the turn boundary, no aborted message", async () => {
@@ -264,7 +268,8 @@ describe("drive: fencing, shutdown and budgets", () => {
     expect((await h.records()).map(summary).slice(4)).toEqual([
       'tool_outcome: h1 error [{"type":"text","text":"tool hang timed out after 1.5s"}]',
       "assistant_message_started",
-      "assistant_text_delta: it timed out",
+      "assistant_text_delta: it t", // a message's first fragment is written at once (ADR 0036)
+      "assistant_text_delta: imed out",
       "assistant_message_completed: stop",
     ]);
     expect(h.events.find((e) => e.type === "tool_call_ended")).toMatchObject({ isError: true });

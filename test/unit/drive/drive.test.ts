@@ -27,12 +27,15 @@ describe("drive: a multi-turn tool conversation", () => {
     expect(records.map(summary)).toEqual([
       "user_message: What time is it?",
       "assistant_message_started",
-      "assistant_text_delta: Let me check.",
+      // The scripted model streams 4-character fragments; a message's first is written at once (ADR 0036).
+      "assistant_text_delta: Let ",
+      "assistant_text_delta: me check.",
       "assistant_tool_call: c1 clock",
       "assistant_message_completed: toolUse",
       'tool_outcome: c1 [{"type":"text","text":"2026-01-01T12:00:00.000Z"}]',
       "assistant_message_started",
-      "assistant_text_delta: It is noon.",
+      "assistant_text_delta: It i",
+      "assistant_text_delta: s noon.",
       "assistant_message_completed: stop",
     ]);
     for (const r of records) {
@@ -41,18 +44,18 @@ describe("drive: a multi-turn tool conversation", () => {
     }
     expect(records[0]!.turnId).toBeUndefined();
     const turn1 = records[1]!.turnId;
-    const turn2 = records[6]!.turnId;
+    const turn2 = records[7]!.turnId;
     expect(turn1).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(turn2).not.toBe(turn1);
-    expect(records.slice(1, 6).every((r) => r.turnId === turn1)).toBe(true);
-    expect(records.slice(6).every((r) => r.turnId === turn2)).toBe(true);
-    const completed = records[4]!;
+    expect(records.slice(1, 7).every((r) => r.turnId === turn1)).toBe(true);
+    expect(records.slice(7).every((r) => r.turnId === turn2)).toBe(true);
+    const completed = records[5]!;
     expect(completed.kind === "assistant_message_completed" && completed.payload.message).toMatchObject({
       role: "assistant",
       type: "message",
       body: { role: "assistant", stopReason: "toolUse", content: [{ type: "text", text: "Let me check." }, { type: "toolCall", id: "c1" }] },
     });
-    expect(records[5]).toMatchObject({ payload: { data: { now: "2026-01-01T12:00:00.000Z" }, isError: false } });
+    expect(records[6]).toMatchObject({ payload: { data: { now: "2026-01-01T12:00:00.000Z" }, isError: false } });
 
     // The provider saw the system prompt (with the tool) first, then the tool result.
     expect(s.calls[0]!.messages[0]).toMatchObject({ role: "system", content: "Be terse.", toolsAdded: [{ name: "clock" }] });
@@ -150,7 +153,8 @@ describe("drive: the log is the truth", () => {
     expect(records.slice(5).map(summary)).toEqual([
       `tool_outcome: call-1 error ${JSON.stringify([{ type: "text", text: DANGLING_TOOL_CALL_MESSAGE }])}`,
       "assistant_message_started",
-      "assistant_text_delta: The job was interrupted.",
+      "assistant_text_delta: The ",
+      "assistant_text_delta: job was interrupted.",
       "assistant_message_completed: stop",
     ]);
     expect(records[5]).toMatchObject({ attemptId: "att-2", submissionId: "sub-1" });
@@ -227,9 +231,11 @@ describe("drive: delta batching", () => {
     expect(records.map(summary)).toEqual([
       "user_message: spell",
       "assistant_message_started",
-      "assistant_text_delta: abcdefgh",
-      "assistant_text_delta: ijklmnop",
-      "assistant_text_delta: qrst",
+      // The message's first text fragment is written at once (ADR 0036), the rest by the 8-byte policy.
+      "assistant_text_delta: abcd",
+      "assistant_text_delta: efghijkl",
+      "assistant_text_delta: mnopqrst",
+      // The first thinking fragment is written at once too; the later text waits for the message's end.
       "assistant_thinking_delta: xy",
       "assistant_text_delta: zz",
       "assistant_message_completed: stop",
@@ -244,20 +250,22 @@ describe("drive: delta batching", () => {
     await h.claim();
     const s = scriptedModel([
       [
+        // The message's first fragment is written at once (ADR 0036); "cd" starts the batch.
         { text: "ab" },
-        // Providers run ahead of the consumer: move time once the first fragment was processed.
+        { text: "cd" },
+        // Providers run ahead of the consumer: move time once "cd" was processed.
         {
           emit: async () => {
-            await until(() => h.events.some((e) => e.type === "delta"));
+            await until(() => h.events.filter((e) => e.type === "delta").length === 2);
             h.clock.set(h.clock.now() + 250);
           },
         },
-        { text: "cd" },
         { text: "ef" },
+        { text: "gh" },
       ],
     ]);
     await h.drive({ model: s.model, streamFn: s.streamFn });
     const texts = (await h.records()).filter((r) => r.kind === "assistant_text_delta").map(summary);
-    expect(texts).toEqual(["assistant_text_delta: abcd", "assistant_text_delta: ef"]);
+    expect(texts).toEqual(["assistant_text_delta: ab", "assistant_text_delta: cdef", "assistant_text_delta: gh"]);
   });
 });

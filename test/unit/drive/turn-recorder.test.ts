@@ -68,20 +68,56 @@ describe("TurnRecorder: pi agent events into the log through the attempt's write
   });
 
   it("batches deltas (nothing awaited on the hot path) and flushes them before the message's end, stamped with the turn", async () => {
-    const { h, recorder, records, phases } = await setup();
+    const { h, recorder, records, phases } = await setup({ faults: false });
     await recorder.onEvent({ type: "turn_start" } as AgentEvent);
     await recorder.onEvent({ type: "message_start", message: assistant() } as AgentEvent);
     expect(recorder.onEvent(delta("Hel"))).toBeUndefined();
     expect(recorder.onEvent(delta("lo"))).toBeUndefined();
-    await recorder.onEvent({ type: "message_end", message: assistant({ content: [{ type: "text", text: "Hello" }] }) } as AgentEvent);
-    expect(records.map(summary)).toEqual(["assistant_message_started", "assistant_text_delta: Hello", "assistant_message_completed: stop"]);
+    expect(recorder.onEvent(delta("!"))).toBeUndefined();
+    await recorder.onEvent({ type: "message_end", message: assistant({ content: [{ type: "text", text: "Hello!" }] }) } as AgentEvent);
+    // The first fragment went at once (ADR 0036); the others waited for the message's end.
+    expect(records.map(summary)).toEqual([
+      "assistant_message_started",
+      "assistant_text_delta: Hel",
+      "assistant_text_delta: lo!",
+      "assistant_message_completed: stop",
+    ]);
     expect(new Set(records.map((r) => r.turnId)).size).toBe(1);
     expect(records[0]!.turnId).toBe(recorder.correlation().turnId);
-    expect(recorder.lastAssistant?.content).toEqual([{ type: "text", text: "Hello" }]);
+    expect(recorder.lastAssistant?.content).toEqual([{ type: "text", text: "Hello!" }]);
     // The local log and the store agree.
     expect((await h.records()).map((r) => r.id)).toEqual(records.map((r) => r.id));
-    // No delta was written on its own, so the mid-stream fault point was never passed.
     expect(phases).toEqual([]);
+  });
+
+  it("writes a message's first text and first thinking fragment at once, before the flush interval (ADR 0036)", async () => {
+    const { h, recorder, records } = await setup({ faults: false });
+    const thinking = (text: string) =>
+      ({ type: "message_update", message: assistant(), assistantMessageEvent: { type: "thinking_delta", delta: text, contentIndex: 0 } }) as AgentEvent;
+    await recorder.onEvent({ type: "turn_start" } as AgentEvent);
+    for (const round of [1, 2]) {
+      await recorder.onEvent({ type: "message_start", message: assistant() } as AgentEvent);
+      // No time passes: the 200 ms / 1 KB policy alone would write nothing before the message's end.
+      recorder.onEvent(thinking(`hm${round}`));
+      recorder.onEvent(thinking("…"));
+      await vi.waitFor(() => expect(records.map(summary).at(-1)).toBe(`assistant_thinking_delta: hm${round}`));
+      recorder.onEvent(delta(`A${round}`));
+      await vi.waitFor(() => expect(records.map(summary).at(-1)).toBe(`assistant_text_delta: A${round}`));
+      recorder.onEvent(delta("b"));
+      recorder.onEvent(delta("c"));
+      await recorder.onEvent({ type: "message_end", message: assistant() } as AgentEvent);
+    }
+    const second = records.map(summary).slice(records.map(summary).lastIndexOf("assistant_message_started"));
+    expect(second).toEqual([
+      "assistant_message_started",
+      "assistant_thinking_delta: hm2",
+      // The kind switch flushed the pending thinking; the text's first fragment went at once.
+      "assistant_thinking_delta: …",
+      "assistant_text_delta: A2",
+      "assistant_text_delta: bc",
+      "assistant_message_completed: stop",
+    ]);
+    expect(h.clock.now(), "the clock never moved").toBe(records[0]!.time ? Date.parse(records[0]!.time) : Number.NaN);
   });
 
   it("passes the mid_stream fault point once, after the first delta write is durable", async () => {
