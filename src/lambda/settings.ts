@@ -47,7 +47,8 @@ export interface LambdaSettings {
    * Delta batching of the worker: a text delta record is written once `HARNESS_FLUSH_BYTES`
    * (default 1024) are pending or the oldest pending fragment is `HARNESS_FLUSH_INTERVAL_MS`
    * (default 200) old. Each flush is one DynamoDB write (usually 1 unit), so a longer interval
-   * makes a slowly streaming model cheaper and its live text chunkier (docs/adr/0009).
+   * makes a slowly streaming model cheaper and its live text chunkier (docs/adr/0009). A
+   * message's first fragment is written at once (docs/adr/0036).
    */
   flushPolicy: { bytes: number; intervalMs: number };
   /**

@@ -27,7 +27,10 @@ export interface RuntimeConfig {
   leaseMs?: number;
   /** Transient-backoff base. Default 250 ms. */
   claimIntervalMs?: number;
-  /** Delta batching. Default 1024 B / 200 ms (embedded stores may flush smaller and sooner). */
+  /**
+   * Delta batching. Default 1024 B / 200 ms (embedded stores may flush smaller and sooner). A
+   * message's first fragment of each kind is written at once whatever the policy (ADR 0036).
+   */
   flushPolicy?: { bytes: number; intervalMs: number };
   observers?: Observer[];
   /** First registered is outermost. */
