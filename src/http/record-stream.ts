@@ -45,10 +45,27 @@ export interface TailStart {
 export const POLL_BACKOFF = 1.25;
 
 /**
+ * How long after records arrived the poll stays at `pollMs` before it backs off: a run that just
+ * wrote is likely to write again soon (a model's first token after its start or a tool's outcome,
+ * the next delta flush), and what the viewer waits for is the poll after it.
+ */
+export const POLL_HOLD_MS = 1_000;
+
+/**
  * How long a stream goes without asking whether its session is still live when no record told
  * it to: a safety net (a settlement or a spawn is what normally ends a session's liveness).
  */
 export const LIVENESS_CHECK_MS = 30_000;
+
+/**
+ * The interval before the next poll after one that found nothing, `sinceRecordsMs` after records
+ * last arrived: `pollMs` while that is under {@link POLL_HOLD_MS}, then {@link POLL_BACKOFF} times
+ * the last interval, up to `maxPollMs`.
+ */
+export function nextPollMs(lastMs: number, timing: Pick<StreamTiming, "pollMs" | "maxPollMs">, sinceRecordsMs: number): number {
+  if (sinceRecordsMs < POLL_HOLD_MS) return timing.pollMs;
+  return Math.min(timing.maxPollMs, Math.ceil(lastMs * POLL_BACKOFF));
+}
 
 /**
  * Records after which the session's run certainly goes on. After any other record (a settlement,
@@ -84,8 +101,9 @@ const RUN_GOES_ON = new Set<string>([
  *   changed — after a record that may end a run was sent (a settlement, a spawn), when liveness
  *   was assumed rather than read (a replay), and every {@link LIVENESS_CHECK_MS} as a safety
  *   net — and then in the order that makes "caught up" true (`firstPage`);
- * - it backs off from `pollMs` by {@link POLL_BACKOFF} per poll that finds nothing, up to
- *   `maxPollMs`, and starts again at `pollMs` whenever records arrive;
+ * - it polls every `pollMs` for {@link POLL_HOLD_MS} after records arrived, then backs off by
+ *   {@link POLL_BACKOFF} per poll that finds nothing, up to `maxPollMs`; records arriving start
+ *   it again at `pollMs`;
  * - after a settlement it looks again at once, so a stream whose session went idle ends
  *   without waiting a poll interval (on Lambda, an open stream is billed time).
  */
@@ -100,6 +118,8 @@ export async function tailRecords(
   const startedAt = Date.now();
   const deadline = startedAt + timing.maxStreamMs;
   let lastWriteAt = startedAt;
+  // When records last arrived (the stream's start counts: the run it follows is likely to write).
+  let recordsAt = startedAt;
   let afterId = from.afterId;
   let wake: (() => void) | undefined;
   let woken = false;
@@ -145,12 +165,13 @@ export async function tailRecords(
       if (page.records.length === 0 && !page.live) return;
       if (page.records.length > 0) {
         pollMs = timing.pollMs;
+        recordsAt = Date.now();
         // The session may just have gone idle: ask now rather than a poll interval later.
         if (livenessDue) {
           page = await nextPage();
           continue;
         }
-      } else pollMs = Math.min(timing.maxPollMs, Math.ceil(pollMs * POLL_BACKOFF));
+      } else pollMs = nextPollMs(pollMs, timing, Date.now() - recordsAt);
 
       // Sleep until an append, the poll, a keep-alive or the deadline, whichever is first.
       const now = Date.now();

@@ -1,6 +1,7 @@
 import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationRecord } from "../../../src/protocol/records.ts";
+import { nextPollMs, POLL_HOLD_MS } from "../../../src/http/record-stream.ts";
 import { appFor, parseSse, readUntil, recordsOf, startTestServer, type TestServer } from "../../support/test-server.ts";
 
 let h: TestServer;
@@ -377,5 +378,31 @@ describe("SSE stream polling another process's appends", () => {
     fake.log.push(record("01ARZ3NDEKTSV4RRFFQ69G5FAX", "submission_settled"));
     fake.setLive(false);
     expect(recordsOf(parseSse(await body)).map((r) => r.kind)).toEqual(["task_spawned", "submission_settled"]);
+  });
+});
+
+describe("the poll interval of a tail (ADR 0031)", () => {
+  /** The intervals of the empty polls after records arrived at 0, until `untilMs`. */
+  const intervals = (timing: { pollMs: number; maxPollMs: number }, untilMs: number) => {
+    const out: number[] = [];
+    let at = 0;
+    let ms = timing.pollMs;
+    while (at < untilMs) {
+      at += ms;
+      ms = nextPollMs(ms, timing, at);
+      out.push(ms);
+    }
+    return out;
+  };
+
+  it("holds at pollMs for POLL_HOLD_MS after records arrived (a first token comes soon after a run writes), then backs off 1.25x to the ceiling", () => {
+    const timing = { pollMs: 50, maxPollMs: 1_000 };
+    const polls = intervals(timing, 6_000);
+    const held = polls.slice(0, POLL_HOLD_MS / 50 - 1);
+    expect(new Set(held)).toEqual(new Set([50]));
+    expect(polls.slice(held.length, held.length + 4)).toEqual([63, 79, 99, 124]);
+    expect(polls.at(-1)).toBe(1_000);
+    // Backed off to the ceiling within about four seconds: about one read a second from then on.
+    expect(polls.filter((ms) => ms === 1_000).length).toBeGreaterThan(1);
   });
 });
