@@ -163,6 +163,10 @@ export class ConversationLog {
   constructor(ctx: StoreContext, reader: LogReader) {
     this.#ctx = ctx;
     this.#reader = reader;
+    // A read's sight of the tail, unless this process has its own (possibly newer) one.
+    reader.onTail = (conversationId, tail) => {
+      if (!this.#tails.has(conversationId)) this.#tails.set(conversationId, tail);
+    };
   }
 
   async appendRecords(conversationId: string, drafts: RecordDraft[], options: AppendOptions = {}): Promise<ConversationRecord[]> {
@@ -235,7 +239,13 @@ export class ConversationLog {
     const ctx = this.#ctx;
     for (let races = 0; ; races++) {
       if (races >= MAX_RACES) throw new DynamoStoreContended(`append to ${w.conversationId}`, races);
-      const tail = await this.#tail(w.conversationId, races === 0);
+      // A caller that expects an empty log (a conversation's first record, written as it is
+      // created) is taken at its word on the first try: the put on the empty log's key is refused
+      // if the log has a batch, and the tail is read then (one read saved per new conversation).
+      const tail =
+        races === 0 && w.pinnedHead === "" && !this.#tails.has(w.conversationId)
+          ? { ...EMPTY_LOG, fromCache: true }
+          : await this.#tail(w.conversationId, races === 0);
       if (w.pinnedHead !== undefined && tail.head !== w.pinnedHead) {
         if (tail.fromCache) continue;
         throw new ClaimLost(`conversation ${w.conversationId} head is no longer ${w.pinnedHead || "empty"}`);

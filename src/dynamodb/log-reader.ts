@@ -10,12 +10,18 @@ import { BoundedMap } from "./bounded-map.ts";
 import type { StoreContext } from "./context.ts";
 import { type Item, S } from "./item.ts";
 import { conversationPk } from "./keys.ts";
-import { BATCH_KEY_END, BATCH_PREFIX, batchDeltasFolded, batchEntries, batchPrev, batchSk } from "./log-batch.ts";
+import { BATCH_KEY_END, BATCH_PREFIX, type BatchHeader, batchDeltasFolded, batchEntries, batchHeader, batchPrev, batchSk } from "./log-batch.ts";
 
 export class LogReader {
   readonly #ctx: StoreContext;
   /** Record ids known to end a batch: a read after one of them needs no look back. */
   readonly #ends = new BoundedMap<string, true>(20_000);
+  /**
+   * Told the log's last batch whenever a read reached the end of the log: the writer's first
+   * append after a read (a claimed run's rebuild, then its first record) then needs no read of
+   * the tail. A sight that is stale by then costs a refused put and a read, as any stale tail.
+   */
+  onTail: ((conversationId: string, tail: BatchHeader) => void) | undefined;
 
   constructor(ctx: StoreContext) {
     this.#ctx = ctx;
@@ -52,6 +58,7 @@ export class LogReader {
   /** Batch items from sort key `lo` on, strongly consistent, a page sized to what is still wanted. */
   async *#batchesFrom(conversationId: string, lo: string, wanted: () => number): AsyncGenerator<Item, void, undefined> {
     let start: Item | undefined;
+    let last: Item | undefined;
     do {
       const want = wanted();
       const res = await this.#ctx.dynamo.send(
@@ -66,9 +73,14 @@ export class LogReader {
           ...(Number.isFinite(want) ? { Limit: Math.max(1, Math.min(want, 25)) } : {}),
         }),
       );
-      for (const item of res.Items ?? []) yield item;
+      for (const item of res.Items ?? []) {
+        last = item;
+        yield item;
+      }
       start = res.LastEvaluatedKey;
     } while (start);
+    // Reached only when the reader asked past the last item: `last` is the log's tail.
+    if (last) this.onTail?.(conversationId, batchHeader(last));
   }
 
   /** The batch before sort key `L#<afterId>`: the one holding afterId when it ends no batch. */

@@ -63,7 +63,8 @@ export class DynamoSubmissions
 
   async admitSubmission(sub: NewSubmission): Promise<Submission> {
     const ctx = this.#ctx;
-    const existing = await loadSubmission(ctx, sub.id);
+    // A dispatch id may have been admitted before (a replay); a minted one cannot have been.
+    const existing = sub.freshId ? undefined : await loadSubmission(ctx, sub.id);
     if (existing) return replay(ctx, existing, sub);
     const inputItem = await newInputItem(ctx, sub);
     const ord = ctx.nextOrd();
@@ -134,7 +135,7 @@ export class DynamoSubmissions
     // owner reads the log. A first claim follows the previous submission's settlement record,
     // which closed the epochs before it.
     if ((num(state, "claims") ?? 1) > 1) await this.#log.markTakeover(reqStr(state, "conversationId"), claimEpoch(state));
-    const input = await this.#input(claim.submissionId);
+    const input = claim.input ?? (await this.#input(claim.submissionId));
     const sub = submissionFromItems(state, input);
     sub.pendingResume = num(state, "claimCharge") === 0;
     return sub;

@@ -65,6 +65,7 @@ export async function admit(ctx: EngineContext<AdmissionStore>, request: Admissi
   const candidateConversationId = newId(now);
   const stored = await ctx.store.admitSubmission({
     id: submissionId,
+    ...(request.dispatchId ? {} : { freshId: true }),
     conversationId: candidateConversationId,
     sessionKey: key,
     input: request.message,

@@ -66,7 +66,7 @@ export async function handleDeadLetter(ctx: AttemptContext, doorbell: Doorbell):
   if (sub.status === "running") await reclaimExpired(ctx, sub);
   let claimed: Submission;
   try {
-    claimed = await claimFreshAttempt(ctx, sub.id);
+    claimed = await claimFreshAttempt(ctx, sub.id, sub.input);
   } catch (err) {
     if (!isHarnessError(err, "claim_lost")) throw err;
     const current = await ctx.store.getSubmission(sub.id);

@@ -2,7 +2,7 @@ import { isHarnessError } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import { correlationOf } from "../ports/observer.ts";
 import type { DoorbellOutcome, Doorbell } from "../ports/queue.ts";
-import type { Submission } from "../store/submission.ts";
+import type { DispatchMessage, Submission } from "../store/submission.ts";
 import { runAttempt, type AttemptOptions } from "./attempt.ts";
 import type { AttemptContext } from "./engine-context.ts";
 import { cascadeToChildren } from "./cancel.ts";
@@ -59,7 +59,7 @@ export async function handleDoorbell(
 
   let claimed: Submission;
   try {
-    claimed = await claimFreshAttempt(ctx, sub.id);
+    claimed = await claimFreshAttempt(ctx, sub.id, sub.input);
   } catch (err) {
     if (!isHarnessError(err, "claim_lost")) throw err;
     // Not the head (its settlement rings us), already claimed, or settled meanwhile.
@@ -86,14 +86,19 @@ export async function handleDoorbell(
   return { kind: "ack" };
 }
 
-/** Claims the submission for a fresh attempt of this owner; `ClaimLost` when it is not claimable. */
-export function claimFreshAttempt(ctx: AttemptContext, submissionId: string): Promise<Submission> {
+/**
+ * Claims the submission for a fresh attempt of this owner; `ClaimLost` when it is not claimable.
+ * `input`: the submission's input as the caller read it (it never changes), so the store need not
+ * read it again.
+ */
+export function claimFreshAttempt(ctx: AttemptContext, submissionId: string, input?: DispatchMessage): Promise<Submission> {
   const now = ctx.clock.now();
   return ctx.store.claimSubmission({
     submissionId,
     attemptId: newId(now),
     ownerId: ctx.ownerId,
     leaseExpiresAt: now + ctx.leaseMs,
+    ...(input !== undefined ? { input } : {}),
   });
 }
 

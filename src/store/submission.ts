@@ -142,6 +142,12 @@ export function isRunInFlight(sub: Submission): boolean {
 /** What admission hands the store; the store fills the lifecycle fields. */
 export interface NewSubmission {
   id: string;
+  /**
+   * The id was minted by this admission (the dispatch carried no id): no earlier admission can
+   * hold it, so a store need not look for one before writing. A hint only: a store still refuses
+   * a second submission with the same id (and answers a replay with the stored row).
+   */
+  freshId?: boolean;
   conversationId: string;
   sessionKey: SessionKey;
   input: DispatchMessage;
@@ -161,6 +167,11 @@ export interface SubmissionClaim {
   attemptId: string;
   ownerId: string;
   leaseExpiresAt: number;
+  /**
+   * The submission's input as the caller read it: an input never changes after admission, so a
+   * store may return this instead of reading it again (one read fewer per claim on DynamoDB).
+   */
+  input?: DispatchMessage;
 }
 
 export interface Attempt {

@@ -65,6 +65,21 @@ export function submissionCases(test: Register): void {
       });
     });
 
+    test("AdmissionFreshIdIsAHintOnly", async ({ store, clock, fx }) => {
+      // `freshId` lets a store skip looking for an earlier admission; it must still never admit twice.
+      const key = fx.key();
+      const admit = (body: string) =>
+        store.admitSubmission({ id: "fresh-1", freshId: true, conversationId: newId(clock.now()), sessionKey: key, input: { kind: "user", body }, createdAt: clock.now() });
+      const first = await admit("one");
+      await clock.advance(1_000);
+      const again = await admit("one");
+      expect(again.id).toBe(first.id);
+      expect(again.createdAt, "the stored row, not a second one").toBe(first.createdAt);
+      expect(again.conversationId).toBe(first.conversationId);
+      await expectCode(admit("two"), "dispatch_conflict", "the same id with another body");
+      expect(ids(await store.listByStatus("queued")), "one submission").toEqual([first.id]);
+    });
+
     test("AdmissionCreatesTheConversationWithTheSubmission", async ({ store, clock, fx }) => {
       const key = fx.key();
       await expectCode(store.getConversation(key), "conversation_not_found", "before the first admission");
