@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from "vitest/config";
+import SlowFirstSequencer from "./test/support/slow-first-sequencer.ts";
 
 /**
  * Tests that talk to local AWS (DynamoDB Local + fauxqs SQS/S3) are named `*.aws.test.ts`. They run
@@ -8,6 +9,12 @@ import { configDefaults, defineConfig } from "vitest/config";
  * (examples, processes, the CLI, the local cloud, the browser, the package), test/support/ (shared).
  */
 const awsTests = ["test/**/*.aws.test.ts"];
+/**
+ * The package as a user installs it (`npm pack`, an app outside the repository, `tsc`, `cdk synth`):
+ * several minutes of builds and installs, so `npm test` leaves it to `npm run test:package`; CI
+ * runs both (`npm run test:ci`).
+ */
+const packageTests = ["test/e2e/package/deploy-your-own-agents.test.ts"];
 
 export default defineConfig({
   test: {
@@ -18,14 +25,19 @@ export default defineConfig({
     // and timers, so two workers share two cores well (416 s on the same clean clone).
     maxWorkers: 2,
     reporters: ["default", "./test/support/summary-reporter.ts"],
+    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       {
         extends: true,
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, ...awsTests],
+          exclude: [...configDefaults.exclude, ...awsTests, ...packageTests],
         },
+      },
+      {
+        extends: true,
+        test: { name: "package", include: packageTests },
       },
       {
         extends: true,

@@ -1,12 +1,15 @@
 import { spawnSync } from "node:child_process";
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { runRunbook } from "../support/runbook.ts";
 
 /**
  * The runbooks as written: every ```bash block of these files, run command by command in the
  * repository (test/support/runbook.ts: its own network namespace, so the documented ports are
  * free; `./harness-data` from a temporary folder), each `# →` line checked against the output.
- * Point it at more markdown files by adding them here.
+ * Point it at more markdown files by adding them here. Up to three run side by side (each in
+ * namespaces of its own, with its own `./harness-data` and `build/`): most of a runbook's time is
+ * waiting on servers, replies written slowly, leases and sleeps; more at once would make the CPU
+ * the wait (a runbook's servers answer within bounds a loaded machine can miss).
  */
 const RUNBOOKS = [
   "README.md",
@@ -24,11 +27,25 @@ const RUNBOOKS = [
 const isolated = spawnSync("unshare", ["-rmnpf", "--mount-proc", "true"]).status === 0;
 if (!isolated && process.env.CI) throw new Error("runbook tests need unshare (user, mount, network and PID namespaces)");
 
+const SIDE_BY_SIDE = 3;
+let running = 0;
+const waiting: (() => void)[] = [];
+async function inTurn<T>(run: () => Promise<T>): Promise<T> {
+  while (running >= SIDE_BY_SIDE) await new Promise<void>((r) => waiting.push(r));
+  running++;
+  try {
+    return await run();
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
 describe.skipIf(!isolated)("runbooks, verbatim", () => {
-  it.each(RUNBOOKS)("%s", async (file) => {
-    const result = await runRunbook(file);
+  it.concurrent.for(RUNBOOKS)("%s", { timeout: 900_000 }, async (file, { expect }) => {
+    const result = await inTurn(() => runRunbook(file));
     for (const s of result.skipped) console.log(`${file}: not run (${s.why}): ${s.command}`);
     expect(result.failures).toEqual([]);
     expect(result.ran.length).toBeGreaterThan(0);
-  }, 300_000);
+  });
 });
