@@ -20,7 +20,6 @@ import { RUNTIME_DEFAULTS } from "../src/runtime/defaults.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
 import { conversationPk, sessionPk, submissionPk } from "../src/dynamodb/keys.ts";
 import { createDynamoClient } from "../src/dynamodb/index.ts";
-import { startEmulators } from "../test/support/emulators.ts";
 import { addUnits, itemBytesOf, meteredDynamo, type OperationUnits, sumUnits, type Units, zeroUnits } from "./dynamo-units.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
 import { atMost, figure, note } from "./report.ts";
@@ -31,17 +30,6 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
 const unitsOf = (t: OperationUnits): Units => ({ reads: t.readUnits, writes: t.writeUnits, commands: t.commands });
-
-/** `npm run bench -- approvals`: starts the emulators itself. */
-export async function benchApprovalCostsStandalone(): Promise<void> {
-  const emulators = await startEmulators();
-  Object.assign(process.env, emulators.env);
-  try {
-    await benchApprovalCosts();
-  } finally {
-    await emulators.stop();
-  }
-}
 
 /** The model: a `refund` call, then a line quoting its outcome. */
 const model: StreamFn = (m, context, options) =>

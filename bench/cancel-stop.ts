@@ -14,7 +14,6 @@ import { fileURLToPath } from "node:url";
 import { startLocalCloud, type LocalCloud } from "../dev/local-cloud/local-cloud.ts";
 import { createDynamoStore } from "../src/dynamodb/index.ts";
 import type { Store } from "../src/store/store.ts";
-import { startEmulators } from "../test/support/emulators.ts";
 import { BenchClient, runConcurrently } from "./http-client.ts";
 import { atMost, figure, note } from "./report.ts";
 import { percentile } from "./stats.ts";
@@ -35,17 +34,6 @@ interface Sample {
   answerMs: number;
   /** The run ended on its own before the cancel reached it. */
   lost: boolean;
-}
-
-/** `npm run bench -- cancel`: starts the emulators itself. */
-export async function benchCancelStandalone(): Promise<void> {
-  const emulators = await startEmulators();
-  Object.assign(process.env, emulators.env);
-  try {
-    await benchCancelStop();
-  } finally {
-    await emulators.stop();
-  }
 }
 
 /** Cancel → stop p50/p99 on the local cloud (the emulators' endpoints in the environment). */

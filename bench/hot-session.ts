@@ -13,7 +13,6 @@ import type { Doorbell } from "../src/ports/queue.ts";
 import { createRuntime, type Runtime } from "../src/runtime/runtime.ts";
 import { keylessModel, streamBlocks } from "../src/agent/block-stream.ts";
 import { createDynamoClient, createDynamoStore, createHarnessBucket, createHarnessTable, createS3Client } from "../src/dynamodb/index.ts";
-import { startEmulators } from "../test/support/emulators.ts";
 import { atLeast, atMost, figure, note } from "./report.ts";
 import { percentile } from "./stats.ts";
 
@@ -26,17 +25,6 @@ const RUNTIMES = 10;
 const TARGET = {
   admitted: atLeast(CONCURRENT, ` of ${CONCURRENT}`),
 };
-
-/** `npm run bench -- hot-session`: starts the emulators itself. */
-export async function benchHotSessionStandalone(): Promise<void> {
-  const emulators = await startEmulators();
-  Object.assign(process.env, emulators.env);
-  try {
-    await benchHotSession();
-  } finally {
-    await emulators.stop();
-  }
-}
 
 /** 100 concurrent admissions into one session (the emulators' endpoints in the environment). */
 export async function benchHotSession(): Promise<void> {

@@ -22,7 +22,6 @@ import { RUNTIME_DEFAULTS } from "../src/runtime/defaults.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
 import { openSqliteStore } from "../src/sqlite/index.ts";
 import type { Store } from "../src/store/store.ts";
-import { startEmulators } from "../test/support/emulators.ts";
 import { itemSize, meteredDynamo } from "./dynamo-units.ts";
 import { figure, note } from "./report.ts";
 
@@ -127,13 +126,3 @@ export async function benchLeanHistory(): Promise<void> {
   }
 }
 
-/** `npm run bench -- lean-history`: starts the emulators itself. */
-export async function benchLeanHistoryStandalone(): Promise<void> {
-  const emulators = await startEmulators();
-  Object.assign(process.env, emulators.env);
-  try {
-    await benchLeanHistory();
-  } finally {
-    await emulators.stop();
-  }
-}

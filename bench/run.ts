@@ -3,29 +3,41 @@
  * a subset (e.g. `npm run bench -- overhead`); `scaling`, `cancel`, `hot-session`, `approvals`,
  * `lambda` and `memory` run only when named.
  */
-import { benchApprovalCostsStandalone } from "./approval-costs.ts";
+import { benchApprovalCosts } from "./approval-costs.ts";
 import { benchAws } from "./aws.ts";
-import { benchCancelStandalone } from "./cancel-stop.ts";
-import { benchHotSessionStandalone } from "./hot-session.ts";
+import { benchCancelStop } from "./cancel-stop.ts";
+import { benchHotSession } from "./hot-session.ts";
 import { benchHostileSchemas } from "./hostile-schemas.ts";
 import { benchHttp } from "./http.ts";
 import { benchLambda } from "./lambda.ts";
 import { benchMemory } from "./memory.ts";
-import { benchLeanHistoryStandalone } from "./lean-history.ts";
+import { benchLeanHistory } from "./lean-history.ts";
 import { benchOverhead } from "./overhead.ts";
 import { benchScaling } from "./scaling.ts";
 import { benchTurnCost } from "./turn-cost.ts";
+import { startEmulators } from "../test/support/emulators.ts";
+
+/** A bench of the emulators' endpoints (taken from the environment), run alone: starts them and stops them. */
+async function withEmulators(bench: () => Promise<void>): Promise<void> {
+  const emulators = await startEmulators();
+  Object.assign(process.env, emulators.env);
+  try {
+    await bench();
+  } finally {
+    await emulators.stop();
+  }
+}
 
 const benches: Record<string, () => Promise<void>> = {
   overhead: () => benchOverhead(),
   http: () => benchHttp(),
   aws: () => benchAws(),
-  cancel: () => benchCancelStandalone(),
-  "hot-session": () => benchHotSessionStandalone(),
-  approvals: () => benchApprovalCostsStandalone(),
+  cancel: () => withEmulators(benchCancelStop),
+  "hot-session": () => withEmulators(benchHotSession),
+  approvals: () => withEmulators(benchApprovalCosts),
   lambda: () => benchLambda(),
   memory: () => benchMemory(),
-  "lean-history": () => benchLeanHistoryStandalone(),
+  "lean-history": () => withEmulators(benchLeanHistory),
   cost: () => benchTurnCost(),
   scaling: () => benchScaling(),
   "hostile-schemas": () => benchHostileSchemas(),
