@@ -26,12 +26,16 @@ installFaultsFromEnv();
 
 let handler: (...args: unknown[]) => unknown;
 let initMs = 0;
+let initCpuMs = 0;
 try {
+  const cpuStart = process.cpuUsage();
   const importStart = performance.now();
   const mod = (await import(pathToFileURL(spec.handlerModule).href)) as Record<string, unknown>;
   handler = mod[spec.handlerExport ?? "handler"] as typeof handler;
   if (typeof handler !== "function") throw new Error(`${spec.handlerModule} exports no function ${spec.handlerExport ?? "handler"}`);
   initMs = performance.now() - importStart;
+  const cpu = process.cpuUsage(cpuStart);
+  initCpuMs = (cpu.user + cpu.system) / 1000;
 } catch (err) {
   // An init error: Lambda reports it and discards the environment.
   console.error(`[${spec.functionName}] init failed`, err);
@@ -46,7 +50,7 @@ if (spec.mode === "url") {
     timeoutMs: spec.timeoutMs,
     memoryMb: spec.memoryMb,
   });
-  send({ type: "listening", url: server.url, initMs });
+  send({ type: "listening", url: server.url, initMs, initCpuMs });
 } else {
   process.on("message", (message: HostMessage) => {
     if (message.type !== "invoke") return;
@@ -61,5 +65,5 @@ if (spec.mode === "url") {
       }
     })();
   });
-  send({ type: "ready", initMs });
+  send({ type: "ready", initMs, initCpuMs });
 }

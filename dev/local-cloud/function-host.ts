@@ -177,6 +177,8 @@ export class LocalFunction {
   invocations = 0;
   /** The init duration of each container that finished its init, in order (ms). */
   readonly initMs: number[] = [];
+  /** The CPU time of each of those inits, in order (ms). */
+  readonly initCpuMs: number[] = [];
   /** The duration of each invocation that returned (its result or its error), in order (ms). */
   readonly durationsMs: number[] = [];
   /** Containers that exited by themselves (a crash, out of memory), not by `kill` or `close`. */
@@ -293,6 +295,7 @@ export class LocalFunction {
         if (message.type !== "ready") return;
         initialized = true;
         this.initMs.push(message.initMs);
+        this.initCpuMs.push(message.initCpuMs);
         child.off("exit", onExit);
         child.off("message", onMessage);
         resolve(child);
@@ -329,6 +332,8 @@ export class LocalFunctionUrl {
   coldStarts = 0;
   /** The init duration of each container that finished its init, in order (ms). */
   readonly initMs: number[] = [];
+  /** The CPU time of each of those inits, in order (ms). */
+  readonly initCpuMs: number[] = [];
   /** Containers that exited by themselves (a crash, out of memory), not by `kill` or `close`. */
   crashes = 0;
 
@@ -373,6 +378,7 @@ export class LocalFunctionUrl {
         if (message.type !== "listening") return;
         child.off("exit", onExit);
         this.initMs.push(message.initMs);
+        this.initCpuMs.push(message.initCpuMs);
         resolve(message.url);
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null) =>

@@ -24,9 +24,11 @@ export type HostMessage = { type: "invoke"; id: number; event: unknown; deadline
 /**
  * `initMs`: the init phase as Lambda reports it (`Init Duration`, without the runtime's own
  * start): from the start of the handler module's import to its top level having run.
+ * `initCpuMs`: the CPU time the process spent in it (all its threads; less moved by a busy
+ * machine than the wall time).
  */
 export type ChildMessage =
-  | { type: "ready"; initMs: number }
-  | { type: "listening"; url: string; initMs: number }
+  | { type: "ready"; initMs: number; initCpuMs: number }
+  | { type: "listening"; url: string; initMs: number; initCpuMs: number }
   | { type: "result"; id: number; result: unknown }
   | { type: "error"; id: number; error: { name: string; message: string; stack?: string } };
