@@ -17,8 +17,13 @@ const send = (message: ChildMessage) => process.send?.(message);
 process.on("disconnect", () => process.exit(0));
 
 // The hook beside this file, in this file's own form (`.ts` from the sources, `.mjs` when the host
-// built the container's code: see `childEntryFor`).
-register(`./agents-alias-hook${/\.[a-z]+$/.exec(import.meta.url)![0]}`, import.meta.url, { data: { target: pathToFileURL(spec.agentsModule).href } });
+// built the container's code: see `childEntryFor`). Only a handler run from its sources needs it:
+// a bundle (the construct's `.mjs`) has `#harness-agents` bound by esbuild, and a registered hook
+// would put every module resolution of its cold start through the hooks thread, which no Lambda
+// function pays.
+if (spec.handlerModule.endsWith(".ts")) {
+  register(`./agents-alias-hook${/\.[a-z]+$/.exec(import.meta.url)![0]}`, import.meta.url, { data: { target: pathToFileURL(spec.agentsModule).href } });
+}
 installAwsLambdaGlobal();
 // The fault seam (tests): HARNESS_FAULTS in the function's environment crashes or pauses it at a
 // named phase; installed before the handler module builds its runtime.
