@@ -31,6 +31,8 @@ describe("bench lambda (short)", () => {
     );
     for (const name of [/hello-world bundle init/, /http init/]) expect(figureOf(output, name)).toBeGreaterThan(0);
     expect(output).toMatch(/http init: [\d.]+ ms {2}target ≤ 150 ms/);
+    // Beside it, its CPU time and the same bundle under --enable-source-maps (ADR 0037).
+    expect(output).toMatch(/CPU \d+ ms; -?\d+ ms over the floor; with --enable-source-maps \d+ ms \(CPU \d+ ms\)/);
     expect(output).toContain("http: provider SDKs in the asset: none");
     expect(output).toContain("worker: provider SDKs in the asset: yes");
     expect(figureOf(output, /POST → first text delta, local cloud, p50/)).toBeGreaterThan(0);
