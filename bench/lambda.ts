@@ -443,7 +443,7 @@ function printLatency(
     `first token and deltas through the http function (local cloud: the construct's bundles, DynamoDB Local, fauxqs, ${workers} worker${workers === 1 ? "" : "s"}` +
       `${proxied ? "; requests counted through proxies, a hop each way" : ""}), ` +
       `${embedded ? "beside the embedded shape (SQLite, one process)" : "the embedded shape not run"}; streamer: ${REPLY.afterMs} ms to ` +
-      `first token, then ${REPLY.deltas} deltas ${REPLY.everyMs} ms apart; flush policy 1 KB / 200 ms; ${RUNS} sequential replies each:`,
+      `first token, then ${REPLY.deltas} deltas ${REPLY.everyMs} ms apart; flush policy 1 KB / 200 ms, a message's first delta at once (ADR 0036); ${RUNS} sequential replies each:`,
   );
   const first = (r: { samples: ReplySample[] }) => r.samples.map((s) => s.firstDelta);
   const lFirst = percentile(first(lambda), 50);

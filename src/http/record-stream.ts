@@ -68,6 +68,16 @@ export function nextPollMs(lastMs: number, timing: Pick<StreamTiming, "pollMs" |
 }
 
 /**
+ * The wait before the poll after a page whose last record is `lastKind`: a quarter of `pollMs`
+ * after `assistant_message_started`, else `pollMs`. A message's first delta is written at once
+ * (ADR 0036), one write after its start: the poll that found the start alone comes back for the
+ * first token soon instead of a whole interval later (one read more per model call).
+ */
+export function pollAfterRecords(lastKind: string, timing: Pick<StreamTiming, "pollMs">): number {
+  return lastKind === "assistant_message_started" ? Math.ceil(timing.pollMs / 4) : timing.pollMs;
+}
+
+/**
  * Records after which the session's run certainly goes on. After any other record (a settlement,
  * a spawn, an approval request or a callback's start, which a park may follow, an approval's
  * decision, or a kind this version does not know) the head may have settled or parked, so the
@@ -118,6 +128,7 @@ export async function tailRecords(
   const startedAt = Date.now();
   const deadline = startedAt + timing.maxStreamMs;
   let lastWriteAt = startedAt;
+  let lastKind = "";
   // When records last arrived (the stream's start counts: the run it follows is likely to write).
   let recordsAt = startedAt;
   let afterId = from.afterId;
@@ -146,6 +157,7 @@ export async function tailRecords(
     }
     await stream.write(frames);
     afterId = records[records.length - 1]!.id;
+    lastKind = records[records.length - 1]!.kind;
     lastWriteAt = Date.now();
   };
 
@@ -177,7 +189,9 @@ export async function tailRecords(
       const now = Date.now();
       if (now >= deadline) return;
       const keepAliveAt = lastWriteAt + timing.keepAliveMs;
-      const delay = Math.max(0, Math.min(pollMs, keepAliveAt - now, deadline - now));
+      // Right after records, the wait depends on what came last (the first token follows a start).
+      const wait = page.records.length > 0 ? pollAfterRecords(lastKind, timing) : pollMs;
+      const delay = Math.max(0, Math.min(wait, keepAliveAt - now, deadline - now));
       if (!woken) await sleep(delay, (resolve) => (wake = resolve));
       wake = undefined;
       if (woken) pollMs = timing.pollMs;
