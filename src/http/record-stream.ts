@@ -45,11 +45,20 @@ export interface TailStart {
 export const POLL_BACKOFF = 1.25;
 
 /**
- * How long after records arrived the poll stays at `pollMs` before it backs off: a run that just
- * wrote is likely to write again soon (a model's first token after its start or a tool's outcome,
- * the next delta flush), and what the viewer waits for is the poll after it.
+ * How long after records other than deltas arrived the poll stays at `pollMs` before it backs
+ * off (`holdsAfter`): a run that just wrote a user message, a tool's outcome or a message's start
+ * is about to stream its model's first token, and what the viewer waits for is the poll after it.
  */
 export const POLL_HOLD_MS = 1_000;
+
+/**
+ * Whether a page ending with `lastKind` holds the poll at `pollMs` for {@link POLL_HOLD_MS}. Not
+ * after a delta: the next one comes a flush interval later (200 ms and a fragment), which the
+ * backoff's 100 + 125 ms meets, so a streaming tail finds each flush soon after its write.
+ */
+export function holdsAfter(lastKind: string): boolean {
+  return lastKind !== "assistant_text_delta" && lastKind !== "assistant_thinking_delta";
+}
 
 /**
  * How long a stream goes without asking whether its session is still live when no record told
@@ -111,9 +120,9 @@ const RUN_GOES_ON = new Set<string>([
  *   changed — after a record that may end a run was sent (a settlement, a spawn), when liveness
  *   was assumed rather than read (a replay), and every {@link LIVENESS_CHECK_MS} as a safety
  *   net — and then in the order that makes "caught up" true (`firstPage`);
- * - it polls every `pollMs` for {@link POLL_HOLD_MS} after records arrived, then backs off by
- *   {@link POLL_BACKOFF} per poll that finds nothing, up to `maxPollMs`; records arriving start
- *   it again at `pollMs`;
+ * - it polls every `pollMs` for {@link POLL_HOLD_MS} after records other than deltas arrived
+ *   (the model's first token is coming), then backs off by {@link POLL_BACKOFF} per poll that
+ *   finds nothing, up to `maxPollMs`; records arriving start it again at `pollMs`;
  * - after a settlement it looks again at once, so a stream whose session went idle ends
  *   without waiting a poll interval (on Lambda, an open stream is billed time).
  */
@@ -177,7 +186,7 @@ export async function tailRecords(
       if (page.records.length === 0 && !page.live) return;
       if (page.records.length > 0) {
         pollMs = timing.pollMs;
-        recordsAt = Date.now();
+        recordsAt = holdsAfter(lastKind) ? Date.now() : Number.NEGATIVE_INFINITY;
         // The session may just have gone idle: ask now rather than a poll interval later.
         if (livenessDue) {
           page = await nextPage();

@@ -40,9 +40,9 @@ export const STREAM_MAX_MS = {
  * - `embedded`: appends of the server's own runtime wake a stream at once; the poll only finds
  *   those of another process sharing the store, so it can be slow.
  * - `serverless`: every record comes from a worker function, so the poll is what a viewer waits
- *   on: 100 ms while records arrive and for a second after (a text delta reaches the client
- *   about 60 ms after the worker wrote it), then backing off to 1 s (one read unit a second)
- *   while a model thinks or a tool runs (docs/adr/0031).
+ *   on: 100 ms while records arrive (a text delta reaches the client about 60 ms after the worker
+ *   wrote it) and for a second after a record that precedes a first token, then backing off to
+ *   1 s (one read unit a second) while a model thinks or a tool runs (docs/adr/0031).
  */
 export const STREAM_POLL = {
   embedded: { pollMs: 250, maxPollMs: 1_000 },

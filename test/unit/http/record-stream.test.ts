@@ -1,7 +1,7 @@
 import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationRecord } from "../../../src/protocol/records.ts";
-import { nextPollMs, POLL_HOLD_MS, pollAfterRecords } from "../../../src/http/record-stream.ts";
+import { holdsAfter, nextPollMs, POLL_HOLD_MS, pollAfterRecords } from "../../../src/http/record-stream.ts";
 import { appFor, parseSse, readUntil, recordsOf, startTestServer, type TestServer } from "../../support/test-server.ts";
 
 let h: TestServer;
@@ -404,6 +404,11 @@ describe("the poll interval of a tail (ADR 0031)", () => {
     expect(polls.at(-1)).toBe(1_000);
     // Backed off to the ceiling within about four seconds: about one read a second from then on.
     expect(polls.filter((ms) => ms === 1_000).length).toBeGreaterThan(1);
+  });
+
+  it("holds after what precedes a first token, not after a delta (the next flush is an interval away)", () => {
+    for (const kind of ["user_message", "tool_outcome", "assistant_message_started", "conversation_created"]) expect(holdsAfter(kind), kind).toBe(true);
+    for (const kind of ["assistant_text_delta", "assistant_thinking_delta"]) expect(holdsAfter(kind), kind).toBe(false);
   });
 
   it("comes back after a quarter interval when a page ends with a message's start (its first delta is written next, ADR 0036)", () => {
