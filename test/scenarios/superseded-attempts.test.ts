@@ -36,10 +36,14 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-/** Starts the harness process and resolves once it listens. */
+/**
+ * Starts the harness process and resolves once it listens. The lease (3 s) is what the restart
+ * waits out; a 1 s lease lapsed under a loaded full suite and a third attempt found no scripted
+ * reply (the submission failed).
+ */
 async function startServer(api: ProviderApi, port: number, dataDir: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", FIXTURE], {
-    env: { PATH: process.env.PATH ?? "", PROVIDER_URL: provider.url, PROVIDER_API: api, PORT: String(port), DATA_DIR: dataDir, LEASE_MS: "1000" },
+    env: { PATH: process.env.PATH ?? "", PROVIDER_URL: provider.url, PROVIDER_API: api, PORT: String(port), DATA_DIR: dataDir, LEASE_MS: "3000" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.add(child);
