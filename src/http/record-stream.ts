@@ -68,22 +68,25 @@ export const LIVENESS_CHECK_MS = 30_000;
 
 /**
  * The interval before the next poll after one that found nothing, `sinceRecordsMs` after records
- * last arrived: `pollMs` while that is under {@link POLL_HOLD_MS}, then {@link POLL_BACKOFF} times
- * the last interval, up to `maxPollMs`.
+ * that hold the poll last arrived: half of `pollMs` while that is under {@link POLL_HOLD_MS} (the
+ * first token's wait sets the phase of every later delta's, see ADR 0031), then
+ * {@link POLL_BACKOFF} times the last interval, up to `maxPollMs`.
  */
 export function nextPollMs(lastMs: number, timing: Pick<StreamTiming, "pollMs" | "maxPollMs">, sinceRecordsMs: number): number {
-  if (sinceRecordsMs < POLL_HOLD_MS) return timing.pollMs;
+  if (sinceRecordsMs < POLL_HOLD_MS) return Math.ceil(timing.pollMs / 2);
   return Math.min(timing.maxPollMs, Math.ceil(lastMs * POLL_BACKOFF));
 }
 
 /**
  * The wait before the poll after a page whose last record is `lastKind`: a quarter of `pollMs`
- * after `assistant_message_started`, else `pollMs`. A message's first delta is written at once
+ * after `assistant_message_started`, half after another record that holds the poll
+ * ({@link holdsAfter}), `pollMs` after a delta. A message's first delta is written at once
  * (ADR 0036), one write after its start: the poll that found the start alone comes back for the
  * first token soon instead of a whole interval later (one read more per model call).
  */
 export function pollAfterRecords(lastKind: string, timing: Pick<StreamTiming, "pollMs">): number {
-  return lastKind === "assistant_message_started" ? Math.ceil(timing.pollMs / 4) : timing.pollMs;
+  if (lastKind === "assistant_message_started") return Math.ceil(timing.pollMs / 4);
+  return holdsAfter(lastKind) ? Math.ceil(timing.pollMs / 2) : timing.pollMs;
 }
 
 /**
@@ -120,8 +123,8 @@ const RUN_GOES_ON = new Set<string>([
  *   changed — after a record that may end a run was sent (a settlement, a spawn), when liveness
  *   was assumed rather than read (a replay), and every {@link LIVENESS_CHECK_MS} as a safety
  *   net — and then in the order that makes "caught up" true (`firstPage`);
- * - it polls every `pollMs` for {@link POLL_HOLD_MS} after records other than deltas arrived
- *   (the model's first token is coming), then backs off by {@link POLL_BACKOFF} per poll that
+ * - it polls every half `pollMs` for {@link POLL_HOLD_MS} after records other than deltas
+ *   arrived (the model's first token is coming), then backs off by {@link POLL_BACKOFF} per poll that
  *   finds nothing, up to `maxPollMs`; records arriving start it again at `pollMs`;
  * - after a settlement it looks again at once, so a stream whose session went idle ends
  *   without waiting a poll interval (on Lambda, an open stream is billed time).

@@ -41,7 +41,7 @@ export const STREAM_MAX_MS = {
  *   those of another process sharing the store, so it can be slow.
  * - `serverless`: every record comes from a worker function, so the poll is what a viewer waits
  *   on: 100 ms while records arrive (a text delta reaches the client about 60 ms after the worker
- *   wrote it) and for a second after a record that precedes a first token, then backing off to
+ *   wrote it), 50 ms for a second after a record that precedes a first token, then backing off to
  *   1 s (one read unit a second) while a model thinks or a tool runs (docs/adr/0031).
  */
 export const STREAM_POLL = {

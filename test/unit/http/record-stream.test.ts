@@ -395,11 +395,12 @@ describe("the poll interval of a tail (ADR 0031)", () => {
     return out;
   };
 
-  it("holds at pollMs for POLL_HOLD_MS after records arrived (a first token comes soon after a run writes), then backs off 1.25x to the ceiling", () => {
-    const timing = { pollMs: 50, maxPollMs: 1_000 };
+  it("holds at half pollMs for POLL_HOLD_MS after records arrived (a first token comes soon after a run writes), then backs off 1.25x to the ceiling", () => {
+    const timing = { pollMs: 100, maxPollMs: 1_000 };
     const polls = intervals(timing, 6_000);
-    const held = polls.slice(0, POLL_HOLD_MS / 50 - 1);
-    expect(new Set(held)).toEqual(new Set([50]));
+    const held = polls.slice(0, polls.findIndex((ms) => ms !== 50));
+    // The first poll at 100 ms, then every 50 ms until POLL_HOLD_MS has passed.
+    expect(held.length).toBe((POLL_HOLD_MS - 100) / 50);
     expect(polls.slice(held.length, held.length + 4)).toEqual([63, 79, 99, 124]);
     expect(polls.at(-1)).toBe(1_000);
     // Backed off to the ceiling within about four seconds: about one read a second from then on.
@@ -414,6 +415,7 @@ describe("the poll interval of a tail (ADR 0031)", () => {
   it("comes back after a quarter interval when a page ends with a message's start (its first delta is written next, ADR 0036)", () => {
     const timing = { pollMs: 100, maxPollMs: 1_000 };
     expect(pollAfterRecords("assistant_message_started", timing)).toBe(25);
-    for (const kind of ["user_message", "assistant_text_delta", "tool_outcome", "submission_settled"]) expect(pollAfterRecords(kind, timing)).toBe(100);
+    for (const kind of ["user_message", "tool_outcome", "submission_settled"]) expect(pollAfterRecords(kind, timing)).toBe(50);
+    for (const kind of ["assistant_text_delta", "assistant_thinking_delta"]) expect(pollAfterRecords(kind, timing)).toBe(100);
   });
 });
