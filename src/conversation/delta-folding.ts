@@ -14,9 +14,6 @@ export const DEFAULT_DELTA_RETENTION_MS = 60 * 60 * 1000;
  */
 export const MIN_DYNAMO_DELTA_RETENTION_MS = 15 * 60_000;
 
-/** The record kinds folding removes (see `isStreamingDelta`). */
-export const DELTA_KINDS = ["assistant_text_delta", "assistant_thinking_delta"] as const;
-
 /**
  * A valid `deltaRetentionMs` store option (default {@link DEFAULT_DELTA_RETENTION_MS};
  * `Infinity` keeps deltas), or a `RangeError` naming it.

@@ -6,6 +6,7 @@
  */
 import { QueryCommand } from "@aws-sdk/client-dynamodb";
 import type { ConversationRecord } from "../protocol/records.ts";
+import { isStreamingDeltaKind } from "../conversation/checkpoint.ts";
 import { BoundedMap } from "./bounded-map.ts";
 import type { StoreContext } from "./context.ts";
 import { type Item, S } from "./item.ts";
@@ -105,16 +106,12 @@ export class LogReader {
     this.noteBatchEnd(conversationId, entries[entries.length - 1]!.rest.id);
     // Folded deltas (ADR 0034): gone for readers from their time on, whenever the TTL deletes them.
     const folded = batchDeltasFolded(item, this.#ctx.clock.now());
-    const taken = entries.filter((e) => e.rest.id > afterId && !(folded && isDeltaKind(e.rest.kind))).slice(0, max - out.length);
+    const taken = entries.filter((e) => e.rest.id > afterId && !(folded && isStreamingDeltaKind(e.rest.kind))).slice(0, max - out.length);
     const payloads = await Promise.all(
       taken.map(async (e) => (e.payloadRef === undefined ? e.payload : JSON.parse(await this.#ctx.blobs.getText(e.payloadRef)))),
     );
     taken.forEach((e, i) => out.push({ ...e.rest, payload: payloads[i] } as ConversationRecord));
   }
-}
-
-function isDeltaKind(kind: unknown): boolean {
-  return kind === "assistant_text_delta" || kind === "assistant_thinking_delta";
 }
 
 /** Key of the fact "record `id` ends a batch of `conversationId`". */

@@ -1,5 +1,6 @@
 import type { SSEStreamingApi } from "hono/streaming";
 import type { ConversationRecord } from "../protocol/records.ts";
+import { isStreamingDeltaKind } from "../conversation/checkpoint.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SessionKey } from "../protocol/dispatch.ts";
 
@@ -57,7 +58,7 @@ export const POLL_HOLD_MS = 1_000;
  * backoff's 100 + 125 ms meets, so a streaming tail finds each flush soon after its write.
  */
 export function holdsAfter(lastKind: string): boolean {
-  return lastKind !== "assistant_text_delta" && lastKind !== "assistant_thinking_delta";
+  return !isStreamingDeltaKind(lastKind);
 }
 
 /**
