@@ -100,26 +100,12 @@ export class SubmissionChunker {
       case "assistant_message_started":
         this.#open(out, record);
         return out;
-      case "assistant_text_delta": {
-        const message = this.#message ?? this.#open(out, record);
-        if (!message.textOpen) {
-          message.textOpen = true;
-          this.#part(out, { type: "text-start", id: message.textId });
-        }
-        out.push({ type: "text-delta", id: message.textId, delta: record.payload.text });
-        message.streamedText += record.payload.text;
+      case "assistant_text_delta":
+        this.#text(out, this.#message ?? this.#open(out, record), record.payload.text);
         return out;
-      }
-      case "assistant_thinking_delta": {
-        const message = this.#message ?? this.#open(out, record);
-        if (!message.reasoningOpen) {
-          message.reasoningOpen = true;
-          this.#part(out, { type: "reasoning-start", id: message.reasoningId });
-        }
-        out.push({ type: "reasoning-delta", id: message.reasoningId, delta: record.payload.text });
-        message.streamedThinking += record.payload.text;
+      case "assistant_thinking_delta":
+        this.#thinking(out, this.#message ?? this.#open(out, record), record.payload.text);
         return out;
-      }
       case "assistant_message_completed":
         this.#rest(out, record.payload, record);
         this.#closeParts(out);
@@ -218,23 +204,29 @@ export class SubmissionChunker {
     if (completed.text === "" && completed.thinking === "") return;
     const message = this.#message ?? this.#open(out, record);
     const thinking = completed.thinking.startsWith(message.streamedThinking) ? completed.thinking.slice(message.streamedThinking.length) : "";
-    if (thinking !== "") {
-      if (!message.reasoningOpen) {
-        message.reasoningOpen = true;
-        this.#part(out, { type: "reasoning-start", id: message.reasoningId });
-      }
-      out.push({ type: "reasoning-delta", id: message.reasoningId, delta: thinking });
-      message.streamedThinking += thinking;
-    }
+    if (thinking !== "") this.#thinking(out, message, thinking);
     const text = completed.text.startsWith(message.streamedText) ? completed.text.slice(message.streamedText.length) : "";
-    if (text !== "") {
-      if (!message.textOpen) {
-        message.textOpen = true;
-        this.#part(out, { type: "text-start", id: message.textId });
-      }
-      out.push({ type: "text-delta", id: message.textId, delta: text });
-      message.streamedText += text;
+    if (text !== "") this.#text(out, message, text);
+  }
+
+  /** Streams `text` into the message's text part, starting the part first if it is not open. */
+  #text(out: HarnessUIMessageChunk[], message: OpenMessage, text: string): void {
+    if (!message.textOpen) {
+      message.textOpen = true;
+      this.#part(out, { type: "text-start", id: message.textId });
     }
+    out.push({ type: "text-delta", id: message.textId, delta: text });
+    message.streamedText += text;
+  }
+
+  /** Streams `thinking` into the message's reasoning part, starting the part first if it is not open. */
+  #thinking(out: HarnessUIMessageChunk[], message: OpenMessage, thinking: string): void {
+    if (!message.reasoningOpen) {
+      message.reasoningOpen = true;
+      this.#part(out, { type: "reasoning-start", id: message.reasoningId });
+    }
+    out.push({ type: "reasoning-delta", id: message.reasoningId, delta: thinking });
+    message.streamedThinking += thinking;
   }
 
   #closeParts(out: HarnessUIMessageChunk[]): void {
