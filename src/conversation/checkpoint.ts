@@ -1,4 +1,4 @@
-import type { ConversationRecord } from "../protocol/records.ts";
+import { isStreamingDeltaKind, type ConversationRecord } from "../protocol/records.ts";
 import { activeLeafPath, reduce } from "./reducer.ts";
 
 /**
@@ -34,11 +34,6 @@ export interface LogView {
 /** Text and thinking deltas: the finished message record holds what they streamed. */
 export function isStreamingDelta(record: ConversationRecord): boolean {
   return isStreamingDeltaKind(record.kind);
-}
-
-/** Whether a record kind is a streaming delta's (text or thinking): {@link isStreamingDelta} by kind alone. */
-export function isStreamingDeltaKind(kind: unknown): boolean {
-  return kind === "assistant_text_delta" || kind === "assistant_thinking_delta";
 }
 
 /** The view of a whole log read from its start. */

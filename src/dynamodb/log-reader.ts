@@ -5,8 +5,7 @@
  * fetched back from S3.
  */
 import { QueryCommand } from "@aws-sdk/client-dynamodb";
-import type { ConversationRecord } from "../protocol/records.ts";
-import { isStreamingDeltaKind } from "../conversation/checkpoint.ts";
+import { isStreamingDeltaKind, type ConversationRecord } from "../protocol/records.ts";
 import { BoundedMap } from "./bounded-map.ts";
 import type { StoreContext } from "./context.ts";
 import { type Item, S } from "./item.ts";

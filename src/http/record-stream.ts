@@ -1,6 +1,5 @@
 import type { SSEStreamingApi } from "hono/streaming";
-import type { ConversationRecord } from "../protocol/records.ts";
-import { isStreamingDeltaKind } from "../conversation/checkpoint.ts";
+import { isStreamingDeltaKind, type ConversationRecord } from "../protocol/records.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SessionKey } from "../protocol/dispatch.ts";
 

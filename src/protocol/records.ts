@@ -239,6 +239,14 @@ export const RECORD_KINDS: readonly RecordKind[] = [
   "tool_started",
 ];
 
+/**
+ * Whether a record kind is a streaming delta's (text or thinking): the finished message record
+ * holds what such deltas streamed, so folding, checkpoints and the SSE poll treat them apart.
+ */
+export function isStreamingDeltaKind(kind: unknown): boolean {
+  return kind === "assistant_text_delta" || kind === "assistant_thinking_delta";
+}
+
 /** Everything a record says except its id, which the store assigns at append. */
 export interface RecordDraftOf<K extends RecordKind> {
   kind: K;

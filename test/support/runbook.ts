@@ -122,11 +122,17 @@ export async function runRunbook(file: string, options: { commandTimeoutMs?: num
     for (;;) {
       const m = new RegExp(`${id} (\\d+)`).exec(stdout);
       if (m) return Number(m[1]);
-      if (Date.now() > deadline) throw new Error(`timed out after ${limitMs} ms: ${script}`);
+      if (Date.now() > deadline) throw new Error(`timed out after ${limitMs} ms: ${script}\n${whatRan()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   };
   const out = (i: number) => (existsSync(join(scratch, `out.${i}`)) ? readFileSync(join(scratch, `out.${i}`), "utf8") : "");
+  // What a timed-out command and the servers before it printed (the last 2,000 characters of each).
+  const whatRan = () =>
+    Array.from({ length: n }, (_, k) => k + 1)
+      .filter((i) => out(i) !== "")
+      .map((i) => `--- out.${i}:\n${out(i).slice(-2_000)}`)
+      .join("\n");
 
   try {
     await exec(
