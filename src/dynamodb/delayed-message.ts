@@ -10,7 +10,7 @@
  */
 import type { TransactWriteItem } from "@aws-sdk/client-dynamodb";
 import { ClaimLost, SubmissionNotFound } from "../errors.ts";
-import type { Cancellation, NewSubmission, Submission, WaitEntry } from "../store/submission.ts";
+import type { AdmittedSubmission, Cancellation, NewSubmission, Submission, WaitEntry } from "../store/submission.ts";
 import type { StoreContext } from "./context.ts";
 import { failedCondition } from "./errors.ts";
 import { Expr } from "./expression.ts";
@@ -18,14 +18,14 @@ import { BOOL, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
 import { memberSk, sessionPk } from "./keys.ts";
 import { loadState, loadSubmission, toSubmission } from "./loader.ts";
 import { RetryStep } from "./retry.ts";
-import { replay, sessionKeyOf } from "./session-head.ts";
+import { replayedOrOwn, sessionKeyOf } from "./session-head.ts";
 import { claimHeadItem, getSessionItem, memberItem, reserveSeq, resolveGapHead, sessionItemKey } from "./session-order.ts";
 import { newStateItem, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
 import { waitSortKey } from "./table.ts";
 
 /** Admits a delayed message (`candidate.delayedUntil` set); the contract and races as `admitOnce`. */
-export async function admitDelayedOnce(ctx: StoreContext, candidate: NewSubmission, inputItem: Item, ord: string): Promise<Submission> {
+export async function admitDelayedOnce(ctx: StoreContext, candidate: NewSubmission, inputItem: Item, ord: string): Promise<AdmittedSubmission> {
   const until = candidate.delayedUntil!;
   const key = candidate.sessionKey;
   const reserved = await reserveSeq(ctx, key, { id: candidate.conversationId, createdAt: candidate.createdAt });
@@ -51,10 +51,10 @@ export async function admitDelayedOnce(ctx: StoreContext, candidate: NewSubmissi
     items.push(updateItem(ctx, sessionItemKey(key), e, `${e.n("headSeq")} = ${e.v(N(seq))} AND attribute_not_exists(${e.n("headId")})`));
   }
   const reasons = await transact(ctx, items);
-  if (!reasons) return submissionFromItems(state, JSON.parse(JSON.stringify(sub.input)));
+  if (!reasons) return { submission: submissionFromItems(state, JSON.parse(JSON.stringify(sub.input))), replayed: false };
   if (failedCondition(reasons, 1) || failedCondition(reasons, 2)) {
     const existing = await loadSubmission(ctx, sub.id);
-    if (existing) return replay(ctx, existing, sub);
+    if (existing) return replayedOrOwn(ctx, existing, sub);
   }
   throw new RetryStep(`delayed admission ${seq} of ${sessionPk(key)} lost its number (${reasons.map((r) => r.Code).join(",")})`);
 }

@@ -21,6 +21,7 @@ import type {
   InboxMessage,
   LeaseRenewal,
   LeaseRenewed,
+  AdmittedSubmission,
   NewSubmission,
   SessionKey,
   SessionSubmissionQuery,
@@ -140,7 +141,7 @@ class DynamoStore implements Store {
   }
 
   // ---- submissions ----
-  admitSubmission(sub: NewSubmission): Promise<Submission> {
+  admitSubmission(sub: NewSubmission): Promise<AdmittedSubmission> {
     return this.#submissions.admitSubmission(sub);
   }
   getSubmission(id: string): Promise<Submission> {

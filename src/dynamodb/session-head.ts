@@ -9,7 +9,7 @@
  */
 import type { TransactWriteItem } from "@aws-sdk/client-dynamodb";
 import { DispatchConflict } from "../errors.ts";
-import type { NewSubmission, SessionKey, Submission } from "../store/submission.ts";
+import type { AdmittedSubmission, NewSubmission, SessionKey, Submission } from "../store/submission.ts";
 import type { StoreContext } from "./context.ts";
 import { failedCondition } from "./errors.ts";
 import { Expr } from "./expression.ts";
@@ -34,7 +34,7 @@ export function sessionKeyOf(state: Item): SessionKey {
  * was skipped meanwhile (an admission behind it found the pointer waiting there): reserving
  * again is the answer.
  */
-export async function admitOnce(ctx: StoreContext, candidate: NewSubmission, inputItem: Item, ord: string): Promise<Submission> {
+export async function admitOnce(ctx: StoreContext, candidate: NewSubmission, inputItem: Item, ord: string): Promise<AdmittedSubmission> {
   const key = candidate.sessionKey;
   const reserved = await reserveSeq(ctx, key, { id: candidate.conversationId, createdAt: candidate.createdAt });
   const sub = { ...candidate, conversationId: reserved.conversationId };
@@ -47,14 +47,14 @@ export async function admitOnce(ctx: StoreContext, candidate: NewSubmission, inp
     if (failedCondition(reasons, 1) || failedCondition(reasons, 2)) {
       // Admitted meanwhile, by another caller or by this call's own earlier try.
       const existing = await loadSubmission(ctx, sub.id);
-      if (existing) return replay(ctx, existing, sub);
+      if (existing) return replayedOrOwn(ctx, existing, sub);
     }
     throw new RetryStep(`admission ${reserved.seq} of ${sessionPk(key)} lost its number (${reasons.map((r) => r.Code).join(",")})`);
   }
   // Behind the pointer: when it waits at a gap (an admission before this one not written yet, or
   // never to be), move it on, so no head waits on an admitter that is gone.
   if (!isHead) await resolveGapHead(ctx, key, await getSessionItem(ctx, key));
-  return submissionFromItems(state, JSON.parse(JSON.stringify(sub.input)));
+  return { submission: submissionFromItems(state, JSON.parse(JSON.stringify(sub.input))), replayed: false };
 }
 
 /** The stored row for a re-admission to the same session with the same input, else `DispatchConflict`. */
@@ -64,6 +64,17 @@ export async function replay(ctx: StoreContext, existing: LoadedSubmission, sub:
     target.agent === sub.sessionKey.agent && target.instance === sub.sessionKey.instance && target.session === sub.sessionKey.session;
   if (!sameTarget || str(existing.input, "inputDigest") !== inputDigest(sub.input)) throw new DispatchConflict();
   return toSubmission(ctx, existing);
+}
+
+/**
+ * The stored row an admission's transaction found already written: this admission's own when
+ * its time is this admission's (an earlier try of the same call whose answer was lost: the SDK
+ * retries a transaction), else an earlier admission's (a replay). Two admissions of one dispatch
+ * id racing in the same millisecond both read as new here, the one case a time cannot tell apart.
+ */
+export async function replayedOrOwn(ctx: StoreContext, existing: LoadedSubmission, sub: NewSubmission): Promise<AdmittedSubmission> {
+  const submission = await replay(ctx, existing, sub);
+  return { submission, replayed: submission.createdAt !== sub.createdAt };
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   type DispatchMessage,
   type LeaseRenewal,
   type LeaseRenewed,
+  type AdmittedSubmission,
   type NewSubmission,
   type SessionKey,
   type SessionSubmissionQuery,
@@ -61,11 +62,11 @@ export class DynamoSubmissions
     this.#peeks = new BucketPeeks(ctx);
   }
 
-  async admitSubmission(sub: NewSubmission): Promise<Submission> {
+  async admitSubmission(sub: NewSubmission): Promise<AdmittedSubmission> {
     const ctx = this.#ctx;
     // A dispatch id may have been admitted before (a replay); a minted one cannot have been.
     const existing = sub.freshId ? undefined : await loadSubmission(ctx, sub.id);
-    if (existing) return replay(ctx, existing, sub);
+    if (existing) return { submission: await replay(ctx, existing, sub), replayed: true };
     const inputItem = await newInputItem(ctx, sub);
     const ord = ctx.nextOrd();
     if (sub.delayedUntil !== undefined) return rerunOnRace("admitSubmission", () => admitDelayedOnce(ctx, sub, inputItem, ord));

@@ -63,7 +63,7 @@ export async function admit(ctx: EngineContext<AdmissionStore>, request: Admissi
   // The conversation is created with the submission, in one write (a refused dispatch stores
   // nothing): the candidate id is used only when the session has no conversation yet.
   const candidateConversationId = newId(now);
-  const stored = await ctx.store.admitSubmission({
+  const { submission: stored, replayed } = await ctx.store.admitSubmission({
     id: submissionId,
     ...(request.dispatchId ? {} : { freshId: true }),
     conversationId: candidateConversationId,
@@ -75,8 +75,6 @@ export async function admit(ctx: EngineContext<AdmissionStore>, request: Admissi
       ? { parentSubmissionId: request.parent.submissionId, parentCallId: request.parent.callId, depth: request.parent.depth + 1 }
       : {}),
   });
-  // A replay returns the row stored by the first admission, with that admission's time.
-  const replayed = stored.createdAt !== now;
   if (!replayed && stored.conversationId === candidateConversationId) {
     // The log's first record. Should this append fail, the first attempt writes it (log-writer.ts).
     try {

@@ -12,6 +12,7 @@ import type {
   InboxMessage,
   LeaseRenewal,
   LeaseRenewed,
+  AdmittedSubmission,
   NewSubmission,
   SessionKey,
   SessionSubmissionQuery,
@@ -72,7 +73,7 @@ export class MemoryStore implements Store {
 
   // ---- SubmissionStore ----------------------------------------------------------------------
 
-  admitSubmission(sub: NewSubmission): Promise<Submission> {
+  admitSubmission(sub: NewSubmission): Promise<AdmittedSubmission> {
     return this.#submissions.admitSubmission(sub);
   }
 

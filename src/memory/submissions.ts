@@ -5,6 +5,7 @@ import {
   type Cancellation,
   type LeaseRenewal,
   type LeaseRenewed,
+  type AdmittedSubmission,
   type NewSubmission,
   type SessionKey,
   type SessionSubmissionQuery,
@@ -33,11 +34,11 @@ export class MemorySubmissions {
     this.#s = state;
   }
 
-  async admitSubmission(sub: NewSubmission): Promise<Submission> {
+  async admitSubmission(sub: NewSubmission): Promise<AdmittedSubmission> {
     const existing = this.#s.rows.get(sub.id);
     if (existing) {
       if (existing.session !== sessionId(sub.sessionKey) || !jsonEqual(existing.sub.input, sub.input)) throw new DispatchConflict();
-      return copy(existing);
+      return { submission: copy(existing), replayed: true };
     }
     // The session's conversation, created with its first admitted submission.
     const { conversation } = this.#s.log.ensureConversation({ id: sub.conversationId, key: sub.sessionKey, createdAt: sub.createdAt });
@@ -70,7 +71,7 @@ export class MemorySubmissions {
     if (!delayed) pushTo(this.#s.sessions, row.session, row);
     pushTo(this.#s.history, row.session, row);
     if (sub.parentSubmissionId !== undefined) pushTo(this.#s.children, sub.parentSubmissionId, row);
-    return copy(row);
+    return { submission: copy(row), replayed: false };
   }
 
   async getSubmission(id: string): Promise<Submission> {

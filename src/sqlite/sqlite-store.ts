@@ -16,6 +16,7 @@ import type {
   InboxMessage,
   LeaseRenewal,
   LeaseRenewed,
+  AdmittedSubmission,
   NewSubmission,
   SessionKey,
   SessionSubmissionQuery,
@@ -132,7 +133,7 @@ export class SqliteStore implements Store {
   }
 
   // ---- submissions ----
-  admitSubmission(sub: NewSubmission): Promise<Submission> {
+  admitSubmission(sub: NewSubmission): Promise<AdmittedSubmission> {
     return this.#submissions.admitSubmission(sub);
   }
   getSubmission(id: string): Promise<Submission> {

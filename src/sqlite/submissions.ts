@@ -10,6 +10,7 @@ import {
   cancelledOutcome,
   type LeaseRenewal,
   type LeaseRenewed,
+  type AdmittedSubmission,
   type NewSubmission,
   type SessionKey,
   type SessionSubmissionQuery,
@@ -33,13 +34,13 @@ export class SqliteSubmissions {
     this.#db = db;
   }
 
-  async admitSubmission(sub: NewSubmission): Promise<Submission> {
+  async admitSubmission(sub: NewSubmission): Promise<AdmittedSubmission> {
     return this.#db.write(() => {
       const existing = this.#db.findSubmission(sub.id);
       if (existing) {
         const sameTarget = sessionKeyString(existing.sessionKey) === sessionKeyString(sub.sessionKey);
         if (!sameTarget || canonicalJson(existing.input) !== canonicalJson(sub.input)) throw new DispatchConflict();
-        return existing;
+        return { submission: existing, replayed: true };
       }
       // The session's conversation, created with its first admitted submission (same transaction).
       const sessionKey = sessionKeyColumn(sub.sessionKey);
@@ -69,7 +70,7 @@ export class SqliteSubmissions {
       }
       this.#db.sql.insertSubmission.run(...submissionInsertParams(row));
       // Read back so the caller gets exactly what a later get/replay returns.
-      return this.#db.mustGetSubmission(sub.id);
+      return { submission: this.#db.mustGetSubmission(sub.id), replayed: false };
     });
   }
 

@@ -11,6 +11,7 @@ import type {
   LeaseRenewal,
   LeaseRenewed,
   NewSubmission,
+  AdmittedSubmission,
   SessionKey,
   SessionSubmissionQuery,
   Submission,
@@ -38,7 +39,7 @@ export interface SubmissionStore {
    * `time` entry, its wait check at that time (so `listDueWaits` returns it then); the session's
    * listing shows it from its admission. `joinSessionOrder` releases it.
    */
-  admitSubmission(sub: NewSubmission): Promise<Submission>;
+  admitSubmission(sub: NewSubmission): Promise<AdmittedSubmission>;
   /**
    * A delayed message joins its session's order: waiting → queued as the session's newest
    * admission (its head when nothing is ahead of it), `delayedUntil`, its wait and its check

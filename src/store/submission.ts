@@ -162,6 +162,17 @@ export interface NewSubmission {
   delayedUntil?: number;
 }
 
+/** What `admitSubmission` answers: the stored row, and whether an earlier admission wrote it. */
+export interface AdmittedSubmission {
+  submission: Submission;
+  /**
+   * The row was there before this admission (the same dispatch id admitted earlier): told by the
+   * store's own write, not by comparing times, so a retry within the same millisecond is still
+   * a replay.
+   */
+  replayed: boolean;
+}
+
 export interface SubmissionClaim {
   submissionId: string;
   attemptId: string;

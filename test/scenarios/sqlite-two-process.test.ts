@@ -257,13 +257,13 @@ describe("sqlite store, two processes on one file", () => {
     for (let i = 0; i < 400; i++) {
       const key = { agent: "a", instance: "i", session: `s${i}` };
       const conversationId = await freshConversation(store, key.session);
-      const sub = await store.admitSubmission({
+      const sub = (await store.admitSubmission({
         id: `sub-${String(i).padStart(3, "0")}`,
         conversationId,
         sessionKey: key,
         input: { kind: "user", body: `hi ${i}` },
         createdAt: Date.now(),
-      });
+      })).submission;
       ids.push(sub.id);
     }
     const child = startChild(path, { task: "claim", busyTimeoutMs: 5_000 });

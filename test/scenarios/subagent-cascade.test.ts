@@ -23,7 +23,7 @@ const agents = { lead: scriptedAgent([]).definition, researcher: scriptedAgent([
 /** A waiting parent with four children: queued, waiting, running (another owner's) and settled. */
 async function seed(store: Store, clock: ManualClock) {
   const now = clock.now();
-  const parent = await store.admitSubmission({ id: "P", conversationId: "conv-P", sessionKey: { agent: "lead", instance: "i", session: "default" }, input: user("go"), createdAt: now });
+  const parent = (await store.admitSubmission({ id: "P", conversationId: "conv-P", sessionKey: { agent: "lead", instance: "i", session: "default" }, input: user("go"), createdAt: now })).submission;
   await store.claimSubmission({ submissionId: "P", attemptId: "pa", ownerId: "o", leaseExpiresAt: now + 30_000 });
   const calls = ["c-queued", "c-waiting", "c-running", "c-settled"];
   const ids: Record<string, string> = {};

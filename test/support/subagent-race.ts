@@ -19,7 +19,7 @@ async function seed(store: Store, clock: Clock, tag: string): Promise<{ parent: 
   const now = clock.now();
   const parentId = `race-${tag}`;
   const instance = `ri-${tag}`;
-  const parent = await store.admitSubmission({ id: parentId, conversationId: `conv-${tag}`, sessionKey: { agent: "lead", instance, session: "default" }, input: user("go"), createdAt: now });
+  const parent = (await store.admitSubmission({ id: parentId, conversationId: `conv-${tag}`, sessionKey: { agent: "lead", instance, session: "default" }, input: user("go"), createdAt: now })).submission;
   await store.claimSubmission({ submissionId: parentId, attemptId: `pa-${tag}`, ownerId: "o", leaseExpiresAt: now + 30_000 });
   const children: Submission[] = [];
   for (const callId of ["call-a", "call-b"]) {

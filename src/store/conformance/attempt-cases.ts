@@ -204,7 +204,7 @@ export function attemptCases(test: Register): void {
         resultSchema: { type: "object" },
       };
       const candidate = { id: fx.id(), conversationId, sessionKey: key, input, createdAt: fx.clock.now() };
-      const admitted = await store.admitSubmission(candidate);
+      const admitted = (await store.admitSubmission(candidate)).submission;
       const snapshot = structuredClone(await store.getSubmission(admitted.id));
 
       // The caller's objects, mutated after admission.

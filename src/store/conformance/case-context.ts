@@ -101,7 +101,7 @@ export class Fixtures {
   ): Promise<Submission> {
     const conversationId = await this.conversation(key);
     const id = extra.id ?? this.id();
-    return this.store.admitSubmission({
+    const { submission } = await this.store.admitSubmission({
       id,
       conversationId,
       sessionKey: key,
@@ -112,6 +112,7 @@ export class Fixtures {
       depth: extra.depth,
       ...(extra.delayedUntil !== undefined ? { delayedUntil: extra.delayedUntil } : {}),
     });
+    return submission;
   }
 
   /** Claims `sub` with a fresh attempt; returns the claimed row. */

@@ -114,7 +114,7 @@ export function delayedMessageCases(test: Register): void {
     test("DelayedMessageReplay", async ({ store, fx }) => {
       const { sub, until, key } = await delayed(fx);
       const input = { kind: "user" as const, body: "remind me", notBefore: new Date(until).toISOString() };
-      const again = await store.admitSubmission({ id: sub.id, conversationId: sub.conversationId, sessionKey: key, input, createdAt: fx.clock.now(), delayedUntil: until });
+      const again = (await store.admitSubmission({ id: sub.id, conversationId: sub.conversationId, sessionKey: key, input, createdAt: fx.clock.now(), delayedUntil: until })).submission;
       expect(again, "the same dispatch again replays the stored row").toEqual(await store.getSubmission(sub.id));
       await expectCode(
         store.admitSubmission({ id: sub.id, conversationId: sub.conversationId, sessionKey: key, input: { ...input, notBefore: new Date(until + 1).toISOString() }, createdAt: fx.clock.now(), delayedUntil: until + 1 }),

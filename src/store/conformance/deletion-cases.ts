@@ -97,14 +97,14 @@ export function deletionCases(test: Register): void {
     await store.reserveSettlement(running.id, running.attemptId!);
     await store.finalizeSettlement(running.id);
     // A delayed message waits outside the session's order: unsettled all the same.
-    const delayed = await store.admitSubmission({
+    const delayed = (await store.admitSubmission({
       id: fx.id(),
       conversationId: first.conversationId,
       sessionKey: key,
       input: { kind: "user", body: "later" },
       createdAt: fx.clock.now(),
       delayedUntil: fx.clock.now() + 60_000,
-    });
+    })).submission;
     await expectCode(store.deleteConversation(key), "session_busy", "a delayed message");
     await store.cancelSubmission(delayed.id, { errorCode: "cancelled", error: "cancelled: bye" });
     expect((await store.getSubmission(delayed.id)).status).toBe("settled");

@@ -30,13 +30,14 @@ export function submissionCases(test: Register): void {
           input: structuredClone(first.input),
           createdAt: clock.now(),
         });
-      const again = await replay();
+      const { submission: again, replayed } = await replay();
+      expect(replayed, "an admission of a stored id is a replay").toBe(true);
       expect(again.id, "replay returns the same submission").toBe(first.id);
       expect(again.status, "replay status").toBe("queued");
       expect(again.createdAt, "replay returns the stored row, not the new candidate").toBe(first.createdAt);
 
       const claimed = await fx.claim(first);
-      const afterClaim = await replay();
+      const afterClaim = (await replay()).submission;
       expect(afterClaim.status, "a replay after the claim returns the stored (running) row").toBe("running");
       expect(afterClaim.attemptId).toBe(claimed.attemptId);
       expect(afterClaim.attemptCount).toBe(1);
@@ -70,9 +71,11 @@ export function submissionCases(test: Register): void {
       const key = fx.key();
       const admit = (body: string) =>
         store.admitSubmission({ id: "fresh-1", freshId: true, conversationId: newId(clock.now()), sessionKey: key, input: { kind: "user", body }, createdAt: clock.now() });
-      const first = await admit("one");
+      const { submission: first, replayed: firstReplayed } = await admit("one");
+      expect(firstReplayed, "the first admission is not a replay").toBe(false);
       await clock.advance(1_000);
-      const again = await admit("one");
+      const { submission: again, replayed } = await admit("one");
+      expect(replayed).toBe(true);
       expect(again.id).toBe(first.id);
       expect(again.createdAt, "the stored row, not a second one").toBe(first.createdAt);
       expect(again.conversationId).toBe(first.conversationId);
@@ -80,15 +83,27 @@ export function submissionCases(test: Register): void {
       expect(ids(await store.listByStatus("queued")), "one submission").toEqual([first.id]);
     });
 
+    test("AdmissionReplayInTheSameMillisecond", async ({ store, clock, fx }) => {
+      // A retry can reach the store within the millisecond of the first admission (a warm
+      // process, a double submit): the store tells the replay by its own write, not by the time.
+      const key = fx.key();
+      const candidate = { id: fx.id(), conversationId: newId(clock.now()), sessionKey: key, input: { kind: "user" as const, body: "once" }, createdAt: clock.now() };
+      const first = await store.admitSubmission(candidate);
+      const again = await store.admitSubmission({ ...candidate, conversationId: newId(clock.now()) });
+      expect(first.replayed, "the first admission").toBe(false);
+      expect(again.replayed, "the same dispatch again, same createdAt").toBe(true);
+      expect(again.submission).toEqual(first.submission);
+    });
+
     test("AdmissionCreatesTheConversationWithTheSubmission", async ({ store, clock, fx }) => {
       const key = fx.key();
       await expectCode(store.getConversation(key), "conversation_not_found", "before the first admission");
       const candidate = newId(clock.now());
-      const first = await store.admitSubmission({ id: fx.id(), conversationId: candidate, sessionKey: key, input: { kind: "user", body: "one" }, createdAt: clock.now() });
+      const first = (await store.admitSubmission({ id: fx.id(), conversationId: candidate, sessionKey: key, input: { kind: "user", body: "one" }, createdAt: clock.now() })).submission;
       expect(first.conversationId, "the first admission's candidate becomes the conversation").toBe(candidate);
       const conversation = await store.getConversation(key);
       expect(conversation).toMatchObject({ id: candidate, key, createdAt: first.createdAt });
-      const second = await store.admitSubmission({ id: fx.id(), conversationId: newId(clock.now()), sessionKey: key, input: { kind: "user", body: "two" }, createdAt: clock.now() });
+      const second = (await store.admitSubmission({ id: fx.id(), conversationId: newId(clock.now()), sessionKey: key, input: { kind: "user", body: "two" }, createdAt: clock.now() })).submission;
       expect(second.conversationId, "a later admission joins the session's conversation, whatever its candidate").toBe(candidate);
       expect((await store.getSubmission(second.id)).conversationId).toBe(candidate);
       expect((await store.getConversation(key)).id).toBe(candidate);
@@ -162,13 +177,13 @@ export function submissionCases(test: Register): void {
           `re-admission differing only in ${field}`,
         );
       }
-      const replay = await store.admitSubmission({
+      const replay = (await store.admitSubmission({
         id: first.id,
         conversationId: first.conversationId,
         sessionKey: key,
         input: structuredClone(base),
         createdAt: first.createdAt,
-      });
+      })).submission;
       expect(replay.id, "an identical full input still replays").toBe(first.id);
       expect((await store.getSubmission(first.id)).input, "stored input after the conflicts").toEqual(base);
 

@@ -127,8 +127,8 @@ describe("local cloud: cancel", () => {
     });
     // A queued head no worker has been told of (admitted through the store: no doorbell).
     const key = { agent: "assistant", instance, session: "default" };
-    const head = await suite.store.admitSubmission({ id: `${match}-1`, conversationId: `conv-${match}`, sessionKey: key, input: { kind: "user", body: "a" }, createdAt: Date.now() });
-    const behind = await suite.store.admitSubmission({ id: `${match}-2`, conversationId: `conv-${match}`, sessionKey: key, input: { kind: "user", body: "b" }, createdAt: Date.now() });
+    const head = (await suite.store.admitSubmission({ id: `${match}-1`, conversationId: `conv-${match}`, sessionKey: key, input: { kind: "user", body: "a" }, createdAt: Date.now() })).submission;
+    const behind = (await suite.store.admitSubmission({ id: `${match}-2`, conversationId: `conv-${match}`, sessionKey: key, input: { kind: "user", body: "b" }, createdAt: Date.now() })).submission;
     const died = await fetch(`${crashing.url}/agents/assistant/${instance}/submissions/${head.id}/cancel`, { method: "POST", body: '{"reason":"mid-cancel crash"}' }).then(
       (res) => res.status,
       () => "connection lost",
@@ -160,7 +160,7 @@ describe("local cloud: cancel", () => {
     // What a subagent run leaves: a parent parked on its children, built through the store (the
     // harness has no subagent tool yet).
     const key = { agent: "assistant", instance, session: "default" };
-    const parent = await suite.store.admitSubmission({ id: `parent-${uid()}`, conversationId: first.json.conversationId, sessionKey: key, input: { kind: "user", body: "spawn" }, createdAt: Date.now() });
+    const parent = (await suite.store.admitSubmission({ id: `parent-${uid()}`, conversationId: first.json.conversationId, sessionKey: key, input: { kind: "user", body: "spawn" }, createdAt: Date.now() })).submission;
     const attemptId = `att-${uid()}`;
     // The worker may claim it first (its doorbell was never rung, but the sweep is off): claim it here.
     await suite.store.claimSubmission({ submissionId: parent.id, attemptId, ownerId: "test", leaseExpiresAt: Date.now() + 60_000 });

@@ -52,7 +52,7 @@ describe("consumed capacity", () => {
     );
     await measure("ensureConversation (existing)", () => store.ensureConversation({ id: newId(clock.now()), key, createdAt: clock.now() }));
     const input = { kind: "user" as const, body: text(200) };
-    const sub = await measure("admitSubmission (200 B body)", () =>
+    const { submission: sub } = await measure("admitSubmission (200 B body)", () =>
       store.admitSubmission({ id: "s1", conversationId: conversation.id, sessionKey: key, input, createdAt: clock.now() }),
     );
     await measure("admitSubmission (replay)", () =>

@@ -23,7 +23,7 @@ afterAll(() => {
 async function parentWaitingOn(store: Store, clock: ManualClock, calls: string[], n: number): Promise<Submission> {
   const key = { agent: "triage", instance: `i-${n}`, session: "default" };
   const { conversation } = await store.ensureConversation({ id: newId(clock.now()), key, createdAt: clock.now() });
-  const sub = await store.admitSubmission({ id: newId(clock.now()), conversationId: conversation.id, sessionKey: key, input: { kind: "user", body: "p" }, createdAt: clock.now() });
+  const sub = (await store.admitSubmission({ id: newId(clock.now()), conversationId: conversation.id, sessionKey: key, input: { kind: "user", body: "p" }, createdAt: clock.now() })).submission;
   const claimed = await store.claimSubmission({ submissionId: sub.id, attemptId: newId(clock.now()), ownerId: "o", leaseExpiresAt: clock.now() + 30_000 });
   await store.waitSubmission({ submissionId: sub.id, attemptId: claimed.attemptId!, pendingCalls: calls });
   return store.getSubmission(sub.id);

@@ -126,7 +126,7 @@ it.each(["submission", "conversation", "session"])(
       expect((await store.getSubmission(kept.submissionId)).outcome).toMatchObject({ status: "succeeded" });
 
       // A later admission starts afresh.
-      const again = await store.admitSubmission({ id: newId(clock.now()), conversationId: newId(clock.now()), sessionKey: key, input: { kind: "user", body: "hi" }, createdAt: clock.now() });
+      const again = (await store.admitSubmission({ id: newId(clock.now()), conversationId: newId(clock.now()), sessionKey: key, input: { kind: "user", body: "hi" }, createdAt: clock.now() })).submission;
       expect(again.conversationId).not.toBe(gone.conversationId);
     } finally {
       await dispose();

@@ -33,7 +33,7 @@ describe("DynamoDB lean history", () => {
 
       const key = { agent: "a", instance: "i", session: "default" };
       const { conversation } = await store.ensureConversation({ id: newId(clock.now()), key, createdAt: clock.now() });
-      const sub = await store.admitSubmission({ id: newId(clock.now() + 1), conversationId: conversation.id, sessionKey: key, input: { kind: "user", body: "hi" }, createdAt: clock.now() });
+      const sub = (await store.admitSubmission({ id: newId(clock.now() + 1), conversationId: conversation.id, sessionKey: key, input: { kind: "user", body: "hi" }, createdAt: clock.now() })).submission;
       const run = await store.claimSubmission({ submissionId: sub.id, attemptId: newId(clock.now()), ownerId: "o", leaseExpiresAt: clock.now() + 30_000 });
       const fence = { fence: { submissionId: sub.id, attemptId: run.attemptId! } };
       const turnStart = clock.now();

@@ -48,7 +48,7 @@ async function setup(extra: { dynamo?: DynamoDBClient; spillThresholdBytes?: num
   const admit = async (k: SessionKey = key(), body = "hello"): Promise<Submission> => {
     const { conversation } = await store.ensureConversation({ id: newId(clock.now()), key: k, createdAt: clock.now() });
     clock.set(clock.now() + 1);
-    return store.admitSubmission({ id: newId(clock.now()), conversationId: conversation.id, sessionKey: k, input: { kind: "user", body }, createdAt: clock.now() });
+    return (await store.admitSubmission({ id: newId(clock.now()), conversationId: conversation.id, sessionKey: k, input: { kind: "user", body }, createdAt: clock.now() })).submission;
   };
   const claim = (sub: { id: string }, s: Store = store) =>
     s.claimSubmission({ submissionId: sub.id, attemptId: newId(clock.now()), ownerId: "o", leaseExpiresAt: clock.now() + 30_000 });
@@ -220,7 +220,7 @@ describe("SDK retries", () => {
         return out;
       };
       // An admission first reserves its number (one UpdateItem, ADR 0035): that write meets the throttling.
-      const sub = await throttled("admission", "UpdateItemCommand", () =>
+      const { submission: sub } = await throttled("admission", "UpdateItemCommand", () =>
         t.store.admitSubmission({ id: "s1", conversationId: conversation.id, sessionKey: k, input: { kind: "user", body: "b" }, createdAt: 1 }),
       );
       const claimed = await throttled("the claim", "UpdateItemCommand", () => t.claim(sub));
@@ -554,7 +554,7 @@ describe("across store instances (separate Lambdas)", () => {
       const first = await t.claim(await t.admit(k));
       await t.store.reserveSettlement(first.id, first.attemptId!);
       const conversationId = first.conversationId;
-      const [next] = await Promise.all([
+      const [{ submission: next }] = await Promise.all([
         other.admitSubmission({ id: `next-${round}-${newId(t.clock.now())}`, conversationId, sessionKey: k, input: { kind: "user", body: "n" }, createdAt: t.clock.now() }),
         t.store.finalizeSettlement(first.id),
       ]);

@@ -65,7 +65,7 @@ describe("conversation retention on DynamoDB", () => {
     await say("stamp", "hello");
     expect((await sessionItem("stamp"))?.byStatusPk?.S, "idle once nothing is unsettled").toBe("idle#0");
     const { conversation } = await store.ensureConversation({ id: newId(clock.now()), key: key("stamp"), createdAt: clock.now() });
-    const queued = await store.admitSubmission({ id: newId(clock.now()), conversationId: conversation.id, sessionKey: key("stamp"), input: { kind: "user", body: "again" }, createdAt: clock.now() });
+    const queued = (await store.admitSubmission({ id: newId(clock.now()), conversationId: conversation.id, sessionKey: key("stamp"), input: { kind: "user", body: "again" }, createdAt: clock.now() })).submission;
     expect((await sessionItem("stamp"))?.byStatusPk, "the admission's reservation clears it").toBeUndefined();
     expect((await runtime.wait(queued.id)).status).toBe("succeeded");
     expect((await sessionItem("stamp"))?.byStatusPk?.S).toBe("idle#0");
@@ -75,7 +75,7 @@ describe("conversation retention on DynamoDB", () => {
     const parent = await say("parent", "hello");
     const child = key("parent-child");
     const { conversation } = await store.ensureConversation({ id: newId(clock.now()), key: child, createdAt: clock.now() });
-    const sub = await store.admitSubmission({
+    const sub = (await store.admitSubmission({
       id: newId(clock.now()),
       conversationId: conversation.id,
       sessionKey: child,
@@ -84,7 +84,7 @@ describe("conversation retention on DynamoDB", () => {
       parentSubmissionId: parent.submissionId,
       parentCallId: "call_1",
       depth: 1,
-    });
+    })).submission;
     const claimed = await store.claimSubmission({ submissionId: sub.id, attemptId: newId(clock.now()), ownerId: "o", leaseExpiresAt: clock.now() + 30_000 });
     await store.reserveSettlement(sub.id, claimed.attemptId!);
     await store.finalizeSettlement(sub.id);
@@ -121,7 +121,7 @@ describe("conversation retention on DynamoDB", () => {
     expect(() => createRuntime({ agents: { chat: { initialize: () => ({}) as never } }, store: plain, conversationRetentionMs: HOUR })).toThrow(/idleSessions: true/);
     const k = key("unstamped");
     const { conversation } = await plain.ensureConversation({ id: newId(clock.now()), key: k, createdAt: clock.now() });
-    const sub = await plain.admitSubmission({ id: newId(clock.now()), conversationId: conversation.id, sessionKey: k, input: { kind: "user", body: "hi" }, createdAt: clock.now() });
+    const sub = (await plain.admitSubmission({ id: newId(clock.now()), conversationId: conversation.id, sessionKey: k, input: { kind: "user", body: "hi" }, createdAt: clock.now() })).submission;
     const claimed = await plain.claimSubmission({ submissionId: sub.id, attemptId: newId(clock.now()), ownerId: "o", leaseExpiresAt: clock.now() + 30_000 });
     await plain.reserveSettlement(sub.id, claimed.attemptId!);
     await plain.finalizeSettlement(sub.id);

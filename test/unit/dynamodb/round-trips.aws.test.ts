@@ -43,7 +43,7 @@ describe("round trips of admission and claim (DynamoDB)", () => {
       let conversationId = "";
       expect(
         await calls(async () => {
-          conversationId = (await store.admitSubmission({ id: "s1", freshId: true, conversationId: "c1", sessionKey: key, input, createdAt: clock.now() })).conversationId;
+          conversationId = ((await store.admitSubmission({ id: "s1", freshId: true, conversationId: "c1", sessionKey: key, input, createdAt: clock.now() })).submission).conversationId;
         }),
       ).toBe("UpdateItem×1 TransactWriteItems×1");
       // A dispatch id may have been admitted before: that one is looked for (another session's head).

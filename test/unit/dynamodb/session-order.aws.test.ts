@@ -30,7 +30,7 @@ async function setup() {
   let n = 0;
   const admit = async (k: SessionKey, store: Store = made.store): Promise<Submission> => {
     const { conversation } = await store.ensureConversation({ id: newId(clock.now()), key: k, createdAt: clock.now() });
-    return store.admitSubmission({ id: newId(clock.now() + ++n), conversationId: conversation.id, sessionKey: k, input: { kind: "user", body: `m${n}` }, createdAt: clock.now() });
+    return (await store.admitSubmission({ id: newId(clock.now() + ++n), conversationId: conversation.id, sessionKey: k, input: { kind: "user", body: `m${n}` }, createdAt: clock.now() })).submission;
   };
   /** Runs the session's head to its settlement, as a worker would (claim, reserve, finalize). */
   const settleHead = async (k: SessionKey): Promise<string | undefined> => {

@@ -31,10 +31,10 @@ describe("memory store specifics", () => {
     const store = createMemoryStore({ clock: new ManualClock() });
     const base = { id: "s", conversationId: "c", sessionKey: key, createdAt: 0 };
     await store.admitSubmission({ ...base, input: { kind: "user", body: "b", resultRetries: 1 } });
-    const replay = await store.admitSubmission({
+    const replay = (await store.admitSubmission({
       ...base,
       input: { resultRetries: 1, body: "b", kind: "user", resultSchema: undefined },
-    });
+    })).submission;
     expect(replay.id).toBe("s");
   });
 

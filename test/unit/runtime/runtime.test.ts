@@ -42,9 +42,11 @@ describe("runtime: dispatch → drive → settle", () => {
     const { definition } = scriptedAgent([[{ text: "a" }]]);
     const h = await startTestServer({ agents: { assistant: definition } });
     const first = await h.runtime.dispatch({ agent: "assistant", instance: "w", dispatchId: "d-1", message: user("x") });
-    await h.clock.advance(5);
+    // Within the same millisecond (the test clock stands still): still a replay.
     const again = await h.runtime.dispatch({ agent: "assistant", instance: "w", dispatchId: "d-1", message: user("x") });
     expect(again).toEqual({ ...first, replayed: true });
+    await h.clock.advance(5);
+    expect(await h.runtime.dispatch({ agent: "assistant", instance: "w", dispatchId: "d-1", message: user("x") })).toEqual({ ...first, replayed: true });
     await expect(
       h.runtime.dispatch({ agent: "assistant", instance: "w", dispatchId: "d-1", message: user("changed") }),
     ).rejects.toMatchObject({ code: "dispatch_conflict" });

@@ -55,13 +55,13 @@ function delta(conversationId: string, text: string, payload: unknown = { text }
 
 async function seed(store: SqliteStore, clock: ManualClock) {
   const { conversation } = await store.ensureConversation({ id: "conv-1", key, createdAt: clock.now() });
-  const sub = await store.admitSubmission({
+  const sub = (await store.admitSubmission({
     id: "sub-1",
     conversationId: conversation.id,
     sessionKey: key,
     input: { kind: "user", body: "hello", resultSchema: { type: "object" } },
     createdAt: clock.now(),
-  });
+  })).submission;
   const claimed = await store.claimSubmission({ submissionId: sub.id, attemptId: "att-1", ownerId: "owner", leaseExpiresAt: clock.now() + 30_000 });
   await store.startAttempt({ id: "att-1", submissionId: sub.id, ownerId: "owner", startedAt: clock.now() });
   const records = await store.appendRecords(conversation.id, [delta(conversation.id, "a"), delta(conversation.id, "b")]);
@@ -251,14 +251,14 @@ describe("sqlite store on a file", () => {
     const out = await store.deliverChildOutcome({ parentSubmissionId: "parent", callId: "call-1", drafts: [delta(parent.conversationId, "x")] });
     expect(out.delivered && out.requeued).toBe(true);
     expect(await store.getCallWait("parent", "call-1")).toBeUndefined();
-    const later = await store.admitSubmission({
+    const later = (await store.admitSubmission({
       id: "later",
       conversationId: "conv-parent",
       sessionKey: key,
       input: { kind: "user", body: "later", notBefore: new Date(clock.now() + 60_000).toISOString() },
       createdAt: clock.now(),
       delayedUntil: clock.now() + 60_000,
-    });
+    })).submission;
     expect(later).toMatchObject({ status: "waiting", delayedUntil: clock.now() + 60_000 });
     expect((await store.getSessionHead(key))?.id, "the delayed message is outside the order").toBe("parent");
     await store.close();
