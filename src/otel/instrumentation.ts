@@ -46,13 +46,19 @@ export interface OtelInstrumentation {
   interceptor: Interceptor;
 }
 
-/** A span that ends once two things happened (its interceptor returned, and its observer event came). */
+/**
+ * A span that ends once two things happened (its interceptor returned, and its observer event
+ * came), at the time of the first: the model call was over then; the second only finishes the
+ * bookkeeping (the response's attributes), and may come after the next span started.
+ */
 interface Pending {
   span: Span;
   startedAt: number;
   returned: boolean;
   /** Set by the event that completes it (`model_response`). */
   completed: boolean;
+  /** When the first of the two happened (`performance.now()`, the clock the SDK's span times use). */
+  doneAt?: number;
   firstChunk: boolean;
 }
 
@@ -113,7 +119,8 @@ export function otelInstrumentation(options: OtelInstrumentationOptions = {}): O
   const lost = new Set<string>();
 
   const endPending = (p: Pending) => {
-    if (p.returned && p.completed) p.span.end();
+    if (p.returned && p.completed) p.span.end(p.doneAt);
+    else p.doneAt ??= performance.now();
   };
 
   function startAttempt(info: OpInfo): AttemptSpans | undefined {
