@@ -6,7 +6,9 @@ import { runRunbook } from "../support/runbook.ts";
  * The runbooks as written: every ```bash block of these files, run command by command in the
  * repository (test/support/runbook.ts: its own network namespace, so the documented ports are
  * free; `./harness-data` from a temporary folder), each `# →` line checked against the output.
- * Point it at more markdown files by adding them here. Up to three run side by side (each in
+ * Point it at more markdown files by adding them here (examples/approvals/README.md is not here:
+ * test/e2e/examples/approvals.test.ts runs its one block verbatim and checks more of what it
+ * prints). Up to three run side by side (each in
  * namespaces of its own, with its own `./harness-data` and `build/`): most of a runbook's time is
  * waiting on servers, replies written slowly, leases and sleeps; more at once would make the CPU
  * the wait (a runbook's servers answer within bounds a loaded machine can miss).
@@ -15,7 +17,6 @@ const RUNBOOKS = [
   "README.md",
   "docs/guide/quickstart.md",
   "docs/guide/client-and-cli.md",
-  "examples/approvals/README.md",
   "examples/triage/README.md",
   "examples/github-bot/README.md",
   "examples/coder/README.md",
