@@ -4,33 +4,16 @@
  * `apiGateway` the API opens `POST /callbacks/{callbackId}` (and nothing else) without its
  * authorization; an `AWS_IAM` function URL, which a third party cannot pass, is refused.
  */
-import { App, Stack } from "aws-cdk-lib";
-import { Template } from "aws-cdk-lib/assertions";
+import type { Stack } from "aws-cdk-lib";
 import { FunctionUrlAuthType } from "aws-cdk-lib/aws-lambda";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import nag from "cdk-nag";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
+import type { HarnessProps } from "../../../src/cdk/harness.ts";
 import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../../../src/lambda/env.ts";
+import { envOf, synthHarness, type Synth } from "../../support/cdk-synth.ts";
 
-const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
-const handler = fixture("handler.mjs");
-const handlerEntries = { http: handler, worker: handler, dlq: handler, sweeper: handler };
-
-function synth(props: (stack: Stack) => Partial<HarnessProps>) {
-  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
-  const stack = new Stack(app, "Test", { env: { account: "111122223333", region: "eu-west-1" } });
-  const harness = new Harness(stack, "Harness", { agentsEntry: fixture("agents.ts"), handlerEntries, ...props(stack) });
-  return { stack, harness, template: Template.fromStack(stack) };
-}
-type Synth = ReturnType<typeof synth>;
-
-function envOf(s: Synth, role: HarnessFunctionRole): Record<string, unknown> {
-  const id = s.stack.resolve((s.harness.functions[role].node.defaultChild as unknown as { logicalId: string }).logicalId) as string;
-  return (s.template.findResources("AWS::Lambda::Function")[id] as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties.Environment
-    .Variables;
-}
+const synth = (props: (stack: Stack) => Partial<HarnessProps>): Synth => synthHarness(props, { env: true });
 
 /** The names of the secrets a function reads at cold start. */
 function secretNames(s: Synth, role: HarnessFunctionRole): string[] {

@@ -1,28 +1,14 @@
-import { fileURLToPath } from "node:url";
-import { App, Stack } from "aws-cdk-lib";
-import { Template } from "aws-cdk-lib/assertions";
 import nag from "cdk-nag";
 import { describe, expect, it } from "vitest";
-import { Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
+import type { HarnessProps } from "../../../src/cdk/harness.ts";
 import type { HarnessSchedule } from "../../../src/cdk/harness-schedules.ts";
 import { HARNESS_ENV } from "../../../src/lambda/env.ts";
 import { scheduledDispatch } from "../../../src/runtime/scheduled-dispatch.ts";
+import { synthHarness } from "../../support/cdk-synth.ts";
 
 /** The construct's `schedules` option: EventBridge Scheduler → the schedule function → one dispatch per firing. */
 
-const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
-const handler = fixture("handler.mjs");
-
-function synth(props: Partial<HarnessProps> = {}) {
-  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
-  const stack = new Stack(app, "Test");
-  const harness = new Harness(stack, "Harness", {
-    agentsEntry: fixture("agents.ts"),
-    handlerEntries: { http: handler, worker: handler, dlq: handler, sweeper: handler },
-    ...props,
-  });
-  return { stack, harness, template: Template.fromStack(stack) };
-}
+const synth = (props: Partial<HarnessProps> = {}) => synthHarness(props);
 
 const standup: HarnessSchedule = {
   name: "standup",

@@ -4,41 +4,22 @@
  * secrets it receives (provider keys: worker and dlq; the bearer token: http), and the function
  * gets only those references.
  */
-import { App, Stack } from "aws-cdk-lib";
-import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
-import { type CfnRole, Role } from "aws-cdk-lib/aws-iam";
+import type { Stack } from "aws-cdk-lib";
+import { Annotations, Match } from "aws-cdk-lib/assertions";
+import type { Role } from "aws-cdk-lib/aws-iam";
 import { Key } from "aws-cdk-lib/aws-kms";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import nag from "cdk-nag";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
+import type { HarnessProps } from "../../../src/cdk/harness.ts";
 import { HarnessSecretInvalid } from "../../../src/cdk/harness-secrets.ts";
 import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../../../src/lambda/env.ts";
-
-const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
-const handler = fixture("handler.mjs");
-const handlerEntries = { http: handler, worker: handler, dlq: handler, sweeper: handler };
+import { envOf, logicalIdOf, synthHarness, type Synth } from "../../support/cdk-synth.ts";
 
 /** The plaintext a deployment must never carry in its template. */
 const PLAINTEXT = "sk-ant-do-not-ship-me";
 
-function synth(props: (stack: Stack) => Partial<HarnessProps>) {
-  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
-  const stack = new Stack(app, "Test", { env: { account: "111122223333", region: "eu-west-1" } });
-  const harness = new Harness(stack, "Harness", { agentsEntry: fixture("agents.ts"), handlerEntries, ...props(stack) });
-  return { stack, harness, template: Template.fromStack(stack) };
-}
-type Synth = ReturnType<typeof synth>;
-
-const logicalId = (s: Synth, construct: { node: { defaultChild?: unknown } }): string =>
-  s.stack.resolve((construct.node.defaultChild as CfnRole).logicalId) as string;
-
-function envOf(s: Synth, role: HarnessFunctionRole): Record<string, unknown> {
-  const id = logicalId(s, s.harness.functions[role]);
-  return (s.template.findResources("AWS::Lambda::Function")[id] as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties.Environment
-    .Variables;
-}
+const synth = (props: (stack: Stack) => Partial<HarnessProps>): Synth => synthHarness(props, { env: true });
 
 /** The secret references a function gets, resolved (tokens as CloudFormation intrinsics). */
 function secretsOf(s: Synth, role: HarnessFunctionRole): Record<string, unknown> | undefined {
@@ -51,7 +32,7 @@ function secretsOf(s: Synth, role: HarnessFunctionRole): Record<string, unknown>
 }
 
 function statementsOf(s: Synth, role: HarnessFunctionRole): { Action: string | string[]; Resource: unknown }[] {
-  const roleId = logicalId(s, s.harness.functions[role].role as Role);
+  const roleId = logicalIdOf(s, s.harness.functions[role].role as Role);
   return Object.values(s.template.findResources("AWS::IAM::Policy")).flatMap((policy: any) =>
     policy.Properties.Roles.some((r: { Ref?: string }) => r.Ref === roleId) ? policy.Properties.PolicyDocument.Statement : [],
   );

@@ -9,12 +9,11 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { App, Stack } from "aws-cdk-lib";
-import { Template } from "aws-cdk-lib/assertions";
-import type { CfnFunction } from "aws-cdk-lib/aws-lambda";
 import nag from "cdk-nag";
 import { afterAll, describe, expect, it } from "vitest";
 import { Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
 import { HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../../../src/lambda/env.ts";
+import { functionProperties, logicalIdOf, synthHarness, type Synth } from "../../support/cdk-synth.ts";
 
 const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
 const handler = fixture("tracing-handler.mjs");
@@ -22,21 +21,11 @@ const handlerEntries = { http: handler, worker: handler, dlq: handler, sweeper: 
 // Given, so no synth starts a child process to discover them.
 const agentNames = ["echo"];
 
-function synth(props: Partial<HarnessProps>) {
-  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
-  const stack = new Stack(app, "Test", { env: { account: "111122223333", region: "eu-west-1" } });
-  const harness = new Harness(stack, "Harness", { agentsEntry: fixture("agents.ts"), agentNames, handlerEntries, ...props });
-  return { stack, harness, template: Template.fromStack(stack) };
-}
-type Synth = ReturnType<typeof synth>;
-
-function functionOf(s: Synth, role: HarnessFunctionRole): Record<string, any> {
-  const id = s.stack.resolve((s.harness.functions[role].node.defaultChild as CfnFunction).logicalId) as string;
-  return (s.template.findResources("AWS::Lambda::Function")[id] as { Properties: Record<string, any> }).Properties;
-}
+const synth = (props: Partial<HarnessProps>): Synth => synthHarness({ agentNames, ...props }, { env: true, handler: "tracing-handler.mjs" });
+const functionOf = functionProperties;
 
 function actionsOf(s: Synth, role: HarnessFunctionRole): string[] {
-  const roleId = s.stack.resolve((s.harness.functions[role].role!.node.defaultChild as CfnFunction).logicalId) as string;
+  const roleId = logicalIdOf(s, s.harness.functions[role].role!);
   return Object.values(s.template.findResources("AWS::IAM::Policy")).flatMap((policy: any) =>
     policy.Properties.Roles.some((r: { Ref?: string }) => r.Ref === roleId)
       ? policy.Properties.PolicyDocument.Statement.flatMap((st: { Action: string | string[] }) => (Array.isArray(st.Action) ? st.Action : [st.Action]))

@@ -16,33 +16,17 @@ import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ON
 import { defaultHandlerEntry, Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
 import { entryFileOf, LAMBDA_ENTRY_FILE, lambdaBuildOptions, RESULT_SCHEMA_WORKER_FILE, staticClosure } from "../../../src/cdk/lambda-bundling.ts";
 import { HARNESS_TABLE } from "../../../src/dynamodb/table.ts";
+import { functionProperties, logicalIdOf, synthHarness, type Synth } from "../../support/cdk-synth.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
 const handler = fixture("handler.mjs");
 const handlerEntries = { http: handler, worker: handler, dlq: handler, sweeper: handler };
 
-interface Synth {
-  stack: Stack;
-  harness: Harness;
-  template: Template;
-}
-
 /** Synthesizes a Harness with stand-in handlers, bundling skipped (fast). */
-function synth(props: Partial<HarnessProps> = {}): Synth {
-  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
-  const stack = new Stack(app, "Test");
-  const harness = new Harness(stack, "Harness", { agentsEntry: fixture("agents.ts"), handlerEntries, ...props });
-  return { stack, harness, template: Template.fromStack(stack) };
-}
-
-const logicalId = (s: Synth, construct: { node: { defaultChild?: unknown } }): string =>
-  s.stack.resolve((construct.node.defaultChild as CfnRole).logicalId) as string;
-
-function functionResource(s: Synth, role: HarnessFunctionRole): { Properties: Record<string, any> } {
-  const id = logicalId(s, s.harness.functions[role]);
-  return s.template.findResources("AWS::Lambda::Function")[id] as { Properties: Record<string, any> };
-}
+const synth = (props: Partial<HarnessProps> = {}): Synth => synthHarness(props);
+const logicalId = logicalIdOf;
+const functionResource = (s: Synth, role: HarnessFunctionRole): { Properties: Record<string, any> } => ({ Properties: functionProperties(s, role) });
 
 interface Statement {
   Effect: string;

@@ -3,33 +3,19 @@
  * `DEFAULT_MEMORY_MB` (chosen by `npm run bench -- memory`), and the worker's and http function's
  * props override theirs.
  */
-import { App, Stack } from "aws-cdk-lib";
-import { Template } from "aws-cdk-lib/assertions";
-import type { CfnFunction } from "aws-cdk-lib/aws-lambda";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
+import type { HarnessProps } from "../../../src/cdk/harness.ts";
 import { DEFAULT_MEMORY_MB } from "../../../src/cdk/memory-sizes.ts";
 import { HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../../../src/lambda/env.ts";
-
-const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
-const handler = fixture("handler.mjs");
+import { logicalIdOf, synthHarness } from "../../support/cdk-synth.ts";
 
 function memoryOf(props: Partial<HarnessProps>): Record<HarnessFunctionRole | "schedule", number | undefined> {
-  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
-  const stack = new Stack(app, "Test");
-  const harness = new Harness(stack, "Harness", {
-    agentsEntry: fixture("agents.ts"),
-    agentNames: ["echo"],
-    handlerEntries: { http: handler, worker: handler, dlq: handler, sweeper: handler },
-    ...props,
-  });
-  const functions = Template.fromStack(stack).findResources("AWS::Lambda::Function");
-  const size = (fn: { node: { defaultChild?: unknown } } | undefined) =>
-    fn && (functions[stack.resolve((fn.node.defaultChild as CfnFunction).logicalId) as string]?.Properties.MemorySize as number);
+  const s = synthHarness({ agentNames: ["echo"], ...props });
+  const functions = s.template.findResources("AWS::Lambda::Function");
+  const size = (fn: { node: { defaultChild?: unknown } } | undefined) => fn && (functions[logicalIdOf(s, fn)]?.Properties.MemorySize as number);
   return {
-    ...(Object.fromEntries(HARNESS_FUNCTION_ROLES.map((role) => [role, size(harness.functions[role])])) as Record<HarnessFunctionRole, number>),
-    schedule: size(harness.scheduleFunction),
+    ...(Object.fromEntries(HARNESS_FUNCTION_ROLES.map((role) => [role, size(s.harness.functions[role])])) as Record<HarnessFunctionRole, number>),
+    schedule: size(s.harness.scheduleFunction),
   };
 }
 
