@@ -5,7 +5,7 @@
  * turn-boundary drain is one GetItem.
  */
 import type { StreamFn } from "@earendil-works/pi-agent-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { UnitMeter } from "../../bench/dynamo-units.ts";
 import { ManualClock } from "../../src/ports/clock.ts";
 import type { Doorbell } from "../../src/ports/queue.ts";
@@ -13,15 +13,10 @@ import type { Store } from "../../src/store/store.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
 import { keylessModel, streamBlocks } from "../../src/agent/block-stream.ts";
 import { createDynamoClient, createDynamoStore } from "../../src/dynamodb/index.ts";
-import { BUCKET, ensureBucket, freshStore, testClients } from "../support/dynamodb-fixtures.ts";
+import { BUCKET, freshStore, useTestClients } from "../support/dynamodb-fixtures.ts";
 import { proseLike, withoutCheckpoints } from "../support/store-variants.ts";
 
-const clients = testClients();
-beforeAll(() => ensureBucket(clients.s3));
-afterAll(() => {
-  clients.dynamo.destroy();
-  clients.s3.destroy();
-});
+const clients = useTestClients();
 
 /** ~8 KB of text per reply that compresses about as prose does (1 KB delta flushes). */
 const LONG_REPLY = proseLike(8_000, 7);

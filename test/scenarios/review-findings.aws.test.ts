@@ -3,17 +3,11 @@
  * one store per Lambda, faults injected into a store's SDK client (a log batch is one PutItem).
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll } from "vitest";
 import { createDynamoClient, createDynamoStore } from "../../src/dynamodb/index.ts";
-import { BUCKET, ensureBucket, freshStore, testClients } from "../support/dynamodb-fixtures.ts";
+import { BUCKET, freshStore, useTestClients } from "../support/dynamodb-fixtures.ts";
 import { describeReviewFindings, type FaultyStore, writeFaults } from "./review-findings.cases.ts";
 
-const clients = testClients();
-beforeAll(() => ensureBucket(clients.s3));
-afterAll(() => {
-  clients.dynamo.destroy();
-  clients.s3.destroy();
-});
+const clients = useTestClients();
 
 /** A client whose puts of log batches (`L#…` items) a case can hold, fail once or hang. */
 function faultyPuts(): { dynamo: DynamoDBClient; control: Omit<FaultyStore, "store"> } {

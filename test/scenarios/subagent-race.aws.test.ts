@@ -1,16 +1,11 @@
 /** Two children settling at once wake their parent exactly once, on DynamoDB Local (two store instances, as two Lambdas). */
-import { afterAll, beforeAll, it } from "vitest";
+import { it } from "vitest";
 import { systemClock } from "../../src/ports/clock.ts";
 import { createDynamoStore } from "../../src/dynamodb/index.ts";
 import { raceTwoChildren } from "../support/subagent-race.ts";
-import { BUCKET, ensureBucket, freshStore, testClients } from "../support/dynamodb-fixtures.ts";
+import { BUCKET, freshStore, useTestClients } from "../support/dynamodb-fixtures.ts";
 
-const clients = testClients();
-beforeAll(() => ensureBucket(clients.s3));
-afterAll(() => {
-  clients.dynamo.destroy();
-  clients.s3.destroy();
-});
+const clients = useTestClients();
 
 it("DynamoDB: two children's wakes racing (each twice, from two store instances) requeue and ring the parent once", { timeout: 120_000 }, async () => {
   const { store, tableName, dispose } = await freshStore(clients, systemClock);

@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { DeleteTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
+import { afterAll, beforeAll } from "vitest";
 import type { Clock } from "../../src/ports/clock.ts";
 import type { Store } from "../../src/store/store.ts";
 import {
@@ -34,6 +35,20 @@ export function testClients(): { dynamo: DynamoDBClient; s3: S3Client } {
     dynamo: createDynamoClient({}, { baseDelayMs: 5, throttlingBaseDelayMs: 10 }),
     s3: createS3Client(),
   };
+}
+
+/**
+ * `testClients()` for the whole test file: the shared bucket made before its tests, both clients
+ * closed after them.
+ */
+export function useTestClients(): { dynamo: DynamoDBClient; s3: S3Client } {
+  const clients = testClients();
+  beforeAll(() => ensureBucket(clients.s3));
+  afterAll(() => {
+    clients.dynamo.destroy();
+    clients.s3.destroy();
+  });
+  return clients;
 }
 
 export async function ensureBucket(s3: S3Client): Promise<void> {

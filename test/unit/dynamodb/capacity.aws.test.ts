@@ -5,18 +5,13 @@
  * lower bound; the ADRs give the real charge next to them.
  */
 import { newId } from "../../../src/conversation/ids.ts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/ports/clock.ts";
 import type { RecordDraft } from "../../../src/protocol/records.ts";
 import { countConsumedCapacity, createDynamoClient } from "../../../src/dynamodb/index.ts";
-import { ensureBucket, freshStore, testClients } from "../../support/dynamodb-fixtures.ts";
+import { freshStore, useTestClients } from "../../support/dynamodb-fixtures.ts";
 
-const clients = testClients();
-beforeAll(() => ensureBucket(clients.s3));
-afterAll(() => {
-  clients.dynamo.destroy();
-  clients.s3.destroy();
-});
+const clients = useTestClients();
 
 describe("consumed capacity", () => {
   it("counts read and write units per command, and detaches", async () => {

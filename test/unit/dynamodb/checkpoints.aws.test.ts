@@ -6,18 +6,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { LogCheckpoint } from "../../../src/conversation/checkpoint.ts";
 import type { ConversationRecord } from "../../../src/protocol/records.ts";
 import { ManualClock } from "../../../src/ports/clock.ts";
-import { ensureBucket, freshStore, testClients } from "../../support/dynamodb-fixtures.ts";
+import { freshStore, useTestClients } from "../../support/dynamodb-fixtures.ts";
 
-const clients = testClients();
-beforeAll(() => ensureBucket(clients.s3));
-afterAll(() => {
-  clients.dynamo.destroy();
-  clients.s3.destroy();
-});
+const clients = useTestClients();
 
 /** A checkpoint at `at` whose path holds `bytes` of text that does not compress away. */
 function checkpoint(at: string, bytes: number): LogCheckpoint {

@@ -3,7 +3,7 @@
  * instant from different instances wake their parent exactly once, and a delivery whose response
  * is lost is applied once. Against DynamoDB Local.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/conversation/ids.ts";
 import type { RecordDraft } from "../../../src/protocol/records.ts";
 import type { ChildOutcomeDelivered } from "../../../src/store/child-outcome.ts";
@@ -11,14 +11,9 @@ import { ManualClock } from "../../../src/ports/clock.ts";
 import type { Store } from "../../../src/store/store.ts";
 import type { Submission } from "../../../src/store/submission.ts";
 import { createDynamoClient, createDynamoStore } from "../../../src/dynamodb/index.ts";
-import { BUCKET, ensureBucket, freshStore, testClients } from "../../support/dynamodb-fixtures.ts";
+import { BUCKET, freshStore, useTestClients } from "../../support/dynamodb-fixtures.ts";
 
-const clients = testClients();
-beforeAll(() => ensureBucket(clients.s3));
-afterAll(() => {
-  clients.dynamo.destroy();
-  clients.s3.destroy();
-});
+const clients = useTestClients();
 
 async function parentWaitingOn(store: Store, clock: ManualClock, calls: string[], n: number): Promise<Submission> {
   const key = { agent: "triage", instance: `i-${n}`, session: "default" };

@@ -8,21 +8,16 @@
 import { randomBytes } from "node:crypto";
 import { HeadObjectCommand } from "@aws-sdk/client-s3";
 import { ScanCommand } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { checkpointOf } from "../../../src/conversation/checkpoint.ts";
 import { newId } from "../../../src/conversation/ids.ts";
 import { ManualClock } from "../../../src/ports/clock.ts";
 import type { AttachmentRef, RecordDraft } from "../../../src/protocol/records.ts";
 import type { Store } from "../../../src/store/store.ts";
 import type { SessionKey } from "../../../src/store/submission.ts";
-import { BUCKET, ensureBucket, freshStore, testClients } from "../../support/dynamodb-fixtures.ts";
+import { BUCKET, freshStore, useTestClients } from "../../support/dynamodb-fixtures.ts";
 
-const clients = testClients();
-beforeAll(() => ensureBucket(clients.s3));
-afterAll(() => {
-  clients.dynamo.destroy();
-  clients.s3.destroy();
-});
+const clients = useTestClients();
 
 /** A settled submission of `key` whose input and record carry `attachments`, with a spilled record and a checkpoint too large for its item. */
 async function seed(store: Store, clock: ManualClock, key: SessionKey, attachments: AttachmentRef[]): Promise<{ submissionId: string; conversationId: string }> {

@@ -6,21 +6,16 @@
  * at once, before any TTL deleted them (DynamoDB Local never does); the retention is checked.
  */
 import { DescribeTimeToLiveCommand, QueryCommand } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/conversation/ids.ts";
 import { DEFAULT_DELTA_RETENTION_MS } from "../../../src/conversation/delta-folding.ts";
 import { createDynamoStore, HARNESS_TABLE } from "../../../src/dynamodb/index.ts";
 import { batchEntries } from "../../../src/dynamodb/log-batch.ts";
 import { ManualClock } from "../../../src/ports/clock.ts";
 import type { RecordDraft } from "../../../src/protocol/records.ts";
-import { BUCKET, ensureBucket, freshStore, testClients } from "../../support/dynamodb-fixtures.ts";
+import { BUCKET, freshStore, useTestClients } from "../../support/dynamodb-fixtures.ts";
 
-const clients = testClients();
-beforeAll(() => ensureBucket(clients.s3));
-afterAll(() => {
-  clients.dynamo.destroy();
-  clients.s3.destroy();
-});
+const clients = useTestClients();
 
 describe("DynamoDB lean history", () => {
   it("delta batches carry the TTL from their turn's start, mixed batches a fold time, and reads leave a turn's deltas out at once", async () => {

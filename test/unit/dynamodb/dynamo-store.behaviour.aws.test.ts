@@ -13,7 +13,7 @@ import {
   GetItemCommand,
   QueryCommand,
 } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/conversation/ids.ts";
 import type { ConversationRecord, RecordDraft } from "../../../src/protocol/records.ts";
 import { ManualClock } from "../../../src/ports/clock.ts";
@@ -24,14 +24,9 @@ import { createDynamoClient, createDynamoStore, createS3Client, HARNESS_TABLE } 
 import { DYNAMO_REQUEST_TIMEOUT_MS } from "../../../src/dynamodb/clients.ts";
 import { itemBytes } from "../../../src/dynamodb/item.ts";
 import { batchEntries } from "../../../src/dynamodb/log-batch.ts";
-import { BUCKET, ensureBucket, freshStore, testClients } from "../../support/dynamodb-fixtures.ts";
+import { BUCKET, freshStore, useTestClients } from "../../support/dynamodb-fixtures.ts";
 
-const clients = testClients();
-beforeAll(() => ensureBucket(clients.s3));
-afterAll(() => {
-  clients.dynamo.destroy();
-  clients.s3.destroy();
-});
+const clients = useTestClients();
 
 /** A fresh table and store per test, plus helpers to seed it. */
 async function setup(extra: { dynamo?: DynamoDBClient; spillThresholdBytes?: number } = {}) {

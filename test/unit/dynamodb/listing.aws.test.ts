@@ -2,19 +2,14 @@
  * The operator's listing on DynamoDB reads the listed session's partition and the submissions it
  * names, never the table: a page of 2 from a busy table costs what a page of 2 costs.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/ports/clock.ts";
 import type { SessionKey } from "../../../src/store/submission.ts";
 import { createDynamoClient } from "../../../src/dynamodb/index.ts";
 import { sessionPk } from "../../../src/dynamodb/keys.ts";
-import { ensureBucket, freshStore, testClients } from "../../support/dynamodb-fixtures.ts";
+import { freshStore, useTestClients } from "../../support/dynamodb-fixtures.ts";
 
-const clients = testClients();
-beforeAll(() => ensureBucket(clients.s3));
-afterAll(() => {
-  clients.dynamo.destroy();
-  clients.s3.destroy();
-});
+const clients = useTestClients();
 
 describe("DynamoDB: listSessionSubmissions", () => {
   it("queries only the session's partition and reads only the listed submissions", async () => {

@@ -8,18 +8,13 @@
  * - a claim returns the input its caller read (an input never changes) instead of reading it;
  * - an append after a read that reached the end of the log takes the tail from that read.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/ports/clock.ts";
 import type { RecordDraft } from "../../../src/protocol/records.ts";
 import { countConsumedCapacity, createDynamoClient, createDynamoStore } from "../../../src/dynamodb/index.ts";
-import { BUCKET, ensureBucket, freshStore, testClients } from "../../support/dynamodb-fixtures.ts";
+import { BUCKET, freshStore, useTestClients } from "../../support/dynamodb-fixtures.ts";
 
-const clients = testClients();
-beforeAll(() => ensureBucket(clients.s3));
-afterAll(() => {
-  clients.dynamo.destroy();
-  clients.s3.destroy();
-});
+const clients = useTestClients();
 
 describe("round trips of admission and claim (DynamoDB)", () => {
   it("sends only the requests that decide something", async () => {

@@ -5,21 +5,16 @@
  * pointer waiting at it, and never holds the session.
  */
 import { GetItemCommand, QueryCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/conversation/ids.ts";
 import { ManualClock } from "../../../src/ports/clock.ts";
 import type { Store } from "../../../src/store/store.ts";
 import type { SessionKey, Submission } from "../../../src/store/submission.ts";
 import { createDynamoStore } from "../../../src/dynamodb/index.ts";
 import { sessionPk } from "../../../src/dynamodb/keys.ts";
-import { BUCKET, ensureBucket, freshStore, testClients } from "../../support/dynamodb-fixtures.ts";
+import { BUCKET, freshStore, useTestClients } from "../../support/dynamodb-fixtures.ts";
 
-const clients = testClients();
-beforeAll(() => ensureBucket(clients.s3));
-afterAll(() => {
-  clients.dynamo.destroy();
-  clients.s3.destroy();
-});
+const clients = useTestClients();
 
 async function setup() {
   const clock = new ManualClock();
