@@ -7,22 +7,19 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import { App, Stack } from "aws-cdk-lib";
 import nag from "cdk-nag";
 import { afterAll, describe, expect, it } from "vitest";
 import { Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
 import { HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../../../src/lambda/env.ts";
-import { functionProperties, logicalIdOf, synthHarness, type Synth } from "../../support/cdk-synth.ts";
+import { cdkFixture, functionProperties, logicalIdOf, standInHandlers, synthHarness, type Synth } from "../../support/cdk-synth.ts";
 
-const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
-const handler = fixture("tracing-handler.mjs");
-const handlerEntries = { http: handler, worker: handler, dlq: handler, sweeper: handler };
+const handlerEntries = standInHandlers("tracing-handler.mjs");
 // Given, so no synth starts a child process to discover them.
 const agentNames = ["echo"];
 
 const synth = (props: Partial<HarnessProps>): Synth => synthHarness({ agentNames, ...props }, { env: true, handler: "tracing-handler.mjs" });
-const functionOf = functionProperties;
 
 function actionsOf(s: Synth, role: HarnessFunctionRole): string[] {
   const roleId = logicalIdOf(s, s.harness.functions[role].role!);
@@ -60,7 +57,7 @@ describe("Harness: tracing", () => {
   it("xray: active tracing on every function, roles that may write traces, no bodies recorded, no cdk-nag finding", () => {
     const s = synth({ tracing: { xray: true } });
     for (const role of HARNESS_FUNCTION_ROLES) {
-      const fn = functionOf(s, role);
+      const fn = functionProperties(s, role);
       expect(fn.TracingConfig, role).toEqual({ Mode: "Active" });
       expect(fn.Environment.Variables, role).toMatchObject({
         POWERTOOLS_TRACER_CAPTURE_RESPONSE: "false",
@@ -74,8 +71,8 @@ describe("Harness: tracing", () => {
   it("off by default: no tracing mode, no tracer variables, no X-Ray grant", () => {
     const s = synth({});
     for (const role of HARNESS_FUNCTION_ROLES) {
-      expect(functionOf(s, role).TracingConfig, role).toBeUndefined();
-      expect(Object.keys(functionOf(s, role).Environment.Variables).filter((k) => k.startsWith("POWERTOOLS_TRACER")), role).toEqual([]);
+      expect(functionProperties(s, role).TracingConfig, role).toBeUndefined();
+      expect(Object.keys(functionProperties(s, role).Environment.Variables).filter((k) => k.startsWith("POWERTOOLS_TRACER")), role).toEqual([]);
       expect(actionsOf(s, role).filter((a) => a.startsWith("xray:")), role).toEqual([]);
     }
   }, 120_000);
@@ -98,7 +95,7 @@ describe("Harness: tracing", () => {
       outdirs.push(outdir);
       const app = new App({ outdir });
       const stack = new Stack(app, "Test", { env: { account: "111122223333", region: "eu-west-1" } });
-      new Harness(stack, "Harness", { agentsEntry: fixture("agents.ts"), agentNames, handlerEntries, sourceMaps: false, ...props });
+      new Harness(stack, "Harness", { agentsEntry: cdkFixture("agents.ts"), agentNames, handlerEntries, sourceMaps: false, ...props });
       const template = app.synth().getStackByName("Test").template as { Resources: Record<string, { Type: string; Properties: any }> };
       const assetOf = (role: HarnessFunctionRole): string => {
         const prefix = `Harness${role[0]!.toUpperCase()}${role.slice(1)}Function`;
@@ -122,7 +119,7 @@ describe("Harness: tracing", () => {
       ((await import(pathToFileURL(entry).href)) as { handler: () => Promise<{ agents: string[]; setupRuns: number; hooks: string[][] }> }).handler();
 
     it("openTelemetry and xray: every function runs the setup module at cold start and installs both hooks", async () => {
-      const assets = bundled({ tracing: { xray: true, openTelemetry: { setupEntry: fixture("otel-setup.ts") } } });
+      const assets = bundled({ tracing: { xray: true, openTelemetry: { setupEntry: cdkFixture("otel-setup.ts") } } });
       for (const role of HARNESS_FUNCTION_ROLES) {
         const text = code(assets[role]);
         expect(text, role).toContain("deployment.environment.name");

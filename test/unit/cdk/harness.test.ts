@@ -16,17 +16,11 @@ import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ON
 import { defaultHandlerEntry, Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
 import { entryFileOf, LAMBDA_ENTRY_FILE, lambdaBuildOptions, RESULT_SCHEMA_WORKER_FILE, staticClosure } from "../../../src/cdk/lambda-bundling.ts";
 import { HARNESS_TABLE } from "../../../src/dynamodb/table.ts";
-import { functionProperties, logicalIdOf, synthHarness, type Synth } from "../../support/cdk-synth.ts";
+import { cdkFixture, functionProperties, logicalIdOf, standInHandlers, synthHarness, type Synth } from "../../support/cdk-synth.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
-const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
-const handler = fixture("handler.mjs");
-const handlerEntries = { http: handler, worker: handler, dlq: handler, sweeper: handler };
+const handlerEntries = standInHandlers();
 
-/** Synthesizes a Harness with stand-in handlers, bundling skipped (fast). */
-const synth = (props: Partial<HarnessProps> = {}): Synth => synthHarness(props);
-const logicalId = logicalIdOf;
-const functionResource = (s: Synth, role: HarnessFunctionRole): { Properties: Record<string, any> } => ({ Properties: functionProperties(s, role) });
 
 interface Statement {
   Effect: string;
@@ -36,7 +30,7 @@ interface Statement {
 
 /** Every policy statement attached to the execution role of one function. */
 function statements(s: Synth, role: HarnessFunctionRole): Statement[] {
-  const roleId = logicalId(s, s.harness.functions[role].role as Role);
+  const roleId = logicalIdOf(s, s.harness.functions[role].role as Role);
   return Object.values(s.template.findResources("AWS::IAM::Policy")).flatMap((policy: any) =>
     policy.Properties.Roles.some((r: { Ref?: string }) => r.Ref === roleId) ? policy.Properties.PolicyDocument.Statement : [],
   );
@@ -44,7 +38,7 @@ function statements(s: Synth, role: HarnessFunctionRole): Statement[] {
 const actionsOf = (st: Statement): string[] => (Array.isArray(st.Action) ? st.Action : [st.Action]);
 const resourcesOf = (st: Statement): unknown[] => (Array.isArray(st.Resource) ? st.Resource : [st.Resource]);
 const allActions = (s: Synth, role: HarnessFunctionRole): string[] => statements(s, role).flatMap(actionsOf);
-const envOf = (s: Synth, role: HarnessFunctionRole): Record<string, any> => functionResource(s, role).Properties.Environment.Variables;
+const envOf = (s: Synth, role: HarnessFunctionRole): Record<string, any> => functionProperties(s, role).Environment.Variables;
 
 function nagViolations(stack: Stack): string[] {
   const report = new nag.AwsSolutionsChecks().validateScope(stack);
@@ -54,10 +48,10 @@ function nagViolations(stack: Stack): string[] {
 }
 
 describe("Harness: queue and dead-letter queue", () => {
-  const s = synth();
+  const s = synthHarness();
   const queues = s.template.findResources("AWS::SQS::Queue");
-  const queue = queues[logicalId(s, s.harness.queue)]!.Properties;
-  const dlq = queues[logicalId(s, s.harness.deadLetterQueue)]!.Properties;
+  const queue = queues[logicalIdOf(s, s.harness.queue)]!.Properties;
+  const dlq = queues[logicalIdOf(s, s.harness.deadLetterQueue)]!.Properties;
 
   it("is FIFO without content-based deduplication (senders give fresh deduplication ids)", () => {
     expect(queue.FifoQueue).toBe(true);
@@ -67,19 +61,19 @@ describe("Harness: queue and dead-letter queue", () => {
   });
 
   it("keeps the visibility timeout at least the worker timeout", () => {
-    const workerTimeout = functionResource(s, "worker").Properties.Timeout as number;
+    const workerTimeout = functionProperties(s, "worker").Timeout as number;
     expect(workerTimeout).toBe(900);
     expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(workerTimeout);
-    const dlqHandlerTimeout = functionResource(s, "dlq").Properties.Timeout as number;
+    const dlqHandlerTimeout = functionProperties(s, "dlq").Timeout as number;
     expect(dlq.VisibilityTimeout).toBeGreaterThanOrEqual(dlqHandlerTimeout);
   });
 
   it("moves a doorbell to the DLQ only after 30 receives (well above the attempt budget of 10)", () => {
     expect(queue.RedrivePolicy).toEqual({
-      deadLetterTargetArn: { "Fn::GetAtt": [logicalId(s, s.harness.deadLetterQueue), "Arn"] },
+      deadLetterTargetArn: { "Fn::GetAtt": [logicalIdOf(s, s.harness.deadLetterQueue), "Arn"] },
       maxReceiveCount: 30,
     });
-    const custom = synth({ maxReceiveCount: 50 });
+    const custom = synthHarness({ maxReceiveCount: 50 });
     custom.template.hasResourceProperties("AWS::SQS::Queue", { RedrivePolicy: Match.objectLike({ maxReceiveCount: 50 }) });
   });
 
@@ -99,19 +93,19 @@ describe("Harness: queue and dead-letter queue", () => {
   });
 
   it("refuses a visibility timeout below the worker timeout", () => {
-    expect(() => synth({ workerTimeout: Duration.minutes(10), queueVisibilityTimeout: Duration.minutes(5) })).toThrow(
+    expect(() => synthHarness({ workerTimeout: Duration.minutes(10), queueVisibilityTimeout: Duration.minutes(5) })).toThrow(
       /queueVisibilityTimeout/,
     );
   });
 });
 
 describe("Harness: functions", () => {
-  const s = synth();
+  const s = synthHarness();
 
   it("runs all four on nodejs22.x / arm64 with the harness environment", () => {
     s.template.resourceCountIs("AWS::Lambda::Function", 4);
     for (const role of HARNESS_FUNCTION_ROLES) {
-      const props = functionResource(s, role).Properties;
+      const props = functionProperties(s, role);
       expect(props.Runtime).toBe("nodejs22.x");
       expect(props.Architectures).toEqual(["arm64"]);
       expect(props.PackageType).toBeUndefined();
@@ -125,11 +119,11 @@ describe("Harness: functions", () => {
   });
 
   it("gives the http function a stream limit that ends well before its timeout", () => {
-    const props = functionResource(s, "http").Properties;
+    const props = functionProperties(s, "http");
     const streamMaxMs = Number(props.Environment.Variables[HARNESS_ENV.streamMaxMs]);
     expect(streamMaxMs).toBe(5 * 60_000);
     expect(props.Timeout * 1000 - streamMaxMs).toBeGreaterThanOrEqual(10_000);
-    expect(() => synth({ streamMaxDuration: Duration.minutes(10), httpTimeout: Duration.minutes(10) })).toThrow(
+    expect(() => synthHarness({ streamMaxDuration: Duration.minutes(10), httpTimeout: Duration.minutes(10) })).toThrow(
       /streamMaxDuration/,
     );
   });
@@ -139,19 +133,19 @@ describe("Harness: functions", () => {
     s.template.hasResourceProperties("AWS::Lambda::Url", {
       InvokeMode: "RESPONSE_STREAM",
       AuthType: "AWS_IAM",
-      TargetFunctionArn: { "Fn::GetAtt": [logicalId(s, s.harness.functions.http), "Arn"] },
+      TargetFunctionArn: { "Fn::GetAtt": [logicalIdOf(s, s.harness.functions.http), "Arn"] },
     });
-    expect(functionResource(s, "http").Properties.Environment.Variables[HARNESS_ENV.urlAuth]).toBe("AWS_IAM");
+    expect(functionProperties(s, "http").Environment.Variables[HARNESS_ENV.urlAuth]).toBe("AWS_IAM");
 
-    const open = synth({ urlAuthType: FunctionUrlAuthType.NONE });
+    const open = synthHarness({ urlAuthType: FunctionUrlAuthType.NONE });
     open.template.hasResourceProperties("AWS::Lambda::Url", { InvokeMode: "RESPONSE_STREAM", AuthType: "NONE" });
-    expect(functionResource(open, "http").Properties.Environment.Variables[HARNESS_ENV.urlAuth]).toBe("NONE");
+    expect(functionProperties(open, "http").Environment.Variables[HARNESS_ENV.urlAuth]).toBe("NONE");
   });
 
   it("lets only granted principals call the IAM-protected URL, and only through the URL", () => {
     const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
     const stack = new Stack(app, "Grant");
-    const harness = new Harness(stack, "Harness", { agentsEntry: fixture("agents.ts"), handlerEntries });
+    const harness = new Harness(stack, "Harness", { agentsEntry: cdkFixture("agents.ts"), handlerEntries });
     const caller = new Role(stack, "Caller", { assumedBy: new AccountRootPrincipal() });
     harness.grantInvoke(caller);
     const t = Template.fromStack(stack);
@@ -176,11 +170,11 @@ describe("Harness: functions", () => {
     // One mapping: a second one's pollers would bill ~650,000 empty receives a month on the DLQ.
     expect(mappings).toHaveLength(1);
     const byFunction = (role: HarnessFunctionRole) =>
-      mappings.find((m) => m.FunctionName.Ref === logicalId(s, s.harness.functions[role]));
+      mappings.find((m) => m.FunctionName.Ref === logicalIdOf(s, s.harness.functions[role]));
     expect(byFunction("worker")).toMatchObject({
       BatchSize: 1,
       FunctionResponseTypes: ["ReportBatchItemFailures"],
-      EventSourceArn: { "Fn::GetAtt": [logicalId(s, s.harness.queue), "Arn"] },
+      EventSourceArn: { "Fn::GetAtt": [logicalIdOf(s, s.harness.queue), "Arn"] },
     });
     expect(byFunction("dlq")).toBeUndefined();
   });
@@ -188,17 +182,17 @@ describe("Harness: functions", () => {
   it("drains the DLQ with the dlq function on the sweep schedule, told the DLQ's URL", () => {
     s.template.hasResourceProperties("AWS::Events::Rule", {
       ScheduleExpression: "rate(1 minute)",
-      Targets: Match.arrayWith([Match.objectLike({ Arn: { "Fn::GetAtt": [logicalId(s, s.harness.functions.dlq), "Arn"] } })]),
+      Targets: Match.arrayWith([Match.objectLike({ Arn: { "Fn::GetAtt": [logicalIdOf(s, s.harness.functions.dlq), "Arn"] } })]),
     });
-    expect(envOf(s, "dlq")[HARNESS_ENV.deadLetterQueueUrl]).toEqual({ Ref: logicalId(s, s.harness.deadLetterQueue) });
+    expect(envOf(s, "dlq")[HARNESS_ENV.deadLetterQueueUrl]).toEqual({ Ref: logicalIdOf(s, s.harness.deadLetterQueue) });
     for (const role of ["http", "worker", "sweeper"] as const) expect(envOf(s, role)[HARNESS_ENV.deadLetterQueueUrl], role).toBeUndefined();
     expect(allActions(s, "dlq")).toEqual(expect.arrayContaining(["sqs:ReceiveMessage", "sqs:DeleteMessage"]));
   });
 
   it("runs the worker up to 15 minutes by default, configurable, with optional reserved concurrency", () => {
-    expect(functionResource(s, "worker").Properties.ReservedConcurrentExecutions).toBeUndefined();
-    const custom = synth({ workerTimeout: Duration.minutes(5), workerReservedConcurrency: 20, workerMaxConcurrency: 10 });
-    const worker = functionResource(custom, "worker").Properties;
+    expect(functionProperties(s, "worker").ReservedConcurrentExecutions).toBeUndefined();
+    const custom = synthHarness({ workerTimeout: Duration.minutes(5), workerReservedConcurrency: 20, workerMaxConcurrency: 10 });
+    const worker = functionProperties(custom, "worker");
     expect(worker.Timeout).toBe(300);
     expect(worker.ReservedConcurrentExecutions).toBe(20);
     custom.template.hasResourceProperties("AWS::Lambda::EventSourceMapping", { ScalingConfig: { MaximumConcurrency: 10 } });
@@ -207,16 +201,16 @@ describe("Harness: functions", () => {
   it("runs the sweeper on an EventBridge schedule, every minute by default", () => {
     s.template.hasResourceProperties("AWS::Events::Rule", {
       ScheduleExpression: "rate(1 minute)",
-      Targets: Match.arrayWith([Match.objectLike({ Arn: { "Fn::GetAtt": [logicalId(s, s.harness.functions.sweeper), "Arn"] } })]),
+      Targets: Match.arrayWith([Match.objectLike({ Arn: { "Fn::GetAtt": [logicalIdOf(s, s.harness.functions.sweeper), "Arn"] } })]),
     });
-    synth({ sweeperRate: Duration.minutes(5) }).template.hasResourceProperties("AWS::Events::Rule", {
+    synthHarness({ sweeperRate: Duration.minutes(5) }).template.hasResourceProperties("AWS::Events::Rule", {
       ScheduleExpression: "rate(5 minutes)",
     });
   });
 
   it("keeps nothing running while idle: no provisioned concurrency, no VPC, no containers", () => {
     for (const role of HARNESS_FUNCTION_ROLES) {
-      const props = functionResource(s, role).Properties;
+      const props = functionProperties(s, role);
       expect(props.VpcConfig).toBeUndefined();
       expect(props.PackageType).not.toBe("Image");
     }
@@ -234,7 +228,7 @@ describe("Harness: functions", () => {
 });
 
 describe("Harness: table and bucket", () => {
-  const s = synth();
+  const s = synthHarness();
 
   it("declares the DynamoDB adapter's key schema and indexes, on demand, with PITR and retention", () => {
     const tables = s.template.findResources("AWS::DynamoDB::GlobalTable");
@@ -266,7 +260,7 @@ describe("Harness: table and bucket", () => {
   });
 
   it("can be made disposable", () => {
-    const d = synth({ removalPolicy: RemovalPolicy.DESTROY });
+    const d = synthHarness({ removalPolicy: RemovalPolicy.DESTROY });
     const [table] = Object.values(d.template.findResources("AWS::DynamoDB::GlobalTable"));
     expect(table!.DeletionPolicy).toBe("Delete");
     expect(table!.Properties.Replicas[0].DeletionProtectionEnabled).toBe(false);
@@ -300,9 +294,9 @@ describe("Harness: table and bucket", () => {
 });
 
 describe("Harness: least privilege", () => {
-  const s = synth();
-  const tableArn = { "Fn::GetAtt": [logicalId(s, s.harness.table), "Arn"] };
-  const bucketArn = { "Fn::GetAtt": [logicalId(s, s.harness.bucket), "Arn"] };
+  const s = synthHarness();
+  const tableArn = { "Fn::GetAtt": [logicalIdOf(s, s.harness.table), "Arn"] };
+  const bucketArn = { "Fn::GetAtt": [logicalIdOf(s, s.harness.bucket), "Arn"] };
   const bucketObjects = { "Fn::Join": ["", [bucketArn, "/*"]] };
   const objectsUnder = (prefix: string) => ({ "Fn::Join": ["", [bucketArn, `/${prefix}*`]] });
 
@@ -383,12 +377,12 @@ describe("Harness: least privilege", () => {
       expect(deletes.length, role).toBe(allowed.length);
     }
     const tableDeletes = statements(s, "http").filter((x) => actionsOf(x).includes("dynamodb:DeleteItem"));
-    expect(tableDeletes.flatMap(resourcesOf)).toEqual([{ "Fn::GetAtt": [logicalId(s, s.harness.table), "Arn"] }]);
+    expect(tableDeletes.flatMap(resourcesOf)).toEqual([{ "Fn::GetAtt": [logicalIdOf(s, s.harness.table), "Arn"] }]);
   });
 
   it("lets the worker consume its queue, and the dlq function only the DLQ", () => {
-    const queueArn = { "Fn::GetAtt": [logicalId(s, s.harness.queue), "Arn"] };
-    const dlqArn = { "Fn::GetAtt": [logicalId(s, s.harness.deadLetterQueue), "Arn"] };
+    const queueArn = { "Fn::GetAtt": [logicalIdOf(s, s.harness.queue), "Arn"] };
+    const dlqArn = { "Fn::GetAtt": [logicalIdOf(s, s.harness.deadLetterQueue), "Arn"] };
     const receivesFrom = (role: HarnessFunctionRole) =>
       statements(s, role)
         .filter((x) => actionsOf(x).includes("sqs:ReceiveMessage"))
@@ -409,7 +403,7 @@ describe("Harness: least privilege", () => {
     for (const role of HARNESS_FUNCTION_ROLES) {
       expect(allActions(s, role).some((a) => a.startsWith("bedrock:")), role).toBe(false);
     }
-    const withBedrock = synth({ bedrock: { resources: ["arn:aws:bedrock:eu-west-1::foundation-model/some.model-v1"] } });
+    const withBedrock = synthHarness({ bedrock: { resources: ["arn:aws:bedrock:eu-west-1::foundation-model/some.model-v1"] } });
     const bedrock = statements(withBedrock, "worker").filter((x) => actionsOf(x).some((a) => a.startsWith("bedrock:")));
     expect(bedrock).toHaveLength(1);
     expect(actionsOf(bedrock[0]!).sort()).toEqual(["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"]);
@@ -421,22 +415,22 @@ describe("Harness: least privilege", () => {
 
   it("turns the AWS SDK's own retries off where agents run when Bedrock is on (AWS_MAX_ATTEMPTS, overridable)", () => {
     for (const role of HARNESS_FUNCTION_ROLES) expect(envOf(s, role).AWS_MAX_ATTEMPTS, role).toBeUndefined();
-    const on = synth({ bedrock: true });
+    const on = synthHarness({ bedrock: true });
     for (const role of ["worker", "dlq"] as const) expect(envOf(on, role).AWS_MAX_ATTEMPTS, role).toBe("1");
     for (const role of ["http", "sweeper"] as const) expect(envOf(on, role).AWS_MAX_ATTEMPTS, role).toBeUndefined();
-    expect(envOf(synth({ bedrock: { sdkMaxAttempts: 3 } }), "worker").AWS_MAX_ATTEMPTS).toBe("3");
-    expect(envOf(synth({ bedrock: true, environment: { AWS_MAX_ATTEMPTS: "2" } }), "worker").AWS_MAX_ATTEMPTS, "the user's environment wins").toBe("2");
-    expect(() => synth({ bedrock: { sdkMaxAttempts: 0 } })).toThrow(/sdkMaxAttempts must be a positive integer/);
+    expect(envOf(synthHarness({ bedrock: { sdkMaxAttempts: 3 } }), "worker").AWS_MAX_ATTEMPTS).toBe("3");
+    expect(envOf(synthHarness({ bedrock: true, environment: { AWS_MAX_ATTEMPTS: "2" } }), "worker").AWS_MAX_ATTEMPTS, "the user's environment wins").toBe("2");
+    expect(() => synthHarness({ bedrock: { sdkMaxAttempts: 0 } })).toThrow(/sdkMaxAttempts must be a positive integer/);
   });
 });
 
 describe("Harness: alarms", () => {
   it("creates no alarm by default: $0.10 a month each, and nobody to tell", () => {
-    synth().template.resourceCountIs("AWS::CloudWatch::Alarm", 0);
+    synthHarness().template.resourceCountIs("AWS::CloudWatch::Alarm", 0);
   });
 
   it("alarms on DLQ arrivals, a dead letter left undrained for 10 minutes, and worker errors", () => {
-    const s = synth({ alarms: true });
+    const s = synthHarness({ alarms: true });
     const alarms = Object.values(s.template.findResources("AWS::CloudWatch::Alarm")).map((a) => a.Properties);
     expect(alarms.map((a) => a.MetricName).sort()).toEqual(
       ["ApproximateAgeOfOldestMessage", "Errors", "NumberOfMessagesReceived"].sort(),
@@ -446,7 +440,7 @@ describe("Harness: alarms", () => {
       expect(alarm.ComparisonOperator).toBe("GreaterThanThreshold");
       expect(alarm.AlarmActions).toBeUndefined();
     }
-    const dlqName = { "Fn::GetAtt": [logicalId(s, s.harness.deadLetterQueue), "QueueName"] };
+    const dlqName = { "Fn::GetAtt": [logicalIdOf(s, s.harness.deadLetterQueue), "QueueName"] };
     for (const metric of ["ApproximateAgeOfOldestMessage", "NumberOfMessagesReceived"]) {
       expect(alarms.find((a) => a.MetricName === metric)!.Dimensions).toEqual([{ Name: "QueueName", Value: dlqName }]);
     }
@@ -457,7 +451,7 @@ describe("Harness: alarms", () => {
     const stack = new Stack(app, "Topic");
     const topic = new Topic(stack, "Alarms");
     new Harness(stack, "Harness", {
-      agentsEntry: fixture("agents.ts"),
+      agentsEntry: cdkFixture("agents.ts"),
       handlerEntries,
       alarmTopic: topic,
       workerThrottleAlarm: true,
@@ -468,12 +462,12 @@ describe("Harness: alarms", () => {
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([{ Ref: stack.resolve((topic.node.defaultChild as CfnRole).logicalId) }]);
     }
-    synth({ alarms: false }).template.resourceCountIs("AWS::CloudWatch::Alarm", 0);
+    synthHarness({ alarms: false }).template.resourceCountIs("AWS::CloudWatch::Alarm", 0);
   });
 });
 
 describe("Harness: API Gateway option", () => {
-  const s = synth({ apiGateway: true });
+  const s = synthHarness({ apiGateway: true });
 
   it("streams every route through a REST API with IAM auth and no function URL", () => {
     s.template.resourceCountIs("AWS::Lambda::Url", 0);
@@ -494,24 +488,24 @@ describe("Harness: API Gateway option", () => {
 
 describe("Harness: lean history (deltaRetention)", () => {
   it("gives the worker the retention when set, and refuses one under 15 minutes", () => {
-    expect(envOf(synth(), "worker")[HARNESS_ENV.deltaRetentionMs], "the store's default of 1 h").toBeUndefined();
-    const s = synth({ deltaRetention: Duration.hours(6) });
+    expect(envOf(synthHarness(), "worker")[HARNESS_ENV.deltaRetentionMs], "the store's default of 1 h").toBeUndefined();
+    const s = synthHarness({ deltaRetention: Duration.hours(6) });
     expect(envOf(s, "worker")[HARNESS_ENV.deltaRetentionMs]).toBe(String(6 * 3_600_000));
-    expect(() => synth({ deltaRetention: Duration.minutes(5) })).toThrow(/deltaRetention must be at least 15 minutes/);
+    expect(() => synthHarness({ deltaRetention: Duration.minutes(5) })).toThrow(/deltaRetention must be at least 15 minutes/);
   });
 });
 
 describe("Harness: conversation retention (conversationRetention)", () => {
   it("gives every function the retention (their stores keep the idle index) and the sweeper the deletion, nothing by default, and refuses one under an hour", () => {
-    const plain = synth();
+    const plain = synthHarness();
     expect(envOf(plain, "sweeper")[HARNESS_ENV.conversationRetentionMs]).toBeUndefined();
     expect(allActions(plain, "sweeper")).not.toContain("dynamodb:DeleteItem");
-    const s = synth({ conversationRetention: Duration.days(90) });
+    const s = synthHarness({ conversationRetention: Duration.days(90) });
     expect(envOf(s, "sweeper")[HARNESS_ENV.conversationRetentionMs]).toBe(String(90 * 86_400_000));
     for (const role of ["http", "worker", "dlq"] as const) expect(envOf(s, role)[HARNESS_ENV.conversationRetentionMs], role).toBe(String(90 * 86_400_000));
     expect(allActions(s, "sweeper")).toEqual(expect.arrayContaining(["dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "s3:DeleteObject"]));
     expect(allActions(s, "worker")).not.toContain("dynamodb:DeleteItem");
-    expect(() => synth({ conversationRetention: Duration.minutes(30) })).toThrow(/conversationRetention must be at least an hour/);
+    expect(() => synthHarness({ conversationRetention: Duration.minutes(30) })).toThrow(/conversationRetention must be at least an hour/);
   });
 });
 
@@ -519,13 +513,13 @@ describe("Harness: browser origins (corsOrigins)", () => {
   const origins = ["https://app.example.com", "http://localhost:5173"];
 
   it("has no CORS and no allowed origin by default", () => {
-    const s = synth();
-    expect(s.template.findResources("AWS::Lambda::Url")[logicalId(s, s.harness.functionUrl!)]!.Properties.Cors).toBeUndefined();
-    expect(functionResource(s, "http").Properties.Environment.Variables[HARNESS_ENV.corsOrigins]).toBeUndefined();
+    const s = synthHarness();
+    expect(s.template.findResources("AWS::Lambda::Url")[logicalIdOf(s, s.harness.functionUrl!)]!.Properties.Cors).toBeUndefined();
+    expect(functionProperties(s, "http").Environment.Variables[HARNESS_ENV.corsOrigins]).toBeUndefined();
   });
 
   it("gives the origins to the app and to the function URL, which answers the preflights", () => {
-    const s = synth({ corsOrigins: origins });
+    const s = synthHarness({ corsOrigins: origins });
     s.template.hasResourceProperties("AWS::Lambda::Url", {
       Cors: {
         AllowOrigins: origins,
@@ -534,14 +528,14 @@ describe("Harness: browser origins (corsOrigins)", () => {
         MaxAge: 3600,
       },
     });
-    expect(functionResource(s, "http").Properties.Environment.Variables[HARNESS_ENV.corsOrigins]).toBe(origins.join(","));
+    expect(functionProperties(s, "http").Environment.Variables[HARNESS_ENV.corsOrigins]).toBe(origins.join(","));
     for (const role of ["worker", "dlq", "sweeper"] as const) {
-      expect(functionResource(s, role).Properties.Environment.Variables[HARNESS_ENV.corsOrigins], role).toBeUndefined();
+      expect(functionProperties(s, role).Environment.Variables[HARNESS_ENV.corsOrigins], role).toBeUndefined();
     }
   });
 
   it("lets the REST API answer the preflights without auth, and passes cdk-nag", () => {
-    const s = synth({ corsOrigins: origins, apiGateway: true });
+    const s = synthHarness({ corsOrigins: origins, apiGateway: true });
     const methods = Object.values(s.template.findResources("AWS::ApiGateway::Method")).map((m) => m.Properties);
     const preflights = methods.filter((m) => m.HttpMethod === "OPTIONS");
     expect(preflights).toHaveLength(2);
@@ -556,25 +550,25 @@ describe("Harness: browser origins (corsOrigins)", () => {
 
   it("refuses what is not an origin", () => {
     for (const bad of ["app.example.com", "https://app.example.com/", "https://a.com,https://b.com"]) {
-      expect(() => synth({ corsOrigins: [bad] }), bad).toThrow(/corsOrigins/);
+      expect(() => synthHarness({ corsOrigins: [bad] }), bad).toThrow(/corsOrigins/);
     }
   });
 });
 
 describe("Harness: cdk-nag AwsSolutions", () => {
   it("has no unacknowledged finding (errors and warnings) in the default shape", () => {
-    expect(nagViolations(synth().stack)).toEqual([]);
+    expect(nagViolations(synthHarness().stack)).toEqual([]);
   });
 
   it("has none with Bedrock, the API Gateway and an open function URL either", () => {
-    expect(nagViolations(synth({ bedrock: true }).stack)).toEqual([]);
-    expect(nagViolations(synth({ apiGateway: true }).stack)).toEqual([]);
-    expect(nagViolations(synth({ urlAuthType: FunctionUrlAuthType.NONE }).stack)).toEqual([]);
+    expect(nagViolations(synthHarness({ bedrock: true }).stack)).toEqual([]);
+    expect(nagViolations(synthHarness({ apiGateway: true }).stack)).toEqual([]);
+    expect(nagViolations(synthHarness({ urlAuthType: FunctionUrlAuthType.NONE }).stack)).toEqual([]);
   });
 
   it("still reports a finding the harness did not accept", () => {
     // A user-given wildcard Bedrock resource is not acknowledged by the construct.
-    const violations = nagViolations(synth({ bedrock: { resources: ["arn:aws:bedrock:*::foundation-model/*"] } }).stack);
+    const violations = nagViolations(synthHarness({ bedrock: { resources: ["arn:aws:bedrock:*::foundation-model/*"] } }).stack);
     expect(violations).toEqual([expect.stringContaining("AwsSolutions-IAM5[Resource::arn:aws:bedrock:*::foundation-model/*]")]);
   });
 });
@@ -582,7 +576,7 @@ describe("Harness: cdk-nag AwsSolutions", () => {
 describe("Harness: agent names for the functions that run no agent", () => {
 
   it("gives http and sweeper the names discovered from the agents module, worker and dlq none", () => {
-    const s = synth();
+    const s = synthHarness();
     expect(s.harness.agentNames).toEqual(["echo"]);
     expect(NAMES_ONLY_ROLES).toEqual(["http", "sweeper"]);
     for (const role of NAMES_ONLY_ROLES) expect(envOf(s, role)[HARNESS_ENV.agentNames], role).toBe("echo");
@@ -590,35 +584,35 @@ describe("Harness: agent names for the functions that run no agent", () => {
   });
 
   it("takes agentNames as given, without importing the agents module", () => {
-    const s = synth({ agentsEntry: fixture("broken-agents.ts"), agentNames: ["writer", "planner"] });
+    const s = synthHarness({ agentsEntry: cdkFixture("broken-agents.ts"), agentNames: ["writer", "planner"] });
     expect(envOf(s, "http")[HARNESS_ENV.agentNames]).toBe("writer,planner");
     expect(envOf(s, "sweeper")[HARNESS_ENV.agentNames]).toBe("writer,planner");
   });
 
   it("fails with a message asking for agentNames when the agents module cannot be imported", () => {
-    expect(() => synth({ agentsEntry: fixture("broken-agents.ts") })).toThrow(
+    expect(() => synthHarness({ agentsEntry: cdkFixture("broken-agents.ts") })).toThrow(
       /could not discover the agent names by importing .*broken-agents\.ts.*fixture agents module fails at import.*Pass them as the `agentNames` prop/,
     );
   });
 
   it("gives them the agents module's subagentLimits (defaults applied) when it exports any, so a cancel there honours onParentTerminal", () => {
-    const s = synth({ agentsEntry: fixture("leave-running-agents.ts") });
+    const s = synthHarness({ agentsEntry: cdkFixture("leave-running-agents.ts") });
     const limits = { maxChildrenPerRun: 3, maxDepth: 1, maxChildWaitMs: 0, onParentTerminal: "leave_running" };
     for (const role of NAMES_ONLY_ROLES) expect(JSON.parse(envOf(s, role)[HARNESS_ENV.subagentLimits]), role).toEqual(limits);
     for (const role of ["worker", "dlq"] as const) expect(envOf(s, role)[HARNESS_ENV.subagentLimits], role).toBeUndefined();
-    expect(envOf(synth(), "http")[HARNESS_ENV.subagentLimits], "a module without limits: the defaults").toBeUndefined();
+    expect(envOf(synthHarness(), "http")[HARNESS_ENV.subagentLimits], "a module without limits: the defaults").toBeUndefined();
   });
 
   it("takes subagentLimits as given beside agentNames (nothing is discovered then), and refuses invalid ones", () => {
-    const s = synth({ agentsEntry: fixture("broken-agents.ts"), agentNames: ["lead"], subagentLimits: { onParentTerminal: "leave_running" } });
+    const s = synthHarness({ agentsEntry: cdkFixture("broken-agents.ts"), agentNames: ["lead"], subagentLimits: { onParentTerminal: "leave_running" } });
     expect(JSON.parse(envOf(s, "sweeper")[HARNESS_ENV.subagentLimits])).toMatchObject({ onParentTerminal: "leave_running" });
-    expect(() => synth({ subagentLimits: { onParentTerminal: "later" as never } })).toThrow(/subagentLimits: subagentLimits.onParentTerminal must be/);
+    expect(() => synthHarness({ subagentLimits: { onParentTerminal: "later" as never } })).toThrow(/subagentLimits: subagentLimits.onParentTerminal must be/);
   });
 
   it("refuses invalid agent names", () => {
-    expect(() => synth({ agentNames: [] })).toThrow(/agentNames: no agent names/);
-    expect(() => synth({ agentNames: ["a,b"] })).toThrow(/agentNames: invalid agent name "a,b"/);
-    expect(() => synth({ agentNames: ["a", "a"] })).toThrow(/agentNames: duplicate/);
+    expect(() => synthHarness({ agentNames: [] })).toThrow(/agentNames: no agent names/);
+    expect(() => synthHarness({ agentNames: ["a,b"] })).toThrow(/agentNames: invalid agent name "a,b"/);
+    expect(() => synthHarness({ agentNames: ["a", "a"] })).toThrow(/agentNames: duplicate/);
   });
 });
 
@@ -633,19 +627,19 @@ describe("Harness: handlers", () => {
 
 describe("Harness: source maps", () => {
   it("never starts Node with --enable-source-maps: the bundle maps its stacks when they are formatted (ADR 0037, lambda-bundling.test.ts)", () => {
-    const on = synth();
-    const off = synth({ sourceMaps: false });
+    const on = synthHarness();
+    const off = synthHarness({ sourceMaps: false });
     for (const role of HARNESS_FUNCTION_ROLES) {
-      expect(functionResource(on, role).Properties.Environment.Variables.NODE_OPTIONS, role).toBeUndefined();
-      expect(functionResource(off, role).Properties.Environment.Variables.NODE_OPTIONS, role).toBeUndefined();
-      expect(functionResource(on, role).Properties.Handler, role).toBe(role === "worker" || role === "dlq" ? `${role}.handler` : "index.handler");
+      expect(functionProperties(on, role).Environment.Variables.NODE_OPTIONS, role).toBeUndefined();
+      expect(functionProperties(off, role).Environment.Variables.NODE_OPTIONS, role).toBeUndefined();
+      expect(functionProperties(on, role).Handler, role).toBe(role === "worker" || role === "dlq" ? `${role}.handler` : "index.handler");
     }
   });
 });
 
 describe("Harness: construction errors", () => {
   it("refuses a missing agents module", () => {
-    expect(() => synth({ agentsEntry: fixture("no-such-agents.ts") })).toThrow(/agentsEntry/);
+    expect(() => synthHarness({ agentsEntry: cdkFixture("no-such-agents.ts") })).toThrow(/agentsEntry/);
   });
 });
 
@@ -765,8 +759,8 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
     try {
       const result = await build(
         lambdaBuildOptions({
-          entry: fixture("initialize-handler.mjs"),
-          agentsEntry: fixture("model-agents.ts"),
+          entry: cdkFixture("initialize-handler.mjs"),
+          agentsEntry: cdkFixture("model-agents.ts"),
           outdir,
           sourceMap: true,
         }),
