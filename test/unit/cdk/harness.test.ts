@@ -13,7 +13,7 @@ import nag from "cdk-nag";
 import { describe, expect, it } from "vitest";
 import { build } from "esbuild";
 import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../../src/lambda/env.ts";
-import { defaultHandlerEntry, Harness, type HarnessProps } from "../../../src/cdk/harness.ts";
+import { defaultHandlerEntry, Harness } from "../../../src/cdk/harness.ts";
 import { entryFileOf, LAMBDA_ENTRY_FILE, lambdaBuildOptions, RESULT_SCHEMA_WORKER_FILE, staticClosure } from "../../../src/cdk/lambda-bundling.ts";
 import { HARNESS_TABLE } from "../../../src/dynamodb/table.ts";
 import { cdkFixture, functionProperties, logicalIdOf, standInHandlers, synthHarness, type Synth } from "../../support/cdk-synth.ts";
