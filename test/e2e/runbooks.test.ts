@@ -8,10 +8,10 @@ import { runRunbook } from "../support/runbook.ts";
  * free; `./harness-data` from a temporary folder), each `# →` line checked against the output.
  * Point it at more markdown files by adding them here (examples/approvals/README.md is not here:
  * test/e2e/examples/approvals.test.ts runs its one block verbatim and checks more of what it
- * prints). Up to three run side by side (each in
- * namespaces of its own, with its own `./harness-data` and `build/`): most of a runbook's time is
- * waiting on servers, replies written slowly, leases and sleeps; more at once would make the CPU
- * the wait (a runbook's servers answer within bounds a loaded machine can miss).
+ * prints). Up to three run side by side (each in namespaces of its own, with its own
+ * `./harness-data` and `build/`): most of a runbook's time is waiting on servers, replies written
+ * slowly, leases and sleeps; more at once would make the CPU the wait (a runbook's servers answer
+ * within bounds a loaded machine can miss).
  */
 const RUNBOOKS = [
   "README.md",
