@@ -25,6 +25,7 @@ import {
   providerName,
   TOKEN_BUCKETS,
 } from "./genai.ts";
+import { spanClock } from "./span-clock.ts";
 import { submissionContext, submissionSpanContext } from "./submission-trace.ts";
 
 /** The instrumentation scope name of the spans and metrics. */
@@ -46,19 +47,13 @@ export interface OtelInstrumentation {
   interceptor: Interceptor;
 }
 
-/**
- * A span that ends once two things happened (its interceptor returned, and its observer event
- * came), at the time of the first: the model call was over then; the second only finishes the
- * bookkeeping (the response's attributes), and may come after the next span started.
- */
+/** A span that ends once two things happened (its interceptor returned, and its observer event came). */
 interface Pending {
   span: Span;
   startedAt: number;
   returned: boolean;
   /** Set by the event that completes it (`model_response`). */
   completed: boolean;
-  /** When the first of the two happened (`performance.now()`, the clock the SDK's span times use). */
-  doneAt?: number;
   firstChunk: boolean;
 }
 
@@ -119,8 +114,7 @@ export function otelInstrumentation(options: OtelInstrumentationOptions = {}): O
   const lost = new Set<string>();
 
   const endPending = (p: Pending) => {
-    if (p.returned && p.completed) p.span.end(p.doneAt);
-    else p.doneAt ??= performance.now();
+    if (p.returned && p.completed) p.span.end(spanClock());
   };
 
   function startAttempt(info: OpInfo): AttemptSpans | undefined {
@@ -146,7 +140,7 @@ export function otelInstrumentation(options: OtelInstrumentationOptions = {}): O
     };
     if (info.attemptCount !== undefined) attributes[HARNESS_ATTR.attemptCount] = info.attemptCount;
     const parent = submissionContext(c.submissionId);
-    const span = tracer.startSpan(`${OPERATION.invokeAgent} ${agent}`, { kind: SpanKind.INTERNAL, attributes, links }, parent);
+    const span = tracer.startSpan(`${OPERATION.invokeAgent} ${agent}`, { kind: SpanKind.INTERNAL, attributes, links, startTime: spanClock() }, parent);
     const spans: AttemptSpans = { span, ctx: trace.setSpan(parent, span), agent, turns: new Map(), tools: new Map() };
     attempts.set(c.attemptId, spans);
     return spans;
@@ -154,9 +148,10 @@ export function otelInstrumentation(options: OtelInstrumentationOptions = {}): O
 
   function endAttempt(attemptId: string, spans: AttemptSpans): void {
     // Children the attempt left open (it was aborted mid-call): end them with it.
-    for (const turn of spans.turns.values()) turn.span.end();
-    for (const tool of spans.tools.values()) tool.end();
-    spans.span.end();
+    const at = spanClock();
+    for (const turn of spans.turns.values()) turn.span.end(at);
+    for (const tool of spans.tools.values()) tool.end(at);
+    spans.span.end(at);
     attempts.delete(attemptId);
   }
 
@@ -182,7 +177,7 @@ export function otelInstrumentation(options: OtelInstrumentationOptions = {}): O
       const attributes: Attributes = { ...common, [ATTR.operationName]: OPERATION.chat, [ATTR.requestModel]: model, ...harnessAttributes(c) };
       if (info.model) attributes[ATTR.providerName] = providerName(info.model.provider);
       if (spans) attributes[ATTR.agentName] = spans.agent;
-      const span = tracer.startSpan(`${OPERATION.chat} ${model}`, { kind: SpanKind.CLIENT, attributes }, parent);
+      const span = tracer.startSpan(`${OPERATION.chat} ${model}`, { kind: SpanKind.CLIENT, attributes, startTime: spanClock() }, parent);
       const pending: Pending = { span, startedAt: Date.now(), returned: false, completed: spans === undefined, firstChunk: false };
       if (spans && c.turnId !== undefined) {
         spans.turns.set(c.turnId, pending);
@@ -210,7 +205,7 @@ export function otelInstrumentation(options: OtelInstrumentationOptions = {}): O
         ...harnessAttributes(c),
       };
       if (info.callId !== undefined) attributes[ATTR.toolCallId] = info.callId;
-      const span = tracer.startSpan(`${OPERATION.executeTool} ${name}`, { kind: SpanKind.INTERNAL, attributes }, parent);
+      const span = tracer.startSpan(`${OPERATION.executeTool} ${name}`, { kind: SpanKind.INTERNAL, attributes, startTime: spanClock() }, parent);
       if (spans && info.callId !== undefined) spans.tools.set(info.callId, span);
       try {
         await context.with(trace.setSpan(parent, span), next);
@@ -218,7 +213,7 @@ export function otelInstrumentation(options: OtelInstrumentationOptions = {}): O
         failed(span, err);
         throw err;
       } finally {
-        span.end();
+        span.end(spanClock());
         if (spans && info.callId !== undefined) spans.tools.delete(info.callId);
       }
       return;
@@ -319,6 +314,7 @@ export function otelInstrumentation(options: OtelInstrumentationOptions = {}): O
       `${OPERATION.invokeAgent} ${agent}`,
       {
         kind: SpanKind.INTERNAL,
+        startTime: spanClock(),
         attributes: {
           ...common,
           [ATTR.operationName]: OPERATION.invokeAgent,
@@ -332,7 +328,7 @@ export function otelInstrumentation(options: OtelInstrumentationOptions = {}): O
       submissionContext(c.submissionId),
     );
     span.setStatus({ code: SpanStatusCode.ERROR, message: `attempt lost: ${detail}` });
-    span.end();
+    span.end(spanClock());
   }
 
   return { observer, interceptor };
