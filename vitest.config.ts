@@ -27,7 +27,8 @@ export default defineConfig({
     // A worker runs its files in one module graph instead of loading the sources again for each
     // file: test/unit 207 -> 98 CPU-s, the aws project 412 -> 351. Two tests failed that way
     // and both were right to: a replay within the same millisecond read as new (the store now
-    // answers `replayed` itself), and an otel chat span ended after the tool it asked for began.
+    // answers `replayed` itself), and otel spans one right after another read as overlapping
+    // (the SDK's whole-millisecond start times; src/otel/span-clock.ts).
     // A test that needs module state of its own resets it (vi.resetModules) in its own file.
     isolate: false,
     reporters: ["default", "./test/support/summary-reporter.ts"],
