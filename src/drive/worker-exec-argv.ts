@@ -1,26 +1,13 @@
 /**
- * The Node options a worker thread of this process starts with (issue 33).
- *
- * A worker given no `execArgv` inherits the parent's parsed options as they are, `--input-type`
- * included, and a file entry then refuses to load (`node --input-type=module -e …`, piped
- * stdin). Given an `execArgv`, Node parses it afresh and refuses what a thread cannot have on its
- * own: V8 options (`--max-semi-space-size=2` of `npm start`, the `--max-old-space-size` and
- * `--expose-gc` Lambda's Node bootstrap adds, and the local function host copies) and per-process
- * options (`--title`, `--v8-pool-size`, `--openssl-config`, …): `ERR_WORKER_INVALID_EXEC_ARGV`.
- *
- * So a worker gets the parent's options minus the two kinds it cannot take:
- * - the options about the parent's main script (`-e`/`--eval`, `-p`/`--print`, `--input-type`);
- * - the options Node refuses in a worker, as Node itself names them: the first construction
- *   that is refused drops the options its error lists (and the value of one given as a separate
- *   argument) and tries again; the list that was accepted is kept for the process. Nothing the
- *   user asked for is lost: those options are process-wide, so the thread runs under them anyway
- *   (a V8 heap flag applies to every isolate; a worker's own heap ceiling is its
- *   `resourceLimits`, which the result-schema thread sets).
- *
- * What is kept matters to the thread's code: `--conditions`, `--import`/`--require` (loaders,
- * instrumentation), `--enable-source-maps`, `--disable-warning`, `--experimental-*`. Asking Node
- * rather than keeping a list of refused names means a flag a later Node refuses cannot break
- * workers again; an allowlist would silently drop whatever it did not name.
+ * The Node options a worker thread of this process starts with (docs/adr/0039). Given an
+ * `execArgv`, Node parses it afresh and refuses V8 and per-process options in a worker
+ * (`ERR_WORKER_INVALID_EXEC_ARGV`): `npm start`'s `--max-semi-space-size=2`, the `--expose-gc` and
+ * heap flags of Lambda's Node bootstrap. Given none, the worker inherits `--input-type` and refuses
+ * its file entry. So a worker gets the parent's options minus the main script's (`-e`, `-p`,
+ * `--input-type`) and minus those Node's refusal names; those are process-wide, so the thread runs
+ * under them anyway. What it keeps matters to the thread's code: `--conditions`, `--import`,
+ * `--require`, `--enable-source-maps`. Asking Node, rather than a list of names, keeps a flag a
+ * later Node refuses from breaking workers again.
  */
 import { Worker, type WorkerOptions } from "node:worker_threads";
 
