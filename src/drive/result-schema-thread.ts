@@ -123,15 +123,24 @@ export class ResultSchemaThread {
   }
 
   #next(): void {
-    if (this.#running || this.#queue.length === 0) {
-      if (!this.#running) this.#worker?.unref();
+    while (!this.#running && this.#queue.length > 0) {
+      this.#running = { ...this.#queue.shift()!, timer: undefined };
+      let worker: Worker;
+      try {
+        worker = this.#thread();
+      } catch (err) {
+        // Node refused to construct the thread (its options, its entry): as a thread that failed
+        // at start-up, no verdict on the schema (admission answers busy, not a 500); the next
+        // job tries again.
+        this.#fail(`the result-schema thread could not start: ${(err as Error).message}`, true);
+        continue;
+      }
+      worker.ref();
+      if (this.#ready) this.#send(worker);
+      else this.#arm(STARTUP_TIMEOUT_MS, "starting the result-schema thread");
       return;
     }
-    const worker = this.#thread();
-    worker.ref();
-    this.#running = { ...this.#queue.shift()!, timer: undefined };
-    if (this.#ready) this.#send(worker);
-    else this.#arm(STARTUP_TIMEOUT_MS, "starting the result-schema thread");
+    if (!this.#running) this.#worker?.unref();
   }
 
   /** Posts the running job with its deadline. */
