@@ -26,6 +26,7 @@ import { type Item, N, num, reqStr, S, str } from "./item.ts";
 import { conversationPk, sessionPk, submissionPk } from "./keys.ts";
 import { queryAll } from "./query.ts";
 import { loadState } from "./loader.ts";
+import { rerunOnRace } from "./retry.ts";
 import { getSessionItem, namesSubmission, resolveGapHead, sessionItemKey } from "./session-order.ts";
 
 /** A fault seam for tests: called before each step with its name (throw to stop midway). */
@@ -35,7 +36,13 @@ export async function deleteConversation(ctx: StoreContext, key: SessionKey, bef
   let session = await getSessionItem(ctx, key);
   if (session && str(session, "deleting") === undefined && str(session, "headId") === undefined) {
     // A pointer waiting at a reserved number (an admitter gone, ADR 0035) is no busy session.
-    await resolveGapHead(ctx, key, session);
+    // A move that stays raced is re-run from a fresh read, like every store step.
+    let read: Item | undefined = session;
+    await rerunOnRace("deleteConversation", async () => {
+      const current = read ?? (await getSessionItem(ctx, key));
+      read = undefined;
+      await resolveGapHead(ctx, key, current);
+    });
     session = await getSessionItem(ctx, key);
   }
   const conversationId = str(session, "convId");
