@@ -92,7 +92,7 @@ describe("consumed capacity", () => {
     await measure("getSubmission", () => store.getSubmission("s2"));
     await measure("listRunnable (empty table)", () => store.listRunnable());
     await measure("listExpiredLeases (none running)", () => store.listExpiredLeases(clock.now()));
-    // The sweep's look for stranded heads (ADR 0039): a row queued behind a live head, past the grace.
+    // The sweep's look for stranded heads (ADR 0040): a row queued behind a live head, past the grace.
     await store.admitSubmission({ id: "s3", conversationId: conversation.id, sessionKey: key, input, createdAt: clock.now() });
     await store.claimSubmission({ submissionId: "s3", attemptId: "a4", ownerId: "owner", leaseExpiresAt: clock.now() + 60_000 });
     await store.admitSubmission({ id: "s4", conversationId: conversation.id, sessionKey: key, input, createdAt: clock.now() });
