@@ -7,6 +7,7 @@ import { HarnessHttpError } from "../client/http-error.ts";
 import { parseExport } from "../conversation/export-parser.ts";
 import { isHarnessError } from "../errors.ts";
 import { usageError } from "./cli-io.ts";
+import { terminalJson, terminalText as one } from "./terminal-text.ts";
 
 /** What the conversation commands borrow from the program. */
 export interface ConversationCommandContext {
@@ -42,7 +43,7 @@ export function addConversationCommands(program: Command, ctx: ConversationComma
         for await (const line of ctx.client().exportConversation(agent, instance, { session: opts.session, signal: ctx.signal })) {
           if (line.type === "record") records += 1;
           if (line.type === "attachment") attachments += 1;
-          await write(`${JSON.stringify(line)}\n`);
+          await write(`${terminalJson(line)}\n`);
         }
       } finally {
         if (file !== undefined) await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
@@ -77,7 +78,7 @@ export function addConversationCommands(program: Command, ctx: ConversationComma
       const session = opts.session ?? header.session;
       const answer = await ctx.client().importConversation(agent, instance, text, { session, signal: ctx.signal });
       ctx.print(
-        `imported ${answer.records} records into ${answer.agent}/${answer.instance} session ${answer.session} (conversation ${answer.conversationId}; ${answer.attachments} attachments)`,
+        `imported ${answer.records} records into ${one(answer.agent)}/${one(answer.instance)} session ${one(answer.session)} (conversation ${one(answer.conversationId)}; ${answer.attachments} attachments)`,
         answer,
       );
     });
