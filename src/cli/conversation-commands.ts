@@ -1,5 +1,5 @@
 import { createWriteStream } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { once } from "node:events";
 import type { Command } from "commander";
 import type { HarnessClient } from "../client/client.ts";
@@ -39,14 +39,18 @@ export function addConversationCommands(program: Command, ctx: ConversationComma
       };
       let records = 0;
       let attachments = 0;
+      let complete = false;
       try {
         for await (const line of ctx.client().exportConversation(agent, instance, { session: opts.session, signal: ctx.signal })) {
           if (line.type === "record") records += 1;
           if (line.type === "attachment") attachments += 1;
           await write(`${terminalJson(line)}\n`);
         }
+        complete = true;
       } finally {
         if (file !== undefined) await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
+        // A cut-off export (a refusal, bytes that failed their digest) leaves no file to import by mistake.
+        if (!complete && opts.output !== undefined) await rm(opts.output, { force: true });
       }
       if (opts.output !== undefined) {
         ctx.print(`exported ${records} records and ${attachments} attachments to ${opts.output}`, { records, attachments, file: opts.output });

@@ -4,6 +4,7 @@ import { extname } from "node:path";
 import { Command, CommanderError } from "commander";
 import { createClient, type HarnessClient } from "../client/client.ts";
 import { HarnessHttpError } from "../client/http-error.ts";
+import { AttachmentDigestMismatch } from "../client/conversation-transfer.ts";
 import { functionUrlRegion } from "../client/sigv4.ts";
 import type { ConversationRecord, SettledPayload } from "../protocol/records.ts";
 import type { DispatchMessage } from "../protocol/dispatch.ts";
@@ -375,6 +376,11 @@ function reportErrorTo(err: unknown, stderr: { write(text: string): void }, sign
     const transport = err.code === "unexpected_response";
     stderr.write(`error: ${err.message} (${transport ? "" : `${err.code}, `}HTTP ${err.status})\n`);
     return transport ? EXIT.transport : EXIT.refused;
+  }
+  if (err instanceof AttachmentDigestMismatch) {
+    // Not the bytes the server's own line declares: the answer cannot be trusted.
+    stderr.write(`error: ${err.message} (${err.code})\n`);
+    return EXIT.transport;
   }
   const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : "";
   stderr.write(`error: cannot reach the harness at ${options.url}: ${err instanceof Error ? err.message : String(err)}${cause}\n`);
