@@ -5,7 +5,8 @@ import type { Function as CdkFunction } from "aws-cdk-lib/aws-lambda";
 import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
 import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../lambda/env.ts";
-import { SECRET_LIKE_NAME, SECRET_NAME, type SecretReference } from "../lambda/secrets.ts";
+import { looksLikeSecret } from "../lambda/secret-like.ts";
+import { SECRET_NAME, type SecretReference } from "../lambda/secrets.ts";
 
 /** A `secrets` entry the construct refuses (at synth); the message names the entry and the problem. */
 export class HarnessSecretInvalid extends Error {
@@ -24,11 +25,12 @@ export const PLAIN_SECRET_WARNING = "resolute-harness:plain-secret";
 
 /**
  * Warns at synth (`cdk synth` prints it; `--strict` fails on it) when `environment` holds names
- * that look like secrets (`…KEY`, `…TOKEN`, `…SECRET`, `…PASSWORD`): the template and every
+ * or values that look like secrets ({@link looksLikeSecret}: `…KEY`, `…TOKEN`, `…SECRET`,
+ * `…PASSWD`, `…PASS`, `…AUTH`, `…DSN`, …, or a URL with a password): the template and every
  * function's configuration show their values. Names only in the message.
  */
 export function warnPlainSecrets(scope: Construct, environment: Readonly<Record<string, string>>): void {
-  const names = Object.keys(environment).filter((name) => SECRET_LIKE_NAME.test(name)).sort();
+  const names = Object.keys(environment).filter((name) => looksLikeSecret(name, environment[name])).sort();
   if (names.length === 0) return;
   Annotations.of(scope).addWarningV2(
     PLAIN_SECRET_WARNING,

@@ -127,6 +127,32 @@ describe("Harness: secrets", () => {
     // Passed as `secrets`, nothing to warn about.
     expect(Annotations.fromStack(s.stack).findWarning("*", Match.anyValue())).toEqual([]);
   });
+
+  it("the warning's matcher catches secrets by any usual name, or a credential in the value, and leaves named non-secrets alone (issue 33)", () => {
+    const secretLike = {
+      MY_PASSWD: PLAINTEXT, DB_PASS: PLAINTEXT, SMTP_PWD: PLAINTEXT, dbPassword: PLAINTEXT, MYPASSWD: PLAINTEXT,
+      GPG_PASSPHRASE: PLAINTEXT, APP_SECRETS: PLAINTEXT, DB_CREDS: PLAINTEXT, GOOGLE_CREDENTIAL: PLAINTEXT,
+      BASIC_AUTH: PLAINTEXT, SESSION_COOKIE: PLAINTEXT, SENTRY_DSN: PLAINTEXT, DB_CONNECTION_STRING: PLAINTEXT,
+      PRIVATE_KEY_PEM: PLAINTEXT, SIGNING_KEYS: PLAINTEXT, AUTH_TOKEN_B64: PLAINTEXT, PASSWORD_SALT: PLAINTEXT,
+      ANTHROPIC_API_KEY: PLAINTEXT, DB_CREDENTIALS: PLAINTEXT,
+      // Any name: the value is a URL with a password, or a private key.
+      DATABASE_URL: `postgres://app:${PLAINTEXT}@db.internal:5432/app`,
+      SIGNER: `-----BEGIN RSA PRIVATE KEY-----\n${PLAINTEXT}\n-----END RSA PRIVATE KEY-----`,
+    };
+    const notSecret = {
+      MODEL: "openai/gpt-4o", AWS_ACCESS_KEY_ID_FOR_TOOLS: "AKIA", KMS_KEY_ID: "k", KMS_KEY_ARN: "arn", SECRET_ARN: "arn",
+      TOKEN_URL: "https://auth.example.com/token", AUTH_DOMAIN: "example.auth0.com", PASSWORD_FILE: "/run/pw",
+      JWT_PUBLIC_KEY: "-----BEGIN PUBLIC KEY-----", STRIPE_PUBLISHABLE_KEY: "pk_live", TABLE_PARTITION_KEY: "pk", SORT_KEY: "sk",
+      MONKEY: "banana", BYPASS: "1", OAUTH: "on", SESSION_TTL: "3600", PWD: "/var/task", PUBLIC_URL: "https://user@example.com/",
+    };
+    const plain = synth(() => ({ environment: { ...secretLike, ...notSecret } }));
+    const warnings = Annotations.fromStack(plain.stack).findWarning("*", Match.anyValue());
+    expect(warnings).toHaveLength(1);
+    const text = JSON.stringify(warnings[0]!.entry.data);
+    const named = /environment (.*?) look like secrets/.exec(text)![1]!.split(", ");
+    expect(named).toEqual(Object.keys(secretLike).sort());
+    expect(text).not.toContain(PLAINTEXT);
+  });
 });
 
 /** What the synth warning tells the user to do instead. */
