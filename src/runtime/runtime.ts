@@ -296,6 +296,10 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       detail: `releasing a delayed message failed (the sweep retries it): ${err instanceof Error ? err.message : String(err)}`,
     }),
   );
+  // Every admission of this runtime with a delay (a dispatch's, a schedule_message call's) arms it.
+  ctx.delayTimer = (submissionId, at) => {
+    if (state === "started") delayed.schedule(submissionId, at);
+  };
   let attachmentPolicy: AttachmentPolicy;
   try {
     attachmentPolicy = config.attachmentPolicy === undefined ? DEFAULT_ATTACHMENT_POLICY : checkAttachmentPolicy(config.attachmentPolicy);
@@ -370,11 +374,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     async dispatch(request) {
       if (state === "closed") throw new RuntimeClosed();
       const checked = checkDispatch(request, knows);
-      const admitted = await admit(ctx, checked);
-      // This process's timer releases it at its time (the sweep covers another process or a restart).
-      const at = checked.message.notBefore === undefined ? Number.NaN : Date.parse(checked.message.notBefore);
-      if (state === "started" && !admitted.replayed && at > clock.now()) delayed.schedule(admitted.submissionId, at);
-      return admitted;
+      return admit(ctx, checked);
     },
 
     async decide(request) {
