@@ -14,7 +14,7 @@ import { mountConversationRoutes } from "./conversation-routes.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
 export interface AppOptions {
-  /** Largest request body in bytes; larger → 413. Default 1 MiB (message bodies are capped at 256 KiB by admission). */
+  /** Largest request body in bytes, on every route but an import and `POST /attachments` (their own limits below); larger → 413. Default 1 MiB (message bodies are capped at 256 KiB by admission). */
   maxBodyBytes?: number;
   /**
    * Largest body of `POST …/import` (a whole conversation export) in bytes; larger → 413. Default
@@ -141,6 +141,15 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   app.onError((err, c) => toErrorResponse(c, err, log));
   app.notFound((c) => errorResponse(c, 404, { error: "not found", code: "not_found" }));
 
+  // Before everything: a path with a `.` or `..` segment as the client sent it. A URL parser
+  // resolves them away before routing, so a middleware that checks the routed path would see
+  // another route than the one the raw path names (`/callbacks/../agents/…`, issue 33).
+  app.use("*", async (c, next) => {
+    if (hasDotSegment(rawPathOf(c))) {
+      return errorResponse(c, 400, { error: 'request path has a "." or ".." segment', code: "invalid_request" });
+    }
+    await next();
+  });
   // Before every route: a page the app does not trust gets nothing run and nothing stored.
   app.use("*", originGuard({ cors: options.cors, allowedHosts: options.allowedHosts }));
   if (options.cors) {
@@ -161,7 +170,6 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   for (const mw of options.callbacks?.middleware ?? options.middleware ?? []) app.use("/callbacks/*", mw);
   const maxUploadBytes = options.maxUploadBytes ?? Math.max(...Object.values(runtime.attachmentLimits().policy));
   if (!Number.isSafeInteger(maxUploadBytes) || maxUploadBytes <= 0) throw new Error("createApp: maxUploadBytes must be a positive integer");
-  mountAttachmentRoutes(app, runtime, maxUploadBytes);
   const limit = bodyLimit({
     maxSize: opts.maxBodyBytes,
     onError: (c) => errorResponse(c, 413, { error: `request body exceeds ${opts.maxBodyBytes} bytes`, code: "payload_too_large" }),
@@ -170,9 +178,15 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     maxSize: opts.maxImportBytes,
     onError: (c) => errorResponse(c, 413, { error: `import body exceeds ${opts.maxImportBytes} bytes`, code: "payload_too_large" }),
   });
-  // An import carries a whole conversation: its own, larger limit.
-  app.use("/agents/*", (c, next) => (c.req.method === "POST" && c.req.path.endsWith("/import") ? importLimit(c, next) : limit(c, next)));
-  app.use("/callbacks/*", limit);
+  // Every request's body has a limit, counted as it streams in (a declared Content-Length over
+  // it is refused before reading; a body without one is cut off at the limit), before any route
+  // reads it. An import carries a whole conversation and `POST /attachments` a file: their own,
+  // larger limits (the upload's is its route's).
+  app.use("*", (c, next) => {
+    if (c.req.method === "POST" && c.req.path === "/attachments") return next();
+    return c.req.method === "POST" && c.req.path.startsWith("/agents/") && c.req.path.endsWith("/import") ? importLimit(c, next) : limit(c, next);
+  });
+  mountAttachmentRoutes(app, runtime, maxUploadBytes);
 
   app.post("/agents/:agent/:instance", async (c) => {
     const json = await readJsonObject(c);
@@ -256,6 +270,31 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
 
   return app;
 
+}
+
+/**
+ * The request's path as the client sent it, before a URL parser resolved `.` and `..`: the raw
+ * request target on Node (`@hono/node-server` passes the `IncomingMessage` as `incoming`), the
+ * event's path on Lambda (`hono/aws-lambda` passes the `event`); elsewhere the request URL's.
+ */
+function rawPathOf(c: Context): string {
+  const env = c.env as { incoming?: { url?: unknown }; event?: { rawPath?: unknown; path?: unknown } } | undefined;
+  const raw = env?.incoming?.url ?? env?.event?.rawPath ?? env?.event?.path;
+  if (typeof raw === "string") return raw.split("?")[0]!;
+  return new URL(c.req.url).pathname;
+}
+
+/** Whether a path has a segment that is `.` or `..`, as written or percent-encoded (`%2e%2E`). */
+function hasDotSegment(path: string): boolean {
+  return path.split(/[/\\]/).some((segment) => {
+    let decoded = segment;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      // not a valid escape: compared as it is
+    }
+    return decoded === "." || decoded === "..";
+  });
 }
 
 /** The agent and instance of the path, unchecked (the runtime checks them). */
