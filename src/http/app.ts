@@ -11,6 +11,7 @@ import { mountSubmissionRoutes } from "./submission-routes.ts";
 import { mountApprovalRoutes, mountCallbackRoute } from "./wait-routes.ts";
 import { mountAttachmentRoutes } from "./attachment-routes.ts";
 import { mountConversationRoutes } from "./conversation-routes.ts";
+import { checkWrite, type WriteCheck } from "./write-check.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
 export interface AppOptions {
@@ -52,6 +53,14 @@ export interface AppOptions {
   maxUploadBytes?: number;
   /** Mounted before the `/agents` and `/attachments` routes (auth, rate limits…); `/healthz` stays open. */
   middleware?: MiddlewareHandler[];
+  /**
+   * Asked before every request that writes into an instance (dispatch, compact, steer, follow-up,
+   * decision, cancel, deletion, fork, import) with where it writes: a fork's target instance
+   * comes from its body, which a middleware checking the path never sees. A refusal is a 403 or
+   * 404 with nothing stored (`write-check.ts`). A callback is not asked: its id is its credential
+   * and names no instance.
+   */
+  checkWrite?: WriteCheck;
   /**
    * The callback route (`POST /callbacks/:callbackId`, ADR 0025), which third parties call:
    * `middleware` replaces the app's `middleware` there (e.g. a bearer token of its own for the
@@ -188,9 +197,11 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   });
   mountAttachmentRoutes(app, runtime, maxUploadBytes);
 
+  const writes = options.checkWrite;
   app.post("/agents/:agent/:instance", async (c) => {
     const json = await readJsonObject(c);
     const body = parseDispatchBody(json);
+    await checkWrite(writes, c, { action: "dispatch", target: { ...pathIds(c), ...(body.session !== undefined ? { session: body.session } : {}) } });
     const admitted = await runtime.dispatch({
       ...pathIds(c),
       session: body.session,
@@ -203,6 +214,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   app.post("/agents/:agent/:instance/compact", async (c) => {
     const text = await c.req.text();
     const body = parseCompactBody(text.trim() === "" ? {} : parseJsonObject(text));
+    await checkWrite(writes, c, { action: "compact", target: { ...pathIds(c), ...(body.session !== undefined ? { session: body.session } : {}) } });
     return admittedResponse(c, await runtime.compact({ ...pathIds(c), session: body.session }));
   });
 
@@ -228,24 +240,26 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   }
 
   /** The steer and follow-up handlers: the same request, for one or the other runtime call. */
-  const inboxHandler = (accept: Runtime["steer"]) => async (c: Context) => {
+  const inboxHandler = (action: "steer" | "followUp", accept: Runtime["steer"]) => async (c: Context) => {
     const body = parseInjectBody(await readJsonObject(c));
+    await checkWrite(writes, c, { action, target: { ...pathIds(c), ...(body.session !== undefined ? { session: body.session } : {}) } });
     await accept({ ...pathIds(c), session: body.session, body: body.body });
     return c.json({ status: "injected" }, 200);
   };
-  const steerHandler = inboxHandler((request) => runtime.steer(request));
-  const followUpHandler = inboxHandler((request) => runtime.followUp(request));
+  const steerHandler = inboxHandler("steer", (request) => runtime.steer(request));
+  const followUpHandler = inboxHandler("followUp", (request) => runtime.followUp(request));
   app.post("/agents/:agent/:instance/steer", steerHandler);
   app.post("/agents/:agent/:instance/followup", followUpHandler);
 
   mountSubmissionRoutes(app, runtime);
-  mountApprovalRoutes(app, runtime);
+  mountApprovalRoutes(app, runtime, writes);
   mountCallbackRoute(app, runtime);
-  mountConversationRoutes(app, runtime);
+  mountConversationRoutes(app, runtime, writes);
 
   app.post("/agents/:agent/:instance/submissions/:submissionId/cancel", async (c) => {
     const text = await c.req.text();
     const { reason } = parseCancelBody(text.trim() === "" ? {} : parseJsonObject(text));
+    await checkWrite(writes, c, { action: "cancel", target: pathIds(c) });
     const result = await runtime.cancel(c.req.param("submissionId") ?? "", reason, pathIds(c));
     return c.json(result, result.status === "cancelling" ? 202 : 200);
   });
