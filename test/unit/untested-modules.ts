@@ -122,7 +122,6 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "engine/admission.ts": ENGINE,
   "engine/backoff.ts": ENGINE,
   "engine/call-answers.ts": "the guarded answers of approvals and callbacks: test/scenarios/approvals.test.ts, callbacks.test.ts",
-  "engine/conversation-copy.ts": "test/unit/http/conversation-routes.test.ts (fork: copied records equal the prefix apart from ids and address)",
   "engine/conversation-deletion.ts": "test/unit/http/conversation-routes.test.ts (children, busy, cancel=true; memory and SQLite)",
   "engine/compaction-admission.ts": ENGINE,
   "engine/conversation-export.ts": "test/unit/engine/conversation-import.test.ts (the lines of an export; export → import) and test/e2e/lambda/export-import.aws.test.ts",
