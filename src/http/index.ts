@@ -22,3 +22,4 @@ export { bearerAuth, type BearerAuthOptions } from "./bearer-auth.ts";
 export { parseCorsOrigins } from "./cors-origins.ts";
 export { isLoopbackHost, LOOPBACK, type CorsOptions } from "./origin-guard.ts";
 export type { ErrorBody, TransportErrorCode } from "./http-errors.ts";
+export type { InstanceWrite, WriteAddress, WriteCheck, WriteRefusal } from "./write-check.ts";

@@ -459,6 +459,8 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       if (typeof request.fromRecordId !== "string" || request.fromRecordId === "") throw new InvalidRequest("fromRecordId is required");
       const now = clock.now();
       const target = sessionKeyOf({ agent: source.agent, instance: request.targetInstance ?? source.instance, session: request.targetSession ?? `fork-${newId(now).toLowerCase()}` }, knows);
+      // A message its dispatch would refuse is refused before anything is copied.
+      if (request.message !== undefined) checkDispatch({ ...target, message: request.message }, knows);
       const forked = await forkConversation(store, source, request.fromRecordId, target, now);
       const answer: ForkAnswer = { agent: target.agent, instance: target.instance, session: target.session, ...forked };
       if (request.message === undefined) return answer;

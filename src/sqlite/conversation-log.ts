@@ -75,7 +75,8 @@ export class SqliteConversationLog {
   ): Promise<ConversationRecord[]> {
     return this.#db.write(() => {
       const row = this.#db.sql.appendHead.get(conversationId)!;
-      if (row.known !== 1) throw new ConversationNotFound(conversationId);
+      // A copy is written before its conversation is given to its session (`copied`, store.ts).
+      if (row.known !== 1 && options?.copied !== true) throw new ConversationNotFound(conversationId);
       const head = (row.head as string | null) ?? "";
       if (options?.expectedHead !== undefined && options.expectedHead !== head) {
         throw new ClaimLost(`conversation ${conversationId} head is ${head || "empty"}, not ${options.expectedHead || "empty"}`);

@@ -195,6 +195,9 @@ export interface AppendOptions {
    * The records are history copied from another conversation (a fork, an import, ADR 0034):
    * their `approval_requested` and `callback_started` records register no call waits (no
    * submission of this conversation waits on them; an import's renewed submission ids name none).
+   * A copied append may go to a conversation id no session holds yet: a copy writes its records
+   * under its new id first and gives the id to its session last (`ensureConversation` with that
+   * id), so no dispatch into the session can write into a copy half made (issue 33).
    */
   copied?: boolean;
 }
