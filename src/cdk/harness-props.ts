@@ -17,7 +17,8 @@ export type HarnessLogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";
 export interface HarnessBedrockOptions {
   /**
    * ARNs of foundation models and inference profiles the worker may invoke.
-   * @default every foundation model, and every inference profile of this account and region
+   * @default every foundation model, and every inference profile and application inference
+   *   profile of this account and region
    */
   readonly resources?: string[];
   /**

@@ -270,7 +270,7 @@ export class Harness extends Construct {
     // No event source on the DLQ: its pollers would bill ~650,000 empty receives a month. The
     // dlq function drains it on the sweep schedule instead (src/sqs/dead-letter-drain.ts).
     this.deadLetterQueue.grantConsumeMessages(dlq.role);
-    if (props.bedrock) this.grantBedrock(worker.role, props.bedrock === true ? {} : props.bedrock);
+    const bedrockResources = props.bedrock ? this.grantBedrock(worker.role, props.bedrock === true ? {} : props.bedrock) : undefined;
 
     const nagRoles: IConstruct[] = [];
     const nagFunctions: IConstruct[] = [];
@@ -337,8 +337,10 @@ export class Harness extends Construct {
       functions: [...Object.values(this.functions), ...nagFunctions],
       roles: [...[http, worker, dlq, sweeper].map((fn) => fn.role), ...nagRoles],
       xray: props.tracing?.xray === true,
-      bedrockDefaultGrantRole:
-        props.bedrock && (props.bedrock === true || props.bedrock.resources === undefined) ? worker.role : undefined,
+      bedrockDefaultGrant:
+        bedrockResources && (typeof props.bedrock !== "object" || props.bedrock.resources === undefined)
+          ? { role: worker.role, resources: bedrockResources }
+          : undefined,
       api: this.api && {
         restApi: this.api.restApi,
         stage: this.api.restApi.deploymentStage,
@@ -429,11 +431,15 @@ export class Harness extends Construct {
     );
   }
 
-  private grantBedrock(grantee: IGrantable, options: HarnessBedrockOptions): void {
+  /** Grants Bedrock invocation; returns the resources granted. */
+  private grantBedrock(grantee: IGrantable, options: HarnessBedrockOptions): readonly string[] {
     const stack = Stack.of(this);
+    // Foundation models in every region (a cross-region inference profile routes to others), and
+    // this account's system-defined and application inference profiles in this region.
     const resources = options.resources ?? [
       `arn:${stack.partition}:bedrock:*::foundation-model/*`,
       `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/*`,
+      `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:application-inference-profile/*`,
     ];
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
@@ -442,8 +448,8 @@ export class Harness extends Construct {
         resources,
       }),
     );
+    return resources;
   }
-
 }
 
 /**

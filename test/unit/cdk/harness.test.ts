@@ -566,6 +566,19 @@ describe("Harness: cdk-nag AwsSolutions", () => {
     expect(nagViolations(synthHarness({ urlAuthType: FunctionUrlAuthType.NONE }).stack)).toEqual([]);
   });
 
+  it("acknowledges the default Bedrock grant as the policy holds it, in an environment-agnostic stack and in one with a concrete account and region", () => {
+    // The CDK CLI sets CDK_DEFAULT_ACCOUNT/REGION whenever it has credentials: the policy then
+    // holds the literal region and account, and the acknowledgement must name those.
+    for (const env of [true, false]) {
+      const s = synthHarness({ bedrock: true }, { env });
+      expect(nagViolations(s.stack), `env: ${env}`).toEqual([]);
+      const [bedrock] = statements(s, "worker").filter((x) => actionsOf(x).includes("bedrock:InvokeModel"));
+      const granted = JSON.stringify(s.stack.resolve(bedrock!.Resource));
+      expect(granted, `env: ${env}`).toContain(env ? "eu-west-1:111122223333:inference-profile/*" : ":inference-profile/*");
+      expect(granted, `env: ${env}: application inference profiles too`).toContain(":application-inference-profile/*");
+    }
+  });
+
   it("still reports a finding the harness did not accept", () => {
     // A user-given wildcard Bedrock resource is not acknowledged by the construct.
     const violations = nagViolations(synthHarness({ bedrock: { resources: ["arn:aws:bedrock:*::foundation-model/*"] } }).stack);
