@@ -194,7 +194,9 @@ export interface HarnessProps {
    */
   readonly workerReservedConcurrency?: number;
   /**
-   * Upper bound of concurrent worker invocations the SQS event source starts (2–1000).
+   * Upper bound of concurrent worker invocations the SQS event source starts (2–1000). At most
+   * `workerReservedConcurrency` when both are set (synth refuses more: Lambda would throttle the
+   * surplus, and each throttle counts as a receive toward the dead-letter queue).
    * @default no bound beyond the number of active sessions (FIFO message groups)
    */
   readonly workerMaxConcurrency?: number;
@@ -240,7 +242,13 @@ export interface HarnessProps {
   readonly httpMemorySize?: number;
   /**
    * Authentication of the function URL. `NONE` is for an app that checks a bearer token or JWT
-   * itself (Hono middleware); the handler learns the mode from `HARNESS_URL_AUTH`.
+   * itself (Hono middleware); the handler learns the mode from `HARNESS_URL_AUTH`. With
+   * `apiGateway`, `AWS_IAM` puts IAM authorization on the API's methods and `NONE` none.
+   *
+   * Synth refuses `NONE` without `HARNESS_BEARER_TOKEN` (in `secrets`) unless `apiGateway` has an
+   * `authorizer`: behind a function URL the http function would refuse to start, behind the API
+   * anyone could run your agents. `HARNESS_ALLOW_UNAUTHENTICATED: "true"` in `environment` opens it
+   * on purpose.
    * @default FunctionUrlAuthType.AWS_IAM
    */
   readonly urlAuthType?: FunctionUrlAuthType;
@@ -333,7 +341,9 @@ export interface HarnessProps {
    * Extra environment variables for every function: **non-secret settings only** (model ids,
    * `HARNESS_*` tuning knobs). Environment variables are plaintext in the synthesized template
    * and in `GetFunctionConfiguration`: pass provider keys and the bearer token with `secrets`.
-   * The harness's own variables (see `HARNESS_ENV`) win on a clash.
+   * The harness's own variables (see `HARNESS_ENV`) win on a clash. Lambda refuses a function
+   * whose variables exceed 4 KB as compact JSON, the harness's own included; synth refuses it
+   * first (`HarnessPropsInvalid`).
    */
   readonly environment?: Record<string, string>;
   /**

@@ -29,7 +29,15 @@ import { HarnessFunction, harnessCode } from "./harness-function.ts";
 import { entryFileOf } from "./lambda-bundling.ts";
 import { HarnessSchedules } from "./harness-schedules.ts";
 import { warnPlainSecrets, wireSecrets } from "./harness-secrets.ts";
-import { agentsModuleOf, validate } from "./harness-checks.ts";
+import {
+  agentsModuleOf,
+  checkEnvironmentSize,
+  checkFrontDoor,
+  checkWorkerConcurrency,
+  environmentSizeProblem,
+  frontDoorAuth,
+  validate,
+} from "./harness-checks.ts";
 import { secretsWithCallbackToken } from "./harness-callbacks.ts";
 import { functionTracing } from "./harness-tracing.ts";
 import { createHarnessAlarms } from "./harness-alarms.ts";
@@ -103,6 +111,8 @@ export class Harness extends Construct {
     const maxReceiveCount = props.maxReceiveCount ?? 30;
     const urlAuthType = props.urlAuthType ?? FunctionUrlAuthType.AWS_IAM;
     validate(props, { workerTimeout, streamMax, httpTimeout, visibility, maxReceiveCount });
+    checkFrontDoor(props);
+    checkWorkerConcurrency(props);
 
     this.table = new TableV2(this, "Table", {
       partitionKey: HARNESS_TABLE_SCHEMA.partitionKey,
@@ -330,7 +340,16 @@ export class Harness extends Construct {
       this.alarms.push(...createHarnessAlarms(this, { worker: this.functions.worker, deadLetterQueue: this.deadLetterQueue, props }));
     }
 
+    // Lambda refuses an environment over 4 KB at deployment: refuse it here, and again at synth
+    // for variables added to a function after this constructor.
+    const sized: [string, CdkFunction][] = [...Object.entries(this.functions), ...(this.scheduleFunction ? [["schedule", this.scheduleFunction] as [string, CdkFunction]] : [])];
+    for (const [role, fn] of sized) checkEnvironmentSize(role, fn);
+    this.node.addValidation({
+      validate: () => sized.map(([role, fn]) => environmentSizeProblem(role, fn)).filter((problem): problem is string => problem !== undefined),
+    });
+
     const apiOptions = typeof props.apiGateway === "object" ? props.apiGateway : {};
+    const auth = frontDoorAuth(props);
     acknowledgeHarnessFindings({
       bucket: this.bucket,
       bucketAccessLogs: props.accessLogsBucket !== undefined,
@@ -348,6 +367,7 @@ export class Harness extends Construct {
         preflightMethods: this.api.preflightMethods,
         callbackMethod: this.api.callbackMethod,
         webAcl: apiOptions.webAclArn !== undefined,
+        bearerToken: auth.gate === "none" && auth.bearerToken,
         cognito: apiOptions.authorizer?.authorizationType === AuthorizationType.COGNITO,
       },
     });

@@ -50,6 +50,8 @@ export interface HarnessNagTargets {
     callbackMethod?: IConstruct;
     webAcl: boolean;
     cognito: boolean;
+    /** The API authorizes nothing (`urlAuthType: NONE`, no authorizer) and the app checks a bearer token. */
+    bearerToken: boolean;
   };
 }
 
@@ -147,11 +149,24 @@ export function acknowledgeHarnessFindings(targets: HarnessNagTargets): void {
         });
       }
     }
+    if (targets.api.bearerToken) {
+      // Unguarded at the API only because the app guards it: the construct refuses this
+      // combination without a token (checkFrontDoor).
+      for (const method of targets.api.methods) {
+        Validations.of(method).acknowledge({
+          id: "AwsSolutions-APIG4",
+          reason:
+            "`urlAuthType: NONE` with `HARNESS_BEARER_TOKEN`: the http function checks the bearer token on every request before anything else (Hono bearerAuth); the API passes requests through.",
+        });
+      }
+    }
     if (!targets.api.cognito) {
       for (const method of targets.api.methods) {
         Validations.of(method).acknowledge({
           id: "AwsSolutions-COG4",
-          reason: "Methods use IAM authorization by default, or the authorizer given in `apiGateway.authorizer`.",
+          reason: targets.api.bearerToken
+            ? "The http function checks a bearer token (`HARNESS_BEARER_TOKEN`) on every request; no user pool is involved."
+            : "Methods use IAM authorization by default, or the authorizer given in `apiGateway.authorizer`.",
         });
       }
     }

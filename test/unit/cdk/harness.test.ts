@@ -14,12 +14,25 @@ import { describe, expect, it } from "vitest";
 import { build } from "esbuild";
 import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../../src/lambda/env.ts";
 import { defaultHandlerEntry, Harness } from "../../../src/cdk/harness.ts";
+import { HarnessPropsInvalid, LAMBDA_ENVIRONMENT_MAX_BYTES, lambdaEnvironmentBytes } from "../../../src/cdk/harness-checks.ts";
 import { entryFileOf, LAMBDA_ENTRY_FILE, lambdaBuildOptions, RESULT_SCHEMA_WORKER_FILE, staticClosure } from "../../../src/cdk/lambda-bundling.ts";
 import { HARNESS_TABLE } from "../../../src/dynamodb/table.ts";
 import { cdkFixture, functionProperties, logicalIdOf, standInHandlers, synthHarness, type Synth } from "../../support/cdk-synth.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const handlerEntries = standInHandlers();
+/** The app's bearer token, by reference (what an unauthenticated front door needs). */
+const BEARER_TOKEN = { HARNESS_BEARER_TOKEN: { parameterName: "/harness/token" } } as const;
+
+/** What `f` throws (undefined when it does not). */
+function thrown(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}
 
 
 interface Statement {
@@ -137,7 +150,7 @@ describe("Harness: functions", () => {
     });
     expect(functionProperties(s, "http").Environment.Variables[HARNESS_ENV.urlAuth]).toBe("AWS_IAM");
 
-    const open = synthHarness({ urlAuthType: FunctionUrlAuthType.NONE });
+    const open = synthHarness({ urlAuthType: FunctionUrlAuthType.NONE, secrets: BEARER_TOKEN });
     open.template.hasResourceProperties("AWS::Lambda::Url", { InvokeMode: "RESPONSE_STREAM", AuthType: "NONE" });
     expect(functionProperties(open, "http").Environment.Variables[HARNESS_ENV.urlAuth]).toBe("NONE");
   });
@@ -563,7 +576,7 @@ describe("Harness: cdk-nag AwsSolutions", () => {
   it("has none with Bedrock, the API Gateway and an open function URL either", () => {
     expect(nagViolations(synthHarness({ bedrock: true }).stack)).toEqual([]);
     expect(nagViolations(synthHarness({ apiGateway: true }).stack)).toEqual([]);
-    expect(nagViolations(synthHarness({ urlAuthType: FunctionUrlAuthType.NONE }).stack)).toEqual([]);
+    expect(nagViolations(synthHarness({ urlAuthType: FunctionUrlAuthType.NONE, secrets: BEARER_TOKEN }).stack)).toEqual([]);
   });
 
   it("acknowledges the default Bedrock grant as the policy holds it, in an environment-agnostic stack and in one with a concrete account and region", () => {
@@ -583,6 +596,65 @@ describe("Harness: cdk-nag AwsSolutions", () => {
     // A user-given wildcard Bedrock resource is not acknowledged by the construct.
     const violations = nagViolations(synthHarness({ bedrock: { resources: ["arn:aws:bedrock:*::foundation-model/*"] } }).stack);
     expect(violations).toEqual([expect.stringContaining("AwsSolutions-IAM5[Resource::arn:aws:bedrock:*::foundation-model/*]")]);
+  });
+});
+
+describe("Harness: what would fail after deployment is refused at synth (HarnessPropsInvalid)", () => {
+  it("refuses urlAuthType NONE without a bearer token, callbacks or not: the http function refuses to serve an open URL, so every cold start would fail", () => {
+    const open = thrown(() => synthHarness({ urlAuthType: FunctionUrlAuthType.NONE }));
+    expect(open).toBeInstanceOf(HarnessPropsInvalid);
+    expect(open).toMatchObject({ code: "harness_props_invalid", prop: "urlAuthType", message: expect.stringMatching(/NONE with no HARNESS_BEARER_TOKEN.*Pass the token in `secrets`/) });
+    const callbacks = thrown(() => synthHarness({ urlAuthType: FunctionUrlAuthType.NONE, callbacks: { bearerToken: { parameterName: "/harness/callback-token" } } }));
+    expect(callbacks).toMatchObject({ prop: "urlAuthType", message: expect.stringContaining("callbacks.bearerToken opens only the callback route") });
+    // With the token, or open on purpose, it synthesizes.
+    synthHarness({ urlAuthType: FunctionUrlAuthType.NONE, secrets: BEARER_TOKEN, callbacks: { bearerToken: { parameterName: "/harness/callback-token" } } });
+    synthHarness({ urlAuthType: FunctionUrlAuthType.NONE, environment: { HARNESS_ALLOW_UNAUTHENTICATED: "true" } });
+  });
+
+  it("refuses an API Gateway that authorizes nothing (urlAuthType NONE, no authorizer) without a bearer token: that would be a public API", () => {
+    const open = thrown(() => synthHarness({ apiGateway: true, urlAuthType: FunctionUrlAuthType.NONE }));
+    expect(open).toBeInstanceOf(HarnessPropsInvalid);
+    expect(open).toMatchObject({ prop: "apiGateway", message: expect.stringMatching(/authorizes no route .* give apiGateway.authorizer, or keep urlAuthType AWS_IAM/) });
+  });
+
+  it("passes cdk-nag with an API Gateway behind the app's bearer token (urlAuthType NONE): APIG4 is acknowledged with that reason", () => {
+    // Behind the app's token the ANY methods are open at the API and cdk-nag's APIG4 is acknowledged with that reason.
+    const s = synthHarness({ apiGateway: true, urlAuthType: FunctionUrlAuthType.NONE, secrets: BEARER_TOKEN });
+    const methods = Object.values(s.template.findResources("AWS::ApiGateway::Method")).map((m) => m.Properties);
+    expect(methods.map((m) => m.AuthorizationType)).toEqual(["NONE", "NONE"]);
+    expect(nagViolations(s.stack)).toEqual([]);
+  });
+
+  it("refuses workerMaxConcurrency above workerReservedConcurrency (Lambda would throttle the surplus, each throttle a receive toward the DLQ) and outside 2–1000", () => {
+    const over = thrown(() => synthHarness({ workerReservedConcurrency: 5, workerMaxConcurrency: 10 }));
+    expect(over).toBeInstanceOf(HarnessPropsInvalid);
+    expect(over).toMatchObject({ prop: "workerMaxConcurrency", message: expect.stringContaining("10 is above workerReservedConcurrency (5)") });
+    expect(thrown(() => synthHarness({ workerMaxConcurrency: 1 }))).toMatchObject({ prop: "workerMaxConcurrency" });
+    synthHarness({ workerReservedConcurrency: 10, workerMaxConcurrency: 10 });
+  });
+
+  it("refuses an environment Lambda would refuse: over 4,096 bytes as Lambda measures it (the variables as compact JSON)", () => {
+    const base = synthHarness();
+    // The largest environment decides; pad it to exactly the limit, then one byte over.
+    const largest = Math.max(...HARNESS_FUNCTION_ROLES.map((role) => lambdaEnvironmentBytes(base.harness.functions[role])));
+    const pad = (extra: number) => ({ PAD: "x".repeat(LAMBDA_ENVIRONMENT_MAX_BYTES - largest - '"PAD":"",'.length + extra) });
+    const fits = synthHarness({ environment: pad(0) });
+    expect(Math.max(...HARNESS_FUNCTION_ROLES.map((role) => lambdaEnvironmentBytes(fits.harness.functions[role])))).toBe(LAMBDA_ENVIRONMENT_MAX_BYTES);
+    const over = thrown(() => synthHarness({ environment: pad(1) }));
+    expect(over).toBeInstanceOf(HarnessPropsInvalid);
+    expect(over).toMatchObject({ prop: "environment", message: expect.stringMatching(/function's environment is at least 4097 bytes as Lambda measures it/) });
+    // What Lambda measures: the literal variables as compact JSON (a value known only at deployment counts at its shortest).
+    const fn = fits.harness.functions.http;
+    const literal = Object.fromEntries(Object.entries(functionProperties(fits, "http").Environment.Variables).filter(([, v]) => typeof v === "string"));
+    expect(lambdaEnvironmentBytes(fn)).toBeGreaterThan(Buffer.byteLength(JSON.stringify(literal)));
+  });
+
+  it("checks again at synth what is added to a function's environment after the construct", () => {
+    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const stack = new Stack(app, "Later");
+    const harness = new Harness(stack, "Harness", { agentsEntry: cdkFixture("agents.ts"), handlerEntries });
+    harness.functions.worker.addEnvironment("LATER", "x".repeat(LAMBDA_ENVIRONMENT_MAX_BYTES));
+    expect(() => Template.fromStack(stack)).toThrow(/the worker function's environment is at least \d+ bytes/);
   });
 });
 
