@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import { Duration, Names, RemovalPolicy, Stack } from "aws-cdk-lib";
 import type { Alarm } from "aws-cdk-lib/aws-cloudwatch";
 import { Billing, TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
@@ -11,11 +11,11 @@ import {
   type Function as CdkFunction,
   type FunctionUrl,
   type FunctionUrlCorsOptions,
+  EventSourceMapping,
   HttpMethod,
   FunctionUrlAuthType,
   InvokeMode,
 } from "aws-cdk-lib/aws-lambda";
-import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from "aws-cdk-lib/aws-s3";
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
@@ -260,26 +260,47 @@ export class Harness extends Construct {
     if (secrets) wireSecrets(this, secrets, { http, worker, dlq, sweeper }, props.environment ?? {});
     warnPlainSecrets(this, props.environment ?? {});
 
-    // Least privilege: each role gets the data-plane actions it uses, on these resources only.
+    // Least privilege: each role gets the data-plane actions its code calls, on these resources
+    // only (the construct's tests pin each role's exact action list).
     for (const fn of [http, worker, dlq, sweeper]) this.grantTableData(fn.role);
     // Every function holds a DynamoDB store, and the store may spill any payload to S3 or read
     // one back (a settlement's outcome, a parent's task result), so all four get the objects.
     for (const fn of [http, worker, dlq, sweeper]) this.grantObjects(fn.role);
+    // Completing a direct upload (POST /attachments/uploads/:id/complete) is an HTTP route.
+    this.grantStagedUploadDeletion(http.role);
     this.grantDeletion(http.role);
     // Conversation retention deletes from the sweep.
     if (props.conversationRetention) this.grantDeletion(sweeper.role);
-    for (const fn of [http, worker, dlq, sweeper]) this.queue.grantSendMessages(fn.role);
-    // The event source grants receive/delete/change-visibility on the queue it reads.
-    worker.function.addEventSource(
-      new SqsEventSource(this.queue, {
-        batchSize: 1,
-        reportBatchItemFailures: true,
-        maxConcurrency: props.workerMaxConcurrency,
+    // Every function rings doorbells (admission, the next head after a settlement, re-rings).
+    for (const fn of [http, worker, dlq, sweeper]) this.grantRing(fn.role);
+    // The event source's pollers receive, delete and read the queue's attributes with the
+    // worker's role; the worker itself changes its message's visibility (lease, backoff). The
+    // mapping keeps the id `SqsEventSource` gave it (no replacement on upgrade) but not that
+    // class's grant, which adds GetQueueUrl: the worker resolves its queue's URL from QUEUE_URL.
+    new EventSourceMapping(worker.function, `SqsEventSource:${Names.nodeUniqueId(this.queue.node)}`, {
+      target: worker.function,
+      eventSourceArn: this.queue.queueArn,
+      batchSize: 1,
+      reportBatchItemFailures: true,
+      maxConcurrency: props.workerMaxConcurrency,
+    });
+    worker.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: "HarnessQueueConsume",
+        actions: ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"],
+        resources: [this.queue.queueArn],
       }),
     );
     // No event source on the DLQ: its pollers would bill ~650,000 empty receives a month. The
-    // dlq function drains it on the sweep schedule instead (src/sqs/dead-letter-drain.ts).
-    this.deadLetterQueue.grantConsumeMessages(dlq.role);
+    // dlq function drains it on the sweep schedule instead (src/sqs/dead-letter-drain.ts): a
+    // short receive (its visibility given in the receive) and a delete per handled letter.
+    dlq.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: "HarnessDeadLetterDrain",
+        actions: ["sqs:ReceiveMessage", "sqs:DeleteMessage"],
+        resources: [this.deadLetterQueue.queueArn],
+      }),
+    );
     const bedrockResources = props.bedrock ? this.grantBedrock(worker.role, props.bedrock === true ? {} : props.bedrock) : undefined;
 
     const nagRoles: IConstruct[] = [];
@@ -303,7 +324,7 @@ export class Harness extends Construct {
       });
       this.grantTableData(schedule.role);
       this.grantObjects(schedule.role);
-      this.queue.grantSendMessages(schedule.role);
+      this.grantRing(schedule.role);
       this.scheduleFunction = schedule.function;
       this.schedules = new HarnessSchedules(this, "Schedules", {
         schedules: props.schedules,
@@ -423,22 +444,34 @@ export class Harness extends Construct {
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({ sid: "HarnessBucketList", actions: ["s3:ListBucket"], resources: [this.bucket.bucketArn] }),
     );
-    // A direct upload's staged object is deleted once it is verified and stored (ADR 0034).
+  }
+
+  /** A direct upload's staged object is deleted once it is verified and stored (ADR 0034). */
+  private grantStagedUploadDeletion(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({ sid: "HarnessUploadsDelete", actions: ["s3:DeleteObject"], resources: [this.bucket.arnForObjects("uploads/*")] }),
+    );
+  }
+
+  /** Sending doorbells to the work queue (its URL comes from QUEUE_URL: no GetQueueUrl). */
+  private grantRing(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ sid: "HarnessQueueSend", actions: ["sqs:SendMessage"], resources: [this.queue.queueArn] }),
     );
   }
 
   /**
    * Deleting a conversation (`DELETE /agents/:agent/:instance`, ADR 0034) runs in the HTTP
    * function, and in the sweeper when `conversationRetention` is set: they alone may delete
-   * items (batched) and content-addressed objects and checkpoints.
+   * items and content-addressed objects and checkpoints. Items go in BatchWriteItem delete
+   * requests, authorized as `dynamodb:BatchWriteItem` alone (src/dynamodb/deletion.ts); no code
+   * sends DeleteItem or a transaction's Delete, which would need `dynamodb:DeleteItem`.
    */
   private grantDeletion(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         sid: "HarnessConversationDeletion",
-        actions: ["dynamodb:DeleteItem", "dynamodb:BatchWriteItem"],
+        actions: ["dynamodb:BatchWriteItem"],
         resources: [this.table.tableArn],
       }),
     );

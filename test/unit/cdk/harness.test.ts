@@ -319,6 +319,41 @@ describe("Harness: least privilege", () => {
     }
   });
 
+  it("grants each function exactly the actions its code calls, on the resources it calls them on (nothing unused creeps back)", () => {
+    const table = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"];
+    const objects = ["s3:GetObject", "s3:PutObject", "s3:ListBucket"];
+    const logs = ["logs:CreateLogStream", "logs:PutLogEvents"];
+    const expected: Record<HarnessFunctionRole, string[]> = {
+      // + completing a direct upload (uploads/*), deleting a conversation (BatchWriteItem delete requests, blobs/ and checkpoints/)
+      http: [...table, ...objects, "s3:DeleteObject", "dynamodb:BatchWriteItem", "sqs:SendMessage", ...logs],
+      // + the event source's pollers (Receive, Delete, GetQueueAttributes) and the lease/backoff visibility changes
+      worker: [...table, ...objects, "sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility", ...logs],
+      // + the drain: a short receive and a delete per handled letter, on the DLQ
+      dlq: [...table, ...objects, "sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", ...logs],
+      sweeper: [...table, ...objects, "sqs:SendMessage", ...logs],
+    };
+    const sorted = (actions: string[]) => [...new Set(actions)].sort();
+    for (const role of HARNESS_FUNCTION_ROLES) expect(sorted(allActions(s, role)), role).toEqual(sorted(expected[role]));
+    const retained = synthHarness({ conversationRetention: Duration.days(30) });
+    expect(sorted(allActions(retained, "sweeper"))).toEqual(sorted([...expected.sweeper, "dynamodb:BatchWriteItem", "s3:DeleteObject"]));
+    for (const role of ["http", "worker", "dlq"] as const) expect(sorted(allActions(retained, role)), role).toEqual(sorted(expected[role]));
+    // Where each SQS action applies: the work queue, and for the dlq function's drain the DLQ only.
+    const queueArn = { "Fn::GetAtt": [logicalIdOf(s, s.harness.queue), "Arn"] };
+    const dlqArn = { "Fn::GetAtt": [logicalIdOf(s, s.harness.deadLetterQueue), "Arn"] };
+    const sqsOn = (role: HarnessFunctionRole, action: string) => statements(s, role).filter((x) => actionsOf(x).includes(action)).flatMap(resourcesOf);
+    expect(sqsOn("dlq", "sqs:ReceiveMessage")).toEqual([dlqArn]);
+    expect(sqsOn("dlq", "sqs:DeleteMessage")).toEqual([dlqArn]);
+    expect(sqsOn("worker", "sqs:GetQueueAttributes")).toEqual([queueArn]);
+    expect(sqsOn("worker", "sqs:ChangeMessageVisibility")).toEqual([queueArn]);
+  });
+
+  it("keeps the worker's event source mapping's logical id (an upgrade does not replace it), after its role's policy", () => {
+    const mappings = s.template.findResources("AWS::Lambda::EventSourceMapping");
+    expect(Object.keys(mappings)).toEqual([expect.stringMatching(/^HarnessWorkerFunctionSqsEventSourceTestHarnessQueue[0-9A-F]{8}[0-9A-F]{8}$/)]);
+    const worker = s.template.findResources("AWS::Lambda::Function")[logicalIdOf(s, s.harness.functions.worker)]!;
+    expect(worker.DependsOn).toEqual(expect.arrayContaining([expect.stringMatching(/^HarnessWorkerRoleDefaultPolicy/)]));
+  });
+
   it("grants every function the ConditionCheckItem a head move uses (ADR 0035: a settlement leaving its session idle)", () => {
     // DynamoDB Local does not check IAM: without this grant every such settlement fails on AWS.
     for (const role of HARNESS_FUNCTION_ROLES) expect(allActions(s, role), role).toContain("dynamodb:ConditionCheckItem");
@@ -382,14 +417,14 @@ describe("Harness: least privilege", () => {
     }
   });
 
-  it("deletes objects only under uploads/ (a direct upload's staged object), and the http function a deleted conversation's blobs and checkpoints (ADR 0034)", () => {
+  it("lets only the http function delete objects: a direct upload's staged object under uploads/, a deleted conversation's blobs and checkpoints (ADR 0034)", () => {
     for (const role of HARNESS_FUNCTION_ROLES) {
       const deletes = statements(s, role).filter((x) => actionsOf(x).includes("s3:DeleteObject")).flatMap(resourcesOf);
-      const allowed = role === "http" ? ["uploads/", "blobs/", "checkpoints/"] : ["uploads/"];
+      const allowed = role === "http" ? ["uploads/", "blobs/", "checkpoints/"] : [];
       expect(deletes, role).toEqual(expect.arrayContaining(allowed.map(objectsUnder)));
       expect(deletes.length, role).toBe(allowed.length);
     }
-    const tableDeletes = statements(s, "http").filter((x) => actionsOf(x).includes("dynamodb:DeleteItem"));
+    const tableDeletes = statements(s, "http").filter((x) => actionsOf(x).includes("dynamodb:BatchWriteItem"));
     expect(tableDeletes.flatMap(resourcesOf)).toEqual([{ "Fn::GetAtt": [logicalIdOf(s, s.harness.table), "Arn"] }]);
   });
 
@@ -512,12 +547,12 @@ describe("Harness: conversation retention (conversationRetention)", () => {
   it("gives every function the retention (their stores keep the idle index) and the sweeper the deletion, nothing by default, and refuses one under an hour", () => {
     const plain = synthHarness();
     expect(envOf(plain, "sweeper")[HARNESS_ENV.conversationRetentionMs]).toBeUndefined();
-    expect(allActions(plain, "sweeper")).not.toContain("dynamodb:DeleteItem");
+    expect(allActions(plain, "sweeper")).not.toContain("dynamodb:BatchWriteItem");
     const s = synthHarness({ conversationRetention: Duration.days(90) });
     expect(envOf(s, "sweeper")[HARNESS_ENV.conversationRetentionMs]).toBe(String(90 * 86_400_000));
     for (const role of ["http", "worker", "dlq"] as const) expect(envOf(s, role)[HARNESS_ENV.conversationRetentionMs], role).toBe(String(90 * 86_400_000));
-    expect(allActions(s, "sweeper")).toEqual(expect.arrayContaining(["dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "s3:DeleteObject"]));
-    expect(allActions(s, "worker")).not.toContain("dynamodb:DeleteItem");
+    expect(allActions(s, "sweeper")).toEqual(expect.arrayContaining(["dynamodb:BatchWriteItem", "s3:DeleteObject"]));
+    expect(allActions(s, "worker")).not.toContain("dynamodb:BatchWriteItem");
     expect(() => synthHarness({ conversationRetention: Duration.minutes(30) })).toThrow(/conversationRetention must be at least an hour/);
   });
 });
