@@ -267,7 +267,9 @@ export interface HarnessProps {
   /**
    * Put an API Gateway REST API (response streaming) in front of the http function, for its
    * authorizers and throttling. The function URL is then not created, so the API is the only
-   * way in and clients keep one base URL.
+   * way in and clients keep one base URL. Every media type is a binary media type there, so request
+   * bodies reach the function as sent (an attachment's bytes included). Access logs are opt-in (`accessLogs`: they need the
+   * account's API Gateway CloudWatch role, ADR 0041).
    * @default false
    */
   readonly apiGateway?: boolean | HarnessApiGatewayOptions;

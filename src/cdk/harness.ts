@@ -388,13 +388,18 @@ export class Harness extends Construct {
         preflightMethods: this.api.preflightMethods,
         callbackMethod: this.api.callbackMethod,
         webAcl: apiOptions.webAclArn !== undefined,
+        accessLogs: apiOptions.accessLogs === true,
         bearerToken: auth.gate === "none" && auth.bearerToken,
         cognito: apiOptions.authorizer?.authorizationType === AuthorizationType.COGNITO,
       },
     });
   }
 
-  /** Let `grantee` call the harness over HTTP (function URL or API with `AWS_IAM` auth). */
+  /**
+   * Let `grantee` call the harness over HTTP with `AWS_IAM` auth: the function URL's
+   * `lambda:InvokeFunctionUrl` and `lambda:InvokeFunction` (both needed for URLs created since
+   * October 2025; the second only through the URL), or the API's `execute-api:Invoke`.
+   */
   grantInvoke(grantee: IGrantable): void {
     if (this.functionUrl) {
       this.functions.http.grantInvokeUrl(grantee);

@@ -50,6 +50,8 @@ export interface HarnessNagTargets {
     callbackMethod?: IConstruct;
     webAcl: boolean;
     cognito: boolean;
+    /** The stage writes access logs (`apiGateway.accessLogs`). */
+    accessLogs: boolean;
     /** The API authorizes nothing (`urlAuthType: NONE`, no authorizer) and the app checks a bearer token. */
     bearerToken: boolean;
   };
@@ -124,8 +126,15 @@ export function acknowledgeHarnessFindings(targets: HarnessNagTargets): void {
     Validations.of(targets.api.stage).acknowledge({
       id: "AwsSolutions-APIG6",
       reason:
-        "Execution logging needs the account-wide API Gateway CloudWatch role, an account setting this stack does not own; access logging is on, and the function logs every request.",
+        "Execution logging needs the account-wide API Gateway CloudWatch role, an account setting this stack does not own; the function logs every request (and `apiGateway.accessLogs` adds the stage's access logs).",
     });
+    if (!targets.api.accessLogs) {
+      Validations.of(targets.api.stage).acknowledge({
+        id: "AwsSolutions-APIG1",
+        reason:
+          "Access logging needs the account-wide API Gateway CloudWatch role, unset in new accounts, where it would fail the deployment (ADR 0041); the http function logs every request. Set the role and pass `apiGateway.accessLogs: true`.",
+      });
+    }
     if (!targets.api.webAcl) {
       Validations.of(targets.api.stage).acknowledge({
         id: "AwsSolutions-APIG3",

@@ -529,8 +529,32 @@ describe("Harness: API Gateway option", () => {
     }
     s.template.hasResourceProperties("AWS::ApiGateway::Stage", {
       MethodSettings: Match.arrayWith([Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })]),
-      AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
     });
+  });
+
+  it("writes no access logs unless asked (they need the account's API Gateway CloudWatch role, unset in new accounts: ADR 0041), and passes cdk-nag either way", () => {
+    const [stage] = Object.values(s.template.findResources("AWS::ApiGateway::Stage"));
+    expect(stage!.Properties.AccessLogSetting).toBeUndefined();
+    s.template.resourceCountIs("AWS::ApiGateway::Account", 0);
+    expect(nagViolations(s.stack)).toEqual([]);
+    const logged = synthHarness({ apiGateway: { accessLogs: true } });
+    logged.template.hasResourceProperties("AWS::ApiGateway::Stage", { AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }) });
+    logged.template.resourceCountIs("AWS::ApiGateway::Account", 0);
+    expect(nagViolations(logged.stack)).toEqual([]);
+  });
+
+  it("passes request bodies as binary (base64 to the handler), with the preflights converting to text so their mock integration still answers", () => {
+    const [api] = Object.values(s.template.findResources("AWS::ApiGateway::RestApi"));
+    expect(api!.Properties.BinaryMediaTypes).toEqual(["*/*"]);
+    const cors = synthHarness({ apiGateway: true, corsOrigins: ["https://app.example.com"] });
+    const preflights = Object.values(cors.template.findResources("AWS::ApiGateway::Method"))
+      .map((m) => m.Properties)
+      .filter((m) => m.HttpMethod === "OPTIONS");
+    expect(preflights).toHaveLength(2);
+    for (const m of preflights) {
+      expect(m.Integration.ContentHandling).toBe("CONVERT_TO_TEXT");
+      expect(m.Integration.IntegrationResponses[0].ContentHandling).toBe("CONVERT_TO_TEXT");
+    }
   });
 });
 
