@@ -257,7 +257,8 @@ export interface HarnessProps {
    * exact origins, or `*`). They reach both the HTTP app (`HARNESS_CORS_ORIGINS`: a request
    * carrying another `Origin` is refused with 403 before anything is stored) and the function URL's
    * CORS configuration, which answers preflights itself (a browser cannot sign a preflight, so an
-   * `AWS_IAM` URL needs it). With `apiGateway`, the API answers the preflights.
+   * `AWS_IAM` URL needs it). With `apiGateway`, the API answers the preflights. The bucket gets a
+   * CORS rule for them too (`POST`): a direct upload (over 4 MiB) posts its form to the bucket.
    *
    * Cost: none; every origin listed can make its visitors' browsers run agents with whatever
    * credentials those pages hold.

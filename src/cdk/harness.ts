@@ -17,7 +17,7 @@ import {
   InvokeMode,
 } from "aws-cdk-lib/aws-lambda";
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from "aws-cdk-lib/aws-s3";
+import { BlockPublicAccess, Bucket, BucketEncryption, type CorsRule, HttpMethods, ObjectOwnership } from "aws-cdk-lib/aws-s3";
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { AuthorizationType } from "aws-cdk-lib/aws-apigateway";
 import { Construct, type IConstruct } from "constructs";
@@ -133,6 +133,9 @@ export class Harness extends Construct {
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       serverAccessLogsBucket: props.accessLogsBucket,
       serverAccessLogsPrefix: props.accessLogsBucket ? "harness/" : undefined,
+      // A browser posts a direct upload's form to the bucket, another origin than the harness's
+      // (ADR 0034): the origins that may call the harness may post it, and read S3's answer.
+      cors: props.corsOrigins && bucketUploadCors(props.corsOrigins),
       removalPolicy,
       lifecycleRules: [
         { id: "abort-incomplete-uploads", abortIncompleteMultipartUploadAfter: Duration.days(1) },
@@ -522,6 +525,15 @@ export const CORS_ALLOWED_HEADERS = [
   "x-amz-security-token",
   "x-amz-content-sha256",
 ] as const;
+
+/**
+ * The bucket's CORS rule for direct uploads: a presigned POST is a form post (a CORS-safelisted
+ * request, no preflight, no custom headers: the policy's fields travel in the form), so it needs
+ * only POST from the allowed origins for the browser to let the page read the answer.
+ */
+function bucketUploadCors(origins: readonly string[]): CorsRule[] {
+  return [{ id: "direct-uploads", allowedMethods: [HttpMethods.POST], allowedOrigins: [...origins], maxAge: Duration.hours(1).toSeconds() }];
+}
 
 function functionUrlCors(origins: readonly string[]): FunctionUrlCorsOptions {
   return {

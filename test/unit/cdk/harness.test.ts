@@ -587,6 +587,7 @@ describe("Harness: browser origins (corsOrigins)", () => {
   it("has no CORS and no allowed origin by default", () => {
     const s = synthHarness();
     expect(s.template.findResources("AWS::Lambda::Url")[logicalIdOf(s, s.harness.functionUrl!)]!.Properties.Cors).toBeUndefined();
+    expect(s.template.findResources("AWS::S3::Bucket")[logicalIdOf(s, s.harness.bucket)]!.Properties.CorsConfiguration).toBeUndefined();
     expect(functionProperties(s, "http").Environment.Variables[HARNESS_ENV.corsOrigins]).toBeUndefined();
   });
 
@@ -603,6 +604,15 @@ describe("Harness: browser origins (corsOrigins)", () => {
     expect(functionProperties(s, "http").Environment.Variables[HARNESS_ENV.corsOrigins]).toBe(origins.join(","));
     for (const role of ["worker", "dlq", "sweeper"] as const) {
       expect(functionProperties(s, role).Environment.Variables[HARNESS_ENV.corsOrigins], role).toBeUndefined();
+    }
+  });
+
+  it("lets the origins post a direct upload's form to the bucket (another origin) and read S3's answer, front door or not", () => {
+    for (const apiGateway of [false, true]) {
+      const s = synthHarness({ corsOrigins: origins, apiGateway });
+      expect(s.template.findResources("AWS::S3::Bucket")[logicalIdOf(s, s.harness.bucket)]!.Properties.CorsConfiguration, `apiGateway: ${apiGateway}`).toEqual({
+        CorsRules: [{ Id: "direct-uploads", AllowedMethods: ["POST"], AllowedOrigins: origins, MaxAge: 3600 }],
+      });
     }
   });
 
