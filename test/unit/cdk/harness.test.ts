@@ -908,6 +908,37 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
     300_000,
   );
 
+  it.skipIf(missing.length > 0)(
+    "synthesizes the basic example app with Bedrock for a concrete account and region, as the CLI does with credentials (cdk-nag on)",
+    async () => {
+      // The CLI sets CDK_DEFAULT_ACCOUNT/REGION whenever it has credentials (here, offline, it
+      // has none: the app runs as the CLI starts it, with the variables the CLI would set), so
+      // the documented `cdk deploy -c harness:bedrock=true` synthesizes with them. No bundling.
+      const out = mkdtempSync(join(tmpdir(), "harness-cdk-env-"));
+      try {
+        const run = await execFileAsync(join(node22, "node"), ["--disable-warning=ExperimentalWarning", "examples/basic/cdk-app.ts"], {
+          cwd: repoRoot,
+          env: {
+            ...cdkEnv,
+            CDK_OUTDIR: out,
+            CDK_DEFAULT_ACCOUNT: "111122223333",
+            CDK_DEFAULT_REGION: "eu-west-1",
+            CDK_CONTEXT_JSON: JSON.stringify({ "harness:bedrock": "true", "aws:cdk:bundling-stacks": [] }),
+          },
+        }).then(
+          () => ({ code: 0, output: "" }),
+          (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? 1, output: `${e.stdout ?? ""}${e.stderr ?? ""}` }),
+        );
+        expect(run.code, run.output).toBe(0);
+        const template = readFileSync(join(out, "ResoluteHarnessBasic.template.json"), "utf8");
+        expect(template).toContain("eu-west-1:111122223333:inference-profile/*");
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+    },
+    120_000,
+  );
+
   it("splits a provider SDK off into a chunk that loads on first use", async () => {
     const outdir = mkdtempSync(join(tmpdir(), "harness-split-"));
     try {
