@@ -48,7 +48,7 @@ export interface HarnessApiGatewayOptions {
    * the deployment fails ("CloudWatch Logs role ARN must be set in account settings"). Set it once
    * (`aws apigateway update-account --patch-operations op=replace,path=/cloudwatchRoleArn,value=<role ARN>`,
    * a role trusting `apigateway.amazonaws.com` with `AmazonAPIGatewayPushToCloudWatchLogs`), then
-   * turn this on (ADR 0041). Without it the http function still logs every request.
+   * turn this on (ADR 0044). Without it the http function still logs every request.
    *
    * Cost: CloudWatch Logs ingestion ($0.50 per GB) per request logged, storage as `logRetention`.
    * @default false
@@ -95,7 +95,7 @@ export class HarnessApi extends Construct {
   constructor(scope: Construct, id: string, props: HarnessApiProps) {
     super(scope, id);
     this.stageName = props.stageName ?? "v1";
-    // Opt-in: logging needs the account's API Gateway CloudWatch role (ADR 0041).
+    // Opt-in: logging needs the account's API Gateway CloudWatch role (ADR 0044).
     const accessLogs = props.accessLogs
       ? new LogGroup(this, "AccessLogs", { retention: props.logRetention, removalPolicy: props.removalPolicy })
       : undefined;

@@ -270,7 +270,7 @@ export interface HarnessProps {
    * authorizers and throttling. The function URL is then not created, so the API is the only
    * way in and clients keep one base URL. Every media type is a binary media type there, so request
    * bodies reach the function as sent (an attachment's bytes included). Access logs are opt-in (`accessLogs`: they need the
-   * account's API Gateway CloudWatch role, ADR 0041).
+   * account's API Gateway CloudWatch role, ADR 0044).
    * @default false
    */
   readonly apiGateway?: boolean | HarnessApiGatewayOptions;

@@ -132,7 +132,7 @@ export function acknowledgeHarnessFindings(targets: HarnessNagTargets): void {
       Validations.of(targets.api.stage).acknowledge({
         id: "AwsSolutions-APIG1",
         reason:
-          "Access logging needs the account-wide API Gateway CloudWatch role, unset in new accounts, where it would fail the deployment (ADR 0041); the http function logs every request. Set the role and pass `apiGateway.accessLogs: true`.",
+          "Access logging needs the account-wide API Gateway CloudWatch role, unset in new accounts, where it would fail the deployment (ADR 0044); the http function logs every request. Set the role and pass `apiGateway.accessLogs: true`.",
       });
     }
     if (!targets.api.webAcl) {

@@ -532,7 +532,7 @@ describe("Harness: API Gateway option", () => {
     });
   });
 
-  it("writes no access logs unless asked (they need the account's API Gateway CloudWatch role, unset in new accounts: ADR 0041), and passes cdk-nag either way", () => {
+  it("writes no access logs unless asked (they need the account's API Gateway CloudWatch role, unset in new accounts: ADR 0044), and passes cdk-nag either way", () => {
     const [stage] = Object.values(s.template.findResources("AWS::ApiGateway::Stage"));
     expect(stage!.Properties.AccessLogSetting).toBeUndefined();
     s.template.resourceCountIs("AWS::ApiGateway::Account", 0);
