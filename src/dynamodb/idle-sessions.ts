@@ -17,7 +17,16 @@ import type { Expr } from "./expression.ts";
 import { type Item, num, reqNum, reqStr, S, str } from "./item.ts";
 import { pad, SESSION_SK } from "./keys.ts";
 import { HARNESS_TABLE } from "./table.ts";
-import { STRANDED_GRACE_MS } from "./session-order.ts";
+
+/**
+ * (Session order, ADR 0040: here because both the order and the idle listing read it.)
+ * How long a reserved number's admitter is presumed on its way (its write and its look at the
+ * pointer take milliseconds; SDK retries of a throttled call, seconds). Past it, the sweep moves
+ * a pointer left at a gap, and the idle listing lists a session whose pointer waits at one.
+ * Either is safe sooner (an admitter whose number was skipped reserves another): the grace only
+ * spares the sweep reading every fresh queued row, and an admitter the work of starting over.
+ */
+export const STRANDED_GRACE_MS = 10_000;
 
 /** The one `byStatus` partition of idle sessions (an idle transition per conversation turn). */
 export const IDLE_BUCKET = "idle#0";

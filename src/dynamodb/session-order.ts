@@ -38,21 +38,13 @@ import type { BucketPeeks } from "./listing.ts";
 import { idFloor } from "../conversation/ids.ts";
 import { DynamoStoreContended } from "./errors.ts";
 import { stateKey, statusPk } from "./submission-item.ts";
-import { clearIdle, stampIdle } from "./idle-sessions.ts";
+import { clearIdle, stampIdle, STRANDED_GRACE_MS } from "./idle-sessions.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
 
 /** Skipped members written per pointer move at most (a transaction holds 100 items). */
 const MAX_SKIPS = 90;
 /** Tries of a reservation that meets a transaction in flight on the session item. */
 const RESERVE_ATTEMPTS = 20;
-/**
- * How long a reserved number's admitter is presumed on its way (its write and its look at the
- * pointer take milliseconds; SDK retries of a throttled call, seconds). Past it, the sweep moves
- * a pointer left at a gap, and the idle listing lists a session whose pointer waits at one.
- * Either is safe sooner (an admitter whose number was skipped reserves another): the grace only
- * spares the sweep reading every fresh queued row, and an admitter the work of starting over.
- */
-export const STRANDED_GRACE_MS = 10_000;
 
 /** A reserved place in a session's order. */
 export interface Reservation {

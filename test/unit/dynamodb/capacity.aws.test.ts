@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/ports/clock.ts";
 import type { RecordDraft } from "../../../src/protocol/records.ts";
 import { countConsumedCapacity, createDynamoClient } from "../../../src/dynamodb/index.ts";
-import { STRANDED_GRACE_MS } from "../../../src/dynamodb/session-order.ts";
+import { STRANDED_GRACE_MS } from "../../../src/dynamodb/idle-sessions.ts";
 import { freshStore, useTestClients } from "../../support/dynamodb-fixtures.ts";
 
 const clients = useTestClients();

@@ -19,7 +19,7 @@ import { pngOfSize } from "../../support/attachment-fixtures.ts";
 import { createDynamoStore } from "../../../src/dynamodb/index.ts";
 import { BUCKET, ensureBucket, freshStore, testClients } from "../../support/dynamodb-fixtures.ts";
 import { heldSendsClient, transaction } from "../../support/held-sends.ts";
-import { STRANDED_GRACE_MS } from "../../../src/dynamodb/session-order.ts";
+import { STRANDED_GRACE_MS } from "../../../src/dynamodb/idle-sessions.ts";
 
 const HOUR = 3_600_000;
 const clients = testClients();

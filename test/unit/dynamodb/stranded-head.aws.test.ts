@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scriptedModel } from "../../../src/agent/scripted-model.ts";
 import { newId } from "../../../src/conversation/ids.ts";
 import { createDynamoStore } from "../../../src/dynamodb/index.ts";
-import { STRANDED_GRACE_MS } from "../../../src/dynamodb/session-order.ts";
+import { STRANDED_GRACE_MS } from "../../../src/dynamodb/idle-sessions.ts";
 import { systemClock, type Clock } from "../../../src/ports/clock.ts";
 import { createRuntime, type Runtime } from "../../../src/runtime/runtime.ts";
 import type { Store } from "../../../src/store/store.ts";
