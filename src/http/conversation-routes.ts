@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import type { AppEnv } from "./caller.ts";
 import { stream } from "hono/streaming";
 import type { Runtime } from "../runtime/runtime.ts";
 import { DEFAULT_SESSION } from "../protocol/limits.ts";
@@ -26,10 +27,10 @@ import { parseForkBody, readJsonObject } from "./request-body.ts";
  *   into it. 201 `{agent, instance, session, conversationId, records, submissionId?}`; 400 when
  *   the record is not the conversation's or the target session has a conversation already.
  */
-export function mountConversationRoutes(app: Hono, runtime: Runtime): void {
+export function mountConversationRoutes(app: Hono<AppEnv>): void {
   app.delete("/agents/:agent/:instance", async (c) => {
     const session = c.req.query("session");
-    await runtime.deleteConversation({
+    await c.var.caller.deleteConversation({
       agent: c.req.param("agent") ?? "",
       instance: c.req.param("instance") ?? "",
       session,
@@ -39,7 +40,7 @@ export function mountConversationRoutes(app: Hono, runtime: Runtime): void {
   });
 
   app.get("/agents/:agent/:instance/export", async (c) => {
-    const exported = await runtime.exportConversation({
+    const exported = await c.var.caller.exportConversation({
       agent: c.req.param("agent") ?? "",
       instance: c.req.param("instance") ?? "",
       session: c.req.query("session"),
@@ -54,7 +55,7 @@ export function mountConversationRoutes(app: Hono, runtime: Runtime): void {
   });
 
   app.post("/agents/:agent/:instance/import", async (c) => {
-    const imported = await runtime.importConversation(
+    const imported = await c.var.caller.importConversation(
       { agent: c.req.param("agent") ?? "", instance: c.req.param("instance") ?? "", session: c.req.query("session") },
       await c.req.text(),
     );
@@ -63,7 +64,7 @@ export function mountConversationRoutes(app: Hono, runtime: Runtime): void {
 
   app.post("/agents/:agent/:instance/fork", async (c) => {
     const body = parseForkBody(await readJsonObject(c));
-    const forked = await runtime.fork({
+    const forked = await c.var.caller.fork({
       agent: c.req.param("agent") ?? "",
       instance: c.req.param("instance") ?? "",
       session: c.req.query("session"),

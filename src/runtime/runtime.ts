@@ -57,6 +57,9 @@ import { SettledWaiters } from "./settled-waiters.ts";
 import type { DirectUpload } from "../ports/direct-uploads.ts";
 import type { AttachmentRef } from "../protocol/records.ts";
 import { type SubmissionDetail, type SubmissionPage } from "../protocol/submission-view.ts";
+import type { Principal } from "../protocol/principal.ts";
+import { callerRuntime, type CallerRuntime } from "./caller-runtime.ts";
+import { ownerPolicy } from "./access-policy.ts";
 import { decide, DelayedMessageTimers, pendingApprovals, resolveCallback } from "./waits.ts";
 import type { CallbackAnswer } from "../protocol/approvals.ts";
 
@@ -213,6 +216,12 @@ export interface Runtime {
   /** Runs one sweep now (also runs on a timer once started). */
   sweep(options?: { staleQueuedMs?: number }): Promise<SweepReport>;
   hasAgent(name: string): boolean;
+  /**
+   * The runtime as `principal` reaches it (ADR 0039): each request method first asks the policy
+   * (`RuntimeConfig.authorize`, default {@link ownerPolicy}) and refuses with `Forbidden` before
+   * reading or writing anything. What the HTTP app hands its routes, one per request.
+   */
+  as(principal: Principal): CallerRuntime;
 }
 
 const CLOSE_DRAIN_MS = 10_000;
@@ -304,6 +313,8 @@ export function createRuntime(config: RuntimeConfig): Runtime {
   }
   const attachments = new RuntimeAttachments(store, attachmentPolicy, config.directUploads);
   const knows = (name: string) => ctx.definitions.has(name);
+  if (config.authorize !== undefined && typeof config.authorize !== "function") throw new Error("createRuntime: authorize must be a function");
+  const authorize = config.authorize ?? ownerPolicy();
 
   /** Accepts a steer or follow-up message for the session's in-flight run (its inbox). */
   const acceptInboxMessage = async (kind: InboxKind, request: SteerRequest) => {
@@ -476,6 +487,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     attachment: (digest) => store.getAttachment(digest),
     attachmentLimits: () => ({ policy: attachments.policy, directUploads: attachments.directUploads }),
     hasAgent: knows,
+    as: (principal) => callerRuntime(runtime, principal, authorize),
   };
   return runtime;
 }
