@@ -8,7 +8,7 @@ import { AuthUnavailable } from "../errors.ts";
 import { OPERATOR_PRINCIPAL } from "../protocol/principal.ts";
 import type { CallerRuntime } from "../runtime/caller-runtime.ts";
 import type { Runtime } from "../runtime/runtime.ts";
-import { checkedPrincipal, type Authenticator } from "./authenticate.ts";
+import { checkedPrincipal, type Authenticator } from "../auth/authenticate.ts";
 import { errorResponse } from "./http-errors.ts";
 
 /** What the app's routes find on their context. */

@@ -7,7 +7,7 @@ import { Forbidden } from "../errors.ts";
 import type { AccessAction, AccessTarget, Authorize, Principal } from "../protocol/principal.ts";
 import type { SettledPayload } from "../protocol/records.ts";
 import { sessionKeyOf, type InstanceAddress, type SessionAddress, type KnowsAgent } from "./requests.ts";
-import type { Runtime } from "./runtime.ts";
+import type { RuntimeRequests } from "./runtime-requests.ts";
 
 /**
  * What a caller may ask of the runtime: its request methods, each authorized. Methods that name a
@@ -17,7 +17,7 @@ import type { Runtime } from "./runtime.ts";
  */
 export interface CallerRuntime
   extends Pick<
-    Runtime,
+    RuntimeRequests,
     | "dispatch"
     | "compact"
     | "steer"
@@ -45,11 +45,11 @@ export interface CallerRuntime
   /** Who this face acts for. */
   readonly principal: Principal;
   /** As `Runtime.cancel`, always within the agent instance the caller names. */
-  cancel(submissionId: string, reason: string | undefined, within: InstanceAddress): ReturnType<Runtime["cancel"]>;
+  cancel(submissionId: string, reason: string | undefined, within: InstanceAddress): ReturnType<RuntimeRequests["cancel"]>;
 }
 
 /** The face of `runtime` for `principal` under `authorize`. */
-export function callerRuntime(runtime: Runtime, principal: Principal, authorize: Authorize): CallerRuntime {
+export function callerRuntime(runtime: RuntimeRequests, principal: Principal, authorize: Authorize): CallerRuntime {
   const knows: KnowsAgent = (name) => runtime.hasAgent(name);
   // Ids this face reached through an authorized address: only these may be named by id alone.
   const conversations = new Set<string>();

@@ -8,7 +8,7 @@ import type { ConsumableQueue, WorkQueue } from "../ports/queue.ts";
 import type { AttachmentPolicy, DEFAULT_ATTACHMENT_POLICY } from "../protocol/attachment-policy.ts";
 import type { Store } from "../store/store.ts";
 import type { Authorize } from "../protocol/principal.ts";
-import type { ownerPolicy } from "./access-policy.ts";
+import type { ownerPolicy } from "../auth/owner-policy.ts";
 import type { RUNTIME_DEFAULTS } from "./defaults.ts";
 
 /** Configuration of an embedded runtime. Only `agents` and `store` are required. */

@@ -31,6 +31,11 @@ export interface JwtAuthenticatorOptions {
   rolesClaims?: readonly string[];
   /** How long a fetched key set is used before it is fetched again, ms. Default 10 min. */
   cacheMaxAgeMs?: number;
+  /**
+   * A token whose `kid` the set lacks fetches the set again (the issuer rotated its keys), at most
+   * once per this many ms. Default 30 s.
+   */
+  refetchCooldownMs?: number;
   /** A key-set fetch slower than this fails (the request gets 503), ms. Default 5 s. */
   timeoutMs?: number;
   /** The time tokens are checked at (tests). Default the wall clock. */
@@ -41,7 +46,7 @@ const ASYMMETRIC = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256
 
 /**
  * Verifies `Authorization: Bearer <jwt>`: signature by a key of the issuer's set (the `kid` picks
- * it; an unknown `kid` fetches the set again, at most every 30 s: rotation), `iss`, audience,
+ * it; an unknown `kid` fetches the set again, at most every `refetchCooldownMs`: rotation), `iss`, audience,
  * `exp`/`nbf` with the skew, an algorithm from the list. The principal is `{id: sub, roles, claims}`.
  * A missing, malformed or failing token is `null` (401); a key set that cannot be fetched throws
  * `AuthUnavailable` (503): a token is never accepted unchecked.
@@ -58,6 +63,10 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticato
   const rolesClaims = options.rolesClaims ?? ["roles", "cognito:groups"];
   const timeoutMs = options.timeoutMs ?? 5_000;
   const cacheMaxAgeMs = options.cacheMaxAgeMs ?? 10 * 60_000;
+  const cooldownMs = options.refetchCooldownMs ?? 30_000;
+  for (const [name, value] of [["timeoutMs", timeoutMs], ["cacheMaxAgeMs", cacheMaxAgeMs], ["refetchCooldownMs", cooldownMs]] as const) {
+    if (!Number.isInteger(value) || value < 0) throw new Error(`jwtAuthenticator: ${name} must be a non-negative integer`);
+  }
   if (options.jwksUrl !== undefined) new URL(options.jwksUrl); // throws on a malformed URL, at build
   new URL(issuer);
 
@@ -67,7 +76,7 @@ export function jwtAuthenticator(options: JwtAuthenticatorOptions): Authenticato
     keys ??= (async () => {
       const jose = await import("jose");
       const url = options.jwksUrl ?? (await discoverJwksUrl(issuer, timeoutMs));
-      const remote = jose.createRemoteJWKSet(new URL(url), { timeoutDuration: timeoutMs, cacheMaxAge: cacheMaxAgeMs });
+      const remote = jose.createRemoteJWKSet(new URL(url), { timeoutDuration: timeoutMs, cacheMaxAge: cacheMaxAgeMs, cooldownDuration: cooldownMs });
       return { jose, getKey: remote };
     })();
     keys.catch(() => (keys = undefined)); // an issuer out of reach now is tried again next request
