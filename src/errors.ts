@@ -151,7 +151,7 @@ export class InvalidRequest extends HarnessError {
 }
 
 /**
- * The policy refused the caller this action on this target (ADR 0039). Checked before the runtime
+ * The policy refused the caller this action on this target (ADR 0043). Checked before the runtime
  * reads or writes anything, so a refusal says nothing of whether the target exists.
  */
 export class Forbidden extends HarnessError {

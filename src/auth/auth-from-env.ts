@@ -1,5 +1,5 @@
 /**
- * Auth configured without code (ADR 0041): `npm start`, `harness dev`, the examples and the Lambda
+ * Auth configured without code (ADR 0043): `npm start`, `harness dev`, the examples and the Lambda
  * http function read the same variables.
  */
 import type { Authorize } from "../protocol/principal.ts";

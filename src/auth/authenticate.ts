@@ -1,5 +1,5 @@
 /**
- * Authentication (ADR 0039): an {@link Authenticator} turns a request into the {@link Principal}
+ * Authentication (ADR 0043): an {@link Authenticator} turns a request into the {@link Principal}
  * calling it, or `null` (401). Two ship: {@link bearerTokenAuthenticator} (the deployment's own
  * token: the operator) and `jwtAuthenticator` (`jwt-authenticator.ts`: OIDC / Cognito users);
  * {@link anyOf} tries several in turn. What a principal may then do is the runtime's policy.

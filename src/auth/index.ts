@@ -1,5 +1,5 @@
 /**
- * `resolute-harness/auth`: who may do what (ADR 0039). An {@link Authenticator} turns a request
+ * `resolute-harness/auth`: who may do what (ADR 0043). An {@link Authenticator} turns a request
  * into the {@link Principal} calling it (`bearerTokenAuthenticator` for the deployment's own token,
  * `jwtAuthenticator` for OIDC / Cognito users, `anyOf` for both); the runtime's {@link Authorize}
  * policy (default {@link ownerPolicy}) then decides each {@link AccessAction} on each

@@ -1,5 +1,5 @@
 /**
- * OIDC / JWT authentication (ADR 0039) on `jose`: a bearer token signed by the issuer's keys (its
+ * OIDC / JWT authentication (ADR 0043) on `jose`: a bearer token signed by the issuer's keys (its
  * JWKS, fetched and cached), for the issuer and audience configured. Cognito user pools take the
  * same path (their access tokens carry `client_id` where others carry `aud`).
  */

@@ -1,5 +1,5 @@
 /**
- * The default {@link Authorize} policy (ADR 0039): a principal reaches the agent instances it owns,
+ * The default {@link Authorize} policy (ADR 0043): a principal reaches the agent instances it owns,
  * the operator reaches all.
  */
 import { OPERATOR, type AccessAction, type AccessTarget, type Authorize, type Principal } from "../protocol/principal.ts";
@@ -23,7 +23,7 @@ export interface OwnerPolicyOptions {
 /**
  * Allows a principal the instances it owns (the instance id equals its owner value: `ownerClaim`'s
  * value, or its id) and any attachment upload; the operator role everything. Reading an attachment
- * by digest is allowed to every authenticated principal until attachments are owned (ADR 0039).
+ * by digest is allowed to every authenticated principal until attachments are owned (ADR 0043).
  */
 export function ownerPolicy(options: OwnerPolicyOptions = {}): Authorize {
   const operatorRole = options.operatorRole ?? OPERATOR;

@@ -52,7 +52,7 @@ export interface AppOptions {
    */
   maxUploadBytes?: number;
   /**
-   * Who is calling (ADR 0039): every `/agents` and `/attachments` route authenticates the request
+   * Who is calling (ADR 0043): every `/agents` and `/attachments` route authenticates the request
    * (none → 401 with a `WWW-Authenticate` challenge) and reaches the runtime only as that principal
    * (`Runtime.as`), so the runtime's policy decides what it may touch. Without it every caller is
    * the operator. `/healthz` stays open; `/callbacks` keeps its own `callbacks.middleware`.

@@ -1,11 +1,10 @@
 /**
- * Who is calling, for every API route (ADR 0039): the app authenticates the request once and hands
+ * Who is calling, for every API route (ADR 0043): the app authenticates the request once and hands
  * its routes the runtime as that principal reaches it (`c.var.caller`), so a route reaches no
  * unscoped runtime and checks no access of its own.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { AuthUnavailable } from "../errors.ts";
-import { OPERATOR_PRINCIPAL } from "../protocol/principal.ts";
 import type { CallerRuntime } from "../runtime/caller-runtime.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { checkedPrincipal, type Authenticator } from "../auth/authenticate.ts";
@@ -36,7 +35,7 @@ export interface AuthOptions {
 export function callerMiddleware(runtime: Runtime, auth: AuthOptions | undefined): MiddlewareHandler<AppEnv> {
   if (auth === undefined) {
     return async (c, next) => {
-      c.set("caller", runtime.as(OPERATOR_PRINCIPAL));
+      c.set("caller", runtime.as());
       await next();
     };
   }

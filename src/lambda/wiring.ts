@@ -38,7 +38,7 @@ export interface Wiring {
   /** The queue URL of an event source ARN (the work queue's without a request). */
   queueUrlOf(eventSourceArn: string): Promise<string>;
   /**
-   * Who may call the HTTP app (ADR 0041): the operator's `HARNESS_BEARER_TOKEN` and/or users' JWTs
+   * Who may call the HTTP app (ADR 0043): the operator's `HARNESS_BEARER_TOKEN` and/or users' JWTs
    * (`AUTH_ISSUER`, `AUTH_AUDIENCE`, …); undefined when the function URL's IAM (or API Gateway)
    * authenticates callers instead.
    */

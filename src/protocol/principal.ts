@@ -1,5 +1,5 @@
 /**
- * Who may do what (ADR 0039): the caller of a request as a {@link Principal}, what it asks as an
+ * Who may do what (ADR 0043): the caller of a request as a {@link Principal}, what it asks as an
  * {@link AccessAction} on an {@link AccessTarget}, and the {@link Authorize} policy that answers.
  * The wire's view of auth: the runtime checks every request against the policy, the transport only
  * learns who is calling.

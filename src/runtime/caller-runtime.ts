@@ -1,10 +1,10 @@
 /**
- * The runtime as one caller reaches it (ADR 0039): every method checks the policy for its action
+ * The runtime as one caller reaches it (ADR 0043): every method checks the policy for its action
  * and target before the runtime reads or writes anything, so no route (HTTP, MCP) checks access on
  * its own and none can forget to. Built per request by `Runtime.as(principal)`.
  */
 import { Forbidden } from "../errors.ts";
-import type { AccessAction, AccessTarget, Authorize, Principal } from "../protocol/principal.ts";
+import { OPERATOR_PRINCIPAL, type AccessAction, type AccessTarget, type Authorize, type Principal } from "../protocol/principal.ts";
 import type { SettledPayload } from "../protocol/records.ts";
 import { sessionKeyOf, type InstanceAddress, type SessionAddress, type KnowsAgent } from "./requests.ts";
 import type { RuntimeRequests } from "./runtime-requests.ts";
@@ -48,8 +48,15 @@ export interface CallerRuntime
   cancel(submissionId: string, reason: string | undefined, within: InstanceAddress): ReturnType<RuntimeRequests["cancel"]>;
 }
 
-/** The face of `runtime` for `principal` under `authorize`. */
-export function callerRuntime(runtime: RuntimeRequests, principal: Principal, authorize: Authorize): CallerRuntime {
+/**
+ * The face of `runtime` for `principal` under `authorize`. `principal` undefined is a caller no
+ * authentication named (a server without `auth`): the policy is asked as for the operator, and no
+ * principal id is recorded on what it sends.
+ */
+export function callerRuntime(runtime: RuntimeRequests, caller: Principal | undefined, authorize: Authorize): CallerRuntime {
+  const principal = caller ?? OPERATOR_PRINCIPAL;
+  // Who said it (ADR 0043): the authenticated caller's id goes on its messages and decisions.
+  const stamp = <T extends object>(message: T): T => (caller === undefined ? message : { ...message, principalId: caller.id });
   const knows: KnowsAgent = (name) => runtime.hasAgent(name);
   // Ids this face reached through an authorized address: only these may be named by id alone.
   const conversations = new Set<string>();
@@ -88,7 +95,7 @@ export function callerRuntime(runtime: RuntimeRequests, principal: Principal, au
     attachmentLimits: () => runtime.attachmentLimits(),
     async dispatch(request) {
       await checkSession("dispatch", request);
-      return admitted(await runtime.dispatch(request));
+      return admitted(await runtime.dispatch({ ...request, message: stamp(request.message) }));
     },
     async compact(address) {
       await checkSession("compact", address);
@@ -108,7 +115,7 @@ export function callerRuntime(runtime: RuntimeRequests, principal: Principal, au
     },
     async decide(request) {
       await checkSession("decide", request, false);
-      return runtime.decide(request);
+      return runtime.decide(caller === undefined ? request : { ...request, decidedBy: caller.id });
     },
     async pendingApprovals(address) {
       await checkSession("pendingApprovals", address);
@@ -154,7 +161,7 @@ export function callerRuntime(runtime: RuntimeRequests, principal: Principal, au
       const target = { agent: request.agent, instance: request.targetInstance ?? request.instance, session: request.targetSession };
       await checkSession("importConversation", target, request.targetSession !== undefined);
       if (request.message !== undefined) await checkSession("dispatch", target, request.targetSession !== undefined);
-      const forked = await runtime.fork(request);
+      const forked = await runtime.fork(request.message === undefined ? request : { ...request, message: stamp(request.message) });
       if (forked.submissionId !== undefined) submissions.add(forked.submissionId);
       return forked;
     },

@@ -75,7 +75,7 @@ export interface RuntimeConfig {
    */
   attachmentPolicy?: AttachmentPolicy;
   /**
-   * Who may do what (ADR 0039): asked by `Runtime.as(principal)` before each request of that
+   * Who may do what (ADR 0043): asked by `Runtime.as(principal)` before each request of that
    * caller. Default {@link ownerPolicy}: a principal reaches the agent instances whose id is its
    * own, the operator every one. Without an authenticator every caller is the operator.
    */

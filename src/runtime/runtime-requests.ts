@@ -42,13 +42,15 @@ export interface RuntimeRequests {
    * `ApprovalNotRequested` (the call asked none), `AlreadySettled`, `InvalidRequest` (a
    * non-boolean `approved`, a reason over 4 KB): nothing stored.
    */
-  decide(request: SubmissionAddress & { callId: string; approved: boolean; reason?: string }): Promise<{
+  decide(request: SubmissionAddress & { callId: string; approved: boolean; reason?: string; decidedBy?: string }): Promise<{
     submissionId: string;
     callId: string;
     approved: boolean;
     reason?: string;
     /** Set when nobody decided in time. */
     expired?: true;
+    /** Who decided (the first decision's principal id), when authenticated. */
+    decidedBy?: string;
     /** Epoch ms. */
     decidedAt: number;
   }>;

@@ -91,11 +91,13 @@ export interface Runtime extends RuntimeRequests {
   /** Runs one sweep now (also runs on a timer once started). */
   sweep(options?: { staleQueuedMs?: number }): Promise<SweepReport>;
   /**
-   * The runtime as `principal` reaches it (ADR 0039): each request method first asks the policy
+   * The runtime as `principal` reaches it (ADR 0043): each request method first asks the policy
    * (`RuntimeConfig.authorize`, default {@link ownerPolicy}) and refuses with `Forbidden` before
-   * reading or writing anything. What the HTTP app hands its routes, one per request.
+   * reading or writing anything, and records the principal's id on the messages and decisions
+   * it sends (ADR 0043). What the HTTP app hands its routes, one per request. Without a principal:
+   * a caller no authentication named (a server without `auth`), asked as the operator, recording no id.
    */
-  as(principal: Principal): CallerRuntime;
+  as(principal?: Principal): CallerRuntime;
 }
 
 const CLOSE_DRAIN_MS = 10_000;

@@ -1,5 +1,5 @@
 /**
- * Auth without code, as users run it (ADR 0041): `npm start` with AUTH_ISSUER/AUTH_AUDIENCE (a token
+ * Auth without code, as users run it (ADR 0043): `npm start` with AUTH_ISSUER/AUTH_AUDIENCE (a token
  * issuer on loopback) and HARNESS_BEARER_TOKEN: a user's signed token reaches their own instance
  * only, the operator's token every one, no token nothing; a half-made configuration refuses to start.
  */

@@ -1,5 +1,5 @@
 /**
- * The HTTP surface with authentication on (ADR 0039): every API route refuses an anonymous
+ * The HTTP surface with authentication on (ADR 0043): every API route refuses an anonymous
  * request with 401 and a challenge, and the matrix of principals (alice, bob, the operator,
  * anonymous) × routes × own/other instance answers as the default policy says, writing nothing on
  * a refusal. Embedded server on the memory store.
