@@ -125,13 +125,15 @@ export async function benchHostileSchemas(rounds = 3): Promise<void> {
   engineMemory();
   await hostileAgain();
   const threaded = await startQuickstart();
-  // The same bundle in a folder without the worker entry: its checker runs inline.
-  const inlineDir = resolve(ROOT, "build/bench-inline");
+  // The same bundle where no worker entry lies beside it or one folder up (where a bundle's
+  // chunks/ looks: structured-result.ts): its checker runs inline. (build/bench-inline/ alone
+  // found build/result-schema-worker.mjs, so both sides ran on the thread.)
+  const inlineDir = resolve(ROOT, "build/bench-inline/bundle");
   mkdirSync(inlineDir, { recursive: true });
   copyFileSync(resolve(ROOT, "build/quickstart.mjs"), resolve(inlineDir, "quickstart.mjs"));
   let inline: Quickstart | undefined;
   try {
-    inline = await startQuickstart({ build: false, script: "build/bench-inline/quickstart.mjs" });
+    inline = await startQuickstart({ build: false, script: "build/bench-inline/bundle/quickstart.mjs" });
     const rssBefore = { thread: threaded.rssMiB(), inline: inline.rssMiB() };
     const results: Record<"thread" | "inline", RoundResult[]> = { thread: [], inline: [] };
     for (let i = 0; i < rounds; i++) {

@@ -9,6 +9,7 @@ import { benchCancelStop } from "./cancel-stop.ts";
 import { benchHotSession } from "./hot-session.ts";
 import { benchHostileSchemas } from "./hostile-schemas.ts";
 import { benchHttp } from "./http.ts";
+import { benchImportedRebuild } from "./imported-rebuild.ts";
 import { benchLambda } from "./lambda.ts";
 import { benchMemory } from "./memory.ts";
 import { benchLeanHistory } from "./lean-history.ts";
@@ -41,6 +42,7 @@ const benches: Record<string, () => Promise<void>> = {
   cost: () => benchTurnCost(),
   scaling: () => benchScaling(),
   "hostile-schemas": () => benchHostileSchemas(),
+  "imported-rebuild": () => benchImportedRebuild(),
 };
 
 /**

@@ -158,6 +158,9 @@ export async function functionUrlEvent(req: http.IncomingMessage): Promise<Lambd
   for await (const c of req) parts.push(c as Buffer);
   const raw = Buffer.concat(parts);
   const url = new URL(req.url ?? "/", "http://localhost");
+  // The path as the client sent it: a URL parser would resolve `.` and `..` segments, which the
+  // app must see to refuse them (issue 33; a function URL's own handling of them is unverified).
+  const rawPath = (req.url ?? "/").split("?")[0]!;
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) {
     if (v !== undefined && k !== "cookie") headers[k] = Array.isArray(v) ? v.join(",") : v;
@@ -169,7 +172,7 @@ export async function functionUrlEvent(req: http.IncomingMessage): Promise<Lambd
   return {
     version: "2.0",
     routeKey: "$default",
-    rawPath: url.pathname,
+    rawPath,
     rawQueryString: url.search.slice(1),
     cookies: req.headers.cookie ? req.headers.cookie.split(";").map((s) => s.trim()) : undefined,
     headers,
@@ -181,7 +184,7 @@ export async function functionUrlEvent(req: http.IncomingMessage): Promise<Lambd
       domainPrefix: "local",
       http: {
         method: req.method ?? "GET",
-        path: url.pathname,
+        path: rawPath,
         protocol: `HTTP/${req.httpVersion}`,
         sourceIp: req.socket.remoteAddress ?? "127.0.0.1",
         userAgent: req.headers["user-agent"] ?? "",

@@ -77,11 +77,18 @@ export interface LocalFunctionOptions {
 /** How often a container with a memory size has its resident size checked. */
 const RSS_CHECK_MS = 20;
 
-/** Node flags of a container with `memoryMb` of memory, as Lambda's bootstrap sets them. */
-function heapFlags(memoryMb: number | undefined): string[] {
-  if (memoryMb === undefined) return [];
+/**
+ * Node options of a container, as Lambda's Node bootstrap passes them: `--expose-gc` and
+ * `--max-http-header-size 81920` always, and with `memoryMb` of memory the heap sized from it.
+ * Kept faithful so that what they break breaks here first: Node refuses `--expose-gc` and the
+ * heap flags in a worker thread's options, which once answered every result schema with a 500
+ * (issue 33; src/drive/worker-exec-argv.ts).
+ */
+function lambdaNodeOptions(memoryMb: number | undefined): string[] {
+  const always = ["--expose-gc", "--max-http-header-size", "81920"];
+  if (memoryMb === undefined) return always;
   const newSpace = Math.floor(memoryMb / 10);
-  return [`--max-semi-space-size=${Math.max(1, Math.floor(newSpace / 2))}`, `--max-old-space-size=${memoryMb - newSpace}`];
+  return [...always, `--max-semi-space-size=${Math.max(1, Math.floor(newSpace / 2))}`, `--max-old-space-size=${memoryMb - newSpace}`];
 }
 
 /** Resident set size (VmRSS) of a live process, MiB; undefined when it is gone. */
@@ -116,7 +123,7 @@ export class FunctionError extends Error {
 
 function spawnChild(spec: ChildSpec, options: LocalFunctionOptions): ChildProcess {
   const child = fork(childEntryFor(spec.handlerModule), [JSON.stringify(spec)], {
-    execArgv: ["--disable-warning=ExperimentalWarning", ...heapFlags(options.memoryMb)],
+    execArgv: ["--disable-warning=ExperimentalWarning", ...lambdaNodeOptions(options.memoryMb)],
     env: {
       ...options.env,
       AWS_LAMBDA_FUNCTION_NAME: spec.functionName,

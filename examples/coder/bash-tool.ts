@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, unlinkSync } from "node:fs";
 import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, isAbsolute, join, relative } from "node:path";
 import type { AgentTool } from "../../src/agent/agent-setup.ts";
 import { defineTool, type HarnessTool } from "../../src/agent/define-tool.ts";
 import * as schema from "../../src/agent/tool-schema.ts";
@@ -21,6 +21,36 @@ export const CALL_MARKER = "CODER_BASH_CALL";
 
 /** The descriptor every process a call starts inherits (an unlinked file named after the call): another way. */
 export const MARKER_FD = 3;
+
+/**
+ * The server's variables a command gets (issue 33: `cat /proc/self/environ` showed `API_TOKEN` and
+ * `ANTHROPIC_API_KEY`): what a shell and its programs need to run, none of the server's settings
+ * or secrets. `CODER_BASH_ENV` (comma-separated names) passes more, by name.
+ */
+export const BASH_ENV_NAMES: readonly string[] = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR"];
+
+/**
+ * The environment bash runs with: {@link BASH_ENV_NAMES}, `LC_*`, the names `CODER_BASH_ENV`
+ * lists, and the call's marker. `PATH` keeps only absolute folders outside the workspace: a
+ * relative one (`.`, an empty entry) or one inside would run a program the write tool put there,
+ * without approval, under an allowlisted name. Nothing else passes: not the server's secrets, nor
+ * `BASH_ENV` or exported functions, which would run code before the command.
+ */
+export function bashEnvironment(root: string, marker: string, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const extra = (env.CODER_BASH_ENV ?? "").split(",").map((n) => n.trim()).filter((n) => n !== "");
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (BASH_ENV_NAMES.includes(name) || name.startsWith("LC_") || extra.includes(name)) out[name] = value;
+  }
+  const inside = (dir: string) => {
+    const rel = relative(root, dir);
+    return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+  };
+  out.PATH = (out.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(delimiter).filter((dir) => isAbsolute(dir) && !inside(dir)).join(delimiter);
+  out[CALL_MARKER] = marker;
+  return out;
+}
 
 /** How the processes of one call are found: its marker, the marker file's path, bash's pid. */
 export interface CallMarks {
@@ -57,7 +87,8 @@ export interface BashDetails {
  * bash exits; a timeout or an abort kills everything the command started, `setsid` descendants
  * included, and processes a command leaves running in the background after a normal exit keep
  * running (a dev server, say) without their output being read. A command off the read-only
- * allowlist of `bash-approval.ts` waits for a person's approval before it runs.
+ * allowlist of `bash-approval.ts` waits for a person's approval before it runs. The command's
+ * environment is scrubbed of the server's ({@link bashEnvironment}).
  */
 export function bashTool(root: string): HarnessTool<typeof parameters, BashUpdate | BashDetails> & Pick<AgentTool<typeof parameters, BashUpdate | BashDetails>, "execute"> {
   return defineTool<typeof parameters, BashUpdate | BashDetails>({
@@ -65,8 +96,8 @@ export function bashTool(root: string): HarnessTool<typeof parameters, BashUpdat
     label: "Run a command",
     description: "Runs a bash command in the workspace and returns its output (stdout and stderr) and exit code.",
     parameters,
-    // A person approves every command but a short read-only allowlist (bash-approval.ts).
-    needsApproval: (args) => bashNeedsApproval(args),
+    // A person approves every command but a short read-only allowlist over the workspace (bash-approval.ts).
+    needsApproval: (args) => bashNeedsApproval(root, args),
     async execute(_callId, { command, timeoutSeconds }, signal, onUpdate) {
       const timeoutMs = (timeoutSeconds ?? DEFAULT_TIMEOUT_S) * 1000;
       // Its own process group, so a timeout or abort ends the whole pipeline, not just bash; and
@@ -83,7 +114,7 @@ export function bashTool(root: string): HarnessTool<typeof parameters, BashUpdat
         cwd: root,
         detached: true,
         stdio: ["ignore", "pipe", "pipe", markerFd],
-        env: { ...process.env, [CALL_MARKER]: marker },
+        env: bashEnvironment(root, marker),
       });
       closeSync(markerFd);
       const marks: CallMarks = { marker, markerFile, pid: child.pid };

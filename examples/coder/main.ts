@@ -2,8 +2,9 @@
  * The coder (`npm run example -- coder`): read/write/edit/bash tools over one workspace, on
  * http://127.0.0.1:8490 (loopback only: the bash tool runs any command). See README.md first.
  * Environment: PORT (8490), DATA_DIR (./harness-data/coder), LEASE_MS, LOG_LEVEL, WORKSPACE
- * ($DATA_DIR/workspace), API_TOKEN (a bearer token every /agents request must carry; required
- * for CORS_ORIGINS). HOST may only name a loopback address.
+ * ($DATA_DIR/workspace), CODER_BASH_ENV (more variable names a bash command may see), API_TOKEN
+ * (a bearer token every /agents request must carry; required for CORS_ORIGINS). HOST may only
+ * name a loopback address.
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";

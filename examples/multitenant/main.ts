@@ -7,12 +7,14 @@
 import { exampleSettings } from "../shared/settings.ts";
 import { startExample } from "../shared/start-example.ts";
 import { agents, CONCIERGE } from "./agents.ts";
-import { tenantGate } from "./tenant-gate.ts";
+import { tenantGate, tenantWrites } from "./tenant-gate.ts";
 
 await startExample({
   settings: exampleSettings("multitenant", 8489),
   agents,
   middleware: [tenantGate()],
+  // The gate sees the path; a fork names its target instance in its body.
+  checkWrite: tenantWrites(),
   model: "local-concierge (keyless)",
   tryLines: (base) => [
     `curl -s '${base}/agents/${CONCIERGE}/acme?wait=true' -d '{"kind":"user","body":"where is my order?","session":"support"}'`,

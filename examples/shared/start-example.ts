@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { AgentDefinition } from "../../src/agent/agent-definition.ts";
 import type { SubagentPolicy } from "../../src/agent/subagent-policy.ts";
 import { closeOnSignals, serve, type ServerHandle } from "../../src/server/server.ts";
+import type { WriteCheck } from "../../src/http/write-check.ts";
 import { listenFailureHint } from "../../src/server/listen-failed.ts";
 import { checkPortFree } from "../../src/server/port-check.ts";
 import type { Interceptor, Observer } from "../../src/ports/observer.ts";
@@ -25,6 +26,8 @@ export interface ExampleOptions {
   routes?: (app: Hono, runtime: Runtime) => void;
   /** Mounted before the `/agents` routes (see `AppOptions.middleware`). */
   middleware?: MiddlewareHandler[];
+  /** Asked before every write into an instance, wherever the request names it (see `AppOptions.checkWrite`). */
+  checkWrite?: WriteCheck;
   /** What the banner says the example runs ("local-echo (keyless)" and the like). */
   model: string;
   /** Lines of the banner's "Try:" section, with `${base}` already filled in. */
@@ -79,6 +82,7 @@ export async function startExample(options: ExampleOptions): Promise<RunningExam
     hostname: settings.hostname,
     middleware: options.middleware,
     ...(auth ? { auth } : {}),
+    checkWrite: options.checkWrite,
     cors: settings.corsOrigins.length > 0 ? { origins: settings.corsOrigins } : undefined,
     routes: routes && ((app) => routes(app, runtime)),
   }).catch(cannotListen);

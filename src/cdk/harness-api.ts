@@ -2,6 +2,7 @@ import type { Duration, RemovalPolicy } from "aws-cdk-lib";
 import {
   AccessLogFormat,
   AuthorizationType,
+  type CfnMethod,
   EndpointType,
   type IAuthorizer,
   LambdaIntegration,
@@ -40,6 +41,19 @@ export interface HarnessApiGatewayOptions {
    * @default no web ACL
    */
   readonly webAclArn?: string;
+  /**
+   * Access logs of the stage (one JSON line per request, standard fields) in a log group of their
+   * own. API Gateway writes a REST API's logs with the account's API Gateway CloudWatch role, an
+   * account-wide setting per region this stack does not own: where it is unset (new accounts),
+   * the deployment fails ("CloudWatch Logs role ARN must be set in account settings"). Set it once
+   * (`aws apigateway update-account --patch-operations op=replace,path=/cloudwatchRoleArn,value=<role ARN>`,
+   * a role trusting `apigateway.amazonaws.com` with `AmazonAPIGatewayPushToCloudWatchLogs`), then
+   * turn this on (ADR 0044). Without it the http function still logs every request.
+   *
+   * Cost: CloudWatch Logs ingestion ($0.50 per GB) per request logged, storage as `logRetention`.
+   * @default false
+   */
+  readonly accessLogs?: boolean;
 }
 
 /** @internal Built by `Harness`; not meant to be used alone. */
@@ -81,10 +95,10 @@ export class HarnessApi extends Construct {
   constructor(scope: Construct, id: string, props: HarnessApiProps) {
     super(scope, id);
     this.stageName = props.stageName ?? "v1";
-    const accessLogs = new LogGroup(this, "AccessLogs", {
-      retention: props.logRetention,
-      removalPolicy: props.removalPolicy,
-    });
+    // Opt-in: logging needs the account's API Gateway CloudWatch role (ADR 0044).
+    const accessLogs = props.accessLogs
+      ? new LogGroup(this, "AccessLogs", { retention: props.logRetention, removalPolicy: props.removalPolicy })
+      : undefined;
     const methodAuth = props.authorizer
       ? { authorizer: props.authorizer, authorizationType: props.authorizer.authorizationType }
       : { authorizationType: props.defaultAuthorization === "IAM" ? AuthorizationType.IAM : AuthorizationType.NONE };
@@ -98,10 +112,15 @@ export class HarnessApi extends Construct {
         stageName: this.stageName,
         throttlingRateLimit: props.throttlingRateLimit ?? 50,
         throttlingBurstLimit: props.throttlingBurstLimit ?? 100,
-        accessLogDestination: new LogGroupLogDestination(accessLogs),
-        accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
+        ...(accessLogs
+          ? { accessLogDestination: new LogGroupLogDestination(accessLogs), accessLogFormat: AccessLogFormat.jsonWithStandardFields() }
+          : {}),
       },
       defaultMethodOptions: methodAuth,
+      // Every request body reaches the function base64-encoded (isBase64Encoded), which the
+      // handler decodes: an attachment's bytes (POST /attachments) arrive as sent. Without it
+      // API Gateway passes bodies as UTF-8 text and mangles any byte sequence that is not.
+      binaryMediaTypes: ["*/*"],
       // A browser cannot sign or authorize a preflight: the API answers it (a mock OPTIONS method
       // without auth); the app adds the CORS headers of the real responses.
       ...(props.corsOrigins
@@ -129,6 +148,13 @@ export class HarnessApi extends Construct {
     this.preflightMethods = [this.restApi.root, proxy, ...(callbacks && callback ? [callbacks, callback] : [])]
       .map((resource) => resource.node.tryFindChild("OPTIONS"))
       .filter((method): method is Method => method !== undefined);
+    // With `*/*` binary, a preflight's mock integration fails (500, "Unable to transform
+    // request") unless it converts the request and its empty response to text.
+    for (const method of this.preflightMethods) {
+      const cfn = method.node.defaultChild as CfnMethod;
+      cfn.addPropertyOverride("Integration.ContentHandling", "CONVERT_TO_TEXT");
+      cfn.addPropertyOverride("Integration.IntegrationResponses.0.ContentHandling", "CONVERT_TO_TEXT");
+    }
     if (props.webAclArn) {
       new CfnWebACLAssociation(this, "WebAcl", {
         resourceArn: this.restApi.deploymentStage.stageArn,

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { Duration } from "aws-cdk-lib";
+import { CfnResource, Duration, Stack } from "aws-cdk-lib";
+import { FunctionUrlAuthType, type CfnFunction, type Function as CdkFunction } from "aws-cdk-lib/aws-lambda";
 import { resolveLimits } from "../engine/subagents.ts";
 import { HARNESS_FUNCTION_ROLES } from "../lambda/env.ts";
 import { checkAgentNames, discoverAgentsModule, type DiscoveredAgentsModule } from "./agent-names.ts";
@@ -11,6 +12,153 @@ import { MIN_DYNAMO_DELTA_RETENTION_MS } from "../conversation/delta-folding.ts"
  * What the `Harness` construct checks before it creates anything: the props that Lambda or SQS
  * would refuse at deployment, and the agents module's names and limits.
  */
+
+/**
+ * A combination of props the construct refuses at synth because it would deploy and then fail, or
+ * deploy something unsafe; the message names the prop, the problem and the fix.
+ */
+export class HarnessPropsInvalid extends Error {
+  readonly code = "harness_props_invalid";
+  /** The prop at fault (`urlAuthType`, `apiGateway`, `workerMaxConcurrency`, `environment`). */
+  readonly prop: string;
+  constructor(prop: string, why: string) {
+    super(`Harness: ${prop}: ${why}`);
+    this.name = "HarnessPropsInvalid";
+    this.prop = prop;
+  }
+}
+
+/** How callers of the http function are authenticated, as the props configure it. */
+export interface FrontDoorAuth {
+  /** Who checks callers before the app: the function URL's or the API's IAM auth, an authorizer, or nobody. */
+  readonly gate: "iam" | "authorizer" | "none";
+  /** The app checks a bearer token (`HARNESS_BEARER_TOKEN` in `secrets`, or in `environment`). */
+  readonly bearerToken: boolean;
+}
+
+/** The front door's authentication (see {@link checkFrontDoor}). */
+export function frontDoorAuth(props: HarnessProps): FrontDoorAuth {
+  const urlAuthType = props.urlAuthType ?? FunctionUrlAuthType.AWS_IAM;
+  const authorizer = typeof props.apiGateway === "object" && props.apiGateway.authorizer !== undefined;
+  return {
+    gate: props.apiGateway && authorizer ? "authorizer" : urlAuthType === FunctionUrlAuthType.AWS_IAM ? "iam" : "none",
+    bearerToken: props.secrets?.HARNESS_BEARER_TOKEN !== undefined || props.environment?.HARNESS_BEARER_TOKEN !== undefined,
+  };
+}
+
+/**
+ * Refuses a front door nobody guards: `urlAuthType: NONE` (function URL, or the API without an
+ * authorizer) and no bearer token for the app to check. Behind a function URL the http function
+ * then refuses to start (every cold start fails, `callbacks` or not); behind the API it would
+ * serve every route to anyone, since the API authorizes nothing either. An open door on purpose
+ * says so with `HARNESS_ALLOW_UNAUTHENTICATED: "true"` in `environment`.
+ * @throws HarnessPropsInvalid naming the fix
+ */
+export function checkFrontDoor(props: HarnessProps): void {
+  const auth = frontDoorAuth(props);
+  if (auth.gate !== "none" || auth.bearerToken || props.environment?.HARNESS_ALLOW_UNAUTHENTICATED === "true") return;
+  const onPurpose = 'or, to serve unauthenticated on purpose, set HARNESS_ALLOW_UNAUTHENTICATED: "true" in `environment`';
+  if (props.apiGateway) {
+    throw new HarnessPropsInvalid(
+      "apiGateway",
+      "with urlAuthType NONE and no apiGateway.authorizer the API authorizes no route and no HARNESS_BEARER_TOKEN is given: anyone could run your agents. " +
+        `Pass the token in \`secrets\` (HARNESS_BEARER_TOKEN: the app checks it on every route), give apiGateway.authorizer, or keep urlAuthType AWS_IAM (IAM authorization); ${onPurpose}`,
+    );
+  }
+  throw new HarnessPropsInvalid(
+    "urlAuthType",
+    `NONE with no HARNESS_BEARER_TOKEN: the http function refuses to serve an open function URL, so every cold start would fail${props.callbacks ? " (callbacks.bearerToken opens only the callback route: the other routes need HARNESS_BEARER_TOKEN)" : ""}. ` +
+      `Pass the token in \`secrets\` (HARNESS_BEARER_TOKEN), or keep urlAuthType AWS_IAM; ${onPurpose}`,
+  );
+}
+
+/**
+ * Refuses a worker concurrency Lambda would throttle: the event source starting more invocations
+ * than the reservation lets run turns each surplus delivery into a throttle, which counts as a
+ * receive and walks doorbells toward the dead-letter queue (`maxReceiveCount`).
+ * @throws HarnessPropsInvalid
+ */
+export function checkWorkerConcurrency(props: HarnessProps): void {
+  const max = props.workerMaxConcurrency;
+  const reserved = props.workerReservedConcurrency;
+  if (max !== undefined && (!Number.isInteger(max) || max < 2 || max > 1000)) {
+    throw new HarnessPropsInvalid("workerMaxConcurrency", `${max} is not an integer from 2 to 1000 (what the SQS event source takes)`);
+  }
+  if (reserved !== undefined && (!Number.isInteger(reserved) || reserved < 0)) {
+    throw new HarnessPropsInvalid("workerReservedConcurrency", `${reserved} is not a whole number`);
+  }
+  if (max !== undefined && reserved !== undefined && max > reserved) {
+    throw new HarnessPropsInvalid(
+      "workerMaxConcurrency",
+      `${max} is above workerReservedConcurrency (${reserved}): the event source would start invocations Lambda throttles, and each throttle counts as a receive toward the dead-letter queue. Set workerMaxConcurrency at most ${reserved}, or raise the reservation`,
+    );
+  }
+}
+
+/** Lambda's limit on a function's environment: its variables as compact JSON, in bytes (4 KB). */
+export const LAMBDA_ENVIRONMENT_MAX_BYTES = 4096;
+
+/**
+ * The size Lambda measures for a function's environment — `{"NAME":"value",…}` as compact JSON,
+ * the string its refusal quotes — at least: values known at synth count exactly, a value only
+ * deployment knows (a table name, a queue URL, an ARN) at the shortest it can be. So an
+ * environment counted over {@link LAMBDA_ENVIRONMENT_MAX_BYTES} is refused for certain on deploy.
+ */
+export function lambdaEnvironmentBytes(fn: CdkFunction): number {
+  const stack = Stack.of(fn);
+  const cfn = fn.node.defaultChild as CfnFunction;
+  const resolved = stack.resolve(cfn.environment) as { variables?: Record<string, unknown>; Variables?: Record<string, unknown> } | undefined;
+  const variables = resolved?.variables ?? resolved?.Variables ?? {};
+  const typeOf = new Map<string, string>();
+  for (const child of stack.node.findAll()) {
+    if (CfnResource.isCfnResource(child)) typeOf.set(stack.resolve(child.logicalId) as string, child.cfnResourceType);
+  }
+  const shortest = (node: unknown): string => {
+    if (typeof node === "string") return node;
+    if (typeof node === "number" || typeof node === "boolean") return String(node);
+    const o = (node ?? {}) as Record<string, unknown>;
+    if (Array.isArray(o["Fn::Join"])) {
+      const [separator, parts] = o["Fn::Join"] as [string, unknown[]];
+      return parts.map(shortest).join(separator);
+    }
+    if (typeof o.Ref === "string") return SHORTEST_REF[o.Ref] ?? SHORTEST_REF[typeOf.get(o.Ref) ?? ""] ?? "";
+    // Fn::GetAtt, Fn::Select, Fn::ImportValue, …: nothing assumed.
+    return "";
+  };
+  const measured = Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, shortest(value)]));
+  return Buffer.byteLength(JSON.stringify(measured), "utf8");
+}
+
+/** The shortest value a `Ref` resolves to, by pseudo parameter or resource type (what this construct's environment references). */
+const SHORTEST_REF: Readonly<Record<string, string>> = {
+  "AWS::AccountId": "000000000000",
+  "AWS::Region": "us-east-1",
+  "AWS::Partition": "aws",
+  "AWS::URLSuffix": "amazonaws.com",
+  // A queue's Ref is its URL: https://sqs.<region>.<suffix>/<account>/<name>, a FIFO name ending in .fifo.
+  "AWS::SQS::Queue": "https://sqs.us-east-1.amazonaws.com/000000000000/q.fifo",
+  // A secret's Ref is its ARN, the name followed by a dash and six random characters.
+  "AWS::SecretsManager::Secret": "arn:aws:secretsmanager:us-east-1:000000000000:secret:s-000000",
+};
+
+/**
+ * Refuses a function whose environment Lambda would refuse (see {@link lambdaEnvironmentBytes}).
+ * @throws HarnessPropsInvalid naming the function and its largest variables
+ */
+export function checkEnvironmentSize(role: string, fn: CdkFunction): void {
+  const problem = environmentSizeProblem(role, fn);
+  if (problem) throw new HarnessPropsInvalid("environment", problem);
+}
+
+/** The message of {@link checkEnvironmentSize}, or undefined when the environment fits. */
+export function environmentSizeProblem(role: string, fn: CdkFunction): string | undefined {
+  const bytes = lambdaEnvironmentBytes(fn);
+  if (bytes <= LAMBDA_ENVIRONMENT_MAX_BYTES) return undefined;
+  return (
+    `the ${role} function's environment is at least ${bytes} bytes as Lambda measures it (the variables as compact JSON), over its limit of ${LAMBDA_ENVIRONMENT_MAX_BYTES}: ` +
+    "deployment would fail. Keep large settings out of `environment` (read them from S3 or SSM in your agents module), or pass fewer secrets to this function"
+  );
+}
 
 /** The given agent names and subagent limits (checked), or those discovered from the agents module. */
 export function agentsModuleOf(props: HarnessProps, agentsEntry: string): DiscoveredAgentsModule {

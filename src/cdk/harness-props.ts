@@ -17,7 +17,8 @@ export type HarnessLogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";
 export interface HarnessBedrockOptions {
   /**
    * ARNs of foundation models and inference profiles the worker may invoke.
-   * @default every foundation model, and every inference profile of this account and region
+   * @default every foundation model, and every inference profile and application inference
+   *   profile of this account and region
    */
   readonly resources?: string[];
   /**
@@ -193,7 +194,9 @@ export interface HarnessProps {
    */
   readonly workerReservedConcurrency?: number;
   /**
-   * Upper bound of concurrent worker invocations the SQS event source starts (2–1000).
+   * Upper bound of concurrent worker invocations the SQS event source starts (2–1000). At most
+   * `workerReservedConcurrency` when both are set (synth refuses more: Lambda would throttle the
+   * surplus, and each throttle counts as a receive toward the dead-letter queue).
    * @default no bound beyond the number of active sessions (FIFO message groups)
    */
   readonly workerMaxConcurrency?: number;
@@ -239,7 +242,13 @@ export interface HarnessProps {
   readonly httpMemorySize?: number;
   /**
    * Authentication of the function URL. `NONE` is for an app that checks a bearer token or JWT
-   * itself (Hono middleware); the handler learns the mode from `HARNESS_URL_AUTH`.
+   * itself (Hono middleware); the handler learns the mode from `HARNESS_URL_AUTH`. With
+   * `apiGateway`, `AWS_IAM` puts IAM authorization on the API's methods and `NONE` none.
+   *
+   * Synth refuses `NONE` without `HARNESS_BEARER_TOKEN` (in `secrets`) unless `apiGateway` has an
+   * `authorizer`: behind a function URL the http function would refuse to start, behind the API
+   * anyone could run your agents. `HARNESS_ALLOW_UNAUTHENTICATED: "true"` in `environment` opens it
+   * on purpose.
    * @default FunctionUrlAuthType.AWS_IAM
    */
   readonly urlAuthType?: FunctionUrlAuthType;
@@ -248,7 +257,8 @@ export interface HarnessProps {
    * exact origins, or `*`). They reach both the HTTP app (`HARNESS_CORS_ORIGINS`: a request
    * carrying another `Origin` is refused with 403 before anything is stored) and the function URL's
    * CORS configuration, which answers preflights itself (a browser cannot sign a preflight, so an
-   * `AWS_IAM` URL needs it). With `apiGateway`, the API answers the preflights.
+   * `AWS_IAM` URL needs it). With `apiGateway`, the API answers the preflights. The bucket gets a
+   * CORS rule for them too (`POST`): a direct upload (over 4 MiB) posts its form to the bucket.
    *
    * Cost: none; every origin listed can make its visitors' browsers run agents with whatever
    * credentials those pages hold.
@@ -258,7 +268,9 @@ export interface HarnessProps {
   /**
    * Put an API Gateway REST API (response streaming) in front of the http function, for its
    * authorizers and throttling. The function URL is then not created, so the API is the only
-   * way in and clients keep one base URL.
+   * way in and clients keep one base URL. Every media type is a binary media type there, so request
+   * bodies reach the function as sent (an attachment's bytes included). Access logs are opt-in (`accessLogs`: they need the
+   * account's API Gateway CloudWatch role, ADR 0044).
    * @default false
    */
   readonly apiGateway?: boolean | HarnessApiGatewayOptions;
@@ -332,7 +344,9 @@ export interface HarnessProps {
    * Extra environment variables for every function: **non-secret settings only** (model ids,
    * `HARNESS_*` tuning knobs). Environment variables are plaintext in the synthesized template
    * and in `GetFunctionConfiguration`: pass provider keys and the bearer token with `secrets`.
-   * The harness's own variables (see `HARNESS_ENV`) win on a clash.
+   * The harness's own variables (see `HARNESS_ENV`) win on a clash. Lambda refuses a function
+   * whose variables exceed 4 KB as compact JSON, the harness's own included; synth refuses it
+   * first (`HarnessPropsInvalid`).
    */
   readonly environment?: Record<string, string>;
   /**

@@ -1,11 +1,13 @@
-import { Annotations, ArnFormat, Stack } from "aws-cdk-lib";
+import { Annotations, Arn, ArnFormat, Resource, Stack, Validations } from "aws-cdk-lib";
 import { type IGrantable, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { IKey } from "aws-cdk-lib/aws-kms";
 import type { Function as CdkFunction } from "aws-cdk-lib/aws-lambda";
 import type { ISecret } from "aws-cdk-lib/aws-secretsmanager";
-import type { Construct } from "constructs";
+import type { Construct, IConstruct } from "constructs";
+import { nagResourceName } from "./nag-suppressions.ts";
 import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../lambda/env.ts";
-import { SECRET_LIKE_NAME, SECRET_NAME, type SecretReference } from "../lambda/secrets.ts";
+import { looksLikeSecret } from "../lambda/secret-like.ts";
+import { SECRET_NAME, type SecretReference } from "../lambda/secrets.ts";
 
 /** A `secrets` entry the construct refuses (at synth); the message names the entry and the problem. */
 export class HarnessSecretInvalid extends Error {
@@ -24,11 +26,12 @@ export const PLAIN_SECRET_WARNING = "resolute-harness:plain-secret";
 
 /**
  * Warns at synth (`cdk synth` prints it; `--strict` fails on it) when `environment` holds names
- * that look like secrets (`…KEY`, `…TOKEN`, `…SECRET`, `…PASSWORD`): the template and every
+ * or values that look like secrets ({@link looksLikeSecret}: `…KEY`, `…TOKEN`, `…SECRET`,
+ * `…PASSWD`, `…PASS`, `…AUTH`, `…DSN`, …, or a URL with a password): the template and every
  * function's configuration show their values. Names only in the message.
  */
 export function warnPlainSecrets(scope: Construct, environment: Readonly<Record<string, string>>): void {
-  const names = Object.keys(environment).filter((name) => SECRET_LIKE_NAME.test(name)).sort();
+  const names = Object.keys(environment).filter((name) => looksLikeSecret(name, environment[name])).sort();
   if (names.length === 0) return;
   Annotations.of(scope).addWarningV2(
     PLAIN_SECRET_WARNING,
@@ -42,7 +45,12 @@ export function warnPlainSecrets(scope: Construct, environment: Readonly<Record<
  * the environment variable of its name. Give one of `secret` or `parameterName`.
  */
 export interface HarnessSecret {
-  /** A Secrets Manager secret (its role gets `secretsmanager:GetSecretValue`, and decrypt on its key). */
+  /**
+   * A Secrets Manager secret. The role gets `secretsmanager:GetSecretValue` on it and `kms:Decrypt`
+   * through Secrets Manager: on its `encryptionKey` when the secret knows it, else (a secret
+   * imported by ARN or name, whose key may be customer-managed) on the keys of the secret's account
+   * and region, only via `secretsmanager.<region>.amazonaws.com`.
+   */
   readonly secret?: ISecret;
   /** With `secret`: a field of the secret's JSON value (default: the whole `SecretString`). */
   readonly field?: string;
@@ -75,7 +83,7 @@ function defaultFunctions(name: string): readonly HarnessFunctionRole[] {
 export function wireSecrets(
   scope: Construct,
   secrets: Readonly<Record<string, HarnessSecret>>,
-  functions: Readonly<Record<HarnessFunctionRole, { function: CdkFunction; role: IGrantable }>>,
+  functions: Readonly<Record<HarnessFunctionRole, { function: CdkFunction; role: IGrantable & IConstruct }>>,
   environment: Readonly<Record<string, string>>,
 ): void {
   const byRole = new Map<HarnessFunctionRole, Record<string, SecretReference>>();
@@ -100,7 +108,7 @@ export function wireSecrets(
     for (const role of new Set(roles)) {
       const grantee = functions[role].role;
       if (secret.secret) {
-        secret.secret.grantRead(grantee);
+        grantSecretRead(secret.secret, grantee);
       } else {
         grantee.grantPrincipal.addToPrincipalPolicy(
           new PolicyStatement({ actions: ["ssm:GetParameter"], resources: [parameterArn(scope, secret.parameterName!)] }),
@@ -112,6 +120,46 @@ export function wireSecrets(
   }
   for (const [role, references] of byRole) {
     functions[role].function.addEnvironment(HARNESS_ENV.secrets, Stack.of(scope).toJsonString(references));
+  }
+}
+
+/**
+ * What the function's cold-start read of a Secrets Manager secret calls (`src/lambda/secrets.ts`:
+ * GetSecretValue, nothing else: not `ISecret.grantRead`'s DescribeSecret) and the decrypt it
+ * causes: Secrets Manager decrypts the value with the secret's KMS key as the caller, so a
+ * customer-managed key needs `kms:Decrypt` in the caller's role. A secret this stack creates
+ * without a key uses `aws/secretsmanager`, which its key policy opens to the account.
+ */
+function grantSecretRead(secret: ISecret, grantee: IGrantable & IConstruct): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: ["secretsmanager:GetSecretValue"],
+      // A partial ARN (imported by name) matches the full one by its 6-character suffix.
+      resources: [secret.secretFullArn ?? `${secret.secretArn}-??????`],
+    }),
+  );
+  const arn = Arn.split(secret.secretArn, ArnFormat.COLON_RESOURCE_NAME);
+  const decryptVia = (keys: string) =>
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ["kms:Decrypt"],
+        resources: [keys],
+        conditions: { StringEquals: { "kms:ViaService": `secretsmanager.${arn.region}.amazonaws.com` } },
+      }),
+    );
+  // In the role's policy, not the key's (`IKey.grantDecrypt` with a service principal adds
+  // nothing for an imported key): a key whose policy lets the account's IAM policies grant it.
+  if (secret.encryptionKey) {
+    decryptVia(secret.encryptionKey.keyArn);
+  } else if (!Resource.isOwnedResource(secret)) {
+    // Imported: the key is not known here and may be customer-managed (the example app's `sm:`).
+    const keys = `arn:${arn.partition}:kms:${arn.region}:${arn.account}:key/*`;
+    decryptVia(keys);
+    Validations.of(grantee).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResourceName(grantee, keys)}]`,
+      reason:
+        "A Secrets Manager secret imported by ARN does not name its KMS key: decrypt is granted on the keys of the secret's account and region, only through Secrets Manager there (kms:ViaService). Import it with `Secret.fromSecretAttributes({secretCompleteArn, encryptionKey})` to narrow it to the key.",
+    });
   }
 }
 

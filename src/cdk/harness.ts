@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import { Duration, Names, RemovalPolicy, Stack } from "aws-cdk-lib";
 import type { Alarm } from "aws-cdk-lib/aws-cloudwatch";
 import { Billing, TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
@@ -11,13 +11,13 @@ import {
   type Function as CdkFunction,
   type FunctionUrl,
   type FunctionUrlCorsOptions,
+  EventSourceMapping,
   HttpMethod,
   FunctionUrlAuthType,
   InvokeMode,
 } from "aws-cdk-lib/aws-lambda";
-import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from "aws-cdk-lib/aws-s3";
+import { BlockPublicAccess, Bucket, BucketEncryption, type CorsRule, HttpMethods, ObjectOwnership } from "aws-cdk-lib/aws-s3";
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { AuthorizationType } from "aws-cdk-lib/aws-apigateway";
 import { Construct, type IConstruct } from "constructs";
@@ -29,7 +29,15 @@ import { HarnessFunction, harnessCode } from "./harness-function.ts";
 import { entryFileOf } from "./lambda-bundling.ts";
 import { HarnessSchedules } from "./harness-schedules.ts";
 import { warnPlainSecrets, wireSecrets } from "./harness-secrets.ts";
-import { agentsModuleOf, validate } from "./harness-checks.ts";
+import {
+  agentsModuleOf,
+  checkEnvironmentSize,
+  checkFrontDoor,
+  checkWorkerConcurrency,
+  environmentSizeProblem,
+  frontDoorAuth,
+  validate,
+} from "./harness-checks.ts";
 import { secretsWithCallbackToken } from "./harness-callbacks.ts";
 import { functionTracing } from "./harness-tracing.ts";
 import { createHarnessAlarms } from "./harness-alarms.ts";
@@ -103,6 +111,8 @@ export class Harness extends Construct {
     const maxReceiveCount = props.maxReceiveCount ?? 30;
     const urlAuthType = props.urlAuthType ?? FunctionUrlAuthType.AWS_IAM;
     validate(props, { workerTimeout, streamMax, httpTimeout, visibility, maxReceiveCount });
+    checkFrontDoor(props);
+    checkWorkerConcurrency(props);
 
     this.table = new TableV2(this, "Table", {
       partitionKey: HARNESS_TABLE_SCHEMA.partitionKey,
@@ -123,6 +133,9 @@ export class Harness extends Construct {
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       serverAccessLogsBucket: props.accessLogsBucket,
       serverAccessLogsPrefix: props.accessLogsBucket ? "harness/" : undefined,
+      // A browser posts a direct upload's form to the bucket, another origin than the harness's
+      // (ADR 0034): the origins that may call the harness may post it, and read S3's answer.
+      cors: props.corsOrigins && bucketUploadCors(props.corsOrigins),
       removalPolicy,
       lifecycleRules: [
         { id: "abort-incomplete-uploads", abortIncompleteMultipartUploadAfter: Duration.days(1) },
@@ -250,27 +263,48 @@ export class Harness extends Construct {
     if (secrets) wireSecrets(this, secrets, { http, worker, dlq, sweeper }, props.environment ?? {});
     warnPlainSecrets(this, props.environment ?? {});
 
-    // Least privilege: each role gets the data-plane actions it uses, on these resources only.
+    // Least privilege: each role gets the data-plane actions its code calls, on these resources
+    // only (the construct's tests pin each role's exact action list).
     for (const fn of [http, worker, dlq, sweeper]) this.grantTableData(fn.role);
     // Every function holds a DynamoDB store, and the store may spill any payload to S3 or read
     // one back (a settlement's outcome, a parent's task result), so all four get the objects.
     for (const fn of [http, worker, dlq, sweeper]) this.grantObjects(fn.role);
+    // Completing a direct upload (POST /attachments/uploads/:id/complete) is an HTTP route.
+    this.grantStagedUploadDeletion(http.role);
     this.grantDeletion(http.role);
     // Conversation retention deletes from the sweep.
     if (props.conversationRetention) this.grantDeletion(sweeper.role);
-    for (const fn of [http, worker, dlq, sweeper]) this.queue.grantSendMessages(fn.role);
-    // The event source grants receive/delete/change-visibility on the queue it reads.
-    worker.function.addEventSource(
-      new SqsEventSource(this.queue, {
-        batchSize: 1,
-        reportBatchItemFailures: true,
-        maxConcurrency: props.workerMaxConcurrency,
+    // Every function rings doorbells (admission, the next head after a settlement, re-rings).
+    for (const fn of [http, worker, dlq, sweeper]) this.grantRing(fn.role);
+    // The event source's pollers receive, delete and read the queue's attributes with the
+    // worker's role; the worker itself changes its message's visibility (lease, backoff). The
+    // mapping keeps the id `SqsEventSource` gave it (no replacement on upgrade) but not that
+    // class's grant, which adds GetQueueUrl: the worker resolves its queue's URL from QUEUE_URL.
+    new EventSourceMapping(worker.function, `SqsEventSource:${Names.nodeUniqueId(this.queue.node)}`, {
+      target: worker.function,
+      eventSourceArn: this.queue.queueArn,
+      batchSize: 1,
+      reportBatchItemFailures: true,
+      maxConcurrency: props.workerMaxConcurrency,
+    });
+    worker.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: "HarnessQueueConsume",
+        actions: ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"],
+        resources: [this.queue.queueArn],
       }),
     );
     // No event source on the DLQ: its pollers would bill ~650,000 empty receives a month. The
-    // dlq function drains it on the sweep schedule instead (src/sqs/dead-letter-drain.ts).
-    this.deadLetterQueue.grantConsumeMessages(dlq.role);
-    if (props.bedrock) this.grantBedrock(worker.role, props.bedrock === true ? {} : props.bedrock);
+    // dlq function drains it on the sweep schedule instead (src/sqs/dead-letter-drain.ts): a
+    // short receive (its visibility given in the receive) and a delete per handled letter.
+    dlq.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: "HarnessDeadLetterDrain",
+        actions: ["sqs:ReceiveMessage", "sqs:DeleteMessage"],
+        resources: [this.deadLetterQueue.queueArn],
+      }),
+    );
+    const bedrockResources = props.bedrock ? this.grantBedrock(worker.role, props.bedrock === true ? {} : props.bedrock) : undefined;
 
     const nagRoles: IConstruct[] = [];
     const nagFunctions: IConstruct[] = [];
@@ -293,7 +327,7 @@ export class Harness extends Construct {
       });
       this.grantTableData(schedule.role);
       this.grantObjects(schedule.role);
-      this.queue.grantSendMessages(schedule.role);
+      this.grantRing(schedule.role);
       this.scheduleFunction = schedule.function;
       this.schedules = new HarnessSchedules(this, "Schedules", {
         schedules: props.schedules,
@@ -330,15 +364,26 @@ export class Harness extends Construct {
       this.alarms.push(...createHarnessAlarms(this, { worker: this.functions.worker, deadLetterQueue: this.deadLetterQueue, props }));
     }
 
+    // Lambda refuses an environment over 4 KB at deployment: refuse it here, and again at synth
+    // for variables added to a function after this constructor.
+    const sized: [string, CdkFunction][] = [...Object.entries(this.functions), ...(this.scheduleFunction ? [["schedule", this.scheduleFunction] as [string, CdkFunction]] : [])];
+    for (const [role, fn] of sized) checkEnvironmentSize(role, fn);
+    this.node.addValidation({
+      validate: () => sized.map(([role, fn]) => environmentSizeProblem(role, fn)).filter((problem): problem is string => problem !== undefined),
+    });
+
     const apiOptions = typeof props.apiGateway === "object" ? props.apiGateway : {};
+    const auth = frontDoorAuth(props);
     acknowledgeHarnessFindings({
       bucket: this.bucket,
       bucketAccessLogs: props.accessLogsBucket !== undefined,
       functions: [...Object.values(this.functions), ...nagFunctions],
       roles: [...[http, worker, dlq, sweeper].map((fn) => fn.role), ...nagRoles],
       xray: props.tracing?.xray === true,
-      bedrockDefaultGrantRole:
-        props.bedrock && (props.bedrock === true || props.bedrock.resources === undefined) ? worker.role : undefined,
+      bedrockDefaultGrant:
+        bedrockResources && (typeof props.bedrock !== "object" || props.bedrock.resources === undefined)
+          ? { role: worker.role, resources: bedrockResources }
+          : undefined,
       api: this.api && {
         restApi: this.api.restApi,
         stage: this.api.restApi.deploymentStage,
@@ -346,12 +391,18 @@ export class Harness extends Construct {
         preflightMethods: this.api.preflightMethods,
         callbackMethod: this.api.callbackMethod,
         webAcl: apiOptions.webAclArn !== undefined,
+        accessLogs: apiOptions.accessLogs === true,
+        bearerToken: auth.gate === "none" && auth.bearerToken,
         cognito: apiOptions.authorizer?.authorizationType === AuthorizationType.COGNITO,
       },
     });
   }
 
-  /** Let `grantee` call the harness over HTTP (function URL or API with `AWS_IAM` auth). */
+  /**
+   * Let `grantee` call the harness over HTTP with `AWS_IAM` auth: the function URL's
+   * `lambda:InvokeFunctionUrl` and `lambda:InvokeFunction` (both needed for URLs created since
+   * October 2025; the second only through the URL), or the API's `execute-api:Invoke`.
+   */
   grantInvoke(grantee: IGrantable): void {
     if (this.functionUrl) {
       this.functions.http.grantInvokeUrl(grantee);
@@ -401,22 +452,34 @@ export class Harness extends Construct {
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({ sid: "HarnessBucketList", actions: ["s3:ListBucket"], resources: [this.bucket.bucketArn] }),
     );
-    // A direct upload's staged object is deleted once it is verified and stored (ADR 0034).
+  }
+
+  /** A direct upload's staged object is deleted once it is verified and stored (ADR 0034). */
+  private grantStagedUploadDeletion(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({ sid: "HarnessUploadsDelete", actions: ["s3:DeleteObject"], resources: [this.bucket.arnForObjects("uploads/*")] }),
+    );
+  }
+
+  /** Sending doorbells to the work queue (its URL comes from QUEUE_URL: no GetQueueUrl). */
+  private grantRing(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ sid: "HarnessQueueSend", actions: ["sqs:SendMessage"], resources: [this.queue.queueArn] }),
     );
   }
 
   /**
    * Deleting a conversation (`DELETE /agents/:agent/:instance`, ADR 0034) runs in the HTTP
    * function, and in the sweeper when `conversationRetention` is set: they alone may delete
-   * items (batched) and content-addressed objects and checkpoints.
+   * items and content-addressed objects and checkpoints. Items go in BatchWriteItem delete
+   * requests, authorized as `dynamodb:BatchWriteItem` alone (src/dynamodb/deletion.ts); no code
+   * sends DeleteItem or a transaction's Delete, which would need `dynamodb:DeleteItem`.
    */
   private grantDeletion(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         sid: "HarnessConversationDeletion",
-        actions: ["dynamodb:DeleteItem", "dynamodb:BatchWriteItem"],
+        actions: ["dynamodb:BatchWriteItem"],
         resources: [this.table.tableArn],
       }),
     );
@@ -429,11 +492,15 @@ export class Harness extends Construct {
     );
   }
 
-  private grantBedrock(grantee: IGrantable, options: HarnessBedrockOptions): void {
+  /** Grants Bedrock invocation; returns the resources granted. */
+  private grantBedrock(grantee: IGrantable, options: HarnessBedrockOptions): readonly string[] {
     const stack = Stack.of(this);
+    // Foundation models in every region (a cross-region inference profile routes to others), and
+    // this account's system-defined and application inference profiles in this region.
     const resources = options.resources ?? [
       `arn:${stack.partition}:bedrock:*::foundation-model/*`,
       `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/*`,
+      `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:application-inference-profile/*`,
     ];
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
@@ -442,8 +509,8 @@ export class Harness extends Construct {
         resources,
       }),
     );
+    return resources;
   }
-
 }
 
 /**
@@ -458,6 +525,15 @@ export const CORS_ALLOWED_HEADERS = [
   "x-amz-security-token",
   "x-amz-content-sha256",
 ] as const;
+
+/**
+ * The bucket's CORS rule for direct uploads: a presigned POST is a form post (a CORS-safelisted
+ * request, no preflight, no custom headers: the policy's fields travel in the form), so it needs
+ * only POST from the allowed origins for the browser to let the page read the answer.
+ */
+function bucketUploadCors(origins: readonly string[]): CorsRule[] {
+  return [{ id: "direct-uploads", allowedMethods: [HttpMethods.POST], allowedOrigins: [...origins], maxAge: Duration.hours(1).toSeconds() }];
+}
 
 function functionUrlCors(origins: readonly string[]): FunctionUrlCorsOptions {
   return {

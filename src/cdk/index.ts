@@ -29,5 +29,7 @@ export {
 export { HarnessApi, type HarnessApiGatewayOptions, type HarnessApiProps } from "./harness-api.ts";
 export { HarnessSchedules, MAX_SCHEDULE_BODY_CHARS, type HarnessSchedule, type HarnessSchedulesProps } from "./harness-schedules.ts";
 export { AgentNamesDiscoveryError } from "./agent-names.ts";
+export { HarnessPropsInvalid, LAMBDA_ENVIRONMENT_MAX_BYTES } from "./harness-checks.ts";
+export { HarnessSecretInvalid } from "./harness-secrets.ts";
 export { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole } from "../lambda/env.ts";
 export type { HarnessAgentsModule } from "../lambda/agents-module.ts";

@@ -1,6 +1,35 @@
 import { type CfnResource, Stack, Validations } from "aws-cdk-lib";
 import type { IConstruct } from "constructs";
 
+/**
+ * A policy resource as cdk-nag names it in an IAM5 finding (`AwsSolutions-IAM5[Resource::<this>]`):
+ * the value resolved in its stack, a `Fn::Join` joined, a `Ref` written `<Id>`, a `Fn::GetAtt`
+ * `<Id.Attr>`, a literal as it is. An acknowledgement built from the very value the policy holds
+ * matches in an environment-agnostic stack (`<AWS::Region>`) and in one with a concrete account
+ * and region (`eu-west-1`) alike.
+ */
+export function nagResourceName(scope: IConstruct, resource: unknown): string {
+  const flat = (node: unknown): string => {
+    if (node === undefined) return "";
+    // cdk-nag shows Fn::Sub's `${X}` as `<X>`.
+    if (typeof node === "string") return node.replace(/\$\{/g, "<").replace(/\}/g, ">");
+    const o = node as Record<string, unknown>;
+    if (Array.isArray(o["Fn::Join"])) {
+      const [separator, parts] = o["Fn::Join"] as [string, unknown[]];
+      return parts.map(flat).join(separator);
+    }
+    if (o["Fn::Sub"] !== undefined) return flat(o["Fn::Sub"]);
+    if (Array.isArray(o["Fn::GetAtt"])) {
+      const [id, attribute] = o["Fn::GetAtt"] as [unknown, unknown];
+      return `<${flat(id)}.${flat(attribute)}>`;
+    }
+    if (o["Fn::ImportValue"] !== undefined) return flat(o["Fn::ImportValue"]);
+    if (o.Ref !== undefined) return `<${flat(o.Ref)}>`;
+    return JSON.stringify(node);
+  };
+  return flat(Stack.of(scope).resolve(resource));
+}
+
 /** The parts of a `Harness` whose cdk-nag (AwsSolutions) findings are accepted on purpose. */
 export interface HarnessNagTargets {
   bucket: IConstruct & { node: { defaultChild?: IConstruct } };
@@ -10,8 +39,8 @@ export interface HarnessNagTargets {
   roles: IConstruct[];
   /** The functions trace to X-Ray (`tracing.xray`): their roles may write traces. */
   xray?: boolean;
-  /** The worker's role, when it holds the default (wildcard) Bedrock grant. */
-  bedrockDefaultGrantRole?: IConstruct;
+  /** The worker's role and the default (wildcard) Bedrock resources it holds, when it does. */
+  bedrockDefaultGrant?: { role: IConstruct; resources: readonly string[] };
   api?: {
     restApi: IConstruct;
     stage: IConstruct;
@@ -21,6 +50,10 @@ export interface HarnessNagTargets {
     callbackMethod?: IConstruct;
     webAcl: boolean;
     cognito: boolean;
+    /** The stage writes access logs (`apiGateway.accessLogs`). */
+    accessLogs: boolean;
+    /** The API authorizes nothing (`urlAuthType: NONE`, no authorizer) and the app checks a bearer token. */
+    bearerToken: boolean;
   };
 }
 
@@ -75,13 +108,11 @@ export function acknowledgeHarnessFindings(targets: HarnessNagTargets): void {
         "The harness deliberately targets nodejs22.x (DESIGN §5): the test suite and the embedded shape run on Node 22, and a runtime upgrade is a tested change, not a drift.",
     });
   }
-  if (targets.bedrockDefaultGrantRole) {
-    for (const resource of [
-      "arn:<AWS::Partition>:bedrock:*::foundation-model/*",
-      "arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/*",
-    ]) {
-      Validations.of(targets.bedrockDefaultGrantRole).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::${resource}]`,
+  if (targets.bedrockDefaultGrant) {
+    const { role, resources } = targets.bedrockDefaultGrant;
+    for (const resource of resources) {
+      Validations.of(role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::${nagResourceName(role, resource)}]`,
         reason:
           "Agents choose their Bedrock model at run time; only InvokeModel(WithResponseStream) is granted. Narrow it with `bedrock.resources`.",
       });
@@ -95,8 +126,15 @@ export function acknowledgeHarnessFindings(targets: HarnessNagTargets): void {
     Validations.of(targets.api.stage).acknowledge({
       id: "AwsSolutions-APIG6",
       reason:
-        "Execution logging needs the account-wide API Gateway CloudWatch role, an account setting this stack does not own; access logging is on, and the function logs every request.",
+        "Execution logging needs the account-wide API Gateway CloudWatch role, an account setting this stack does not own; the function logs every request (and `apiGateway.accessLogs` adds the stage's access logs).",
     });
+    if (!targets.api.accessLogs) {
+      Validations.of(targets.api.stage).acknowledge({
+        id: "AwsSolutions-APIG1",
+        reason:
+          "Access logging needs the account-wide API Gateway CloudWatch role, unset in new accounts, where it would fail the deployment (ADR 0044); the http function logs every request. Set the role and pass `apiGateway.accessLogs: true`.",
+      });
+    }
     if (!targets.api.webAcl) {
       Validations.of(targets.api.stage).acknowledge({
         id: "AwsSolutions-APIG3",
@@ -120,11 +158,24 @@ export function acknowledgeHarnessFindings(targets: HarnessNagTargets): void {
         });
       }
     }
+    if (targets.api.bearerToken) {
+      // Unguarded at the API only because the app guards it: the construct refuses this
+      // combination without a token (checkFrontDoor).
+      for (const method of targets.api.methods) {
+        Validations.of(method).acknowledge({
+          id: "AwsSolutions-APIG4",
+          reason:
+            "`urlAuthType: NONE` with `HARNESS_BEARER_TOKEN`: the http function checks the bearer token on every request before anything else (Hono bearerAuth); the API passes requests through.",
+        });
+      }
+    }
     if (!targets.api.cognito) {
       for (const method of targets.api.methods) {
         Validations.of(method).acknowledge({
           id: "AwsSolutions-COG4",
-          reason: "Methods use IAM authorization by default, or the authorizer given in `apiGateway.authorizer`.",
+          reason: targets.api.bearerToken
+            ? "The http function checks a bearer token (`HARNESS_BEARER_TOKEN`) on every request; no user pool is involved."
+            : "Methods use IAM authorization by default, or the authorizer given in `apiGateway.authorizer`.",
         });
       }
     }

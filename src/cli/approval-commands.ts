@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { HarnessClient } from "../client/client.ts";
 import type { ApprovalDecision } from "../protocol/approvals.ts";
+import { terminalText } from "./terminal-text.ts";
 
 /** What the approval commands borrow from the program. */
 export interface ApprovalCommandContext {
@@ -40,5 +41,5 @@ export function addApprovalCommands(program: Command, ctx: ApprovalCommandContex
 
 function decisionLine(d: ApprovalDecision): string {
   const what = d.approved ? "approved" : d.expired ? "denied (approval expired)" : "denied";
-  return `${d.callId} ${what}${d.reason && !d.expired ? `: ${d.reason}` : ""}`;
+  return `${terminalText(d.callId)} ${what}${d.reason && !d.expired ? `: ${terminalText(d.reason)}` : ""}`;
 }

@@ -1,5 +1,5 @@
 import { createWriteStream } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { once } from "node:events";
 import type { Command } from "commander";
 import type { HarnessClient } from "../client/client.ts";
@@ -7,6 +7,7 @@ import { HarnessHttpError } from "../client/http-error.ts";
 import { parseExport } from "../conversation/export-parser.ts";
 import { isHarnessError } from "../errors.ts";
 import { usageError } from "./cli-io.ts";
+import { terminalJson, terminalText as one } from "./terminal-text.ts";
 
 /** What the conversation commands borrow from the program. */
 export interface ConversationCommandContext {
@@ -38,14 +39,18 @@ export function addConversationCommands(program: Command, ctx: ConversationComma
       };
       let records = 0;
       let attachments = 0;
+      let complete = false;
       try {
         for await (const line of ctx.client().exportConversation(agent, instance, { session: opts.session, signal: ctx.signal })) {
           if (line.type === "record") records += 1;
           if (line.type === "attachment") attachments += 1;
-          await write(`${JSON.stringify(line)}\n`);
+          await write(`${terminalJson(line)}\n`);
         }
+        complete = true;
       } finally {
         if (file !== undefined) await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));
+        // A cut-off export (a refusal, bytes that failed their digest) leaves no file to import by mistake.
+        if (!complete && opts.output !== undefined) await rm(opts.output, { force: true });
       }
       if (opts.output !== undefined) {
         ctx.print(`exported ${records} records and ${attachments} attachments to ${opts.output}`, { records, attachments, file: opts.output });
@@ -77,7 +82,7 @@ export function addConversationCommands(program: Command, ctx: ConversationComma
       const session = opts.session ?? header.session;
       const answer = await ctx.client().importConversation(agent, instance, text, { session, signal: ctx.signal });
       ctx.print(
-        `imported ${answer.records} records into ${answer.agent}/${answer.instance} session ${answer.session} (conversation ${answer.conversationId}; ${answer.attachments} attachments)`,
+        `imported ${answer.records} records into ${one(answer.agent)}/${one(answer.instance)} session ${one(answer.session)} (conversation ${one(answer.conversationId)}; ${answer.attachments} attachments)`,
         answer,
       );
     });

@@ -4,6 +4,7 @@ import { extname } from "node:path";
 import { Command, CommanderError } from "commander";
 import { createClient, type HarnessClient } from "../client/client.ts";
 import { HarnessHttpError } from "../client/http-error.ts";
+import { AttachmentDigestMismatch } from "../client/conversation-transfer.ts";
 import { functionUrlRegion } from "../client/sigv4.ts";
 import type { ConversationRecord, SettledPayload } from "../protocol/records.ts";
 import type { DispatchMessage } from "../protocol/dispatch.ts";
@@ -15,6 +16,7 @@ import { registerDevCommand } from "./dev-command.ts";
 import { registerInitCommand } from "./init-command.ts";
 import { RecordRenderer } from "./record-renderer.ts";
 import { formatPendingApprovals, formatSubmissionDetail, formatSubmissionPage } from "./submission-table.ts";
+import { terminalJson, terminalText } from "./terminal-text.ts";
 
 export { EXIT, type CliIo } from "./cli-io.ts";
 
@@ -69,7 +71,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return { ...opts, token: opts.token ?? (io.env.HARNESS_TOKEN || undefined) };
   };
   const client = () => clientFor(checkedGlobals(globals(), io.env));
-  const print = (human: string, json: unknown) => io.stdout.write(globals().json ? `${JSON.stringify(json)}\n` : `${human}\n`);
+  // Everything printed passes terminalText/terminalJson: the server's strings come from models and
+  // users, and a control character in them must not act on the operator's terminal (issue 33).
+  const print = (human: string, json: unknown) => io.stdout.write(globals().json ? `${terminalJson(json)}\n` : `${terminalText(human, { layout: true })}\n`);
 
   registerInitCommand(program, io, (code) => (status = code));
   registerDevCommand(program, io, (code) => (status = code));
@@ -109,8 +113,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           },
         });
         renderer?.finish();
-        if (globals().json) io.stdout.write(`${JSON.stringify(settled)}\n`);
-        else if (settled.result !== undefined) io.stdout.write(`${JSON.stringify(settled.result, null, 2)}\n`);
+        if (globals().json) io.stdout.write(`${terminalJson(settled)}\n`);
+        else if (settled.result !== undefined) io.stdout.write(`${terminalJson(settled.result, 2)}\n`);
         status = settled.status === "succeeded" ? EXIT.ok : EXIT.settledFailed;
       } finally {
         renderer?.finish();
@@ -128,7 +132,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       const { agent, instance } = parseTarget(target);
       const c = client();
       const renderer = globals().json ? undefined : new RecordRenderer(io.stdout);
-      const show = (record: ConversationRecord) => (renderer ? renderer.render(record) : io.stdout.write(`${JSON.stringify(record)}\n`));
+      const show = (record: ConversationRecord) => (renderer ? renderer.render(record) : io.stdout.write(`${terminalJson(record)}\n`));
       let after = opts.from ?? "";
       let waitingSaid = false;
       try {
@@ -141,7 +145,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           } catch (err) {
             // Following a conversation that does not exist yet: wait for its first message.
             if (!(opts.follow && err instanceof HarnessHttpError && err.code === "conversation_not_found")) throw err;
-            if (!waitingSaid) io.stderr.write(`waiting for ${target} (session ${opts.session}) to start: nothing sent to it yet\n`);
+            if (!waitingSaid) io.stderr.write(`waiting for ${terminalText(target)} (session ${terminalText(opts.session)}) to start: nothing sent to it yet\n`);
             waitingSaid = true;
           }
           if (!opts.follow) return;
@@ -267,7 +271,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
 /** One line for a settlement: `succeeded`, or `failed [code] error`. */
 function settlementLine(outcome: SettledPayload): string {
-  return outcome.status === "succeeded" ? "succeeded" : `failed [${outcome.errorCode ?? "unknown"}] ${outcome.error ?? ""}`.trimEnd();
+  return outcome.status === "succeeded" ? "succeeded" : `failed [${terminalText(outcome.errorCode ?? "unknown")}] ${terminalText(outcome.error ?? "")}`.trimEnd();
 }
 
 function isCancelled(outcome: SettledPayload): boolean {
@@ -347,26 +351,39 @@ async function readSchema(file: string): Promise<unknown> {
   }
 }
 
-/** Prints what went wrong and picks the exit status. */
+/**
+ * Prints what went wrong and picks the exit status. Each message is one line with its control
+ * characters escaped: a server's error message is the server's text (issue 33).
+ */
 function reportError(err: unknown, io: CliIo, options: GlobalOptions): number {
+  const stderr = { write: (line: string) => io.stderr.write(`${terminalText(line.replace(/\n$/, ""))}\n`) };
+  return reportErrorTo(err, stderr, io.signal, options);
+}
+
+function reportErrorTo(err: unknown, stderr: { write(text: string): void }, signal: AbortSignal | undefined, options: GlobalOptions): number {
   if (err instanceof CommanderError) {
     // Help and version print themselves and exit 0; Commander already wrote its own usage errors.
     if (err.exitCode === 0) return EXIT.ok;
-    if (err.code.startsWith("harness.")) io.stderr.write(`${err.message}\n`);
+    if (err.code.startsWith("harness.")) stderr.write(`${err.message}\n`);
     return EXIT.usage;
   }
-  if (io.signal?.aborted) return EXIT.interrupted;
+  if (signal?.aborted) return EXIT.interrupted;
   if (err instanceof HarnessHttpError && err.code === "unreachable") {
-    io.stderr.write(`error: ${err.message} (is it running? --url or HARNESS_URL points elsewhere)\n`);
+    stderr.write(`error: ${err.message} (is it running? --url or HARNESS_URL points elsewhere)\n`);
     return EXIT.transport;
   }
   if (err instanceof HarnessHttpError) {
     const transport = err.code === "unexpected_response";
-    io.stderr.write(`error: ${err.message} (${transport ? "" : `${err.code}, `}HTTP ${err.status})\n`);
+    stderr.write(`error: ${err.message} (${transport ? "" : `${err.code}, `}HTTP ${err.status})\n`);
     return transport ? EXIT.transport : EXIT.refused;
   }
+  if (err instanceof AttachmentDigestMismatch) {
+    // Not the bytes the server's own line declares: the answer cannot be trusted.
+    stderr.write(`error: ${err.message} (${err.code})\n`);
+    return EXIT.transport;
+  }
   const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : "";
-  io.stderr.write(`error: cannot reach the harness at ${options.url}: ${err instanceof Error ? err.message : String(err)}${cause}\n`);
+  stderr.write(`error: cannot reach the harness at ${options.url}: ${err instanceof Error ? err.message : String(err)}${cause}\n`);
   return EXIT.transport;
 }
 

@@ -1,5 +1,11 @@
 import { completedMessageText } from "../client/message-view.ts";
 import type { ConversationRecord } from "../protocol/records.ts";
+import { terminalJson, terminalText } from "./terminal-text.ts";
+
+/** A server's string on one line: every control character escaped (issue 33). */
+const one = (text: string | number | undefined): string => terminalText(String(text ?? ""));
+/** A server's text whose line breaks are meant (message bodies, the model's text): the rest escaped. */
+const body = (text: string): string => terminalText(text, { layout: true });
 
 /** What `full` holds beyond `shown` when it continues it; else nothing (printed text stays). */
 function rest(full: string, shown: string): string {
@@ -26,7 +32,9 @@ const TOOL_TEXT_CHARS = 120;
 /**
  * Renders conversation records for a person as they arrive: user messages, the assistant's text
  * streamed as it comes, tool calls with their outcomes, compactions and settlements. On a
- * terminal a spinner shows while a turn runs and nothing has been printed for it yet.
+ * terminal a spinner shows while a turn runs and nothing has been printed for it yet. Every
+ * string from the server is printed through `terminalText`: a model's escape sequences show, and
+ * never act on the terminal.
  */
 export class RecordRenderer {
   readonly #out: TerminalOutput;
@@ -54,12 +62,12 @@ export class RecordRenderer {
     this.#noteSupersede(record);
     switch (record.kind) {
       case "user_message": {
-        const origin = record.payload.origin === undefined ? "" : this.#dim(`[${record.payload.origin}] `);
-        this.#line(`${this.#bold("›")} ${origin}${record.payload.body}`);
+        const origin = record.payload.origin === undefined ? "" : this.#dim(`[${one(record.payload.origin)}] `);
+        this.#line(`${this.#bold("›")} ${origin}${body(record.payload.body)}`);
         return this.#spin();
       }
       case "signal":
-        this.#line(`${this.#bold("›")} ${this.#dim(`signal ${record.payload.type}:`)} ${record.payload.body}`);
+        this.#line(`${this.#bold("›")} ${this.#dim(`signal ${one(record.payload.type)}:`)} ${body(record.payload.body)}`);
         return this.#spin();
       case "assistant_message_started":
         this.#unfinished.add(record.submissionId ?? "");
@@ -67,18 +75,18 @@ export class RecordRenderer {
       case "assistant_text_delta":
         this.#unfinished.add(record.submissionId ?? "");
         this.#streamedOf(record).text += record.payload.text;
-        return this.#text(record.payload.text);
+        return this.#text(body(record.payload.text));
       case "assistant_thinking_delta":
         this.#unfinished.add(record.submissionId ?? "");
         this.#streamedOf(record).thinking += record.payload.text;
-        return this.#text(this.#dim(record.payload.text));
+        return this.#text(this.#dim(body(record.payload.text)));
       case "assistant_tool_call":
-        this.#line(`${this.#cyan("⚙")} ${record.payload.toolName}(${clip(JSON.stringify(record.payload.args ?? {}))})`);
+        this.#line(`${this.#cyan("⚙")} ${one(record.payload.toolName)}(${clip(terminalJson(record.payload.args ?? {}))})`);
         return this.#spin();
       case "tool_outcome": {
         const text = (record.payload.content ?? []).map((c) => (c.type === "text" ? c.text : `[${c.mimeType}]`)).join(" ");
         const mark = record.payload.isError ? this.#red("✗") : this.#green("✓");
-        this.#line(`  ${mark} ${record.payload.toolName}: ${clip(text.replace(/\s+/g, " "))}`);
+        this.#line(`  ${mark} ${one(record.payload.toolName)}: ${clip(one(text.replace(/\s+/g, " ")))}`);
         return this.#spin();
       }
       case "assistant_message_completed": {
@@ -87,11 +95,11 @@ export class RecordRenderer {
         const completed = completedMessageText(record.payload);
         const thinking = rest(completed.thinking, streamed.thinking);
         const text = rest(completed.text, streamed.text);
-        if (thinking !== "") this.#text(this.#dim(thinking));
-        if (text !== "") this.#text(text);
-        const body = record.payload.message.body as { stopReason?: string; errorMessage?: string } | undefined;
-        if (body?.stopReason === "error" || body?.stopReason === "aborted") {
-          this.#line(this.#dim(`(turn ended: ${body.errorMessage ?? body.stopReason})`));
+        if (thinking !== "") this.#text(this.#dim(body(thinking)));
+        if (text !== "") this.#text(body(text));
+        const ended = record.payload.message.body as { stopReason?: string; errorMessage?: string } | undefined;
+        if (ended?.stopReason === "error" || ended?.stopReason === "aborted") {
+          this.#line(this.#dim(`(turn ended: ${one(ended.errorMessage ?? ended.stopReason)})`));
         } else {
           this.#unfinished.delete(record.submissionId ?? "");
           this.#endLine();
@@ -99,30 +107,30 @@ export class RecordRenderer {
         return;
       }
       case "compaction":
-        this.#line(this.#dim(`[compacted: ${record.payload.endIdx - record.payload.startIdx} message(s) summarized${record.payload.reason ? `, ${record.payload.reason}` : ""}]`));
+        this.#line(this.#dim(`[compacted: ${record.payload.endIdx - record.payload.startIdx} message(s) summarized${record.payload.reason ? `, ${one(record.payload.reason)}` : ""}]`));
         return;
       case "task_spawned":
-        this.#line(this.#dim(`↳ task → ${record.payload.agent}/${record.payload.childInstance}`));
+        this.#line(this.#dim(`↳ task → ${one(record.payload.agent)}/${one(record.payload.childInstance)}`));
         return;
       case "approval_requested": {
         const p = record.payload;
-        this.#line(`  ${this.#bold("⏸")} ${p.toolName} ${clip(JSON.stringify(p.args ?? {}))} ${this.#dim(`waits for approval (call ${p.callId}, until ${p.expiresAt})`)}`);
+        this.#line(`  ${this.#bold("⏸")} ${one(p.toolName)} ${clip(terminalJson(p.args ?? {}))} ${this.#dim(`waits for approval (call ${one(p.callId)}, until ${one(p.expiresAt)})`)}`);
         return this.#stopSpinner();
       }
       case "approval_decided": {
         const p = record.payload;
         const what = p.approved ? this.#green("approved") : this.#red(p.expired ? "denied (approval expired)" : "denied");
-        this.#line(`  ${what} ${this.#dim(`call ${p.callId}`)}${p.reason && !p.expired ? `: ${p.reason}` : ""}`);
+        this.#line(`  ${what} ${this.#dim(`call ${one(p.callId)}`)}${p.reason && !p.expired ? `: ${one(p.reason)}` : ""}`);
         return this.#spin();
       }
       case "callback_started":
-        this.#line(`  ${this.#bold("⏸")} ${record.payload.toolName} ${this.#dim(`waits for its callback (call ${record.payload.callId}, until ${record.payload.expiresAt})`)}`);
+        this.#line(`  ${this.#bold("⏸")} ${one(record.payload.toolName)} ${this.#dim(`waits for its callback (call ${one(record.payload.callId)}, until ${one(record.payload.expiresAt)})`)}`);
         return this.#stopSpinner();
       case "submission_settled": {
         const p = record.payload;
-        const usage = p.usage === undefined ? "" : this.#dim(` (${p.usage.input} in / ${p.usage.output} out tokens${p.cost ? `, $${p.cost.total.toFixed(6)}` : ""})`);
+        const usage = p.usage === undefined ? "" : this.#dim(` (${one(p.usage.input)} in / ${one(p.usage.output)} out tokens${p.cost ? `, $${p.cost.total.toFixed(6)}` : ""})`);
         if (p.status === "succeeded") this.#line(`${this.#green("— succeeded")}${usage}`);
-        else this.#line(`${this.#red(`— failed [${p.errorCode ?? "unknown"}]`)} ${p.error ?? ""}${usage}`);
+        else this.#line(`${this.#red(`— failed [${one(p.errorCode ?? "unknown")}]`)} ${one(p.error)}${usage}`);
         this.#stopSpinner();
         return;
       }

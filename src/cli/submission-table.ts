@@ -1,15 +1,17 @@
 import type { PendingApproval } from "../protocol/approvals.ts";
 import type { SubmissionDetail, SubmissionPage, SubmissionSummary, WaitEntry } from "../protocol/submission-view.ts";
+import { terminalJson, terminalText as one } from "./terminal-text.ts";
 
 /**
  * The operator's view for a person (`harness ls`): one line per submission, newest first, with
  * its status, attempts, when it was admitted and how long it took, its outcome and its tokens.
+ * Every cell from the server is escaped (`terminalText`) before the columns are measured.
  */
 export function formatSubmissionPage(page: SubmissionPage): string {
   if (page.submissions.length === 0) return "no submissions";
   const rows = page.submissions.map((s) => [
-    s.id,
-    s.status + (s.cancelRequested && s.status !== "settled" ? " (cancelling)" : ""),
+    one(s.id),
+    one(s.status) + (s.cancelRequested && s.status !== "settled" ? " (cancelling)" : ""),
     String(s.attemptCount),
     isoTime(s.createdAt),
     s.settledAt === undefined ? "-" : duration(s.settledAt - s.createdAt),
@@ -19,17 +21,17 @@ export function formatSubmissionPage(page: SubmissionPage): string {
   const table = [["ID", "STATUS", "ATTEMPTS", "CREATED", "TOOK", "OUTCOME", "TOKENS"], ...rows];
   const widths = table[0]!.map((_, col) => Math.max(...table.map((row) => row[col]!.length)));
   const lines = table.map((row) => row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]!))).join("  ").trimEnd());
-  if (page.next !== undefined) lines.push(`more: --after ${page.next}`);
+  if (page.next !== undefined) lines.push(`more: --after ${one(page.next)}`);
   return lines.join("\n");
 }
 
 /** One submission with its input and attempts (`harness ls <target> <submissionId>`). */
 export function formatSubmissionDetail(s: SubmissionDetail): string {
   const lines = [
-    `submission  ${s.id}`,
-    `session     ${s.session} (conversation ${s.conversationId})`,
-    `status      ${s.status}${s.cancelRequested ? " (cancel requested)" : ""}`,
-    `message     [${s.input.kind}${s.input.signal ? ` ${s.input.signal.type}` : ""}] ${oneLine(s.input.body, 200)}`,
+    `submission  ${one(s.id)}`,
+    `session     ${one(s.session)} (conversation ${one(s.conversationId)})`,
+    `status      ${one(s.status)}${s.cancelRequested ? " (cancel requested)" : ""}`,
+    `message     [${one(s.input.kind)}${s.input.signal ? ` ${one(s.input.signal.type)}` : ""}] ${oneLine(s.input.body, 200)}`,
     `created     ${isoTime(s.createdAt)}`,
   ];
   if (s.settledAt !== undefined) lines.push(`settled     ${isoTime(s.settledAt)} (took ${duration(s.settledAt - s.createdAt)})`);
@@ -38,9 +40,9 @@ export function formatSubmissionDetail(s: SubmissionDetail): string {
   if (s.lastError) lines.push(`last error  ${oneLine(s.lastError, 200)}`);
   if (s.outcome?.usage) lines.push(`tokens      ${tokens(s)} (in ${s.outcome.usage.input}, out ${s.outcome.usage.output})`);
   if (s.outcome?.cost) lines.push(`cost        $${s.outcome.cost.total.toFixed(6)}`);
-  if (s.outcome?.result !== undefined) lines.push(`result      ${oneLine(JSON.stringify(s.outcome.result), 200)}`);
+  if (s.outcome?.result !== undefined) lines.push(`result      ${oneLine(terminalJson(s.outcome.result), 200)}`);
   lines.push(`attempts    ${s.attemptCount}`);
-  for (const a of s.attempts) lines.push(`  ${a.id}  started ${isoTime(a.startedAt)}  by ${a.ownerId}`);
+  for (const a of s.attempts) lines.push(`  ${one(a.id)}  started ${isoTime(a.startedAt)}  by ${one(a.ownerId)}`);
   return lines.join("\n");
 }
 
@@ -52,8 +54,8 @@ export function formatPendingApprovals(target: string, approvals: readonly Pendi
   if (approvals.length === 0) return "";
   const lines = ["pending approvals:"];
   for (const a of approvals) {
-    lines.push(`  ${a.callId}  ${a.toolName} ${oneLine(JSON.stringify(a.args ?? {}), 80)}  expires ${isoTime(a.expiresAt)}`);
-    lines.push(`    harness approve ${target} ${a.submissionId} ${a.callId}   (or: harness deny … --reason "…")`);
+    lines.push(`  ${one(a.callId)}  ${one(a.toolName)} ${oneLine(terminalJson(a.args ?? {}), 80)}  expires ${isoTime(a.expiresAt)}`);
+    lines.push(`    harness approve ${one(target)} ${one(a.submissionId)} ${one(a.callId)}   (or: harness deny … --reason "…")`);
   }
   return lines.join("\n");
 }
@@ -62,11 +64,11 @@ export function formatPendingApprovals(target: string, approvals: readonly Pendi
 function waitText(e: WaitEntry): string {
   switch (e.kind) {
     case "child":
-      return `child (${e.callId})`;
+      return `child (${one(e.callId)})`;
     case "approval":
-      return `approval ${e.toolName} (${e.callId}) until ${isoTime(e.expiresAt)}`;
+      return `approval ${one(e.toolName)} (${one(e.callId)}) until ${isoTime(e.expiresAt)}`;
     case "callback":
-      return `callback ${e.toolName} (${e.callId}) until ${isoTime(e.expiresAt)}`;
+      return `callback ${one(e.toolName)} (${one(e.callId)}) until ${isoTime(e.expiresAt)}`;
     case "time":
       return `time ${isoTime(e.until)}`;
   }
@@ -77,7 +79,7 @@ function outcomeText(s: SubmissionSummary): string {
   const o = s.outcome;
   if (!o) return "-";
   if (o.status === "succeeded") return "succeeded";
-  return `failed${o.errorCode ? ` [${o.errorCode}]` : ""}${o.error ? ` ${oneLine(o.error, 60)}` : ""}`;
+  return `failed${o.errorCode ? ` [${one(o.errorCode)}]` : ""}${o.error ? ` ${oneLine(o.error, 60)}` : ""}`;
 }
 
 function tokens(s: SubmissionSummary): string {
@@ -94,7 +96,8 @@ function duration(ms: number): string {
   return `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1_000)).padStart(2, "0")}s`;
 }
 
+/** A server's text on one line of at most `max` characters: whitespace runs as one space, controls escaped. */
 function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
+  const flat = one(text.replace(/\s+/g, " ").trim());
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

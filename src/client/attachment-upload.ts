@@ -77,7 +77,8 @@ export function attachmentUpload(
   };
 }
 
-async function sha256Hex(data: Uint8Array): Promise<string> {
+/** The SHA-256 of `data`, lowercase hex (an attachment's digest is `sha256:` and this). */
+export async function sha256Hex(data: Uint8Array): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>);
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

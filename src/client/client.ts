@@ -181,7 +181,7 @@ export function createClient<A extends object = AnyAgents>(options: ClientOption
   async function send(
     method: "GET" | "POST" | "DELETE",
     url: string,
-    init: { body?: unknown; bytes?: { data: Uint8Array; contentType: string }; headers?: Record<string, string>; signal?: AbortSignal },
+    init: { body?: unknown; bytes?: { data: Uint8Array; contentType: string }; headers?: Record<string, string>; signal?: AbortSignal; redirect?: RequestInit["redirect"] },
   ): Promise<Response> {
     const configured = typeof options.headers === "function" ? await options.headers() : options.headers;
     let headers = new Headers(configured);
@@ -191,7 +191,7 @@ export function createClient<A extends object = AnyAgents>(options: ClientOption
     const body = init.bytes?.data ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
     if (sign) headers = await sign({ method, url, headers, body });
     try {
-      return await doFetch(url, { method, headers, body: body as RequestInit["body"], signal: init.signal });
+      return await doFetch(url, { method, headers, body: body as RequestInit["body"], signal: init.signal, ...(init.redirect ? { redirect: init.redirect } : {}) });
     } catch (err) {
       throw networkFailure(err, url, init.signal);
     }
@@ -249,7 +249,7 @@ export function createClient<A extends object = AnyAgents>(options: ClientOption
   // Checked untyped; the agents type only narrows what callers may pass and what they get.
   const client: HarnessClient = {
     ...approvalMethods(send, baseUrl, agentUrl),
-    ...conversationTransferMethods(send, baseUrl, agentUrl, uploadAttachment),
+    ...conversationTransferMethods(send, doFetch, baseUrl, agentUrl, uploadAttachment),
     dispatch: (agent, instance, message, opts = {}) => admitted(agentUrl(agent, instance), dispatchBody(message, opts), opts.signal),
     dispatchAndWait: (agent, instance, message, opts = {}) => admittedAndSettled(agent, instance, "", dispatchBody(message, opts), opts),
     compact: (agent, instance, opts = {}) => admitted(agentUrl(agent, instance, "/compact"), compactBody(opts), opts.signal),

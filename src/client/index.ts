@@ -33,7 +33,7 @@ export type { StreamOptions, WaitOptions } from "./record-stream.ts";
 export type { AgentName, AgentResult, AnyAgents, DispatchResult } from "./agent-types.ts";
 export { childSessionOf, type ChildSession } from "./child-session.ts";
 export type { ApprovalMethods, DecisionOptions, PendingApprovalsOptions } from "./approvals.ts";
-export type { ConversationTransferMethods, ExportOptions, ImportOptions } from "./conversation-transfer.ts";
+export { AttachmentDigestMismatch, type ConversationTransferMethods, type ExportOptions, type ImportOptions } from "./conversation-transfer.ts";
 export type * from "../protocol/conversation-export.ts";
 export type { ApprovalDecision, CallbackAnswer, CallbackResolution, PendingApproval } from "../protocol/approvals.ts";
 export {

@@ -9,6 +9,7 @@ import {
   EXPORT_VERSION,
   type ExportHeader,
 } from "../protocol/conversation-export.ts";
+import { MAX_BODY_BYTES, MAX_IMPORT_RECORDS } from "../protocol/limits.ts";
 import { type AttachmentRef, type ConversationRecord, RECORD_KINDS, type RecordKind } from "../protocol/records.ts";
 import { contentDigest } from "./content-digest.ts";
 
@@ -28,8 +29,19 @@ const KINDS = new Set<string>(RECORD_KINDS);
 
 type Json = Record<string, unknown>;
 
-/** Parses and checks an export's text (`InvalidExport` naming the line of the first problem). */
-export function parseExport(text: string): ParsedExport {
+/** What one import may bring (a test passes a smaller count). */
+export interface ExportLimits {
+  /** Most records (default {@link MAX_IMPORT_RECORDS}). */
+  maxRecords?: number;
+}
+
+/**
+ * Parses and checks an export's text (`InvalidExport` naming the line of the first problem). An
+ * import obeys the limits a dispatch obeys: a `user_message` or `signal` body within
+ * {@link MAX_BODY_BYTES}, a signal with a type; and it brings at most `maxRecords` records.
+ */
+export function parseExport(text: string, limits: ExportLimits = {}): ParsedExport {
+  const maxRecords = limits.maxRecords ?? MAX_IMPORT_RECORDS;
   let header: ExportHeader | undefined;
   const records: ConversationRecord[] = [];
   const ids = new Set<string>();
@@ -62,6 +74,7 @@ export function parseExport(text: string): ParsedExport {
         break;
       case "record": {
         if (attachments.length > 0) fail("a record after the attachments");
+        if (records.length >= maxRecords) fail(`more than ${maxRecords} records: an import brings at most ${maxRecords}`);
         const record = recordOf(line.record, fail);
         const previous = records.at(-1);
         if (previous !== undefined && record.id <= previous.id) fail(`record ${record.id} does not follow ${previous.id} (records must be in log order)`);
@@ -125,8 +138,13 @@ function recordOf(value: unknown, fail: (problem: string) => never): Conversatio
 
 /** What an import relies on in a payload (the rest is carried as it is). */
 function payloadProblem(kind: RecordKind, payload: Json): string | undefined {
-  if (kind === "user_message") {
+  if (kind === "user_message" || kind === "signal") {
     if (typeof payload.body !== "string") return "body must be a string";
+    // The dispatch's limit: a message bigger than a dispatch may send belongs in an attachment.
+    if (Buffer.byteLength(payload.body, "utf8") > MAX_BODY_BYTES) return `body exceeds ${MAX_BODY_BYTES} bytes`;
+  }
+  if (kind === "signal" && (typeof payload.type !== "string" || payload.type === "")) return "a signal needs a type";
+  if (kind === "user_message") {
     if (payload.attachments === undefined) return undefined;
     if (!Array.isArray(payload.attachments)) return "attachments must be an array";
     for (const ref of payload.attachments as unknown[]) {

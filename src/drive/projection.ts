@@ -171,17 +171,27 @@ export function withoutExcluded(path: readonly ConversationRecord[]): readonly C
 /**
  * Folds each run of adjacent user messages into one, keeping every block in order (text as
  * text blocks, images as they are) and the first message's timestamp. A lone user message is
- * left as it is.
+ * left as it is. Linear in the blocks: a run's blocks are pushed onto one array, never copied
+ * again as the run grows (an imported log of 40,000 adjacent user messages copied them 40,000
+ * times, issue 33).
  */
 function mergeUserRuns(messages: readonly Message[]): Message[] {
   const merged: Message[] = [];
+  /** The blocks of the run the last merged message is, once it holds two messages or more. */
+  let run: Exclude<UserMessage["content"], string> | undefined;
   for (const message of messages) {
     const previous = merged.at(-1);
     if (message.role !== "user" || previous?.role !== "user") {
       merged.push(message);
+      run = undefined;
       continue;
     }
-    merged[merged.length - 1] = { role: "user", content: [...userBlocks(previous), ...userBlocks(message)], timestamp: previous.timestamp };
+    if (run === undefined) {
+      // The run's first merge: a new message of its own, so the projected message stays unshared.
+      run = [...userBlocks(previous)];
+      merged[merged.length - 1] = { role: "user", content: run, timestamp: previous.timestamp };
+    }
+    for (const block of userBlocks(message)) run.push(block);
   }
   return merged;
 }

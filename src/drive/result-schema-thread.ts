@@ -7,9 +7,10 @@
  * (docs/adr/0026).
  */
 import { createHash } from "node:crypto";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { HarnessError } from "../errors.ts";
 import type { ResultCheck } from "./result-schema-engine.ts";
+import { startWorker } from "./worker-exec-argv.ts";
 
 /** A job for the thread. */
 export type ResultSchemaJob =
@@ -122,15 +123,24 @@ export class ResultSchemaThread {
   }
 
   #next(): void {
-    if (this.#running || this.#queue.length === 0) {
-      if (!this.#running) this.#worker?.unref();
+    while (!this.#running && this.#queue.length > 0) {
+      this.#running = { ...this.#queue.shift()!, timer: undefined };
+      let worker: Worker;
+      try {
+        worker = this.#thread();
+      } catch (err) {
+        // Node refused to construct the thread (its options, its entry): as a thread that failed
+        // at start-up, no verdict on the schema (admission answers busy, not a 500); the next
+        // job tries again.
+        this.#fail(`the result-schema thread could not start: ${(err as Error).message}`, true);
+        continue;
+      }
+      worker.ref();
+      if (this.#ready) this.#send(worker);
+      else this.#arm(STARTUP_TIMEOUT_MS, "starting the result-schema thread");
       return;
     }
-    const worker = this.#thread();
-    worker.ref();
-    this.#running = { ...this.#queue.shift()!, timer: undefined };
-    if (this.#ready) this.#send(worker);
-    else this.#arm(STARTUP_TIMEOUT_MS, "starting the result-schema thread");
+    if (!this.#running) this.#worker?.unref();
   }
 
   /** Posts the running job with its deadline. */
@@ -150,7 +160,9 @@ export class ResultSchemaThread {
 
   #thread(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = new Worker(this.#url, { execArgv: workerExecArgv(), resourceLimits: { maxOldGenerationSizeMb: this.#limits.maxHeapMb } });
+    // The parent's Node options the thread can take (a V8 heap flag such as `npm start`'s
+    // --max-semi-space-size is refused in a worker, and applies to it anyway): worker-exec-argv.ts.
+    const worker = startWorker(this.#url, { resourceLimits: { maxOldGenerationSizeMb: this.#limits.maxHeapMb } });
     this.#threadsStarted++;
     this.#ready = false;
     worker.on("message", (reply: ResultSchemaReply | ResultSchemaReady) => {
@@ -213,21 +225,6 @@ export class ResultSchemaThread {
     if (startUp && running.job.op === "problem") running.reject(new ResultSchemaBusy(0, reason));
     else running.resolve(failedReply(running.job, reason));
   }
-}
-
-/**
- * The process's Node options minus those about its main script (`node --input-type=module -e …`
- * hands them to every worker, which then refuses to start).
- */
-function workerExecArgv(): string[] {
-  const args: string[] = [];
-  const given = process.execArgv;
-  for (let i = 0; i < given.length; i++) {
-    const arg = given[i]!;
-    if (arg === "-e" || arg === "--eval" || arg === "-p" || arg === "--print") i++;
-    else if (!arg.startsWith("--input-type")) args.push(arg);
-  }
-  return args;
 }
 
 /** SHA-256 of the schema's JSON (the limits are checked before a schema reaches the thread). */

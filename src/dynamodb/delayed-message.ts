@@ -23,6 +23,7 @@ import { claimHeadItem, getSessionItem, memberItem, reserveSeq, resolveGapHead, 
 import { newStateItem, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
 import { waitSortKey } from "./table.ts";
+import { clearIdle, stampIdle } from "./idle-sessions.ts";
 
 /** Admits a delayed message (`candidate.delayedUntil` set); the contract and races as `admitOnce`. */
 export async function admitDelayedOnce(ctx: StoreContext, candidate: NewSubmission, inputItem: Item, ord: string): Promise<AdmittedSubmission> {
@@ -45,10 +46,14 @@ export async function admitDelayedOnce(ctx: StoreContext, candidate: NewSubmissi
     putNewItem(ctx, inputItem),
     putNewItem(ctx, state),
   ];
+  // Unsettled from now: no longer listed idle (conversation retention; its cancel lists it again).
+  const e = clearIdle(new Expr());
   if (reserved.headSeq === seq) {
     // Never the head: a pointer standing at this number (nothing unsettled ahead) moves past it.
-    const e = new Expr().set("headSeq", N(seq + 1));
+    e.set("headSeq", N(seq + 1));
     items.push(updateItem(ctx, sessionItemKey(key), e, `${e.n("headSeq")} = ${e.v(N(seq))} AND attribute_not_exists(${e.n("headId")})`));
+  } else if (ctx.idleSessions) {
+    items.push(updateItem(ctx, sessionItemKey(key), e, "attribute_exists(pk)"));
   }
   const reasons = await transact(ctx, items);
   if (!reasons) return { submission: submissionFromItems(state, JSON.parse(JSON.stringify(sub.input))), replayed: false };
@@ -105,10 +110,13 @@ export async function joinOnce(ctx: StoreContext, id: string): Promise<Submissio
 
 /**
  * Settles a delayed message a cancel found still outside the order (`e`: the cancel's update so
- * far, `kept`: the outcome's attributes): settled at once, its member marked settled.
+ * far, `kept`: the outcome's attributes): settled at once, its member marked settled. When its
+ * session has no head, the same transaction lists the session idle again (conversation
+ * retention): its admission took it off the list, and nothing else will put it back.
  */
 export async function settleDelayed(ctx: StoreContext, state: Item, e: Expr, cancellation: Cancellation, kept: Item): Promise<void> {
   const id = reqStr(state, "id");
+  const key = sessionKeyOf(state);
   e.set("cancelCode", S(cancellation.errorCode))
     .set("cancelError", S(cancellation.error))
     .set("status", S("settled"))
@@ -118,10 +126,18 @@ export async function settleDelayed(ctx: StoreContext, state: Item, e: Expr, can
     .remove("delayedUntil", "waitingFor", "waitUntil");
   for (const [name, value] of Object.entries(kept)) e.set(name, value);
   const condition = `${e.n("status")} = ${e.v(S("waiting"))} AND attribute_exists(${e.n("delayedUntil")})`;
-  const member = { pk: S(sessionPk(sessionKeyOf(state))), sk: S(memberSk(reqNum(state, "seq"))) };
-  const reasons = await transact(ctx, [
+  const member = { pk: S(sessionPk(key)), sk: S(memberSk(reqNum(state, "seq"))) };
+  const items: TransactWriteItem[] = [
     updateItem(ctx, stateKey(id), e, condition),
     updateItem(ctx, member, new Expr().set("settled", BOOL(true)), "attribute_exists(pk)"),
-  ]);
+  ];
+  // A session with a head is busy; its last settlement stamps it. Without one (its pointer idle,
+  // or waiting at a reserved number, which the listing and a deletion look past), it is idle
+  // now. A subagent's session is not stamped: it goes with its parent's.
+  if (ctx.idleSessions && str(state, "parentSubmissionId") === undefined && str(await getSessionItem(ctx, key), "headId") === undefined) {
+    const s = stampIdle(new Expr(), ctx.clock.now(), sessionPk(key));
+    items.push(updateItem(ctx, sessionItemKey(key), s, `attribute_exists(pk) AND attribute_not_exists(${s.n("headId")})`));
+  }
+  const reasons = await transact(ctx, items);
   if (reasons) throw new RetryStep(`cancelling ${id} raced (${reasons.map((r) => r.Code).join(",")})`);
 }

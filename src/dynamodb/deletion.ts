@@ -26,31 +26,16 @@ import { type Item, N, num, reqStr, S, str } from "./item.ts";
 import { conversationPk, sessionPk, submissionPk } from "./keys.ts";
 import { queryAll } from "./query.ts";
 import { loadState } from "./loader.ts";
+import { rerunOnRace } from "./retry.ts";
 import { getSessionItem, namesSubmission, resolveGapHead, sessionItemKey } from "./session-order.ts";
 
 /** A fault seam for tests: called before each step with its name (throw to stop midway). */
 export type DeletionStep = (step: string) => void | Promise<void>;
 
 export async function deleteConversation(ctx: StoreContext, key: SessionKey, beforeStep?: DeletionStep): Promise<ConversationDeletion> {
-  let session = await getSessionItem(ctx, key);
-  if (session && str(session, "deleting") === undefined && str(session, "headId") === undefined) {
-    // A pointer waiting at a reserved number (an admitter gone, ADR 0035) is no busy session.
-    await resolveGapHead(ctx, key, session);
-    session = await getSessionItem(ctx, key);
-  }
-  const conversationId = str(session, "convId");
-  if (!session || conversationId === undefined) return { deleted: false, blobsDeleted: [] };
-  const members = await queryAll(ctx, {
-    KeyConditionExpression: "pk = :pk AND begins_with(sk, :q)",
-    ExpressionAttributeValues: { ":pk": S(sessionPk(key)), ":q": S("Q#") },
-    ConsistentRead: true,
-  });
-  if (str(session, "deleting") === undefined) {
-    // Any unsettled submission, the head's queue or a delayed message outside it, refuses.
-    const states = await Promise.all(members.filter(namesSubmission).map((m) => loadState(ctx, reqStr(m, "submissionId"))));
-    if (states.some((s) => s !== undefined && str(s, "status") !== "settled")) throw new SessionBusy(sessionKeyString(key));
-    await markDeleting(ctx, key, session);
-  }
+  const found = await markedSession(ctx, key);
+  if (!found) return { deleted: false, blobsDeleted: [] };
+  const { conversationId, members } = found;
   const blobsDeleted: string[] = [];
   for (const member of members) {
     if (namesSubmission(member)) {
@@ -65,6 +50,68 @@ export async function deleteConversation(ctx: StoreContext, key: SessionKey, bef
   await beforeStep?.("session");
   await deleteKeys(ctx, [sessionItemKey(key)]);
   return { deleted: true, conversationId, blobsDeleted };
+}
+
+/**
+ * `Store.reserveDeletion`: step 1 alone (the session marked `deleting`, conditioned on nothing
+ * unsettled). True when this call set the mark; false without a conversation or when marked already.
+ */
+export async function reserveDeletion(ctx: StoreContext, key: SessionKey): Promise<boolean> {
+  const found = await markedSession(ctx, key);
+  return found?.marked === true;
+}
+
+/**
+ * `Store.releaseDeletion`: clears the mark a reservation set (a deletion refused elsewhere in its
+ * tree, before it deleted anything). Conditioned on the mark: a session deleted meanwhile stays deleted.
+ */
+export async function releaseDeletion(ctx: StoreContext, key: SessionKey): Promise<void> {
+  const e = new Expr().remove("deleting");
+  try {
+    await ctx.dynamo.send(
+      new UpdateItemCommand({
+        TableName: ctx.table,
+        Key: sessionItemKey(key),
+        UpdateExpression: e.update,
+        ConditionExpression: `attribute_exists(${e.n("deleting")})`,
+        ...e.attributes,
+      }),
+    );
+  } catch (error) {
+    if (!conditionRefusal(error)) throw error;
+  }
+}
+
+/**
+ * The session's conversation and its members, marked `deleting` (by this call: `marked`, or by an
+ * earlier one); undefined without a conversation. `SessionBusy` while a submission is unsettled.
+ */
+async function markedSession(ctx: StoreContext, key: SessionKey): Promise<{ conversationId: string; members: Item[]; marked: boolean } | undefined> {
+  let session = await getSessionItem(ctx, key);
+  if (session && str(session, "deleting") === undefined && str(session, "headId") === undefined) {
+    // A pointer waiting at a reserved number (an admitter gone, ADR 0035) is no busy session.
+    // A move that stays raced is re-run from a fresh read, like every store step.
+    let read: Item | undefined = session;
+    await rerunOnRace("deleteConversation", async () => {
+      const current = read ?? (await getSessionItem(ctx, key));
+      read = undefined;
+      await resolveGapHead(ctx, key, current);
+    });
+    session = await getSessionItem(ctx, key);
+  }
+  const conversationId = str(session, "convId");
+  if (!session || conversationId === undefined) return undefined;
+  const members = await queryAll(ctx, {
+    KeyConditionExpression: "pk = :pk AND begins_with(sk, :q)",
+    ExpressionAttributeValues: { ":pk": S(sessionPk(key)), ":q": S("Q#") },
+    ConsistentRead: true,
+  });
+  if (str(session, "deleting") !== undefined) return { conversationId, members, marked: false };
+  // Any unsettled submission, the head's queue or a delayed message outside it, refuses.
+  const states = await Promise.all(members.filter(namesSubmission).map((m) => loadState(ctx, reqStr(m, "submissionId"))));
+  if (states.some((s) => s !== undefined && str(s, "status") !== "settled")) throw new SessionBusy(sessionKeyString(key));
+  await markDeleting(ctx, key, session);
+  return { conversationId, members, marked: true };
 }
 
 /** Marks the session as being deleted, unless a submission of it is unsettled (`SessionBusy`). */

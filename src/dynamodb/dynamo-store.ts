@@ -37,7 +37,7 @@ import { Checkpoints } from "./checkpoints.ts";
 import { findCallback, getCallWait } from "./call-wait-items.ts";
 import { answerCall } from "./call-waits.ts";
 import { deliverChildOutcome } from "./child-outcome.ts";
-import { deleteConversation, type DeletionStep } from "./deletion.ts";
+import { deleteConversation, type DeletionStep, releaseDeletion, reserveDeletion } from "./deletion.ts";
 import { IdleSessions } from "./idle-sessions.ts";
 import { postponeWaitCheck } from "./wait-check.ts";
 import { createDynamoClient } from "./clients.ts";
@@ -275,6 +275,12 @@ class DynamoStore implements Store {
   // ---- deletion ----
   deleteConversation(key: SessionKey): Promise<ConversationDeletion> {
     return deleteConversation(this.#ctx, key, this.#beforeDeletionStep);
+  }
+  reserveDeletion(key: SessionKey): Promise<boolean> {
+    return reserveDeletion(this.#ctx, key);
+  }
+  releaseDeletion(key: SessionKey): Promise<void> {
+    return releaseDeletion(this.#ctx, key);
   }
 
   async close(): Promise<void> {

@@ -2,8 +2,10 @@
  * Idle sessions on DynamoDB, for conversation retention (`conversationRetentionMs`, ADR 0034).
  * A session item carries the `byStatus` index keys of the `idle` bucket while nothing of it is
  * unsettled: stamped by the write that makes it idle anyway (the head pointer's move past its
- * last admission, or the creation of its conversation) and removed by the next admission's
- * reservation in the same update. The sort key starts with the time it went idle, so the idle
+ * last admission, the creation of its conversation, the cancel of a delayed message in a session
+ * without a head) and removed by the write that puts something unsettled in its order (the
+ * admission that becomes its head, a head's promotion, a delayed message's admission). A bare
+ * reservation leaves it: an admitter that dies right after reserving leaves the session idle. The sort key starts with the time it went idle, so the idle
  * sessions older than a retention are one range Query, and a session in use costs nothing.
  * A subagent's session is not stamped: it goes with its parent's.
  */
@@ -12,9 +14,10 @@ import type { IdleConversationQuery } from "../store/store.ts";
 import type { Conversation, SessionKey } from "../store/submission.ts";
 import type { StoreContext } from "./context.ts";
 import type { Expr } from "./expression.ts";
-import { type Item, reqNum, reqStr, S, str } from "./item.ts";
+import { type Item, num, reqNum, reqStr, S, str } from "./item.ts";
 import { pad, SESSION_SK } from "./keys.ts";
 import { HARNESS_TABLE } from "./table.ts";
+import { STRANDED_GRACE_MS } from "./session-order.ts";
 
 /** The one `byStatus` partition of idle sessions (an idle transition per conversation turn). */
 export const IDLE_BUCKET = "idle#0";
@@ -33,6 +36,12 @@ export function clearIdle(e: Expr): Expr {
 export function sessionKeyOfPk(pk: string): SessionKey {
   const [agent, instance, session] = pk.slice("SES#".length).split("/").map(decodeURIComponent);
   return { agent: agent!, instance: instance!, session: session! };
+}
+
+/** The session's pointer waits at a number reserved less than {@link STRANDED_GRACE_MS} before `now`. */
+function waitsAtFreshReservation(session: Item, now: number): boolean {
+  if (str(session, "headId") !== undefined || (num(session, "headSeq") ?? 1) > (num(session, "admitSeq") ?? 0)) return false;
+  return now - (num(session, "reservedAt") ?? 0) < STRANDED_GRACE_MS;
 }
 
 /**
@@ -75,6 +84,10 @@ export class IdleSessions {
         const convId = str(session, "convId");
         // A deletion left midway is listed too: the sweep's deletion completes it.
         if (!session || convId === undefined || str(session, "byStatusPk") !== IDLE_BUCKET) continue;
+        // Its pointer waits at a number reserved a moment ago: an admission on its way, which
+        // clears the stamp when it writes. One reserved longer ago is an admitter gone, whose
+        // number a deletion skips (ADR 0035): the session is idle.
+        if (waitsAtFreshReservation(session, this.#ctx.clock.now())) continue;
         out.push({ id: convId, key: sessionKeyOfPk(reqStr(session, "pk")), createdAt: reqNum(session, "convCreatedAt") });
       }
       start = res.LastEvaluatedKey;

@@ -17,7 +17,7 @@ import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts
 import { memberSk, sessionPk } from "./keys.ts";
 import { type LoadedSubmission, loadSubmission, toSubmission } from "./loader.ts";
 import { RetryStep } from "./retry.ts";
-import { claimHeadItem, getSessionItem, memberItem, moveHeadItems, reserveSeq, resolveGapHead } from "./session-order.ts";
+import { claimHeadItem, getSessionItem, memberItem, moveHeadItems, reserveSeq, resolveBehindGap, resolveGapHead } from "./session-order.ts";
 import { inputDigest, newStateItem, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
 
@@ -47,7 +47,12 @@ export async function admitOnce(ctx: StoreContext, candidate: NewSubmission, inp
     if (failedCondition(reasons, 1) || failedCondition(reasons, 2)) {
       // Admitted meanwhile, by another caller or by this call's own earlier try.
       const existing = await loadSubmission(ctx, sub.id);
-      if (existing) return replayedOrOwn(ctx, existing, sub);
+      if (existing) {
+        const admitted = await replayedOrOwn(ctx, existing, sub);
+        // Its own earlier try (a lost answer) skipped the look below; so may have a replay's.
+        await resolveBehindGap(ctx, existing.state);
+        return admitted;
+      }
     }
     throw new RetryStep(`admission ${reserved.seq} of ${sessionPk(key)} lost its number (${reasons.map((r) => r.Code).join(",")})`);
   }
@@ -110,7 +115,7 @@ export async function settleOnce(ctx: StoreContext, state: Item, lastError?: str
     items.push(updateItem(ctx, stateKey(id), e, condition));
     const pointer = (s: Expr) => `${s.n("headSeq")} = ${s.v(N(seq))}`;
     // A subagent's session is never listed idle: it goes with its parent's (conversation retention).
-    const moves = await moveHeadItems(ctx, key, seq + 1, reqNum(session!, "admitSeq"), pointer, { stamp: str(state, "parentSubmissionId") === undefined });
+    const moves = await moveHeadItems(ctx, key, seq + 1, reqNum(session!, "admitSeq"), pointer, { stampIdle: str(state, "parentSubmissionId") === undefined });
     items.push(...moves);
   }
   const reasons = await transact(ctx, items);

@@ -12,6 +12,12 @@
  * on being absent, so an admitter still on its way finds its number taken and reserves another.
  * A reserved number is thus either written by its admitter or skipped, never both, and no head
  * waits on an admitter that is gone.
+ *
+ * The look after an admitter's write is its own: an admitter that dies (or whose read fails)
+ * after writing its member behind a pointer waiting at a gap leaves a queued submission that no
+ * claim accepts. A replay of its dispatch id looks again, and so does the sweep: its runnable
+ * listing reads the `queued` bucket's rows older than {@link STRANDED_GRACE_MS} and moves the
+ * pointer of any of their sessions that has no head ({@link resolveStrandedHeads}).
  */
 import {
   ConditionalCheckFailedException,
@@ -25,9 +31,12 @@ import { type SessionKey, sessionKeyString } from "../store/submission.ts";
 import type { StoreContext } from "./context.ts";
 import { Expr } from "./expression.ts";
 import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
-import { memberSk, SESSION_SK, sessionPk } from "./keys.ts";
+import { memberSk, SESSION_SK, sessionPk, submissionIdOf, submissionPk } from "./keys.ts";
 import { queryItems } from "./query.ts";
-import { jitter, RetryStep } from "./retry.ts";
+import { jitter, RetryStep, rerunOnRace } from "./retry.ts";
+import type { BucketPeeks } from "./listing.ts";
+import { idFloor } from "../conversation/ids.ts";
+import { DynamoStoreContended } from "./errors.ts";
 import { stateKey, statusPk } from "./submission-item.ts";
 import { clearIdle, stampIdle } from "./idle-sessions.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
@@ -36,6 +45,14 @@ import { putNewItem, transact, updateItem } from "./transact.ts";
 const MAX_SKIPS = 90;
 /** Tries of a reservation that meets a transaction in flight on the session item. */
 const RESERVE_ATTEMPTS = 20;
+/**
+ * How long a reserved number's admitter is presumed on its way (its write and its look at the
+ * pointer take milliseconds; SDK retries of a throttled call, seconds). Past it, the sweep moves
+ * a pointer left at a gap, and the idle listing lists a session whose pointer waits at one.
+ * Either is safe sooner (an admitter whose number was skipped reserves another): the grace only
+ * spares the sweep reading every fresh queued row, and an admitter the work of starting over.
+ */
+export const STRANDED_GRACE_MS = 10_000;
 
 /** A reserved place in a session's order. */
 export interface Reservation {
@@ -61,9 +78,13 @@ export async function reserveSeq(ctx: StoreContext, key: SessionKey, conversatio
   const e = new Expr()
     .set("agent", S(key.agent))
     .set("instance", S(key.instance))
-    .set("session", S(key.session));
-  // In use again: no longer listed as idle (conversation retention).
-  clearIdle(e);
+    .set("session", S(key.session))
+    // When the newest number was reserved: the idle listing leaves a session alone while the
+    // admitter of a number its pointer waits at may still be writing.
+    .set("reservedAt", N(ctx.clock.now()));
+  // The idle stamp (conversation retention) stays: the write that puts something unsettled in
+  // the order clears it (the head's admission, a delayed message's). An admitter that dies here
+  // leaves nothing unsettled, and the session listed idle as it was.
   const seq = e.n("admitSeq");
   const head = e.n("headSeq");
   const conv = e.n("convId");
@@ -99,7 +120,8 @@ export async function reserveSeq(ctx: StoreContext, key: SessionKey, conversatio
  * only while the pointer still stands at its number with nobody there.
  */
 export function claimHeadItem(ctx: StoreContext, key: SessionKey, seq: number, id: string): TransactWriteItem {
-  const e = new Expr().set("headId", S(id));
+  // In use: no longer listed idle (conversation retention).
+  const e = clearIdle(new Expr().set("headId", S(id)));
   return updateItem(ctx, sessionItemKey(key), e, `${e.n("headSeq")} = ${e.v(N(seq))} AND attribute_not_exists(${e.n("headId")})`);
 }
 
@@ -111,6 +133,14 @@ export function memberItem(key: SessionKey, seq: number, id: string, extra: Item
 /** A member that names a submission (not a skipped number). */
 export function namesSubmission(member: Item): boolean {
   return str(member, "submissionId") !== undefined;
+}
+
+/** How a head move marks what it does. */
+export interface MoveOptions {
+  /** Stamp the session idle when nothing live is left (default true; false for a subagent's session). */
+  stampIdle?: boolean;
+  /** Set the promoted head's `updatedAt` (default true; false when the sweep promotes it and rings it at once). */
+  touch?: boolean;
 }
 
 /**
@@ -127,7 +157,7 @@ export async function moveHeadItems(
   fromSeq: number,
   admitted: number,
   pointerCondition: (e: Expr) => string,
-  idle: { stamp: boolean } = { stamp: true },
+  options: MoveOptions = {},
 ): Promise<TransactWriteItem[]> {
   const items: TransactWriteItem[] = [];
   const skip = (seq: number) => items.push(putNewItem(ctx, { pk: S(sessionPk(key)), sk: S(memberSk(seq)), seq: N(seq), skipped: BOOL(true) }));
@@ -162,17 +192,21 @@ export async function moveHeadItems(
   }
 
   const s = new Expr();
-  if (next) s.set("headSeq", N(next.seq)).set("headId", S(next.id));
+  // A head: in use, not listed idle (a settlement that read the session before this head's
+  // reservation may have stamped it, ADR 0035's race).
+  if (next) clearIdle(s.set("headSeq", N(next.seq)).set("headId", S(next.id)));
   else {
     s.set("headSeq", N(expected)).remove("headId");
     // Nothing unsettled left: idle from now (conversation retention), unless a subagent's.
-    if (!full && idle.stamp && ctx.idleSessions) stampIdle(s, ctx.clock.now(), sessionPk(key));
+    if (!full && (options.stampIdle ?? true) && ctx.idleSessions) stampIdle(s, ctx.clock.now(), sessionPk(key));
   }
   items.push(updateItem(ctx, sessionItemKey(key), s, pointerCondition(s)));
   if (next) {
-    // Promotion is a transition: the sweeper measures a queued head's staleness from it. A
-    // submission cancelled behind the head is promoted as it is (terminalizing, its bucket kept).
-    const x = new Expr().set("isHead", BOOL(true)).set("updatedAt", N(ctx.clock.now()));
+    // Promotion is a transition: the sweeper measures a queued head's staleness from it (unless
+    // the sweep itself promotes, and rings it at once). A submission cancelled behind the head is
+    // promoted as it is (terminalizing, its bucket kept).
+    const x = new Expr().set("isHead", BOOL(true));
+    if (options.touch ?? true) x.set("updatedAt", N(ctx.clock.now()));
     if (!next.cancelled) x.set("byStatusPk", statusPk("runnable", next.id));
     const condition = `${x.n("status")} = ${x.v(S(next.cancelled ? "terminalizing" : "queued"))} AND attribute_not_exists(${x.n("isHead")})`;
     items.push(updateItem(ctx, stateKey(next.id), x, condition));
@@ -191,21 +225,76 @@ export async function moveHeadItems(
 /**
  * Moves `key`'s head pointer off a gap (a reserved number whose admitter has not written it, or
  * never will), if it stands at one; a no-op when the session has a head or nothing unsettled.
- * Run by an admission that wrote its member behind the pointer, and by a deletion.
+ * Run by an admission that wrote its member behind the pointer, a replay of one, the sweep, and
+ * a deletion. Answers the submission it made the head, if any.
  */
-export async function resolveGapHead(ctx: StoreContext, key: SessionKey, session: Item | undefined, attempts = 12): Promise<void> {
-  for (let i = 0; i < attempts; i++) {
-    if (!session || str(session, "headId") !== undefined) return;
+export async function resolveGapHead(
+  ctx: StoreContext,
+  key: SessionKey,
+  session: Item | undefined,
+  options: { touch?: boolean; attempts?: number } = {},
+): Promise<string | undefined> {
+  for (let i = 0; i < (options.attempts ?? 12); i++) {
+    if (!session || str(session, "headId") !== undefined) return undefined;
     const headSeq = num(session, "headSeq") ?? 1;
     const admitted = num(session, "admitSeq") ?? 0;
-    if (headSeq > admitted) return;
-    const items = await moveHeadItems(ctx, key, headSeq, admitted, (e) => `${e.n("headSeq")} = ${e.v(N(headSeq))} AND attribute_not_exists(${e.n("headId")})`);
+    if (headSeq > admitted) return undefined;
+    const items = await moveHeadItems(ctx, key, headSeq, admitted, (e) => `${e.n("headSeq")} = ${e.v(N(headSeq))} AND attribute_not_exists(${e.n("headId")})`, {
+      touch: options.touch ?? true,
+    });
     const reasons = await transact(ctx, items);
-    if (!reasons) return;
+    if (!reasons) return promotedBy(items);
     // Someone moved it first, or an admitter wrote a member this move meant to skip: look again.
     session = await getSessionItem(ctx, key);
   }
   throw new RetryStep(`the head of ${sessionPk(key)} stays at a gap`);
+}
+
+/** The submission a head move's items promote (the state item they mark `isHead`), if any. */
+function promotedBy(items: TransactWriteItem[]): string | undefined {
+  const pk = items.map((i) => i.Update?.Key?.pk?.S).find((k) => k?.startsWith(submissionPk("")));
+  return pk === undefined ? undefined : submissionIdOf(pk);
+}
+
+/**
+ * After an admission's write found (or made) its row: a queued submission behind the pointer
+ * whose session has no head makes the pointer move on, so a pointer left at a gap by an admitter
+ * that died before its own look (ADR 0035) moves when the dispatch is retried.
+ */
+export async function resolveBehindGap(ctx: StoreContext, state: Item): Promise<void> {
+  if (str(state, "status") !== "queued" || bool(state, "isHead")) return;
+  const key = { agent: reqStr(state, "agent"), instance: reqStr(state, "instance"), session: reqStr(state, "session") };
+  await rerunOnRace("admitSubmission", async () => {
+    await resolveGapHead(ctx, key, await getSessionItem(ctx, key));
+  });
+}
+
+/**
+ * The sweep's look at stranded heads: sessions of queued rows behind their pointer, admitted or
+ * joined over {@link STRANDED_GRACE_MS} ago, whose pointer has no head (it waits at a gap whose
+ * admitter is gone, with written members behind it) get their pointer moved. Answers the ids it
+ * made heads (the sweep rings them). A session still contended is left for the next sweep.
+ */
+export async function resolveStrandedHeads(ctx: StoreContext, peeks: BucketPeeks): Promise<string[]> {
+  const stale = await peeks.peek("queued", idFloor(ctx.clock.now() - STRANDED_GRACE_MS));
+  const sessions = new Map<string, SessionKey>();
+  for (const state of stale) {
+    if (str(state, "status") !== "queued" || bool(state, "isHead")) continue;
+    const key = { agent: reqStr(state, "agent"), instance: reqStr(state, "instance"), session: reqStr(state, "session") };
+    sessions.set(sessionPk(key), key);
+  }
+  const promoted: string[] = [];
+  for (const key of sessions.values()) {
+    const session = await getSessionItem(ctx, key);
+    if (!session || str(session, "headId") !== undefined || str(session, "deleting") !== undefined) continue;
+    try {
+      const id = await rerunOnRace("listRunnable", () => resolveGapHead(ctx, key, session, { touch: false }), 3);
+      if (id !== undefined) promoted.push(id);
+    } catch (error) {
+      if (!(error instanceof DynamoStoreContended)) throw error;
+    }
+  }
+  return promoted;
 }
 
 /** The session item of `key` (strongly consistent), or undefined. */

@@ -41,7 +41,7 @@ import { loadState, loadSubmission, toSubmission } from "./loader.ts";
 import { RetryStep, rerunOnRace } from "./retry.ts";
 import { listSessionSubmissions } from "./session-listing.ts";
 import { admitOnce, cancelBehindHead, replay, sessionKeyOf, settleOnce } from "./session-head.ts";
-import { getSessionItem, sessionItemKey } from "./session-order.ts";
+import { getSessionItem, resolveBehindGap, resolveStrandedHeads, sessionItemKey } from "./session-order.ts";
 import { admitDelayedOnce, joinOnce, settleDelayed } from "./delayed-message.ts";
 import { failedCondition, isTransientCancellation } from "./errors.ts";
 import { transact, updateItem } from "./transact.ts";
@@ -66,7 +66,12 @@ export class DynamoSubmissions
     const ctx = this.#ctx;
     // A dispatch id may have been admitted before (a replay); a minted one cannot have been.
     const existing = sub.freshId ? undefined : await loadSubmission(ctx, sub.id);
-    if (existing) return { submission: await replay(ctx, existing, sub), replayed: true };
+    if (existing) {
+      const submission = await replay(ctx, existing, sub);
+      // An admitter that died before its look at the pointer (ADR 0035): the retry looks.
+      await resolveBehindGap(ctx, existing.state);
+      return { submission, replayed: true };
+    }
     const inputItem = await newInputItem(ctx, sub);
     const ord = ctx.nextOrd();
     if (sub.delayedUntil !== undefined) return rerunOnRace("admitSubmission", () => admitDelayedOnce(ctx, sub, inputItem, ord));
@@ -84,7 +89,15 @@ export class DynamoSubmissions
   }
 
   async listRunnable(): Promise<Submission[]> {
-    return freshSubmissions(this.#ctx, this.#peeks.peek("runnable"), (s) => str(s, "status") === "queued" && bool(s, "isHead"));
+    const ctx = this.#ctx;
+    // A session whose pointer waits at a gap with written members behind it (their admitter died
+    // before its look) has no runnable head until someone looks: the sweep, through this listing.
+    const promoted = resolveStrandedHeads(ctx, this.#peeks).then(async (ids) => (await Promise.all(ids.map((id) => loadState(ctx, id)))).filter((s) => s !== undefined));
+    const states = Promise.all([this.#peeks.peek("runnable"), promoted]).then(([peeked, made]) => [
+      ...peeked.filter((p) => !made.some((m) => str(m, "id") === str(p, "id"))),
+      ...made,
+    ]);
+    return freshSubmissions(ctx, states, (s) => str(s, "status") === "queued" && bool(s, "isHead"));
   }
 
   async getSessionHead(key: SessionKey): Promise<Submission | undefined> {

@@ -90,6 +90,8 @@ export async function admit(ctx: EngineContext<AdmissionStore>, request: Admissi
     }
   }
   await ctx.faults?.("admitted", stored.id);
+  // This process's timer releases it at its time (the sweep covers another process or a restart).
+  if (delayedUntil !== undefined && !replayed) ctx.delayTimer?.(stored.id, delayedUntil);
   ctx.observe({ type: "submission_admitted", correlation: correlationOf(stored), input: stored.input, replayed });
   if (stored.status === "queued") {
     try {

@@ -2,7 +2,7 @@ import type { SettledPayload } from "../protocol/records.ts";
 import { AlreadySettled, isHarnessError } from "../errors.ts";
 import { idFloor } from "../conversation/ids.ts";
 import type { CancelStore } from "../store/store.ts";
-import { type Cancellation, cancelledOutcome, type Submission } from "../store/submission.ts";
+import { budgetStart, type Cancellation, cancelledOutcome, type Submission } from "../store/submission.ts";
 import { correlationOf } from "../ports/observer.ts";
 import type { AttemptContext, EngineContext } from "./engine-context.ts";
 import { isNamesOnly } from "../agent/names-only-agents.ts";
@@ -100,11 +100,12 @@ export async function cascadeToChildren(ctx: AttemptContext, parent: Submission)
     taskTargetsOf(ctx.subagents, parent.sessionKey.agent, parent.depth) !== undefined ||
     isNamesOnly(ctx.definitions.get(parent.sessionKey.agent));
   if (!mayHaveChildren) return 0;
-  // The parent's own records name its children exactly (a `task_spawned` per spawn, read from the
-  // submission's first record on); its pending calls name those whose record a crash may have
+  // The parent's own records name its children exactly (a `task_spawned` per spawn, read from
+  // when it joined its session's order, `budgetStart`, so a delayed message does not read what the
+  // session wrote while it waited); its pending calls name those whose record a crash may have
   // lost; the listing (an index that may lag a just-admitted child) adds any other.
   const named = new Set<string>();
-  const own = await ctx.store.readRecords(parent.conversationId, idFloor(parent.createdAt - OWN_RECORDS_SKEW_MS));
+  const own = await ctx.store.readRecords(parent.conversationId, idFloor(budgetStart(parent) - OWN_RECORDS_SKEW_MS));
   for (const r of own) if (r.kind === "task_spawned" && r.submissionId === parent.id) named.add(r.payload.childSubmissionId);
   const unsettled = new Map<string, Submission>();
   if (hasPending) for (const { child } of await pendingChildren(ctx, parent)) if (child) unsettled.set(child.id, child);
@@ -125,7 +126,7 @@ export async function cascadeToChildren(ctx: AttemptContext, parent: Submission)
   return cancelled;
 }
 
-/** How far before its admission a submission's first record may be minted (clocks of different processes). */
+/** How far before it joined its session's order a submission's first record may be minted (clocks of different processes). */
 const OWN_RECORDS_SKEW_MS = 60_000;
 
 /**

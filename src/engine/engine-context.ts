@@ -53,6 +53,12 @@ export interface EngineContext<S = Store> {
   cascade?: (parent: Submission) => Promise<unknown>;
   /** The subagent policy and limits (none: no agent has the `task` tool; the cascade defaults on). */
   subagents?: Subagents;
+  /**
+   * The embedded runtime's delay timer: admission hands it each delayed message it stored (a
+   * `notBefore` dispatch, a `schedule_message` call's), to be released at its time (ADR 0025).
+   * Absent (a Lambda function), the sweep releases it.
+   */
+  delayTimer?: (submissionId: string, at: number) => void;
 }
 
 /**

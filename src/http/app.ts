@@ -12,10 +12,11 @@ import { mountApprovalRoutes, mountCallbackRoute } from "./wait-routes.ts";
 import { mountAttachmentRoutes } from "./attachment-routes.ts";
 import { mountConversationRoutes } from "./conversation-routes.ts";
 import { callerMiddleware, type AppEnv, type AuthOptions } from "./caller.ts";
+import { checkWrite, type WriteCheck } from "./write-check.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
 export interface AppOptions {
-  /** Largest request body in bytes; larger → 413. Default 1 MiB (message bodies are capped at 256 KiB by admission). */
+  /** Largest request body in bytes, on every route but an import and `POST /attachments` (their own limits below); larger → 413. Default 1 MiB (message bodies are capped at 256 KiB by admission). */
   maxBodyBytes?: number;
   /**
    * Largest body of `POST …/import` (a whole conversation export) in bytes; larger → 413. Default
@@ -60,6 +61,14 @@ export interface AppOptions {
   auth?: AuthOptions;
   /** Mounted before the `/agents` and `/attachments` routes (auth, rate limits…); `/healthz` stays open. */
   middleware?: MiddlewareHandler[];
+  /**
+   * Asked before every request that writes into an instance (dispatch, compact, steer, follow-up,
+   * decision, cancel, deletion, fork, import) with where it writes: a fork's target instance
+   * comes from its body, which a middleware checking the path never sees. A refusal is a 403 or
+   * 404 with nothing stored (`write-check.ts`). A callback is not asked: its id is its credential
+   * and names no instance.
+   */
+  checkWrite?: WriteCheck;
   /**
    * The callback route (`POST /callbacks/:callbackId`, ADR 0025), which third parties call:
    * `middleware` replaces the app's `middleware` there (e.g. a bearer token of its own for the
@@ -149,6 +158,15 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   app.onError((err, c) => toErrorResponse(c, err, log));
   app.notFound((c) => errorResponse(c, 404, { error: "not found", code: "not_found" }));
 
+  // Before everything: a path with a `.` or `..` segment as the client sent it. A URL parser
+  // resolves them away before routing, so a middleware that checks the routed path would see
+  // another route than the one the raw path names (`/callbacks/../agents/…`, issue 33).
+  app.use("*", async (c, next) => {
+    if (hasDotSegment(rawPathOf(c))) {
+      return errorResponse(c, 400, { error: 'request path has a "." or ".." segment', code: "invalid_request" });
+    }
+    await next();
+  });
   // Before every route: a page the app does not trust gets nothing run and nothing stored.
   app.use("*", originGuard({ cors: options.cors, allowedHosts: options.allowedHosts }));
   if (options.cors) {
@@ -171,7 +189,6 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   for (const mw of options.callbacks?.middleware ?? options.middleware ?? []) app.use("/callbacks/*", mw);
   const maxUploadBytes = options.maxUploadBytes ?? Math.max(...Object.values(runtime.attachmentLimits().policy));
   if (!Number.isSafeInteger(maxUploadBytes) || maxUploadBytes <= 0) throw new Error("createApp: maxUploadBytes must be a positive integer");
-  mountAttachmentRoutes(app, maxUploadBytes);
   const limit = bodyLimit({
     maxSize: opts.maxBodyBytes,
     onError: (c) => errorResponse(c, 413, { error: `request body exceeds ${opts.maxBodyBytes} bytes`, code: "payload_too_large" }),
@@ -180,13 +197,21 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     maxSize: opts.maxImportBytes,
     onError: (c) => errorResponse(c, 413, { error: `import body exceeds ${opts.maxImportBytes} bytes`, code: "payload_too_large" }),
   });
-  // An import carries a whole conversation: its own, larger limit.
-  app.use("/agents/*", (c, next) => (c.req.method === "POST" && c.req.path.endsWith("/import") ? importLimit(c, next) : limit(c, next)));
-  app.use("/callbacks/*", limit);
+  // Every request's body has a limit, counted as it streams in (a declared Content-Length over
+  // it is refused before reading; a body without one is cut off at the limit), before any route
+  // reads it. An import carries a whole conversation and `POST /attachments` a file: their own,
+  // larger limits (the upload's is its route's).
+  app.use("*", (c, next) => {
+    if (c.req.method === "POST" && c.req.path === "/attachments") return next();
+    return c.req.method === "POST" && c.req.path.startsWith("/agents/") && c.req.path.endsWith("/import") ? importLimit(c, next) : limit(c, next);
+  });
+  mountAttachmentRoutes(app, maxUploadBytes);
 
+  const writes = options.checkWrite;
   app.post("/agents/:agent/:instance", async (c) => {
     const json = await readJsonObject(c);
     const body = parseDispatchBody(json);
+    await checkWrite(writes, c, { action: "dispatch", target: { ...pathIds(c), ...(body.session !== undefined ? { session: body.session } : {}) } });
     const admitted = await c.var.caller.dispatch({
       ...pathIds(c),
       session: body.session,
@@ -199,6 +224,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   app.post("/agents/:agent/:instance/compact", async (c) => {
     const text = await c.req.text();
     const body = parseCompactBody(text.trim() === "" ? {} : parseJsonObject(text));
+    await checkWrite(writes, c, { action: "compact", target: { ...pathIds(c), ...(body.session !== undefined ? { session: body.session } : {}) } });
     return admittedResponse(c, await c.var.caller.compact({ ...pathIds(c), session: body.session }));
   });
 
@@ -226,6 +252,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   /** The steer and follow-up handlers: the same request, for one or the other runtime call. */
   const inboxHandler = (method: "steer" | "followUp") => async (c: Context<AppEnv>) => {
     const body = parseInjectBody(await readJsonObject(c));
+    await checkWrite(writes, c, { action: method, target: { ...pathIds(c), ...(body.session !== undefined ? { session: body.session } : {}) } });
     await c.var.caller[method]({ ...pathIds(c), session: body.session, body: body.body });
     return c.json({ status: "injected" }, 200);
   };
@@ -235,13 +262,14 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   app.post("/agents/:agent/:instance/followup", followUpHandler);
 
   mountSubmissionRoutes(app);
-  mountApprovalRoutes(app);
+  mountApprovalRoutes(app, writes);
   mountCallbackRoute(app, runtime);
-  mountConversationRoutes(app);
+  mountConversationRoutes(app, writes);
 
   app.post("/agents/:agent/:instance/submissions/:submissionId/cancel", async (c) => {
     const text = await c.req.text();
     const { reason } = parseCancelBody(text.trim() === "" ? {} : parseJsonObject(text));
+    await checkWrite(writes, c, { action: "cancel", target: pathIds(c) });
     const result = await c.var.caller.cancel(c.req.param("submissionId") ?? "", reason, pathIds(c));
     return c.json(result, result.status === "cancelling" ? 202 : 200);
   });
@@ -267,6 +295,31 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
 
   // Routes a user adds (a webhook, a page) sit outside the API and its caller: a plain Hono.
   return app as unknown as Hono;
+}
+
+/**
+ * The request's path as the client sent it, before a URL parser resolved `.` and `..`: the raw
+ * request target on Node (`@hono/node-server` passes the `IncomingMessage` as `incoming`), the
+ * event's path on Lambda (`hono/aws-lambda` passes the `event`); elsewhere the request URL's.
+ */
+function rawPathOf(c: Context): string {
+  const env = c.env as { incoming?: { url?: unknown }; event?: { rawPath?: unknown; path?: unknown } } | undefined;
+  const raw = env?.incoming?.url ?? env?.event?.rawPath ?? env?.event?.path;
+  if (typeof raw === "string") return raw.split("?")[0]!;
+  return new URL(c.req.url).pathname;
+}
+
+/** Whether a path has a segment that is `.` or `..`, as written or percent-encoded (`%2e%2E`). */
+function hasDotSegment(path: string): boolean {
+  return path.split(/[/\\]/).some((segment) => {
+    let decoded = segment;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      // not a valid escape: compared as it is
+    }
+    return decoded === "." || decoded === "..";
+  });
 }
 
 /** The agent and instance of the path, unchecked (the runtime checks them). */

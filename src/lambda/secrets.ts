@@ -10,6 +10,7 @@
  * function's credentials from its environment, so no AWS SDK client is bundled for them.
  */
 import { HARNESS_ENV } from "./env.ts";
+import { looksLikeSecret } from "./secret-like.ts";
 
 /** Where one secret lives, as the construct writes it into `HARNESS_SECRETS`. */
 export type SecretReference =
@@ -20,13 +21,6 @@ export type SecretReference =
 
 /** Names of environment variables a secret may be set as (the construct checks them too). */
 export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/**
- * Names that look like a secret's (`ANTHROPIC_API_KEY`, `GITHUB_TOKEN`, `WEBHOOK_SECRET`,
- * `DB_PASSWORD`): passed as plain `environment`, they are readable in the template and the
- * function's configuration, so the construct warns at synth and the function at its cold start.
- */
-export const SECRET_LIKE_NAME = /(?:KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)$/i;
 
 /** `HARNESS_SECRETS` is not a valid list of references (a deployment error, not a caller's). */
 export class SecretReferencesInvalid extends Error {
@@ -50,8 +44,9 @@ export class SecretUnreadable extends Error {
 }
 
 /**
- * Names of `env`'s variables that look like secrets ({@link SECRET_LIKE_NAME}) but came as plain
- * environment: not among `HARNESS_SECRETS`' references, and not set by Lambda itself (`AWS_*`).
+ * Names of `env`'s variables that look like secrets ({@link looksLikeSecret}) but came as plain
+ * environment: not among `HARNESS_SECRETS`' references (nor that list of references itself), and not
+ * set by Lambda itself (`AWS_*`).
  */
 export function plainSecretLikeNames(env: NodeJS.ProcessEnv = process.env): string[] {
   let references: Record<string, SecretReference> = {};
@@ -61,7 +56,7 @@ export function plainSecretLikeNames(env: NodeJS.ProcessEnv = process.env): stri
     // the load reports it
   }
   return Object.keys(env)
-    .filter((name) => SECRET_LIKE_NAME.test(name) && !name.startsWith("AWS_") && !(name in references))
+    .filter((name) => name !== HARNESS_ENV.secrets && looksLikeSecret(name, env[name]) && !name.startsWith("AWS_") && !(name in references))
     .sort();
 }
 

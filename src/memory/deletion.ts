@@ -16,11 +16,23 @@ export class MemoryDeletion {
     this.#s = state;
   }
 
+  async reserveDeletion(key: SessionKey): Promise<boolean> {
+    const session = sessionId(key);
+    this.#refuseUnsettled(key);
+    if (!this.#s.log.find(key) || this.#s.deleting.has(session)) return false;
+    this.#s.deleting.add(session);
+    return true;
+  }
+
+  async releaseDeletion(key: SessionKey): Promise<void> {
+    this.#s.deleting.delete(sessionId(key));
+  }
+
   async deleteConversation(key: SessionKey): Promise<ConversationDeletion> {
     const session = sessionId(key);
-    // Unsettled, queued or not (a delayed message waits outside the session's order).
-    if ((this.#s.history.get(session) ?? []).some((row) => row.sub.status !== "settled")) throw new SessionBusy(sessionKeyString(key));
+    this.#refuseUnsettled(key);
     const conversation = this.#s.log.find(key);
+    this.#s.deleting.delete(session);
     if (!conversation) return { deleted: false, blobsDeleted: [] };
     const rows = this.#s.history.get(session) ?? [];
     const digests = attachmentDigests(this.#s.log.read(conversation.id));
@@ -43,9 +55,16 @@ export class MemoryDeletion {
     return { deleted: true, conversationId: conversation.id, blobsDeleted };
   }
 
+  /** `SessionBusy` while a submission of the session is unsettled, queued or not (a delayed message waits outside the order). */
+  #refuseUnsettled(key: SessionKey): void {
+    if ((this.#s.history.get(sessionId(key)) ?? []).some((row) => row.sub.status !== "settled")) throw new SessionBusy(sessionKeyString(key));
+  }
+
   /** Whether a record or a submission's input still references `digest`. */
   #referenced(digest: string): boolean {
     if (this.#s.log.references(digest)) return true;
     for (const row of this.#s.rows.values()) if (inputDigests(row.sub.input).has(digest)) return true;
     return false;
-  }}
+  }
+}
+

@@ -26,6 +26,8 @@ export class MemoryState {
   readonly log: MemoryConversationLog;
   readonly attachments = new MemoryAttachments();
   readonly callWaits = new MemoryCallWaits();
+  /** Sessions (see `sessionId`) marked for deletion (`reserveDeletion`): admission refuses them. */
+  readonly deleting = new Set<string>();
 
   constructor(clock: Clock) {
     this.clock = clock;

@@ -250,6 +250,14 @@ export class MemoryStore implements Store {
     return this.#deletion.deleteConversation(key);
   }
 
+  reserveDeletion(key: SessionKey): Promise<boolean> {
+    return this.#deletion.reserveDeletion(key);
+  }
+
+  releaseDeletion(key: SessionKey): Promise<void> {
+    return this.#deletion.releaseDeletion(key);
+  }
+
   async close(): Promise<void> {}
 }
 

@@ -1,5 +1,5 @@
 import type { SettledPayload } from "../protocol/records.ts";
-import { CancelRequested, ClaimLost, DispatchConflict, InboxNotDrained, SubmissionNotFound } from "../errors.ts";
+import { CancelRequested, ClaimLost, DispatchConflict, InboxNotDrained, SessionBusy, SubmissionNotFound } from "../errors.ts";
 import {
   type Attempt,
   type Cancellation,
@@ -17,6 +17,7 @@ import {
   type WaitCheckPostponement,
   cancelledOutcome,
   firstWaitCheck,
+  sessionKeyString,
 } from "../store/submission.ts";
 import { frozenCopy } from "./frozen-copy.ts";
 import { jsonEqual } from "./json-equal.ts";
@@ -40,6 +41,8 @@ export class MemorySubmissions {
       if (existing.session !== sessionId(sub.sessionKey) || !jsonEqual(existing.sub.input, sub.input)) throw new DispatchConflict();
       return { submission: copy(existing), replayed: true };
     }
+    // A session being deleted (`reserveDeletion`) takes nothing until its deletion completes.
+    if (this.#s.deleting.has(sessionId(sub.sessionKey))) throw new SessionBusy(sessionKeyString(sub.sessionKey));
     // The session's conversation, created with its first admitted submission.
     const { conversation } = this.#s.log.ensureConversation({ id: sub.conversationId, key: sub.sessionKey, createdAt: sub.createdAt });
     const stored: Submission = {

@@ -43,6 +43,7 @@ export type TransportErrorCode =
   | "invalid_request"
   | "payload_too_large"
   | "unauthorized"
+  | "forbidden"
   | "origin_not_allowed"
   | "host_not_allowed"
   | "not_found"

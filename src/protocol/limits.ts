@@ -9,6 +9,13 @@ export const DEFAULT_SESSION = "default";
 /** Largest message body in bytes (UTF-8), dispatched or injected; larger bodies belong in attachments. */
 export const MAX_BODY_BYTES = 256 * 1024;
 
+/**
+ * Most records one import may bring (`POST …/import`, ADR 0034), counted before anything is
+ * written: with the 32 MiB body limit and every message within {@link MAX_BODY_BYTES}, no import
+ * makes a rebuild cost more than a conversation of as many records built by dispatches (issue 33).
+ */
+export const MAX_IMPORT_RECORDS = 100_000;
+
 /** Longest cancel reason in bytes (UTF-8): it becomes the settlement's error. */
 export const MAX_CANCEL_REASON_BYTES = 1024;
 

@@ -181,6 +181,10 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       detail: `releasing a delayed message failed (the sweep retries it): ${err instanceof Error ? err.message : String(err)}`,
     }),
   );
+  // Every admission of this runtime with a delay (a dispatch's, a schedule_message call's) arms it.
+  ctx.delayTimer = (submissionId, at) => {
+    if (state === "started") delayed.schedule(submissionId, at);
+  };
   let attachmentPolicy: AttachmentPolicy;
   try {
     attachmentPolicy = config.attachmentPolicy === undefined ? DEFAULT_ATTACHMENT_POLICY : checkAttachmentPolicy(config.attachmentPolicy);
@@ -257,11 +261,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     async dispatch(request) {
       if (state === "closed") throw new RuntimeClosed();
       const checked = checkDispatch(request, knows);
-      const admitted = await admit(ctx, checked);
-      // This process's timer releases it at its time (the sweep covers another process or a restart).
-      const at = checked.message.notBefore === undefined ? Number.NaN : Date.parse(checked.message.notBefore);
-      if (state === "started" && !admitted.replayed && at > clock.now()) delayed.schedule(admitted.submissionId, at);
-      return admitted;
+      return admit(ctx, checked);
     },
 
     async decide(request) {
@@ -346,6 +346,8 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       if (typeof request.fromRecordId !== "string" || request.fromRecordId === "") throw new InvalidRequest("fromRecordId is required");
       const now = clock.now();
       const target = sessionKeyOf({ agent: source.agent, instance: request.targetInstance ?? source.instance, session: request.targetSession ?? `fork-${newId(now).toLowerCase()}` }, knows);
+      // A message its dispatch would refuse is refused before anything is copied.
+      if (request.message !== undefined) checkDispatch({ ...target, message: request.message }, knows);
       const forked = await forkConversation(store, source, request.fromRecordId, target, now);
       const answer: ForkAnswer = { agent: target.agent, instance: target.instance, session: target.session, ...forked };
       if (request.message === undefined) return answer;

@@ -7,13 +7,13 @@ import type { ConversationRecord, RecordDraft } from "../protocol/records.ts";
 import { ClaimLost, ConversationNotFound } from "../errors.ts";
 import type { AppendOptions, IdleConversationQuery } from "../store/store.ts";
 import { idFloor } from "../conversation/ids.ts";
-import { type Conversation, type SessionKey, sessionKeyString } from "../store/submission.ts";
+import { type Conversation, joinedOrderAt, type SessionKey, sessionKeyString } from "../store/submission.ts";
 import type { SqliteDatabase } from "./database.ts";
 import { sessionKeyColumn, sessionKeyFromColumn } from "./submission-row.ts";
 
 /** Settled submissions folded per write transaction: bounds how long one sweep holds the write lock. */
 const FOLDS_PER_WRITE = 50;
-/** A submission's records are minted after its admission, less this much clock skew between processes. */
+/** A submission's records are minted after it joins its session's order, less this much clock skew between processes. */
 const ADMISSION_SKEW_MS = 5 * 60_000;
 
 export class SqliteConversationLog {
@@ -37,7 +37,8 @@ export class SqliteConversationLog {
         const due = this.#db.sql.dueFolds.all(this.#db.clock.now() - this.#deltaRetentionMs, FOLDS_PER_WRITE);
         let count = 0;
         for (const row of due) {
-          const floor = idFloor((row.created_at as number) - ADMISSION_SKEW_MS);
+          // From when it joined its session's order: a delayed message's wait is not its range.
+          const floor = idFloor(Math.max(0, joinedOrderAt(row.created_at as number, row.not_before as string | null) - ADMISSION_SKEW_MS));
           count += Number(this.#db.sql.deleteDeltas.run(row.conversation_id as string, floor, row.id as string).changes);
           this.#db.sql.markFolded.run(row.id as string);
         }
@@ -74,7 +75,8 @@ export class SqliteConversationLog {
   ): Promise<ConversationRecord[]> {
     return this.#db.write(() => {
       const row = this.#db.sql.appendHead.get(conversationId)!;
-      if (row.known !== 1) throw new ConversationNotFound(conversationId);
+      // A copy is written before its conversation is given to its session (`copied`, store.ts).
+      if (row.known !== 1 && options?.copied !== true) throw new ConversationNotFound(conversationId);
       const head = (row.head as string | null) ?? "";
       if (options?.expectedHead !== undefined && options.expectedHead !== head) {
         throw new ClaimLost(`conversation ${conversationId} head is ${head || "empty"}, not ${options.expectedHead || "empty"}`);

@@ -21,7 +21,9 @@ import { sessionKeyColumn } from "./submission-row.ts";
  */
 const SQL = {
   unsettled: "SELECT 1 FROM submissions WHERE session_key = ? AND status <> 'settled' LIMIT 1",
-  conversation: "SELECT id FROM conversations WHERE session_key = ?",
+  conversation: "SELECT id, deleting FROM conversations WHERE session_key = ?",
+  markDeleting: "UPDATE conversations SET deleting = 1 WHERE id = ?",
+  clearDeleting: "UPDATE conversations SET deleting = NULL WHERE session_key = ?",
   userRecords: "SELECT record FROM records WHERE conversation_id = ? AND kind = 'user_message'",
   inputs: "SELECT id, input FROM submissions WHERE session_key = ?",
   deleteAttempts: "DELETE FROM attempts WHERE submission_id = ?",
@@ -42,6 +44,24 @@ export class SqliteDeletion {
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
+  }
+
+  async reserveDeletion(key: SessionKey): Promise<boolean> {
+    return this.#db.write(() => {
+      const sql = this.#sql();
+      const column = sessionKeyColumn(key);
+      if (sql.unsettled.get(column)) throw new SessionBusy(sessionKeyString(key));
+      const row = sql.conversation.get(column);
+      if (!row || row.deleting !== null) return false;
+      sql.markDeleting.run(row.id as string);
+      return true;
+    });
+  }
+
+  async releaseDeletion(key: SessionKey): Promise<void> {
+    await this.#db.write(() => {
+      this.#sql().clearDeleting.run(sessionKeyColumn(key));
+    });
   }
 
   async deleteConversation(key: SessionKey): Promise<ConversationDeletion> {

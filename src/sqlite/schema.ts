@@ -168,6 +168,13 @@ CREATE INDEX sub_fold ON submissions (updated_at) WHERE status = 'settled' AND d
 `;
 
 /**
+ * v12: a conversation being deleted (`reserveDeletion`, ADR 0041): while `deleting` is set,
+ * admission to its session is refused, so a deletion of a session with its subagents' sessions
+ * marks the whole tree before deleting any of it.
+ */
+const V12 = `ALTER TABLE conversations ADD COLUMN deleting INTEGER;`;
+
+/**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
  */
@@ -183,6 +190,7 @@ const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
   (db) => db.exec(V9),
   (db) => db.exec(V10),
   (db) => db.exec(V11),
+  (db) => db.exec(V12),
 ];
 
 /** The schema version this code writes (`PRAGMA user_version`). */

@@ -266,4 +266,12 @@ export class SqliteStore implements Store {
   deleteConversation(key: SessionKey): Promise<ConversationDeletion> {
     return this.#deletion.deleteConversation(key);
   }
+
+  reserveDeletion(key: SessionKey): Promise<boolean> {
+    return this.#deletion.reserveDeletion(key);
+  }
+
+  releaseDeletion(key: SessionKey): Promise<void> {
+    return this.#deletion.releaseDeletion(key);
+  }
 }

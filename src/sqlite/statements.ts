@@ -115,7 +115,7 @@ export const SQL = {
   markDelivered: "UPDATE inbox SET delivered_record_id = ? WHERE seq = ?",
 
   /** Settled rows whose deltas are still in the log, settled at or before `?1` (lean history). */
-  dueFolds: `SELECT id, conversation_id, created_at FROM submissions
+  dueFolds: `SELECT id, conversation_id, created_at, json_extract(input, '$.notBefore') AS not_before FROM submissions
     WHERE status = 'settled' AND deltas_folded IS NULL AND updated_at <= ?1 ORDER BY updated_at LIMIT ?2`,
   /** A submission's deltas, from its conversation's records after an id floor below its first record. */
   deleteDeltas: `DELETE FROM records WHERE conversation_id = ?1 AND id > ?2

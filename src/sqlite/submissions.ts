@@ -3,7 +3,7 @@
  * two-phase settlement. Each compare-and-set is one `BEGIN IMMEDIATE` transaction.
  */
 import type { SettledPayload } from "../protocol/records.ts";
-import { CancelRequested, ClaimLost, DispatchConflict, InboxNotDrained, SubmissionNotFound } from "../errors.ts";
+import { CancelRequested, ClaimLost, DispatchConflict, InboxNotDrained, SessionBusy, SubmissionNotFound } from "../errors.ts";
 import {
   type Attempt,
   type Cancellation,
@@ -46,6 +46,8 @@ export class SqliteSubmissions {
       const sessionKey = sessionKeyColumn(sub.sessionKey);
       this.#db.sql.insertConversation.run(sub.conversationId, sessionKey, sub.createdAt);
       const conversation = this.#db.sql.getConversationByKey.get(sessionKey)!;
+      // A session being deleted (`reserveDeletion`) takes nothing until its deletion completes.
+      if (conversation.deleting !== null && conversation.deleting !== undefined) throw new SessionBusy(sessionKeyString(sub.sessionKey));
       const row: Submission = {
         id: sub.id,
         conversationId: conversation.id as string,

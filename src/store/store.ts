@@ -195,6 +195,9 @@ export interface AppendOptions {
    * The records are history copied from another conversation (a fork, an import, ADR 0034):
    * their `approval_requested` and `callback_started` records register no call waits (no
    * submission of this conversation waits on them; an import's renewed submission ids name none).
+   * A copied append may go to a conversation id no session holds yet: a copy writes its records
+   * under its new id first and gives the id to its session last (`ensureConversation` with that
+   * id), so no dispatch into the session can write into a copy half made (issue 33).
    */
   copied?: boolean;
 }
@@ -297,6 +300,18 @@ export interface DeletionStore {
    * each is a session of its own.
    */
   deleteConversation(key: SessionKey): Promise<ConversationDeletion>;
+  /**
+   * Marks the session's conversation as being deleted, so that from then on admission to it is
+   * refused (`SessionBusy`) until {@link deleteConversation} completes or {@link releaseDeletion}
+   * clears the mark. Refused with `SessionBusy`, nothing marked, while the session has an
+   * unsettled submission. Answers true when this call set the mark; false when the session has no
+   * conversation or was marked already (an interrupted deletion: a release must not clear it).
+   * A deletion of a session with its subagents' sessions marks them all before deleting any, so
+   * a refusal anywhere in the tree changes nothing (ADR 0041).
+   */
+  reserveDeletion(key: SessionKey): Promise<boolean>;
+  /** Clears a mark {@link reserveDeletion} set (a deletion refused elsewhere in its tree); a no-op without one. */
+  releaseDeletion(key: SessionKey): Promise<void>;
 }
 
 /** What a run asks of its inbox at a safe point. */

@@ -87,11 +87,20 @@ export function pendingEntries(sub: Pick<Submission, "status" | "waitingFor" | "
 
 /**
  * Epoch ms its durability budget counts from: its admission, or a delayed message's `notBefore`
- * (its budget starts when it joins its session's order, not while it waits for its time).
+ * (its budget starts when it joins its session's order, not while it waits for its time). It is
+ * also where its own records start (less clock skew): nothing of it runs before it joins, so a
+ * read of "its records" (its earlier attempts' usage, the orphan cascade's spawns, the folding
+ * of its deltas) starts there and not at its admission, and skips what the session wrote while
+ * a delayed message waited.
  */
 export function budgetStart(sub: Pick<Submission, "createdAt" | "input">): number {
-  const notBefore = sub.input.notBefore === undefined ? Number.NaN : Date.parse(sub.input.notBefore);
-  return Number.isFinite(notBefore) ? Math.max(sub.createdAt, notBefore) : sub.createdAt;
+  return joinedOrderAt(sub.createdAt, sub.input.notBefore);
+}
+
+/** {@link budgetStart} from the stored columns: admission time and the input's `notBefore`. */
+export function joinedOrderAt(createdAt: number, notBefore: string | undefined | null): number {
+  const at = typeof notBefore === "string" ? Date.parse(notBefore) : Number.NaN;
+  return Number.isFinite(at) ? Math.max(createdAt, at) : createdAt;
 }
 
 /** Why a submission is cancelled: the error code and message it settles `failed` with. */

@@ -177,4 +177,36 @@ describe("the schedule_message tool", () => {
       await runtime.close();
     }
   });
+
+  it("a scheduled message arms the runtime's timer as a notBefore dispatch does: it runs at its time, not at the next sweep (issue 33)", async () => {
+    const { scheduleMessageTool } = await import("../../src/agent/schedule-message-tool.ts");
+    const scripted = scriptedModel([
+      [{ toolCall: { id: "call-soon", name: "schedule_message", arguments: { message: "time is up", delaySeconds: 0.2 } } }],
+      [{ text: "I will tell you." }],
+      (messages) => [{ text: `reminder: ${lastUserText(messages)}` }],
+    ]);
+    const runtime = createRuntime({
+      agents: { assistant: { initialize: () => ({ model: scripted.model, streamFn: scripted.streamFn, tools: [scheduleMessageTool()] }) } },
+      store: createMemoryStore(),
+      // The next sweep is an hour away: only the timer can release the message while the test runs.
+      sweepIntervalMs: HOUR,
+    });
+    await runtime.start();
+    try {
+      const first = await runtime.dispatch({ agent: "assistant", instance: "me", message: { kind: "user", body: "tell me in a moment" } });
+      expect(await runtime.wait(first.submissionId)).toMatchObject({ status: "succeeded" });
+      const scheduledId = `${first.submissionId}:sched:${safeCallId("call-soon")}`;
+      const deadline = Date.now() + 20_000;
+      let status = (await runtime.submission({ agent: "assistant", instance: "me", submissionId: scheduledId })).status;
+      while (status !== "settled" && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+        status = (await runtime.submission({ agent: "assistant", instance: "me", submissionId: scheduledId })).status;
+      }
+      expect(status, "released by the timer, with no sweep in between").toBe("settled");
+      expect(await runtime.wait(scheduledId)).toMatchObject({ status: "succeeded" });
+      expect(scripted.calls, "the reminder reached the model").toHaveLength(3);
+    } finally {
+      await runtime.close();
+    }
+  });
 });

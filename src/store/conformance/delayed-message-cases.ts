@@ -111,6 +111,17 @@ export function delayedMessageCases(test: Register): void {
       expect((await store.getSessionHead(key))?.id, "the session's order is untouched").toBe(later.id);
     });
 
+    test("SessionIdleAgainOnceItsDelayedMessageIsCancelled", async ({ store, fx }) => {
+      // Conversation retention (ADR 0034), where the store offers it: a session whose only
+      // unsettled submission was a delayed message is idle again once that is cancelled.
+      if (!store.listIdleConversations) return;
+      const { sub } = await delayed(fx);
+      await store.cancelSubmission(sub.id, cancellation("not needed"));
+      fx.clock.set(fx.clock.now() + 1);
+      const idle = await store.listIdleConversations({ idleSince: fx.clock.now(), limit: 1_000 });
+      expect(idle.map((c) => c.id), "listed idle: nothing of it is unsettled").toContain(sub.conversationId);
+    });
+
     test("DelayedMessageReplay", async ({ store, fx }) => {
       const { sub, until, key } = await delayed(fx);
       const input = { kind: "user" as const, body: "remind me", notBefore: new Date(until).toISOString() };

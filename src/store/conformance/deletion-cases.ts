@@ -3,12 +3,16 @@
  * owns goes (records, checkpoint, submissions with their attempts, the blobs only it references),
  * a blob another conversation references stays, a second deletion answers `deleted: false`, a
  * session with an unsettled submission is refused with nothing deleted, and the session starts
- * a new conversation afterwards.
+ * a new conversation afterwards. A deletion's reservation (ADR 0041) refuses admission to the
+ * session until it is released or the deletion completes, so a deletion of a session with its
+ * subagents' sessions that is refused anywhere deletes nothing.
  */
 import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
 import { checkpointOf } from "../../conversation/checkpoint.ts";
+import { deleteSessionConversation } from "../../engine/conversation-deletion.ts";
 import type { AttachmentRef, RecordDraft } from "../../protocol/records.ts";
+import type { Store } from "../store.ts";
 import type { SessionKey, Submission } from "../submission.ts";
 import { type CaseBody, type Fixtures, expectCode } from "./case-context.ts";
 
@@ -36,6 +40,27 @@ async function conversationWithAttachments(fx: Fixtures, key: SessionKey, attach
 
 async function blob(fx: Fixtures, label: string): Promise<AttachmentRef> {
   return fx.store.putAttachment("application/octet-stream", new Uint8Array([...Buffer.from(label), ...randomBytes(32)]));
+}
+
+/** A parent submission of `parentKey` (left running) with a child in a session of its own, settled. */
+async function parentWithSettledChild(fx: Fixtures): Promise<{ parentKey: SessionKey; childKey: SessionKey; parent: Submission; child: Submission }> {
+  const parentKey = fx.key("parent");
+  const childKey = fx.key("child", "helper");
+  const parent = await fx.running(parentKey);
+  const admitted = await fx.admit(childKey, { parentSubmissionId: parent.id, parentCallId: "call-1", depth: 1 });
+  const run = await fx.claim(admitted);
+  await fx.store.appendRecords(run.conversationId, [fx.draft(run.conversationId, "the child's answer", { submissionId: run.id } as Partial<RecordDraft>)], {
+    fence: { submissionId: run.id, attemptId: run.attemptId! },
+  });
+  await fx.store.reserveSettlement(run.id, run.attemptId!);
+  await fx.store.finalizeSettlement(run.id);
+  return { parentKey, childKey, parent, child: await fx.store.getSubmission(run.id) };
+}
+
+/** Settles a running submission. */
+async function settle(store: Store, sub: Submission): Promise<void> {
+  await store.reserveSettlement(sub.id, sub.attemptId!);
+  await store.finalizeSettlement(sub.id);
 }
 
 export function deletionCases(test: Register): void {
@@ -113,5 +138,90 @@ export function deletionCases(test: Register): void {
 
   test("DeleteConversation of a session that never had a conversation answers deleted: false", async ({ store, fx }) => {
     expect(await store.deleteConversation(fx.key())).toEqual({ deleted: false, blobsDeleted: [] });
+  });
+
+  test("ReserveDeletion marks a settled session: admission is refused until it is released or the deletion completes", async ({ store, fx }) => {
+    expect(await store.reserveDeletion(fx.key()), "no conversation: nothing to mark").toBe(false);
+    const key = fx.key();
+    const first = await fx.settled(key);
+    const queued = await fx.admit(key);
+    await expectCode(store.reserveDeletion(key), "session_busy", "a queued submission");
+    const again = await fx.admit(key, { id: fx.id() });
+    expect(again.conversationId, "a refused reservation marks nothing").toBe(first.conversationId);
+    await fx.cancelled(queued);
+    await fx.cancelled(again);
+    const before = await fx.log(first.conversationId);
+
+    expect(await store.reserveDeletion(key), "the first reservation marks").toBe(true);
+    await expectCode(fx.admit(key), "session_busy", "an admission to a marked session");
+    expect(await store.reserveDeletion(key), "marked already").toBe(false);
+    expect(await fx.log(first.conversationId), "a reservation deletes nothing").toEqual(before);
+    expect((await store.getSubmission(first.id)).status).toBe("settled");
+
+    await store.releaseDeletion(key);
+    await store.releaseDeletion(key);
+    const later = await fx.admit(key);
+    expect(later.conversationId, "released: admitted to the same conversation").toBe(first.conversationId);
+    await fx.cancelled(later);
+
+    expect(await store.reserveDeletion(key)).toBe(true);
+    expect((await store.deleteConversation(key)).deleted, "a reserved session is deleted").toBe(true);
+    const fresh = await fx.admit(key);
+    expect(fresh.conversationId, "after the deletion the session takes a new conversation").not.toBe(first.conversationId);
+  });
+
+  test("A deletion refused because the parent is busy deletes none of its subagents' conversations", async ({ store, fx }) => {
+    const { parentKey, childKey, parent, child } = await parentWithSettledChild(fx);
+    const childLog = await fx.log(child.conversationId);
+    await expectCode(deleteSessionConversation(store, parentKey), "session_busy", "the parent is running");
+    expect((await store.getSubmission(child.id)).status, "the settled child stays").toBe("settled");
+    expect(await fx.log(child.conversationId), "its conversation stays").toEqual(childLog);
+    expect((await store.getConversation(childKey)).id).toBe(child.conversationId);
+    expect((await store.listChildSubmissions(parent.id)).map((s) => s.id), "the parent still finds it").toEqual([child.id]);
+    // Nothing was left marked: both sessions take admissions.
+    await fx.cancelled(await fx.admit(childKey));
+    await settle(store, parent);
+    await fx.cancelled(await fx.admit(parentKey));
+  });
+
+  test("A deletion refused because a subagent's session is busy deletes nothing and leaves the parent open", async ({ store, fx }) => {
+    const { parentKey, childKey, parent, child } = await parentWithSettledChild(fx);
+    await settle(store, parent);
+    const busy = await fx.admit(childKey);
+    await expectCode(deleteSessionConversation(store, parentKey), "session_busy", "the child's session is busy");
+    expect((await store.getSubmission(child.id)).status).toBe("settled");
+    expect((await store.getConversation(parentKey)).id).toBe(parent.conversationId);
+    const next = await fx.admit(parentKey);
+    expect(next.conversationId, "the parent's mark was released").toBe(parent.conversationId);
+    await fx.cancelled(next);
+    await fx.cancelled(busy);
+    const report = await deleteSessionConversation(store, parentKey);
+    expect(report).toMatchObject({ deleted: true, conversationId: parent.conversationId, childSessions: 1 });
+    await expectCode(store.getConversation(childKey), "conversation_not_found", "the child's conversation");
+  });
+
+  test("A deletion races an admission to the parent: the admission is refused, never the deletion after its children went", async ({ store, fx }) => {
+    const { parentKey, childKey, parent, child } = await parentWithSettledChild(fx);
+    await settle(store, parent);
+    // The admission lands between the parent's check and its children's deletion.
+    let raced: unknown;
+    const racing = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === "listChildSubmissions") {
+          return async (...args: Parameters<Store["listChildSubmissions"]>) => {
+            if (raced === undefined) raced = await fx.admit(parentKey).catch((err: unknown) => err);
+            return target.listChildSubmissions(...args);
+          };
+        }
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const report = await deleteSessionConversation(racing, parentKey);
+    expect(raced, "the racing admission is refused").toMatchObject({ code: "session_busy" });
+    expect(report).toMatchObject({ deleted: true, conversationId: parent.conversationId, childSessions: 1 });
+    await expectCode(store.getSubmission(child.id), "submission_not_found", "the child");
+    await expectCode(store.getConversation(childKey), "conversation_not_found", "the child's conversation");
+    await expectCode(store.getConversation(parentKey), "conversation_not_found", "the parent's conversation");
   });
 }

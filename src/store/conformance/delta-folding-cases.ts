@@ -81,6 +81,26 @@ export function deltaFoldingCases(test: Register): void {
     }
   });
 
+  test("FoldDeltas folds a delayed message's deltas, its range starting when it joined its session's order", async ({ store, clock, fx }) => {
+    const key = fx.key();
+    const joinsAt = clock.now() + 3 * 3_600_000;
+    const delayed = await fx.admit(key, { input: { kind: "user", body: "later", notBefore: new Date(joinsAt).toISOString() }, delayedUntil: joinsAt });
+    // The session goes on while it waits.
+    const meanwhile = await fx.claim(await fx.admit(key));
+    const { all: before } = await turn(fx, meanwhile);
+    before.push(await settle(fx, meanwhile));
+    clock.set(joinsAt);
+    await store.joinSessionOrder(delayed.id);
+    const sub = await fx.claim(delayed);
+    const { alone, all } = await turn(fx, sub);
+    all.push(await settle(fx, sub));
+    clock.set(clock.now() + DEFAULT_DELTA_RETENTION_MS + 1_000);
+    await store.foldDeltas();
+    const ids = new Set((await fx.log(sub.conversationId)).map((r) => r.id));
+    for (const delta of alone) expect(ids.has(delta.id), `the delayed message's delta ${delta.id} is folded`).toBe(false);
+    for (const record of [...before, ...all].filter((r) => !isStreamingDelta(r))) expect(ids.has(record.id), `${record.kind} ${record.id} stays`).toBe(true);
+  });
+
   test("FoldDeltas keeps the deltas of a submission that has not settled", async ({ store, clock, fx }) => {
     const sub = await fx.claim(await fx.admit(fx.key()));
     const fence = { fence: { submissionId: sub.id, attemptId: sub.attemptId! } };

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bashNeedsApproval, isReadOnlyCommand } from "../../../examples/coder/bash-approval.ts";
-import { bashTool } from "../../../examples/coder/bash-tool.ts";
+import { bashEnvironment, bashTool } from "../../../examples/coder/bash-tool.ts";
 import { editTool, MAX_EDIT_BYTES, MAX_READ_BYTES, readTool, writeTool } from "../../../examples/coder/file-tools.ts";
 import { PathOutsideWorkspace, workspacePath } from "../../../examples/coder/workspace-path.ts";
 
@@ -255,15 +255,15 @@ async function expectGone(pid: number): Promise<void> {
 
 
 describe("bash approval (issue 22): which commands run without a person", () => {
-  it("one read-only command of the allowlist, plain words only, runs without approval", () => {
+  it("one read-only command of the allowlist, plain words only, runs without approval", async () => {
     for (const command of ["ls", "ls -la src", "cat notes.md", "grep -rn TODO src", "head -n 20 src/a.txt", "wc -l src/a.txt", "pwd", "echo hello", "du -sh ."]) {
       expect(isReadOnlyCommand(command), command).toBe(true);
       expect(bashTool(root).needsApproval).toBeTypeOf("function");
-      expect((bashTool(root).needsApproval as (a: { command: string }) => boolean)({ command }), command).toBe(false);
+      expect(await (bashTool(root).needsApproval as (a: { command: string }) => Promise<boolean>)({ command }), command).toBe(false);
     }
   });
 
-  it("anything else asks: other programs, and allowlisted ones with a second command, a redirection, a substitution, a glob or quotes", () => {
+  it("anything else asks: other programs, and allowlisted ones with a second command, a redirection, a substitution, a glob or quotes", async () => {
     for (const command of [
       "rm -rf .",
       "for i in 1 2 3; do echo $i; done",
@@ -287,9 +287,117 @@ describe("bash approval (issue 22): which commands run without a person", () => 
       "",
       "   ",
       "LS",
+      "constructor",
+      "toString",
     ]) {
       expect(isReadOnlyCommand(command), JSON.stringify(command)).toBe(false);
-      expect(bashNeedsApproval({ command }), JSON.stringify(command)).toBe(true);
+      expect(await bashNeedsApproval(root, { command }), JSON.stringify(command)).toBe(true);
     }
+  });
+});
+
+describe("bash approval (issue 33): the allowlist reads the workspace only, and writes nothing", () => {
+  it("a path outside the workspace asks: absolute, `..`, a symlink out, /proc, a hard link to a file outside", async () => {
+    linkSync(join(outside, "secret.txt"), join(root, "hard-secret.txt"));
+    try {
+      for (const command of [
+        "cat /proc/self/environ",
+        "cat /etc/passwd",
+        `cat ${join(outside, "secret.txt")}`,
+        "cat ../outside/secret.txt",
+        "cat src/../../outside/secret.txt",
+        "cat leak.txt",
+        "ls out",
+        "ls -la /",
+        "grep -r secret /proc/self",
+        "grep -rn x src ..",
+        "grep -e x -r ../outside",
+        "head -n 5 /etc/passwd",
+        "tail -n5 out/secret.txt",
+        "wc -l dangling.txt",
+        "stat /",
+        "du -sh ..",
+        "file /proc/self/environ",
+        "cat hard-secret.txt",
+        "cat -- /etc/passwd",
+      ]) {
+        expect(isReadOnlyCommand(command), `${command}: its words are fine`).toBe(true);
+        expect(await bashNeedsApproval(root, { command }), command).toBe(true);
+      }
+    } finally {
+      rmSync(join(root, "hard-secret.txt"));
+    }
+  });
+
+  it("flags that write, read a file they name, follow links out, or never end ask; so does any long option", async () => {
+    for (const command of [
+      "file -C -m big",
+      "file -C",
+      "file -m /etc/magic src/a.txt",
+      "file -z src/a.txt",
+      "grep -f /etc/passwd src/a.txt",
+      "grep -R x .",
+      "grep --include=x y src",
+      "du -X /etc/passwd .",
+      "du -L .",
+      "ls -L out",
+      "tail -f src/a.txt",
+      "tail -F src/a.txt",
+      "wc --files0-from=/etc/passwd",
+      "head -n x src/a.txt",
+      "head -n",
+      "pwd src",
+      "stat -c %n src/a.txt",
+    ]) {
+      expect(isReadOnlyCommand(command), command).toBe(false);
+      expect(await bashNeedsApproval(root, { command }), command).toBe(true);
+    }
+  });
+
+  it("what stays inside runs at once: links that stay inside, grep's pattern, -e, counts, `--`", async () => {
+    for (const command of [
+      "cat src-link/a.txt",
+      "grep -e /etc/passwd -rn src",
+      "grep /etc/passwd src/a.txt",
+      "grep -c -i ALPHA src/a.txt",
+      "tail -n +2 src/a.txt",
+      "head -n5 src/a.txt",
+      "head -c 10 -- src/a.txt",
+      "ls -laR",
+      "du -d 1 -h src",
+      "file -b src/a.txt",
+      "stat -L src-link",
+      "echo /etc/passwd ../x -C",
+      "cat missing.txt",
+    ]) {
+      expect(await bashNeedsApproval(root, { command }), command).toBe(false);
+    }
+  });
+
+  it("bash gets none of the server's variables but what a shell needs (and CODER_BASH_ENV's names); PATH without the workspace or relative folders", async () => {
+    const saved = { ...process.env };
+    process.env.API_TOKEN = "api-token-value";
+    process.env.ANTHROPIC_API_KEY = "sk-ant-value";
+    process.env.CODER_PASSED = "passed-by-name";
+    process.env.CODER_BASH_ENV = "CODER_PASSED";
+    process.env.BASH_ENV = join(root, "src", "a.txt");
+    try {
+      const result = await call(bashTool(root), { command: "cat /proc/self/environ | tr '\\0' '\\n'" });
+      const text = result.content[0]!.text;
+      expect(result.isError, text).toBeFalsy();
+      expect(text).not.toContain("api-token-value");
+      expect(text).not.toContain("sk-ant-value");
+      expect(text).not.toMatch(/^(API_TOKEN|ANTHROPIC_API_KEY|BASH_ENV)=/m);
+      expect(text).toMatch(/^PATH=\//m);
+      expect(text).toMatch(/^CODER_BASH_CALL=/m);
+      expect(text).toContain("CODER_PASSED=passed-by-name");
+    } finally {
+      for (const name of ["API_TOKEN", "ANTHROPIC_API_KEY", "CODER_PASSED", "CODER_BASH_ENV", "BASH_ENV"]) {
+        if (saved[name] === undefined) delete process.env[name];
+        else process.env[name] = saved[name];
+      }
+    }
+    const env = bashEnvironment(root, "m", { PATH: `.:${join(root, "bin")}::/usr/bin:bin:/bin`, HOME: "/home/x", SECRET_KEY: "k" });
+    expect(env).toEqual({ PATH: "/usr/bin:/bin", HOME: "/home/x", CODER_BASH_CALL: "m" });
   });
 });

@@ -10,11 +10,15 @@ import { killExamples, recordsUntilSettled, ROOT, startExampleProcess, type Exam
 
 /** `npm run example -- coder` as a process: its tools over HTTP, bash output narrated as it streams. */
 
+/** Values of secret variables the server runs with (the coder is keyless: nothing reads them). */
+const SERVER_SECRETS = ["sk-ant-server-secret-value", "deploy-token-server-secret-value"] as const;
+
 let dataDir: string;
 let ex: ExampleProcess;
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "harness-coder-"));
-  ex = await startExampleProcess(["run", "example", "--", "coder"], { DATA_DIR: dataDir });
+  // Secrets in the server's environment, as a deployment has them: no command may see them.
+  ex = await startExampleProcess(["run", "example", "--", "coder"], { DATA_DIR: dataDir, ANTHROPIC_API_KEY: SERVER_SECRETS[0], CODER_DEPLOY_TOKEN: SERVER_SECRETS[1] });
 }, 60_000);
 afterAll(async () => {
   await killExamples();
@@ -154,6 +158,27 @@ describe("examples/coder", () => {
     expect(denied).toHaveLength(1);
     expect(denied[0]).toMatchObject({ toolName: "bash", isError: true });
     expect(JSON.stringify(denied[0]!.content)).toContain("denied by a reviewer: not today");
+  }, 60_000);
+});
+
+describe("examples/coder: the allowlist holds what it claims (issue 33)", () => {
+  it("reading outside the workspace (/proc/self/environ) and a flag that writes (file -C) wait for a person; approved, a command sees none of the server's secrets", async () => {
+    const workspace = join(dataDir, "workspace");
+    const environ = await dispatch("secrets", "$ cat /proc/self/environ", false);
+    const asked = await decide("secrets", environ.submissionId, true);
+    expect(asked.command).toBe("cat /proc/self/environ");
+    const records = await recordsUntilSettled(`${ex.url}/agents/coder/secrets`, environ.submissionId);
+    const [outcome] = outcomes(records.filter((r) => r.submissionId === environ.submissionId));
+    const text = JSON.stringify(outcome!.content);
+    expect(outcome!.isError, text).toBe(false);
+    expect(text).toContain("CODER_BASH_CALL=");
+    for (const secret of SERVER_SECRETS) expect(text).not.toContain(secret);
+    expect(text).not.toContain("ANTHROPIC_API_KEY");
+
+    const big = await dispatch("secrets", "$ file -C -m big", false);
+    expect((await decide("secrets", big.submissionId, false)).command).toBe("file -C -m big");
+    await recordsUntilSettled(`${ex.url}/agents/coder/secrets`, big.submissionId);
+    expect(existsSync(join(workspace, "big.mgc"))).toBe(false);
   }, 60_000);
 });
 

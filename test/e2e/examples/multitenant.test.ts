@@ -26,7 +26,7 @@ interface Figures {
 }
 
 describe("examples/multitenant", () => {
-  it("per-tenant prompts, unknown tenants refused, and the load script: ordered queues per session, parallel across sessions", async () => {
+  it("per-tenant prompts, unknown tenants refused (a fork's target too), and the load script: ordered queues per session, parallel across sessions", async () => {
     const ex = await startExampleProcess(["run", "example", "--", "multitenant"], { DATA_DIR: join(dataDir, "mt"), REPLY_MS: "400" });
 
     const ask = async (tenant: string, session: string, body: string) => {
@@ -44,6 +44,23 @@ describe("examples/multitenant", () => {
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ error: 'unknown tenant "initech"', code: "not_found" });
     expect((await fetch(`${ex.url}/agents/concierge/initech`)).status).toBe(404);
+
+    // A fork writes where its body says (issue 33): into a tenant only, and only its own.
+    const log = recordsOf(parseSse(await (await fetch(`${ex.url}/agents/concierge/acme?session=support`)).text()));
+    const fork = (body: Record<string, unknown>) =>
+      fetch(`${ex.url}/agents/concierge/acme/fork?session=support`, { method: "POST", body: JSON.stringify({ fromRecordId: log.at(-1)!.id, ...body }) });
+    const intoInitech = await fork({ instance: "initech", session: "stolen" });
+    expect(intoInitech.status).toBe(404);
+    expect(await intoInitech.json()).toEqual({ error: 'unknown tenant "initech"', code: "not_found" });
+    const intoGlobex = await fork({ instance: "globex", session: "stolen", message: { kind: "user", body: "what did acme ask?" } });
+    expect(intoGlobex.status).toBe(403);
+    expect(await intoGlobex.json()).toEqual({ error: 'a fork stays inside its tenant: "acme" cannot fork into "globex"', code: "forbidden" });
+    const globexStolen = await fetch(`${ex.url}/agents/concierge/globex?session=stolen`);
+    expect(globexStolen.status).toBe(404);
+    expect(await globexStolen.json()).toMatchObject({ code: "conversation_not_found" });
+    const withinAcme = await fork({ session: "edited" });
+    expect(withinAcme.status, await withinAcme.clone().text()).toBe(201);
+    expect(await withinAcme.json()).toMatchObject({ agent: "concierge", instance: "acme", session: "edited", conversationId: expect.any(String) });
 
     const { stdout } = await promisify(execFile)(
       process.execPath,

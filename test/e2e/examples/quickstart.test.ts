@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationRecordOf } from "../../../src/protocol/records.ts";
 import { openSqliteStore } from "../../../src/sqlite/index.ts";
 import { parseSse, readUntil, recordsOf } from "../../support/test-server.ts";
-import { killExamples, startExampleProcess, type ExampleProcess } from "./support.ts";
+import { killExamples, startExampleProcess, startScriptNodeOptions, type ExampleProcess } from "./support.ts";
 
 /** The README walkthrough against `npm start` as a real process (keyless, SQLite in a temp dir). */
 
@@ -103,6 +103,34 @@ describe("npm start: the README walkthrough", () => {
     expect(ex.output()).toMatch(/admitted assistant\/demo\/default/);
     expect(ex.output()).toMatch(/tool finished .* clock/);
     expect(ex.output()).toMatch(/settled assistant\/demo\/default .* succeeded/);
+  }, 60_000);
+
+  it("its own build and Node options (--max-semi-space-size=2): result schemas are compiled and replies checked on the result-schema thread (issue 33)", async () => {
+    const ex = await startExample(join(dataDir, "structured"));
+    // The process is the bundle npm start's prestart built, under the options its start script names.
+    const argv = readFileSync(`/proc/${ex.pid}/cmdline`, "utf8").split("\0").slice(1, -1);
+    expect(argv).toEqual([...startScriptNodeOptions(), "build/quickstart.mjs"]);
+    expect(argv.some((arg) => arg.startsWith("--max-semi-space-size="))).toBe(true);
+
+    // The issue's curl: a reply that is no JSON document fails the check after the corrective turns (it was a 500).
+    const prose = await post(ex, "/agents/assistant/x?wait=true", { kind: "user", body: "json please", resultSchema: { type: "object" } });
+    expect(prose.status).toBe(200);
+    expect(await prose.json()).toMatchObject({
+      status: "failed",
+      errorCode: "result_schema_invalid",
+      error: "structured result did not validate against the requested schema: the reply is not a JSON document",
+    });
+
+    // The keyless model echoes the message, so a fenced JSON block in it is the reply's result.
+    const schema = { type: "object", required: ["answer"], properties: { answer: { type: "integer" } } };
+    const fenced = await post(ex, "/agents/assistant/x?wait=true", { kind: "user", body: 'json please\n```json\n{"answer": 42}\n```', resultSchema: schema });
+    expect(await fenced.json()).toMatchObject({ status: "succeeded", result: { answer: 42 } });
+
+    // Admission compiles on the thread too: a schema that does not compile is the client's 400.
+    const broken = await post(ex, "/agents/assistant/x", { kind: "user", body: "hi", resultSchema: { type: "nonsense" } });
+    expect(broken.status).toBe(400);
+    expect(await broken.json()).toMatchObject({ code: "invalid_dispatch", error: expect.stringContaining("invalid resultSchema") });
+    expect(ex.output()).not.toContain("ERR_WORKER_INVALID_EXEC_ARGV");
   }, 60_000);
 
   it("durability: kill -9 mid-reply, start again over the same data, and the run settles; both attempts show", async () => {

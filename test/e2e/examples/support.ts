@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { expect } from "vitest";
@@ -35,11 +36,12 @@ export async function freePort(): Promise<number> {
 /**
  * Starts `npm <args>` (e.g. `["start"]` or `["run", "example", "--", "github-bot"]`) on a free
  * port (or `env.PORT`, to start again where a killed one listened) with the keyless model, and
- * resolves once its banner names the URL and pid.
+ * resolves once its banner names the URL and pid. `nodeArgs`: run `node <nodeArgs>` from the
+ * repository root instead of npm (an example under other Node options than its script's).
  */
-export async function startExampleProcess(npmArgs: string[], env: Record<string, string>): Promise<ExampleProcess> {
+export async function startExampleProcess(npmArgs: string[], env: Record<string, string>, nodeArgs?: string[]): Promise<ExampleProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
-  const proc = spawn("npm", npmArgs, {
+  const proc = spawn(nodeArgs ? process.execPath : "npm", nodeArgs ?? npmArgs, {
     cwd: ROOT,
     env: { ...process.env, MODEL: "", LOG_LEVEL: "info", ...env, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
@@ -61,7 +63,7 @@ export async function startExampleProcess(npmArgs: string[], env: Record<string,
       expect(example.url).toBe(`http://127.0.0.1:${port}`);
       return example;
     }
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`npm ${npmArgs.join(" ")} did not come up:\n${out}`);
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`${nodeArgs ? `node ${nodeArgs.join(" ")}` : `npm ${npmArgs.join(" ")}`} did not come up:\n${out}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -94,4 +96,13 @@ export async function recordsUntilSettled(streamUrl: string, submissionId: strin
   const settled = (frames: SseFrame[]) => recordsOf(frames).some((r) => r.kind === "submission_settled" && r.submissionId === submissionId);
   const { frames } = await readUntil(res, settled, timeoutMs);
   return recordsOf(frames);
+}
+
+/** The Node options `npm start` runs the built quickstart with (package.json's `start`: `node <options> build/quickstart.mjs`). */
+export function startScriptNodeOptions(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+  const words = pkg.scripts.start!.split(/\s+/);
+  expect(words[0]).toBe("node");
+  expect(words.at(-1)).toBe("build/quickstart.mjs");
+  return words.slice(1, -1);
 }

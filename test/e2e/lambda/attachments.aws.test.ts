@@ -4,9 +4,12 @@
  * `POST /attachments` and a large one through the presigned direct upload reach the keyless model
  * (its reply names type, size and digest from the bytes it received); a body over the function's
  * inline limit is a 413; an upload whose bytes do not match its declared digest is refused at
- * completion and the digest stays unusable; bad types are 400s naming the allowed ones.
+ * completion and the digest stays unusable; bad types are 400s naming the allowed ones. Through
+ * the http function (src/lambda/http.ts) too: `POST /attachments/uploads` has a body limit, and a
+ * path with a `..` segment is refused before routing (issue 33).
  */
 import { randomUUID } from "node:crypto";
+import { request as httpRequest } from "node:http";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../../src/client/index.ts";
@@ -95,4 +98,36 @@ describe("local cloud: attachments", () => {
     const limits = (await (await fetch(`${suite.cloud.url}/attachments/limits`)).json()) as Record<string, unknown>;
     expect(limits).toMatchObject({ directUploads: true, maxUploadBytes: LAMBDA_MAX_UPLOAD_BYTES });
   });
+});
+
+/** A POST with its path sent as written (fetch would resolve `..` before sending). */
+function rawPost(base: string, path: string, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(base, { method: "POST", path, headers: { "content-type": "application/json" } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+describe("local cloud: the http function's request checks (issue 33)", () => {
+  it("POST /attachments/uploads over the body limit is a 413; a path with a .. segment is a 400 before any route, nothing admitted", async () => {
+    suite.dumpLogsOnFailure();
+    const big = JSON.stringify({ digest: `sha256:${"0".repeat(64)}`, mediaType: "image/png", size: 1, pad: "x".repeat(1024 * 1024) });
+    const uploads = await fetch(`${suite.cloud.url}/attachments/uploads`, { method: "POST", headers: { "content-type": "application/json" }, body: big });
+    expect(uploads.status).toBe(413);
+    expect(await uploads.json()).toMatchObject({ code: "payload_too_large" });
+
+    const instance = `dots-${uid()}`;
+    for (const path of [`/callbacks/../agents/recall/${instance}`, `/callbacks/%2e%2e/agents/recall/${instance}`]) {
+      const answer = await rawPost(suite.cloud.url, path, JSON.stringify({ kind: "user", body: "hi" }));
+      expect(answer.status, `${path}: ${answer.body}`).toBe(400);
+      expect(JSON.parse(answer.body)).toEqual({ error: 'request path has a "." or ".." segment', code: "invalid_request" });
+    }
+    await expect(suite.store.getConversation({ agent: "recall", instance, session: "default" })).rejects.toMatchObject({ code: "conversation_not_found" });
+  }, 60_000);
 });

@@ -86,6 +86,42 @@ describe("Harness: secrets", () => {
     expect(actions(s, "http")).not.toContain("kms:Decrypt");
   });
 
+  it("grants GetSecretValue and nothing else of Secrets Manager (the cold-start read calls nothing else)", () => {
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      const secretsManager = actions(s, role).filter((a) => a.startsWith("secretsmanager:"));
+      expect(secretsManager, role).toEqual(role === "worker" || role === "dlq" ? ["secretsmanager:GetSecretValue"] : []);
+    }
+    // The stack's own secret without a key uses aws/secretsmanager, open to the account by its key policy: no decrypt grant.
+    expect(actions(s, "dlq")).not.toContain("kms:Decrypt");
+  });
+
+  it("grants kms:Decrypt through Secrets Manager for a secret imported by ARN (its key may be customer-managed), and on the key itself when it is given", () => {
+    const arn = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:prod/keys-AbCdEf";
+    const imported = synth((stack) => ({ secrets: { ANTHROPIC_API_KEY: { secret: Secret.fromSecretCompleteArn(stack, "Imported", arn) } } }));
+    for (const role of ["worker", "dlq"] as const) {
+      const decrypt = statementsOf(imported, role).filter((st) => (Array.isArray(st.Action) ? st.Action : [st.Action]).includes("kms:Decrypt"));
+      expect(decrypt, role).toEqual([
+        expect.objectContaining({
+          Resource: "arn:aws:kms:eu-west-1:111122223333:key/*",
+          Condition: { StringEquals: { "kms:ViaService": "secretsmanager.eu-west-1.amazonaws.com" } },
+        }),
+      ]);
+      const read = statementsOf(imported, role).filter((st) => (Array.isArray(st.Action) ? st.Action : [st.Action]).includes("secretsmanager:GetSecretValue"));
+      expect(read.map((st) => st.Resource), role).toEqual([arn]);
+    }
+    for (const role of ["http", "sweeper"] as const) expect(actions(imported, role), role).not.toContain("kms:Decrypt");
+    expect(harnessNagViolations(imported.stack)).toEqual([]);
+
+    const keyArn = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+    const keyed = synth((stack) => ({
+      secrets: {
+        ANTHROPIC_API_KEY: { secret: Secret.fromSecretAttributes(stack, "Keyed", { secretCompleteArn: arn, encryptionKey: Key.fromKeyArn(stack, "SecretKey", keyArn) }) },
+      },
+    }));
+    const decrypt = statementsOf(keyed, "worker").filter((st) => (Array.isArray(st.Action) ? st.Action : [st.Action]).includes("kms:Decrypt"));
+    expect(decrypt).toEqual([expect.objectContaining({ Resource: keyArn })]);
+  });
+
   it("raises no cdk-nag finding on the harness's resources", () => {
     const report = new nag.AwsSolutionsChecks().validateScope(s.stack);
     const ours = report.violations
@@ -127,7 +163,41 @@ describe("Harness: secrets", () => {
     // Passed as `secrets`, nothing to warn about.
     expect(Annotations.fromStack(s.stack).findWarning("*", Match.anyValue())).toEqual([]);
   });
+
+  it("the warning's matcher catches secrets by any usual name, or a credential in the value, and leaves named non-secrets alone (issue 33)", () => {
+    const secretLike = {
+      MY_PASSWD: PLAINTEXT, DB_PASS: PLAINTEXT, SMTP_PWD: PLAINTEXT, dbPassword: PLAINTEXT, MYPASSWD: PLAINTEXT,
+      GPG_PASSPHRASE: PLAINTEXT, APP_SECRETS: PLAINTEXT, DB_CREDS: PLAINTEXT, GOOGLE_CREDENTIAL: PLAINTEXT,
+      BASIC_AUTH: PLAINTEXT, SESSION_COOKIE: PLAINTEXT, SENTRY_DSN: PLAINTEXT, DB_CONNECTION_STRING: PLAINTEXT,
+      PRIVATE_KEY_PEM: PLAINTEXT, SIGNING_KEYS: PLAINTEXT, AUTH_TOKEN_B64: PLAINTEXT, PASSWORD_SALT: PLAINTEXT,
+      ANTHROPIC_API_KEY: PLAINTEXT, DB_CREDENTIALS: PLAINTEXT,
+      // Any name: the value is a URL with a password, or a private key.
+      DATABASE_URL: `postgres://app:${PLAINTEXT}@db.internal:5432/app`,
+      SIGNER: `-----BEGIN RSA PRIVATE KEY-----\n${PLAINTEXT}\n-----END RSA PRIVATE KEY-----`,
+    };
+    const notSecret = {
+      MODEL: "openai/gpt-4o", AWS_ACCESS_KEY_ID_FOR_TOOLS: "AKIA", KMS_KEY_ID: "k", KMS_KEY_ARN: "arn", SECRET_ARN: "arn",
+      TOKEN_URL: "https://auth.example.com/token", AUTH_DOMAIN: "example.auth0.com", PASSWORD_FILE: "/run/pw",
+      JWT_PUBLIC_KEY: "-----BEGIN PUBLIC KEY-----", STRIPE_PUBLISHABLE_KEY: "pk_live", TABLE_PARTITION_KEY: "pk", SORT_KEY: "sk",
+      MONKEY: "banana", BYPASS: "1", OAUTH: "on", SESSION_TTL: "3600", PWD: "/var/task", PUBLIC_URL: "https://user@example.com/",
+    };
+    const plain = synth(() => ({ environment: { ...secretLike, ...notSecret } }));
+    const warnings = Annotations.fromStack(plain.stack).findWarning("*", Match.anyValue());
+    expect(warnings).toHaveLength(1);
+    const text = JSON.stringify(warnings[0]!.entry.data);
+    const named = /environment (.*?) look like secrets/.exec(text)![1]!.split(", ");
+    expect(named).toEqual(Object.keys(secretLike).sort());
+    expect(text).not.toContain(PLAINTEXT);
+  });
 });
+
+/** cdk-nag's findings on the harness's resources (the test's own resources are not the harness's). */
+function harnessNagViolations(stack: Stack): string[] {
+  return new nag.AwsSolutionsChecks()
+    .validateScope(stack)
+    .violations.map((v) => `${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(", ")}`)
+    .filter((line) => line.includes("/Harness/"));
+}
 
 /** What the synth warning tells the user to do instead. */
 const PLAINTEXT_FREE_HINT = "pass secrets with the `secrets` prop";

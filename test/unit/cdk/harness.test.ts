@@ -14,12 +14,25 @@ import { describe, expect, it } from "vitest";
 import { build } from "esbuild";
 import { HARNESS_ENV, HARNESS_FUNCTION_ROLES, type HarnessFunctionRole, NAMES_ONLY_ROLES } from "../../../src/lambda/env.ts";
 import { defaultHandlerEntry, Harness } from "../../../src/cdk/harness.ts";
+import { HarnessPropsInvalid, LAMBDA_ENVIRONMENT_MAX_BYTES, lambdaEnvironmentBytes } from "../../../src/cdk/harness-checks.ts";
 import { entryFileOf, LAMBDA_ENTRY_FILE, lambdaBuildOptions, RESULT_SCHEMA_WORKER_FILE, staticClosure } from "../../../src/cdk/lambda-bundling.ts";
 import { HARNESS_TABLE } from "../../../src/dynamodb/table.ts";
 import { cdkFixture, functionProperties, logicalIdOf, standInHandlers, synthHarness, type Synth } from "../../support/cdk-synth.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const handlerEntries = standInHandlers();
+/** The app's bearer token, by reference (what an unauthenticated front door needs). */
+const BEARER_TOKEN = { HARNESS_BEARER_TOKEN: { parameterName: "/harness/token" } } as const;
+
+/** What `f` throws (undefined when it does not). */
+function thrown(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}
 
 
 interface Statement {
@@ -137,7 +150,7 @@ describe("Harness: functions", () => {
     });
     expect(functionProperties(s, "http").Environment.Variables[HARNESS_ENV.urlAuth]).toBe("AWS_IAM");
 
-    const open = synthHarness({ urlAuthType: FunctionUrlAuthType.NONE });
+    const open = synthHarness({ urlAuthType: FunctionUrlAuthType.NONE, secrets: BEARER_TOKEN });
     open.template.hasResourceProperties("AWS::Lambda::Url", { InvokeMode: "RESPONSE_STREAM", AuthType: "NONE" });
     expect(functionProperties(open, "http").Environment.Variables[HARNESS_ENV.urlAuth]).toBe("NONE");
   });
@@ -306,6 +319,41 @@ describe("Harness: least privilege", () => {
     }
   });
 
+  it("grants each function exactly the actions its code calls, on the resources it calls them on (nothing unused creeps back)", () => {
+    const table = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"];
+    const objects = ["s3:GetObject", "s3:PutObject", "s3:ListBucket"];
+    const logs = ["logs:CreateLogStream", "logs:PutLogEvents"];
+    const expected: Record<HarnessFunctionRole, string[]> = {
+      // + completing a direct upload (uploads/*), deleting a conversation (BatchWriteItem delete requests, blobs/ and checkpoints/)
+      http: [...table, ...objects, "s3:DeleteObject", "dynamodb:BatchWriteItem", "sqs:SendMessage", ...logs],
+      // + the event source's pollers (Receive, Delete, GetQueueAttributes) and the lease/backoff visibility changes
+      worker: [...table, ...objects, "sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility", ...logs],
+      // + the drain: a short receive and a delete per handled letter, on the DLQ
+      dlq: [...table, ...objects, "sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", ...logs],
+      sweeper: [...table, ...objects, "sqs:SendMessage", ...logs],
+    };
+    const sorted = (actions: string[]) => [...new Set(actions)].sort();
+    for (const role of HARNESS_FUNCTION_ROLES) expect(sorted(allActions(s, role)), role).toEqual(sorted(expected[role]));
+    const retained = synthHarness({ conversationRetention: Duration.days(30) });
+    expect(sorted(allActions(retained, "sweeper"))).toEqual(sorted([...expected.sweeper, "dynamodb:BatchWriteItem", "s3:DeleteObject"]));
+    for (const role of ["http", "worker", "dlq"] as const) expect(sorted(allActions(retained, role)), role).toEqual(sorted(expected[role]));
+    // Where each SQS action applies: the work queue, and for the dlq function's drain the DLQ only.
+    const queueArn = { "Fn::GetAtt": [logicalIdOf(s, s.harness.queue), "Arn"] };
+    const dlqArn = { "Fn::GetAtt": [logicalIdOf(s, s.harness.deadLetterQueue), "Arn"] };
+    const sqsOn = (role: HarnessFunctionRole, action: string) => statements(s, role).filter((x) => actionsOf(x).includes(action)).flatMap(resourcesOf);
+    expect(sqsOn("dlq", "sqs:ReceiveMessage")).toEqual([dlqArn]);
+    expect(sqsOn("dlq", "sqs:DeleteMessage")).toEqual([dlqArn]);
+    expect(sqsOn("worker", "sqs:GetQueueAttributes")).toEqual([queueArn]);
+    expect(sqsOn("worker", "sqs:ChangeMessageVisibility")).toEqual([queueArn]);
+  });
+
+  it("keeps the worker's event source mapping's logical id (an upgrade does not replace it), after its role's policy", () => {
+    const mappings = s.template.findResources("AWS::Lambda::EventSourceMapping");
+    expect(Object.keys(mappings)).toEqual([expect.stringMatching(/^HarnessWorkerFunctionSqsEventSourceTestHarnessQueue[0-9A-F]{8}[0-9A-F]{8}$/)]);
+    const worker = s.template.findResources("AWS::Lambda::Function")[logicalIdOf(s, s.harness.functions.worker)]!;
+    expect(worker.DependsOn).toEqual(expect.arrayContaining([expect.stringMatching(/^HarnessWorkerRoleDefaultPolicy/)]));
+  });
+
   it("grants every function the ConditionCheckItem a head move uses (ADR 0035: a settlement leaving its session idle)", () => {
     // DynamoDB Local does not check IAM: without this grant every such settlement fails on AWS.
     for (const role of HARNESS_FUNCTION_ROLES) expect(allActions(s, role), role).toContain("dynamodb:ConditionCheckItem");
@@ -369,14 +417,14 @@ describe("Harness: least privilege", () => {
     }
   });
 
-  it("deletes objects only under uploads/ (a direct upload's staged object), and the http function a deleted conversation's blobs and checkpoints (ADR 0034)", () => {
+  it("lets only the http function delete objects: a direct upload's staged object under uploads/, a deleted conversation's blobs and checkpoints (ADR 0034)", () => {
     for (const role of HARNESS_FUNCTION_ROLES) {
       const deletes = statements(s, role).filter((x) => actionsOf(x).includes("s3:DeleteObject")).flatMap(resourcesOf);
-      const allowed = role === "http" ? ["uploads/", "blobs/", "checkpoints/"] : ["uploads/"];
+      const allowed = role === "http" ? ["uploads/", "blobs/", "checkpoints/"] : [];
       expect(deletes, role).toEqual(expect.arrayContaining(allowed.map(objectsUnder)));
       expect(deletes.length, role).toBe(allowed.length);
     }
-    const tableDeletes = statements(s, "http").filter((x) => actionsOf(x).includes("dynamodb:DeleteItem"));
+    const tableDeletes = statements(s, "http").filter((x) => actionsOf(x).includes("dynamodb:BatchWriteItem"));
     expect(tableDeletes.flatMap(resourcesOf)).toEqual([{ "Fn::GetAtt": [logicalIdOf(s, s.harness.table), "Arn"] }]);
   });
 
@@ -481,8 +529,32 @@ describe("Harness: API Gateway option", () => {
     }
     s.template.hasResourceProperties("AWS::ApiGateway::Stage", {
       MethodSettings: Match.arrayWith([Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })]),
-      AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
     });
+  });
+
+  it("writes no access logs unless asked (they need the account's API Gateway CloudWatch role, unset in new accounts: ADR 0044), and passes cdk-nag either way", () => {
+    const [stage] = Object.values(s.template.findResources("AWS::ApiGateway::Stage"));
+    expect(stage!.Properties.AccessLogSetting).toBeUndefined();
+    s.template.resourceCountIs("AWS::ApiGateway::Account", 0);
+    expect(nagViolations(s.stack)).toEqual([]);
+    const logged = synthHarness({ apiGateway: { accessLogs: true } });
+    logged.template.hasResourceProperties("AWS::ApiGateway::Stage", { AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }) });
+    logged.template.resourceCountIs("AWS::ApiGateway::Account", 0);
+    expect(nagViolations(logged.stack)).toEqual([]);
+  });
+
+  it("passes request bodies as binary (base64 to the handler), with the preflights converting to text so their mock integration still answers", () => {
+    const [api] = Object.values(s.template.findResources("AWS::ApiGateway::RestApi"));
+    expect(api!.Properties.BinaryMediaTypes).toEqual(["*/*"]);
+    const cors = synthHarness({ apiGateway: true, corsOrigins: ["https://app.example.com"] });
+    const preflights = Object.values(cors.template.findResources("AWS::ApiGateway::Method"))
+      .map((m) => m.Properties)
+      .filter((m) => m.HttpMethod === "OPTIONS");
+    expect(preflights).toHaveLength(2);
+    for (const m of preflights) {
+      expect(m.Integration.ContentHandling).toBe("CONVERT_TO_TEXT");
+      expect(m.Integration.IntegrationResponses[0].ContentHandling).toBe("CONVERT_TO_TEXT");
+    }
   });
 });
 
@@ -499,12 +571,12 @@ describe("Harness: conversation retention (conversationRetention)", () => {
   it("gives every function the retention (their stores keep the idle index) and the sweeper the deletion, nothing by default, and refuses one under an hour", () => {
     const plain = synthHarness();
     expect(envOf(plain, "sweeper")[HARNESS_ENV.conversationRetentionMs]).toBeUndefined();
-    expect(allActions(plain, "sweeper")).not.toContain("dynamodb:DeleteItem");
+    expect(allActions(plain, "sweeper")).not.toContain("dynamodb:BatchWriteItem");
     const s = synthHarness({ conversationRetention: Duration.days(90) });
     expect(envOf(s, "sweeper")[HARNESS_ENV.conversationRetentionMs]).toBe(String(90 * 86_400_000));
     for (const role of ["http", "worker", "dlq"] as const) expect(envOf(s, role)[HARNESS_ENV.conversationRetentionMs], role).toBe(String(90 * 86_400_000));
-    expect(allActions(s, "sweeper")).toEqual(expect.arrayContaining(["dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "s3:DeleteObject"]));
-    expect(allActions(s, "worker")).not.toContain("dynamodb:DeleteItem");
+    expect(allActions(s, "sweeper")).toEqual(expect.arrayContaining(["dynamodb:BatchWriteItem", "s3:DeleteObject"]));
+    expect(allActions(s, "worker")).not.toContain("dynamodb:BatchWriteItem");
     expect(() => synthHarness({ conversationRetention: Duration.minutes(30) })).toThrow(/conversationRetention must be at least an hour/);
   });
 });
@@ -515,6 +587,7 @@ describe("Harness: browser origins (corsOrigins)", () => {
   it("has no CORS and no allowed origin by default", () => {
     const s = synthHarness();
     expect(s.template.findResources("AWS::Lambda::Url")[logicalIdOf(s, s.harness.functionUrl!)]!.Properties.Cors).toBeUndefined();
+    expect(s.template.findResources("AWS::S3::Bucket")[logicalIdOf(s, s.harness.bucket)]!.Properties.CorsConfiguration).toBeUndefined();
     expect(functionProperties(s, "http").Environment.Variables[HARNESS_ENV.corsOrigins]).toBeUndefined();
   });
 
@@ -531,6 +604,15 @@ describe("Harness: browser origins (corsOrigins)", () => {
     expect(functionProperties(s, "http").Environment.Variables[HARNESS_ENV.corsOrigins]).toBe(origins.join(","));
     for (const role of ["worker", "dlq", "sweeper"] as const) {
       expect(functionProperties(s, role).Environment.Variables[HARNESS_ENV.corsOrigins], role).toBeUndefined();
+    }
+  });
+
+  it("lets the origins post a direct upload's form to the bucket (another origin) and read S3's answer, front door or not", () => {
+    for (const apiGateway of [false, true]) {
+      const s = synthHarness({ corsOrigins: origins, apiGateway });
+      expect(s.template.findResources("AWS::S3::Bucket")[logicalIdOf(s, s.harness.bucket)]!.Properties.CorsConfiguration, `apiGateway: ${apiGateway}`).toEqual({
+        CorsRules: [{ Id: "direct-uploads", AllowedMethods: ["POST"], AllowedOrigins: origins, MaxAge: 3600 }],
+      });
     }
   });
 
@@ -563,13 +645,85 @@ describe("Harness: cdk-nag AwsSolutions", () => {
   it("has none with Bedrock, the API Gateway and an open function URL either", () => {
     expect(nagViolations(synthHarness({ bedrock: true }).stack)).toEqual([]);
     expect(nagViolations(synthHarness({ apiGateway: true }).stack)).toEqual([]);
-    expect(nagViolations(synthHarness({ urlAuthType: FunctionUrlAuthType.NONE }).stack)).toEqual([]);
+    expect(nagViolations(synthHarness({ urlAuthType: FunctionUrlAuthType.NONE, secrets: BEARER_TOKEN }).stack)).toEqual([]);
+  });
+
+  it("acknowledges the default Bedrock grant as the policy holds it, in an environment-agnostic stack and in one with a concrete account and region", () => {
+    // The CDK CLI sets CDK_DEFAULT_ACCOUNT/REGION whenever it has credentials: the policy then
+    // holds the literal region and account, and the acknowledgement must name those.
+    for (const env of [true, false]) {
+      const s = synthHarness({ bedrock: true }, { env });
+      expect(nagViolations(s.stack), `env: ${env}`).toEqual([]);
+      const [bedrock] = statements(s, "worker").filter((x) => actionsOf(x).includes("bedrock:InvokeModel"));
+      const granted = JSON.stringify(s.stack.resolve(bedrock!.Resource));
+      expect(granted, `env: ${env}`).toContain(env ? "eu-west-1:111122223333:inference-profile/*" : ":inference-profile/*");
+      expect(granted, `env: ${env}: application inference profiles too`).toContain(":application-inference-profile/*");
+    }
   });
 
   it("still reports a finding the harness did not accept", () => {
     // A user-given wildcard Bedrock resource is not acknowledged by the construct.
     const violations = nagViolations(synthHarness({ bedrock: { resources: ["arn:aws:bedrock:*::foundation-model/*"] } }).stack);
     expect(violations).toEqual([expect.stringContaining("AwsSolutions-IAM5[Resource::arn:aws:bedrock:*::foundation-model/*]")]);
+  });
+});
+
+describe("Harness: what would fail after deployment is refused at synth (HarnessPropsInvalid)", () => {
+  it("refuses urlAuthType NONE without a bearer token, callbacks or not: the http function refuses to serve an open URL, so every cold start would fail", () => {
+    const open = thrown(() => synthHarness({ urlAuthType: FunctionUrlAuthType.NONE }));
+    expect(open).toBeInstanceOf(HarnessPropsInvalid);
+    expect(open).toMatchObject({ code: "harness_props_invalid", prop: "urlAuthType", message: expect.stringMatching(/NONE with no HARNESS_BEARER_TOKEN.*Pass the token in `secrets`/) });
+    const callbacks = thrown(() => synthHarness({ urlAuthType: FunctionUrlAuthType.NONE, callbacks: { bearerToken: { parameterName: "/harness/callback-token" } } }));
+    expect(callbacks).toMatchObject({ prop: "urlAuthType", message: expect.stringContaining("callbacks.bearerToken opens only the callback route") });
+    // With the token, or open on purpose, it synthesizes.
+    synthHarness({ urlAuthType: FunctionUrlAuthType.NONE, secrets: BEARER_TOKEN, callbacks: { bearerToken: { parameterName: "/harness/callback-token" } } });
+    synthHarness({ urlAuthType: FunctionUrlAuthType.NONE, environment: { HARNESS_ALLOW_UNAUTHENTICATED: "true" } });
+  });
+
+  it("refuses an API Gateway that authorizes nothing (urlAuthType NONE, no authorizer) without a bearer token: that would be a public API", () => {
+    const open = thrown(() => synthHarness({ apiGateway: true, urlAuthType: FunctionUrlAuthType.NONE }));
+    expect(open).toBeInstanceOf(HarnessPropsInvalid);
+    expect(open).toMatchObject({ prop: "apiGateway", message: expect.stringMatching(/authorizes no route .* give apiGateway.authorizer, or keep urlAuthType AWS_IAM/) });
+  });
+
+  it("passes cdk-nag with an API Gateway behind the app's bearer token (urlAuthType NONE): APIG4 is acknowledged with that reason", () => {
+    // Behind the app's token the ANY methods are open at the API and cdk-nag's APIG4 is acknowledged with that reason.
+    const s = synthHarness({ apiGateway: true, urlAuthType: FunctionUrlAuthType.NONE, secrets: BEARER_TOKEN });
+    const methods = Object.values(s.template.findResources("AWS::ApiGateway::Method")).map((m) => m.Properties);
+    expect(methods.map((m) => m.AuthorizationType)).toEqual(["NONE", "NONE"]);
+    expect(nagViolations(s.stack)).toEqual([]);
+  });
+
+  it("refuses workerMaxConcurrency above workerReservedConcurrency (Lambda would throttle the surplus, each throttle a receive toward the DLQ) and outside 2–1000", () => {
+    const over = thrown(() => synthHarness({ workerReservedConcurrency: 5, workerMaxConcurrency: 10 }));
+    expect(over).toBeInstanceOf(HarnessPropsInvalid);
+    expect(over).toMatchObject({ prop: "workerMaxConcurrency", message: expect.stringContaining("10 is above workerReservedConcurrency (5)") });
+    expect(thrown(() => synthHarness({ workerMaxConcurrency: 1 }))).toMatchObject({ prop: "workerMaxConcurrency" });
+    synthHarness({ workerReservedConcurrency: 10, workerMaxConcurrency: 10 });
+  });
+
+  it("refuses an environment Lambda would refuse: over 4,096 bytes as Lambda measures it (the variables as compact JSON)", () => {
+    const base = synthHarness();
+    // The largest environment decides; pad it to exactly the limit, then one byte over.
+    const largest = Math.max(...HARNESS_FUNCTION_ROLES.map((role) => lambdaEnvironmentBytes(base.harness.functions[role])));
+    const pad = (extra: number) => ({ PAD: "x".repeat(LAMBDA_ENVIRONMENT_MAX_BYTES - largest - '"PAD":"",'.length + extra) });
+    const fits = synthHarness({ environment: pad(0) });
+    expect(Math.max(...HARNESS_FUNCTION_ROLES.map((role) => lambdaEnvironmentBytes(fits.harness.functions[role])))).toBe(LAMBDA_ENVIRONMENT_MAX_BYTES);
+    const over = thrown(() => synthHarness({ environment: pad(1) }));
+    expect(over).toBeInstanceOf(HarnessPropsInvalid);
+    expect(over).toMatchObject({ prop: "environment", message: expect.stringMatching(/function's environment is at least 4097 bytes as Lambda measures it/) });
+    // What Lambda measures: the literal variables as compact JSON (a value known only at deployment counts at its shortest).
+    const fn = fits.harness.functions.http;
+    const literal = Object.fromEntries(Object.entries(functionProperties(fits, "http").Environment.Variables).filter(([, v]) => typeof v === "string"));
+    expect(lambdaEnvironmentBytes(fn)).toBeGreaterThan(Buffer.byteLength(JSON.stringify(literal)));
+  });
+
+  it("checks again at synth what is added to a function's environment after the construct", () => {
+    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const stack = new Stack(app, "Later");
+    const harness = new Harness(stack, "Harness", { agentsEntry: cdkFixture("agents.ts"), handlerEntries });
+    harness.functions.worker.addEnvironment("LATER", "x".repeat(LAMBDA_ENVIRONMENT_MAX_BYTES));
+    expect(() => Template.fromStack(stack)).toThrow(/the worker function's environment is at least \d+ bytes/);
   });
 });
 
@@ -752,6 +906,37 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
       }
     },
     300_000,
+  );
+
+  it.skipIf(missing.length > 0)(
+    "synthesizes the basic example app with Bedrock for a concrete account and region, as the CLI does with credentials (cdk-nag on)",
+    async () => {
+      // The CLI sets CDK_DEFAULT_ACCOUNT/REGION whenever it has credentials (here, offline, it
+      // has none: the app runs as the CLI starts it, with the variables the CLI would set), so
+      // the documented `cdk deploy -c harness:bedrock=true` synthesizes with them. No bundling.
+      const out = mkdtempSync(join(tmpdir(), "harness-cdk-env-"));
+      try {
+        const run = await execFileAsync(join(node22, "node"), ["--disable-warning=ExperimentalWarning", "examples/basic/cdk-app.ts"], {
+          cwd: repoRoot,
+          env: {
+            ...cdkEnv,
+            CDK_OUTDIR: out,
+            CDK_DEFAULT_ACCOUNT: "111122223333",
+            CDK_DEFAULT_REGION: "eu-west-1",
+            CDK_CONTEXT_JSON: JSON.stringify({ "harness:bedrock": "true", "aws:cdk:bundling-stacks": [] }),
+          },
+        }).then(
+          () => ({ code: 0, output: "" }),
+          (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? 1, output: `${e.stdout ?? ""}${e.stderr ?? ""}` }),
+        );
+        expect(run.code, run.output).toBe(0);
+        const template = readFileSync(join(out, "ResoluteHarnessBasic.template.json"), "utf8");
+        expect(template).toContain("eu-west-1:111122223333:inference-profile/*");
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+    },
+    120_000,
   );
 
   it("splits a provider SDK off into a chunk that loads on first use", async () => {

@@ -19,7 +19,7 @@ const node = join(repoRoot, "node_modules/.bin/node");
 const fixture = (name: string): string => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
 
 describe("Lambda bundling", () => {
-  it("bundles the result-schema thread's entry: a lazily loaded checker finds it and runs schemas on the thread", async () => {
+  it("bundles the result-schema thread's entry: a lazily loaded checker finds it and runs schemas on the thread, under Lambda's Node options", async () => {
     const outdir = mkdtempSync(join(tmpdir(), "harness-worker-"));
     try {
       const result = await build(lambdaBuildOptions({ entry: fixture("result-schema-handler.mjs"), agentsEntry: fixture("agents.ts"), outdir, sourceMap: false }));
@@ -31,6 +31,13 @@ describe("Lambda bundling", () => {
       const run = await promisify(execFile)(
         join(repoRoot, "node_modules/.bin/node"),
         [
+          // Lambda's Node bootstrap for a 512 MB function: Node refuses these in a worker
+          // thread's options (issue 33), so the thread must start without them.
+          "--expose-gc",
+          "--max-http-header-size",
+          "81920",
+          "--max-semi-space-size=25",
+          "--max-old-space-size=461",
           "--input-type=module",
           "-e",
           `const m = await import(${JSON.stringify(pathToFileURL(join(outdir, LAMBDA_ENTRY_FILE)).href)}); console.log(JSON.stringify(await m.handler()));`,

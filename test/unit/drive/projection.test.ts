@@ -154,6 +154,39 @@ describe("project", () => {
     });
   });
 
+  it("folds a run of adjacent user messages in work linear in the run (an import of 40,000 froze the server, issue 33)", () => {
+    // The work is counted, not timed: every element any array iterator yields while projecting
+    // (spreads and for…of over arrays). Copying the run's blocks at each merge made it quadratic.
+    const run = (n: number) => [rec(idAt(0), "conversation_created", { agent: "a", instance: "i", session: "s" }), ...Array.from({ length: n }, (_, i) => user(idAt(i + 1), `m${i}`))];
+    const steps = (records: ConversationRecord[]) => {
+      const iterate = Array.prototype[Symbol.iterator];
+      let yielded = 0;
+      Array.prototype[Symbol.iterator] = function counted(this: unknown[]) {
+        const inner = iterate.call(this);
+        return Object.assign(Object.create(inner) as ArrayIterator<unknown>, {
+          next: () => {
+            const step = inner.next();
+            if (step.done !== true) yielded++;
+            return step;
+          },
+        });
+      } as typeof iterate;
+      try {
+        const messages = project(records);
+        expect(messages).toHaveLength(1);
+        expect((messages[0]!.content as unknown[]).length).toBe(records.length - 1);
+      } finally {
+        Array.prototype[Symbol.iterator] = iterate;
+      }
+      return yielded;
+    };
+    const small = steps(run(2_000));
+    const large = steps(run(8_000));
+    expect(small).toBeGreaterThan(2_000);
+    // Four times the messages, at most a little over four times the work (quadratic: sixteen).
+    expect(large / small).toBeLessThan(4.5);
+  });
+
   it("keeps user messages apart when an assistant turn or tool results stand between them", () => {
     const log = [
       user("a", "go"),

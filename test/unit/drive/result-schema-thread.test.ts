@@ -96,6 +96,24 @@ describe("result-schema thread", () => {
     }
   });
 
+  it("a thread Node refuses to construct is no verdict either: admission answers busy, a reply check fails naming why, each job tries again", async () => {
+    // Node throws in `new Worker` itself here (as it did for refused options, issue 33), before any thread exists.
+    const thread = new ResultSchemaThread(new URL("https://example.com/result-schema-worker.mjs"));
+    try {
+      for (let i = 0; i < 2; i++) {
+        await expect(thread.problem({ type: "string" })).rejects.toMatchObject({
+          code: "schema_checker_busy",
+          message: expect.stringMatching(/^the result-schema thread could not start: .+: retry later$/),
+        });
+      }
+      const check = await thread.check('"a"', { type: "string" });
+      expect(check).toMatchObject({ ok: false, reason: expect.stringMatching(/^the result-schema thread could not start: /) });
+      expect(thread.threadsStarted).toBe(0);
+    } finally {
+      await thread.close();
+    }
+  });
+
   it("a compile over the thread's heap limit ends the thread, not the process, and is remembered", async () => {
     // 20 MiB: enough for the thread to start (at 8 it cannot, and admission answers busy), not for this compile (32 is).
     const thread = new ResultSchemaThread(RESULT_SCHEMA_WORKER_URL, { maxHeapMb: 20, jobTimeoutMs: 60_000 });

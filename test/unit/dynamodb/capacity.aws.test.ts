@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/ports/clock.ts";
 import type { RecordDraft } from "../../../src/protocol/records.ts";
 import { countConsumedCapacity, createDynamoClient } from "../../../src/dynamodb/index.ts";
+import { STRANDED_GRACE_MS } from "../../../src/dynamodb/session-order.ts";
 import { freshStore, useTestClients } from "../../support/dynamodb-fixtures.ts";
 
 const clients = useTestClients();
@@ -91,6 +92,12 @@ describe("consumed capacity", () => {
     await measure("getSubmission", () => store.getSubmission("s2"));
     await measure("listRunnable (empty table)", () => store.listRunnable());
     await measure("listExpiredLeases (none running)", () => store.listExpiredLeases(clock.now()));
+    // The sweep's look for stranded heads (ADR 0040): a row queued behind a live head, past the grace.
+    await store.admitSubmission({ id: "s3", conversationId: conversation.id, sessionKey: key, input, createdAt: clock.now() });
+    await store.claimSubmission({ submissionId: "s3", attemptId: "a4", ownerId: "owner", leaseExpiresAt: clock.now() + 60_000 });
+    await store.admitSubmission({ id: "s4", conversationId: conversation.id, sessionKey: key, input, createdAt: clock.now() });
+    await clock.advance(STRANDED_GRACE_MS + 1);
+    await measure("listRunnable (one row queued behind a live head)", () => store.listRunnable());
 
     const table = ["| operation | RCU | WCU (Local) | calls |", "|---|---|---|---|", ...rows.map((r) => `| ${r[0]} | ${r[1]} | ${r[2]} | ${r[3]} |`)];
     process.stdout.write(`\n${table.join("\n")}\n`);
@@ -106,6 +113,9 @@ describe("consumed capacity", () => {
     expect(batchRow[3], "a fenced append: the state check and one put, no transaction").toBe("GetItem×1 PutItem×1");
     expect(batchRow[2], "three ~1 KB deltas in one compressed item").toBe(1);
     expect(rows.find((r) => r[0] === "readRecords: caught up (nothing new)")?.[3], "a caught-up poll is one Query").toBe("Query×1");
+    const look = rows.find((r) => r[0].startsWith("listRunnable (one row queued"))!;
+    expect(look[2], "the sweep's look at a healthy session behind its head writes nothing").toBe(0);
+    expect(look[3], "the two buckets' shards, the row's state peeked, its session item read").toBe("Query×8 BatchGetItem×1 GetItem×1");
 
     await dispose();
     dynamo.destroy();

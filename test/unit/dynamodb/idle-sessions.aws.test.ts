@@ -6,7 +6,7 @@
  * image only it referenced) and keeps one as old but active since; a subagent's session is never
  * listed; the listing pages by the previous page's last conversation.
  */
-import { GetItemCommand } from "@aws-sdk/client-dynamodb";
+import { type DynamoDBClient, GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scriptedModel } from "../../../src/agent/scripted-model.ts";
 import { newId } from "../../../src/conversation/ids.ts";
@@ -18,6 +18,8 @@ import type { SessionKey } from "../../../src/store/submission.ts";
 import { pngOfSize } from "../../support/attachment-fixtures.ts";
 import { createDynamoStore } from "../../../src/dynamodb/index.ts";
 import { BUCKET, ensureBucket, freshStore, testClients } from "../../support/dynamodb-fixtures.ts";
+import { heldSendsClient, transaction } from "../../support/held-sends.ts";
+import { STRANDED_GRACE_MS } from "../../../src/dynamodb/session-order.ts";
 
 const HOUR = 3_600_000;
 const clients = testClients();
@@ -30,6 +32,21 @@ describe("conversation retention on DynamoDB", () => {
   let shift = 0;
   const clock: Clock = { now: () => Date.now() + shift, sleep: (ms, signal) => systemClock.sleep(ms, signal) };
   const key = (instance: string): SessionKey => ({ agent: "chat", instance, session: "default" });
+  const owned: DynamoDBClient[] = [];
+  /** A store of another process, whose sends the test holds or kills. */
+  const other = () => {
+    const c = heldSendsClient();
+    owned.push(c.dynamo);
+    return { ...c, store: createDynamoStore({ tableName: made.tableName, bucketName: BUCKET, dynamo: c.dynamo, s3: clients.s3, clock }) };
+  };
+  const isListedIdle = async (conversationId: string) =>
+    (await store.listIdleConversations!({ idleSince: clock.now() + 1, limit: 1_000 })).some((c) => c.id === conversationId);
+  const delayedIn = async (instance: string) => {
+    const { conversation } = await store.ensureConversation({ id: newId(clock.now()), key: key(instance), createdAt: clock.now() });
+    return (
+      await store.admitSubmission({ id: newId(clock.now()), conversationId: conversation.id, sessionKey: key(instance), input: { kind: "user", body: "later" }, createdAt: clock.now(), delayedUntil: clock.now() + HOUR })
+    ).submission;
+  };
   const sessionItem = async (instance: string) =>
     (await clients.dynamo.send(new GetItemCommand({ TableName: made.tableName, Key: { pk: { S: sessionPk(key(instance)) }, sk: { S: "SESSION" } }, ConsistentRead: true }))).Item;
 
@@ -49,6 +66,7 @@ describe("conversation retention on DynamoDB", () => {
     await runtime.start();
   });
   afterAll(async () => {
+    for (const dynamo of owned) dynamo.destroy();
     await runtime.close();
     await made.dispose();
     clients.dynamo.destroy();
@@ -143,5 +161,48 @@ describe("conversation retention on DynamoDB", () => {
       after = page[0]!.id;
     }
     expect(seen).toEqual(["page-a", "page-b", "page-c"]);
+  });
+
+  // Issue 33 point 3: every path that leaves a session with nothing unsettled lists it idle.
+  describe("a session left with nothing unsettled is listed idle, and expires", () => {
+    it("once its delayed message is cancelled", async () => {
+      const delayed = await delayedIn("delayed-cancelled");
+      expect(await isListedIdle(delayed.conversationId), "a delayed message waits: not idle").toBe(false);
+      await store.cancelSubmission(delayed.id, { errorCode: "cancelled", error: "cancelled: not needed" });
+      expect(await isListedIdle(delayed.conversationId)).toBe(true);
+      shift += 4 * HOUR;
+      await runtime.sweep();
+      await expect(store.getConversation(key("delayed-cancelled"))).rejects.toMatchObject({ code: "conversation_not_found" });
+    });
+
+    it("once a cancel wins over its delayed message's join (the join's number is never written)", async () => {
+      const delayed = await delayedIn("join-lost");
+      const sweeper = other();
+      const joinTx = sweeper.hold(transaction);
+      const joining = sweeper.store.joinSessionOrder(delayed.id);
+      await joinTx.reached; // the join reserved its number
+      await store.cancelSubmission(delayed.id, { errorCode: "cancelled", error: "cancelled: not needed" });
+      joinTx.release();
+      await expect(joining, "the join lost").rejects.toMatchObject({ code: "claim_lost" });
+      shift += STRANDED_GRACE_MS + 1;
+      expect(await isListedIdle(delayed.conversationId)).toBe(true);
+      shift += 4 * HOUR;
+      await runtime.sweep();
+      await expect(store.getConversation(key("join-lost"))).rejects.toMatchObject({ code: "conversation_not_found" });
+    });
+
+    it("when an admitter dies right after reserving its number in an idle session (listed once it is surely gone)", async () => {
+      const { conversationId } = await say("reserved-died", "hello");
+      const admitter = other();
+      const died = admitter.die(transaction);
+      void admitter.store.admitSubmission({ id: newId(clock.now()), conversationId, sessionKey: key("reserved-died"), input: { kind: "user", body: "lost" }, createdAt: clock.now() });
+      await died; // its number is reserved; nothing else of it is ever written
+      expect(await isListedIdle(conversationId), "an admission on its way is not listed").toBe(false);
+      shift += STRANDED_GRACE_MS + 1;
+      expect(await isListedIdle(conversationId)).toBe(true);
+      shift += 4 * HOUR;
+      await runtime.sweep();
+      await expect(store.getConversation(key("reserved-died"))).rejects.toMatchObject({ code: "conversation_not_found" });
+    });
   });
 });

@@ -4,13 +4,14 @@
  * admissions; a number reserved by an admitter that died is skipped by whoever finds the head
  * pointer waiting at it, and never holds the session.
  */
-import { GetItemCommand, QueryCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
+import { GetItemCommand, QueryCommand, TransactionCanceledException, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import { describe, expect, it } from "vitest";
 import { newId } from "../../../src/conversation/ids.ts";
 import { ManualClock } from "../../../src/ports/clock.ts";
 import type { Store } from "../../../src/store/store.ts";
 import type { SessionKey, Submission } from "../../../src/store/submission.ts";
-import { createDynamoStore } from "../../../src/dynamodb/index.ts";
+import { createDynamoClient, createDynamoStore } from "../../../src/dynamodb/index.ts";
+import { isTransientStoreError } from "../../../src/errors.ts";
 import { sessionPk } from "../../../src/dynamodb/keys.ts";
 import { BUCKET, freshStore, useTestClients } from "../../support/dynamodb-fixtures.ts";
 
@@ -133,4 +134,49 @@ describe("a number reserved by an admitter that died", () => {
     expect(await t.sessionItem(k)).toBeUndefined();
     await t.dispose();
   });
+
+  it("does not fail a deletion whose move off the gap stays raced for one look's tries (issue 33): the deletion re-runs it, and past its budget answers contended", async () => {
+    const t = await setup();
+    /** A deleter whose next `conflicts` transactions DynamoDB cancels for a transaction in flight on the same items. */
+    const deleter = (conflicts: number) => {
+      const dynamo = createDynamoClient({}, { baseDelayMs: 5, throttlingBaseDelayMs: 10 });
+      let left = conflicts;
+      dynamo.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName === "TransactWriteItemsCommand" && left-- > 0) {
+            const items = (args.input as { TransactItems: unknown[] }).TransactItems;
+            throw new TransactionCanceledException({
+              message: "Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]",
+              $metadata: {},
+              CancellationReasons: items.map(() => ({ Code: "TransactionConflict" })),
+            });
+          }
+          return next(args);
+        },
+        { step: "initialize", name: "conflicts" },
+      );
+      return { dynamo, store: createDynamoStore({ tableName: t.tableName, bucketName: BUCKET, dynamo, s3: clients.s3, clock: new ManualClock() }) };
+    };
+    const k = t.key("gap-delete-raced");
+    await t.admit(k);
+    await t.settleHead(k);
+    await t.reserveAndDie(k);
+    // One look at the pointer tries 12 moves: a deletion that gave up with it answered a bare retry error (a 500).
+    const raced = deleter(12);
+    expect((await raced.store.deleteConversation!(k)).deleted, "the move is re-run from a fresh read").toBe(true);
+    expect(await t.sessionItem(k)).toBeUndefined();
+
+    const k2 = t.key("gap-delete-contended");
+    await t.admit(k2);
+    await t.settleHead(k2);
+    await t.reserveAndDie(k2);
+    const contended = deleter(Number.POSITIVE_INFINITY);
+    const refusal = await contended.store.deleteConversation!(k2).then(() => undefined, (e: unknown) => e);
+    expect(refusal, "contended through every re-run: a transient store error (503), not a 500").toMatchObject({ name: "DynamoStoreContended" });
+    expect(isTransientStoreError(refusal)).toBe(true);
+    expect((await t.sessionItem(k2))?.deleting, "nothing deleted").toBeUndefined();
+    raced.dynamo.destroy();
+    contended.dynamo.destroy();
+    await t.dispose();
+  }, 60_000);
 });

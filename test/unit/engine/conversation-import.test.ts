@@ -6,8 +6,8 @@
  * address), whose image is there, and on which the next run's model gets the same context as on
  * the source. Bad input (a malformed line, an unknown record kind, a cut-off export, bytes that
  * do not match their digest, an attachment neither carried nor stored, a session that has a
- * conversation) is a 400 `invalid_export` naming the line or a 409 `conversation_exists`, and
- * writes nothing. An import body has its own limit (`maxImportBytes`, 413 above it), not the
+ * conversation, a message over the dispatch's 256 KiB, more than `MAX_IMPORT_RECORDS` records) is a
+ * 400 `invalid_export` naming the line or a 409 `conversation_exists`, and writes nothing. An import body has its own limit (`maxImportBytes`, 413 above it), not the
  * 1 MiB of the other requests.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -19,6 +19,7 @@ import { scriptedModel, type ScriptedModel } from "../../../src/agent/scripted-m
 import { createMemoryStore } from "../../../src/memory/index.ts";
 import type { ExportLine, ImportAnswer } from "../../../src/protocol/conversation-export.ts";
 import type { AttachmentRef, ConversationRecord } from "../../../src/protocol/records.ts";
+import { MAX_BODY_BYTES, MAX_IMPORT_RECORDS } from "../../../src/protocol/limits.ts";
 import { createRuntime, type Runtime } from "../../../src/runtime/runtime.ts";
 import { serve, type ServerHandle } from "../../../src/server/server.ts";
 import { openSqliteStore } from "../../../src/sqlite/index.ts";
@@ -107,6 +108,12 @@ describe.each([
     fetch(`${d.server.url}${path}`, { method: "POST", headers: { "content-type": raw ? "application/jsonl" : "application/json" }, body: raw ? (body as string) : JSON.stringify(body) });
   const lines = (text: string) => text.trim().split("\n").map((l) => JSON.parse(l) as ExportLine);
   const text = (ls: unknown[]) => `${ls.map((l) => JSON.stringify(l)).join("\n")}\n`;
+  /** The export's header, then `n` one-word user messages in log order, then the end line. */
+  const manyRecords = (good: ExportLine[], n: number) => {
+    const first = (good[1] as Extract<ExportLine, { type: "record" }>).record;
+    const records = Array.from({ length: n }, (_, i) => ({ type: "record", record: { ...first, id: `01K${String(i).padStart(23, "0")}`, kind: "user_message", payload: { body: "hi" } } }));
+    return text([good[0], ...records, { type: "end", records: n, attachments: 0 }]);
+  };
 
   it("exports the header, every record in log order, the image inline and the end line", async () => {
     const conversation = await source.store.getConversation({ agent: "chat", instance: "thread", session: "default" });
@@ -163,6 +170,9 @@ describe.each([
     const recordLine = good[2] as Extract<ExportLine, { type: "record" }>;
     const attachmentAt = good.findIndex((l) => l.type === "attachment");
     const otherPng = pngOfSize(3_000, 8);
+    // The user message "two": no attachment, so changing it breaks nothing else of the export.
+    const plainAt = good.findIndex((l) => l.type === "record" && l.record.kind === "user_message" && l.record.payload.body === "two");
+    const plain = good[plainAt] as Extract<ExportLine, { type: "record" }>;
     const cases: [string, string, RegExp][] = [
       ["a malformed line", withLine(2, "{not json").replace(`"{not json"`, "{not json"), /line 3: not JSON/],
       ["an unknown record kind", withLine(2, { ...recordLine, record: { ...recordLine.record, kind: "telepathy" } }), /line 3: unknown record kind "telepathy"/],
@@ -172,6 +182,12 @@ describe.each([
       ["an attachment neither carried nor stored", text(good.filter((_, j) => j !== attachmentAt).map((l) => (l.type === "end" ? { ...l, attachments: 0 } : l))), /referenced but neither carried by the export nor stored here/],
       ["an unknown line type", withLine(end, { type: "trailer" }), /unknown line type "trailer"/],
       ["an empty body", "", /empty/],
+      // An import obeys the limits of a dispatch (issue 33: a 30 MiB user message imported and reached the model).
+      ["a user message over the dispatch's 256 KiB", withLine(plainAt, { ...plain, record: { ...plain.record, payload: { body: "x".repeat(MAX_BODY_BYTES + 1) } } }), new RegExp(`line ${plainAt + 1}: record .* \\(user_message\\): body exceeds ${MAX_BODY_BYTES} bytes`)],
+      ["a signal over the dispatch's 256 KiB", withLine(plainAt, { ...plain, record: { ...plain.record, kind: "signal", payload: { type: "ci", body: "é".repeat(MAX_BODY_BYTES / 2 + 1) } } }), new RegExp(`line ${plainAt + 1}: record .* \\(signal\\): body exceeds ${MAX_BODY_BYTES} bytes`)],
+      ["a signal without a type", withLine(plainAt, { ...plain, record: { ...plain.record, kind: "signal", payload: { body: "x" } } }), new RegExp(`line ${plainAt + 1}: record .* \\(signal\\): a signal needs a type`)],
+      // More records than one import may bring (a rebuild's cost grows with them), however small.
+      ["more records than MAX_IMPORT_RECORDS", manyRecords(good, MAX_IMPORT_RECORDS + 1), new RegExp(`line ${MAX_IMPORT_RECORDS + 2}: more than ${MAX_IMPORT_RECORDS} records`)],
     ];
     const fresh = deploy(makeStore());
     const empty = await fresh;

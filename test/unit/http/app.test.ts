@@ -1,7 +1,10 @@
+import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Runtime } from "../../../src/runtime/runtime.ts";
 import { bearerAuth } from "../../../src/http/bearer-auth.ts";
 import { createApp } from "../../../src/http/app.ts";
+import type { InstanceWrite } from "../../../src/http/write-check.ts";
+import { handle } from "hono/aws-lambda";
 import { startTestServer, startRuntime, eventually, type TestServer } from "../../support/test-server.ts";
 
 let h: TestServer;
@@ -379,6 +382,194 @@ describe("serve({routes})", () => {
       expect((await fetch(`${own.url}/agents/assistant/a`, { method: "POST", body: "{}" })).status).toBe(401);
     } finally {
       await own.close();
+    }
+  });
+});
+
+/**
+ * POSTs a body that never ends (64 KiB chunks, no Content-Length) until the server answers, and
+ * resolves with the answer and how much was sent by then; gives up after `capBytes` sent. A
+ * server that read such a body whole would never answer.
+ */
+function endlessPost(url: string, method = "POST", capBytes = 32 * 1024 * 1024): Promise<{ status: number; body: string; sentBytes: number }> {
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    let answered = false;
+    const req = httpRequest(url, { method, headers: { "content-type": "application/json" } }, (res) => {
+      answered = true;
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => (body += d));
+      res.on("end", () => {
+        resolve({ status: res.statusCode ?? 0, body, sentBytes: sent });
+        req.destroy();
+      });
+    });
+    req.on("error", (err) => {
+      if (!answered) reject(err);
+    });
+    const chunk = Buffer.alloc(64 * 1024, "x");
+    req.write('{"body":"');
+    const pump = () => {
+      while (!answered) {
+        if (sent >= capBytes) {
+          req.destroy();
+          return reject(new Error(`${method} ${url}: sent ${sent} bytes and no answer (the server is reading the whole body)`));
+        }
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once("drain", pump);
+      }
+    };
+    pump();
+  });
+}
+
+describe("every route's body has a limit (issue 33, point 6)", () => {
+  it("a body that never ends gets 413 JSON on every POST route, well before it is read whole", async () => {
+    const limits = { maxBodyBytes: 64 * 1024, maxImportBytes: 128 * 1024, maxUploadBytes: 96 * 1024 };
+    const s = await startTestServer(limits);
+    try {
+      const routes: [string, string, number][] = [
+        ["POST", "/agents/assistant/x", limits.maxBodyBytes],
+        ["POST", "/agents/assistant/x/compact", limits.maxBodyBytes],
+        ["POST", "/agents/assistant/x/steer", limits.maxBodyBytes],
+        ["POST", "/agents/assistant/x/followup", limits.maxBodyBytes],
+        ["POST", "/agents/assistant/x/fork", limits.maxBodyBytes],
+        ["POST", "/agents/assistant/x/submissions/s1/cancel", limits.maxBodyBytes],
+        ["POST", "/agents/assistant/x/submissions/s1/approvals/c1", limits.maxBodyBytes],
+        ["POST", "/agents/assistant/x/import", limits.maxImportBytes],
+        ["POST", "/callbacks/cb1", limits.maxBodyBytes],
+        ["POST", "/attachments", limits.maxUploadBytes],
+        ["POST", "/attachments/uploads", limits.maxBodyBytes],
+        ["POST", "/attachments/uploads/u1/complete", limits.maxBodyBytes],
+      ];
+      for (const [method, path, limit] of routes) {
+        const answer = await endlessPost(`${s.url}${path}`, method);
+        expect(answer.status, `${method} ${path}: ${answer.body}`).toBe(413);
+        expect(JSON.parse(answer.body), `${method} ${path}`).toMatchObject({ code: "payload_too_large", error: expect.stringContaining(String(limit)) });
+        // Answered once the limit was passed, not after reading 32 MiB (socket buffers let the
+        // client run a few MiB ahead of what the server read).
+        expect(answer.sentBytes, `${method} ${path}`).toBeLessThan(limit + 8 * 1024 * 1024);
+      }
+      await expect(s.store.getConversation({ agent: "assistant", instance: "x", session: "default" })).rejects.toMatchObject({ code: "conversation_not_found" });
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+/** A request with its path sent as written (fetch would resolve `..` before sending). */
+function rawRequest(url: string, path: string, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: "POST", path, headers: { "content-type": "application/json" } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+describe("a path with . or .. segments (issue 33, point 13)", () => {
+  const paths = ["/callbacks/../agents/assistant/demo", "/callbacks/%2e%2E/agents/assistant/demo", "/agents/assistant/./demo", "/attachments/..%2Fagents/assistant/demo/x/.."];
+  const message = JSON.stringify({ kind: "user", body: "hi" });
+
+  it("the embedded server refuses it with 400 JSON before any route (or its middleware) sees the resolved path; nothing admitted", async () => {
+    for (const path of paths) {
+      const answer = await rawRequest(h.url, path, message);
+      expect(answer.status, path).toBe(400);
+      expect(JSON.parse(answer.body), path).toEqual({ error: 'request path has a "." or ".." segment', code: "invalid_request" });
+    }
+    await expect(h.store.getConversation({ agent: "assistant", instance: "demo", session: "default" })).rejects.toMatchObject({ code: "conversation_not_found" });
+    expect((await rawRequest(h.url, "/agents/assistant/demo..dots", message)).status).toBe(202);
+  });
+
+  it("a Lambda function URL event through hono's Lambda adapter (as src/lambda/http.ts serves the app) is refused the same way", async () => {
+    const { runtime, store } = await startRuntime();
+    try {
+      const lambda = handle(createApp(runtime));
+      const event = (rawPath: string) => ({
+        version: "2.0",
+        routeKey: "$default",
+        rawPath,
+        rawQueryString: "",
+        headers: { host: "abc.lambda-url.eu-west-1.on.aws", "content-type": "application/json" },
+        requestContext: { domainName: "abc.lambda-url.eu-west-1.on.aws", http: { method: "POST", path: rawPath, protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: "test" } },
+        body: message,
+        isBase64Encoded: false,
+      });
+      for (const path of paths) {
+        const answer = (await lambda(event(path) as never, {} as never)) as { statusCode: number; body: string };
+        expect(answer.statusCode, path).toBe(400);
+        expect(JSON.parse(answer.body), path).toMatchObject({ code: "invalid_request" });
+      }
+      await expect(store.getConversation({ agent: "assistant", instance: "demo", session: "default" })).rejects.toMatchObject({ code: "conversation_not_found" });
+      expect(((await lambda(event("/agents/assistant/demo") as never, {} as never)) as { statusCode: number }).statusCode).toBe(202);
+    } finally {
+      await runtime.close();
+    }
+  });
+});
+
+describe("checkWrite: every write into an instance, wherever the request names it (issue 33, point 8)", () => {
+  it("asks the check with each route's target (a fork's from its body, with its source) and stores nothing it refuses", async () => {
+    const { runtime, store, gate } = await startRuntime();
+    gate.release();
+    const seen: InstanceWrite[] = [];
+    // Refuses any write into the instance "locked", wherever it is named.
+    const app = createApp(runtime, {
+      checkWrite: (write) => {
+        seen.push(write);
+        return write.target.instance === "locked" ? { status: 404, error: `no instance ${write.target.instance}` } : undefined;
+      },
+    });
+    const call = (method: string, path: string, body?: unknown) =>
+      app.request(path, { method, ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }) });
+    try {
+      const admitted = await call("POST", "/agents/assistant/open?wait=true", { kind: "user", body: "hi", session: "s1" });
+      expect(admitted.status).toBe(200);
+      const { submissionId } = (await admitted.json()) as { submissionId: string };
+      const log = await runtime.records((await store.getConversation({ agent: "assistant", instance: "open", session: "s1" })).id);
+      const from = log.at(-1)!.id;
+
+      seen.length = 0;
+      await call("POST", "/agents/assistant/open/compact", { session: "s1" });
+      await call("POST", "/agents/assistant/open/steer", { body: "x", session: "s1" });
+      await call("POST", "/agents/assistant/open/followup", { body: "x" });
+      await call("POST", `/agents/assistant/open/submissions/${submissionId}/approvals/c1`, { approved: true });
+      await call("POST", `/agents/assistant/open/submissions/${submissionId}/cancel`);
+      await call("POST", "/agents/assistant/open/import?session=s2", "");
+      await call("DELETE", "/agents/assistant/open?session=s9");
+      expect(seen.map((w) => [w.action, w.target])).toEqual([
+        ["compact", { agent: "assistant", instance: "open", session: "s1" }],
+        ["steer", { agent: "assistant", instance: "open", session: "s1" }],
+        ["followUp", { agent: "assistant", instance: "open" }],
+        ["decide", { agent: "assistant", instance: "open" }],
+        ["cancel", { agent: "assistant", instance: "open" }],
+        ["import", { agent: "assistant", instance: "open", session: "s2" }],
+        ["delete", { agent: "assistant", instance: "open", session: "s9" }],
+      ]);
+
+      // A fork's target is its body's: refused as a direct write there would be, nothing copied.
+      seen.length = 0;
+      const forked = await call("POST", "/agents/assistant/open/fork?session=s1", { fromRecordId: from, instance: "locked", session: "copy", message: { kind: "user", body: "go on" } });
+      await expectError(forked, 404, "not_found", /no instance locked/);
+      expect(seen).toEqual([{ action: "fork", target: { agent: "assistant", instance: "locked", session: "copy" }, source: { agent: "assistant", instance: "open", session: "s1" } }]);
+      await expect(store.getConversation({ agent: "assistant", instance: "locked", session: "copy" })).rejects.toMatchObject({ code: "conversation_not_found" });
+      await expectError(await call("POST", "/agents/assistant/locked", { kind: "user", body: "hi" }), 404, "not_found");
+      await expectError(await call("POST", "/agents/assistant/locked/import", ""), 404, "not_found");
+      await expect(store.getConversation({ agent: "assistant", instance: "locked", session: "default" })).rejects.toMatchObject({ code: "conversation_not_found" });
+      // Into the source's own instance (the default target), the fork goes through.
+      const own = await call("POST", "/agents/assistant/open/fork?session=s1", { fromRecordId: from, session: "copy" });
+      expect(own.status, await own.clone().text()).toBe(201);
+      expect(seen.at(-1)).toEqual({ action: "fork", target: { agent: "assistant", instance: "open", session: "copy" }, source: { agent: "assistant", instance: "open", session: "s1" } });
+      // A 403 refusal's code is forbidden.
+      const strict = createApp(runtime, { checkWrite: () => ({ status: 403, error: "read-only" }) });
+      await expectError(await strict.request("/agents/assistant/open", { method: "POST", body: JSON.stringify({ kind: "user", body: "hi" }) }), 403, "forbidden", /read-only/);
+    } finally {
+      await runtime.close();
     }
   });
 });

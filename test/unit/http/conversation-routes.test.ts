@@ -220,5 +220,10 @@ describe.each([
     expect(await taken.json()).toMatchObject({ code: "conversation_exists", error: expect.stringContaining("already has a conversation") });
     expect((await post("/agents/chat/thread/fork", {})).status).toBe(400);
     expect((await post("/agents/chat/missing/fork", { fromRecordId: first.id })).status).toBe(404);
+    // A message a dispatch would refuse is refused before anything is copied.
+    const oversized = await post("/agents/chat/thread/fork", { fromRecordId: first.id, session: "too-big", message: { kind: "user", body: "x".repeat(256 * 1024 + 1) } });
+    expect(oversized.status).toBe(400);
+    expect(await oversized.json()).toMatchObject({ code: "invalid_dispatch", error: expect.stringContaining("body exceeds") });
+    await expect(store.getConversation({ agent: "chat", instance: "thread", session: "too-big" })).rejects.toMatchObject({ code: "conversation_not_found" });
   });
 });

@@ -36,8 +36,10 @@ function pragma(path: string, name: string): unknown {
 const key = { agent: "agent", instance: "inst", session: "default" };
 
 /** Takes a file back to v8's layout: no `wait_check_at`, the deadline index it replaced. */
+/** Takes a file back from version 12 to 11 (deletion marks, ADR 0041). */
+const UNDO_V12 = `ALTER TABLE conversations DROP COLUMN deleting`;
 /** Takes a file back from version 11 to 10 (lean history, ADR 0034). */
-const UNDO_V11 = `DROP INDEX sub_fold; ALTER TABLE submissions DROP COLUMN deltas_folded`;
+const UNDO_V11 = `${UNDO_V12}; DROP INDEX sub_fold; ALTER TABLE submissions DROP COLUMN deltas_folded`;
 /** Takes a file back from version 10 to 9 (durable waits, ADR 0025). */
 const UNDO_V10 = `${UNDO_V11}; DROP TABLE call_waits; ALTER TABLE submissions DROP COLUMN waiting_for; ALTER TABLE submissions DROP COLUMN delayed_until`;
 const UNDO_V9 = `${UNDO_V10}; DROP INDEX sub_wait_check; ALTER TABLE submissions DROP COLUMN wait_check_at;
@@ -145,7 +147,7 @@ describe("sqlite store on a file", () => {
     await store.close();
     expect(pragma(path, "journal_mode")).toBe("wal");
     expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(11);
+    expect(SCHEMA_VERSION).toBe(12);
   });
 
   it("refuses a file written by a newer schema with UnsupportedSchema and leaves it alone", async () => {
@@ -156,7 +158,7 @@ describe("sqlite store on a file", () => {
     db.close();
 
     expect(() => openSqliteStore({ path })).toThrow(expect.objectContaining({ code: "unsupported_schema", name: "UnsupportedSchema" }));
-    expect(() => openSqliteStore({ path })).toThrow(/schema version 12/);
+    expect(() => openSqliteStore({ path })).toThrow(/schema version 13/);
     expect(pragma(path, "user_version"), "the refused file is not rewritten").toBe(SCHEMA_VERSION + 1);
   });
 
@@ -228,6 +230,29 @@ describe("sqlite store on a file", () => {
     await clock.advance(DEFAULT_DELTA_RETENTION_MS);
     expect(await store.foldDeltas()).toBe(1);
     expect(await store.readRecords("conv-old")).toEqual([kept]);
+    await store.close();
+  });
+
+  it("opens a version 11 file (before deletion marks) at version 12: its conversations take admissions, a reservation marks one", async () => {
+    const path = freshPath();
+    const clock = new ManualClock();
+    const before = openSqliteStore({ path, clock });
+    await before.admitSubmission({ id: "old", conversationId: "conv-old", sessionKey: key, input: { kind: "user", body: "o" }, createdAt: clock.now() });
+    await before.cancelSubmission("old", { errorCode: "cancelled", error: "cancelled: bye" });
+    await before.finalizeSettlement("old");
+    await before.close();
+    const db = new DatabaseSync(path);
+    db.exec(`${UNDO_V12}; PRAGMA user_version = 11`);
+    db.close();
+
+    const store = openSqliteStore({ path, clock });
+    expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
+    const { submission } = await store.admitSubmission({ id: "new", conversationId: "conv-new", sessionKey: key, input: { kind: "user", body: "n" }, createdAt: clock.now() });
+    expect(submission.conversationId, "the migrated conversation takes admissions").toBe("conv-old");
+    await store.cancelSubmission("new", { errorCode: "cancelled", error: "cancelled: bye" });
+    await store.finalizeSettlement("new");
+    expect(await store.reserveDeletion(key)).toBe(true);
+    await expect(store.admitSubmission({ id: "refused", conversationId: "conv-x", sessionKey: key, input: { kind: "user", body: "r" }, createdAt: clock.now() })).rejects.toMatchObject({ code: "session_busy" });
     await store.close();
   });
 
