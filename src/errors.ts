@@ -150,6 +150,28 @@ export class InvalidRequest extends HarnessError {
   }
 }
 
+/**
+ * The policy refused the caller this action on this target (ADR 0043). Checked before the runtime
+ * reads or writes anything, so a refusal says nothing of whether the target exists.
+ */
+export class Forbidden extends HarnessError {
+  readonly action: string;
+  constructor(action: string, what: string) {
+    super("forbidden", `forbidden: ${action} on ${what}`);
+    this.action = action;
+  }
+}
+
+/**
+ * The caller could not be authenticated because what verifies credentials is out of reach (a JWT
+ * issuer's key set that cannot be fetched): a 503, never a pass.
+ */
+export class AuthUnavailable extends HarnessError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("auth_unavailable", message, options);
+  }
+}
+
 export class RuntimeClosed extends HarnessError {
   constructor() {
     super("runtime_closed", "runtime is closed");

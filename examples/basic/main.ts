@@ -20,7 +20,9 @@
  * Environment: PORT (8484; 0 = any free port), HOST (127.0.0.1), DATA_DIR (./harness-data),
  * MODEL ("provider/model"; unset = keyless), LEASE_MS (10000), LOG_LEVEL (info | debug),
  * CORS_ORIGINS (comma-separated origins whose pages may call the API from a browser; unset =
- * none: a page of another origin is refused with 403).
+ * none: a page of another origin is refused with 403), HARNESS_BEARER_TOKEN (the operator's token),
+ * AUTH_ISSUER + AUTH_AUDIENCE [+ AUTH_JWKS_URL, AUTH_OWNER_CLAIM] (users signed in by an OIDC
+ * issuer, each reaching the instance named by their `sub`): with either, every request needs a token.
  */
 import { join, resolve } from "node:path";
 import { closeOnSignals, serve } from "../../src/server/server.ts";
@@ -34,6 +36,7 @@ import { resolveModel } from "../../src/agent/models.ts";
 import { openSqliteStore } from "../../src/sqlite/index.ts";
 import { parseCorsOrigins } from "../../src/http/cors-origins.ts";
 import { agents } from "./agents.ts";
+import { authFromEnv, type EnvAuth } from "../../src/auth/auth-from-env.ts";
 
 const env = process.env;
 const port = env.PORT === undefined || env.PORT === "" ? 8484 : Number(env.PORT);
@@ -46,6 +49,13 @@ if (!Number.isFinite(leaseMs) || leaseMs < 300) fail(`LEASE_MS must be at least 
 let corsOrigins: string[] = [];
 try {
   corsOrigins = parseCorsOrigins(env.CORS_ORIGINS);
+} catch (err) {
+  fail((err as Error).message);
+}
+
+let auth: EnvAuth | undefined;
+try {
+  auth = authFromEnv(env);
 } catch (err) {
   fail((err as Error).message);
 }
@@ -83,10 +93,16 @@ const runtime = createRuntime({
   flushPolicy: { bytes: 0, intervalMs: 0 },
   observers: [consoleObserver({ write: stdoutLine })],
   interceptors: debug ? [consoleTimingInterceptor({ write: stdoutLine })] : [],
+  ...(auth ? { authorize: auth.authorize } : {}),
 });
 
 await runtime.start();
-const server = await serve(runtime, { port, hostname, cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined }).catch(cannotListen);
+const server = await serve(runtime, {
+  port,
+  hostname,
+  cors: corsOrigins.length > 0 ? { origins: corsOrigins } : undefined,
+  ...(auth ? { auth } : {}),
+}).catch(cannotListen);
 closeOnSignals(server, runtime, {
   onSignal: (signal) => log(`${signal}: closing (in-flight work is released, not failed)`),
 });
@@ -94,7 +110,7 @@ closeOnSignals(server, runtime, {
 const base = server.url;
 const modelName = env.MODEL ? `${env.MODEL}` : "local-echo (keyless)";
 console.log(`resolute-harness basic example listening on ${base}
-  model: ${modelName}   data: ${dataDir}   pid: ${process.pid}${corsOrigins.length > 0 ? `\n  browser pages allowed from: ${corsOrigins.join(", ")}` : ""}
+  model: ${modelName}   data: ${dataDir}   pid: ${process.pid}${corsOrigins.length > 0 ? `\n  browser pages allowed from: ${corsOrigins.join(", ")}` : ""}${auth ? `\n  auth: ${auth.describe.join(" + ")} (every /agents and /attachments request needs a token)` : ""}
 Try:
   curl -s ${base}/agents/assistant/demo -d '{"kind":"user","body":"what time is it?"}'
   curl -s '${base}/agents/assistant/demo?wait=true' -d '{"kind":"user","body":"hello there"}'

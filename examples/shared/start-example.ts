@@ -9,6 +9,7 @@ import { checkPortFree } from "../../src/server/port-check.ts";
 import type { Interceptor, Observer } from "../../src/ports/observer.ts";
 import { RUNTIME_DEFAULTS } from "../../src/runtime/defaults.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
+import { authFromEnv, type EnvAuth } from "../../src/auth/auth-from-env.ts";
 import { openSqliteStore } from "../../src/sqlite/index.ts";
 import { consoleObserver, consoleTimingInterceptor } from "../../src/logging/console.ts";
 import { exampleFail, log, type ExampleSettings } from "./settings.ts";
@@ -53,6 +54,12 @@ export async function startExample(options: ExampleOptions): Promise<RunningExam
   };
   // Before the runtime starts (it would pick up work left in DATA_DIR): a busy port fails now.
   await checkPortFree(settings.port, settings.hostname).catch(cannotListen);
+  let auth: EnvAuth | undefined;
+  try {
+    auth = authFromEnv(process.env);
+  } catch (err) {
+    exampleFail(settings.name, (err as Error).message);
+  }
   const store = openSqliteStore({ path: join(settings.dataDir, "harness.db") });
   const interceptors: Interceptor[] = settings.debug ? [consoleTimingInterceptor()] : [];
   const runtime = createRuntime({
@@ -66,6 +73,7 @@ export async function startExample(options: ExampleOptions): Promise<RunningExam
     flushPolicy: { bytes: 0, intervalMs: 0 },
     observers: [consoleObserver(), ...(options.observers ?? [])],
     interceptors,
+    ...(auth ? { authorize: auth.authorize } : {}),
   });
   await runtime.start();
   const routes = options.routes;
@@ -73,6 +81,7 @@ export async function startExample(options: ExampleOptions): Promise<RunningExam
     port: settings.port,
     hostname: settings.hostname,
     middleware: options.middleware,
+    ...(auth ? { auth } : {}),
     checkWrite: options.checkWrite,
     cors: settings.corsOrigins.length > 0 ? { origins: settings.corsOrigins } : undefined,
     routes: routes && ((app) => routes(app, runtime)),
@@ -82,7 +91,7 @@ export async function startExample(options: ExampleOptions): Promise<RunningExam
   });
   const base = server.url;
   console.log(`resolute-harness ${settings.name} example listening on ${base}
-  model: ${options.model}   data: ${settings.dataDir}   pid: ${process.pid}${settings.corsOrigins.length > 0 ? `\n  browser pages allowed from: ${settings.corsOrigins.join(", ")}` : ""}
+  model: ${options.model}   data: ${settings.dataDir}   pid: ${process.pid}${settings.corsOrigins.length > 0 ? `\n  browser pages allowed from: ${settings.corsOrigins.join(", ")}` : ""}${auth ? `\n  auth: ${auth.describe.join(" + ")} (every /agents and /attachments request needs a token)` : ""}
 Try:
 ${options.tryLines(base).map((line) => `  ${line}`).join("\n")}`);
   return { runtime, server };

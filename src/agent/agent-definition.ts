@@ -7,6 +7,12 @@ export interface InitializeContext {
   session: string;
   /** Reads a secret or setting ("" when absent); defaults to the process environment. */
   env: (name: string) => string;
+  /**
+   * Who the run acts for: the principal id of the caller who dispatched its message (a subagent's
+   * is its parent's), for tools that act on the user's behalf (ADR 0043). Absent without
+   * authentication, and for a manual compaction.
+   */
+  principalId?: string;
 }
 
 /**

@@ -16,6 +16,7 @@ import { consoleObserver, consoleTimingInterceptor } from "../logging/console.ts
 import { stdoutLine } from "../logging/stdout-lines.ts";
 import { RUNTIME_DEFAULTS } from "../runtime/defaults.ts";
 import { createRuntime } from "../runtime/runtime.ts";
+import { authFromEnv, type EnvAuth } from "../auth/auth-from-env.ts";
 import { openSqliteStore } from "../sqlite/index.ts";
 
 /** What `harness dev` passes its server. */
@@ -71,6 +72,12 @@ const names = Object.keys(mod.agents);
 if (names.length === 0) await fail(`${shown(settings.agentsModule)} exports no agents: export const agents = { assistant: { initialize: … } }`);
 
 const log = (line: string) => stdoutLine(line);
+let auth: EnvAuth | undefined;
+try {
+  auth = authFromEnv(process.env);
+} catch (err) {
+  await fail((err as Error).message);
+}
 const runtime = createRuntime({
   agents: mod.agents,
   subagents: mod.subagents,
@@ -83,11 +90,13 @@ const runtime = createRuntime({
   flushPolicy: { bytes: 0, intervalMs: 0 },
   observers: [consoleObserver({ write: log }), ...(mod.observers ?? [])],
   interceptors: [...(settings.debug ? [consoleTimingInterceptor({ write: log })] : []), ...(mod.interceptors ?? [])],
+  ...(auth ? { authorize: auth.authorize } : {}),
 });
 await runtime.start();
 const server = await serve(runtime, {
   port: settings.port,
   hostname: settings.hostname,
+  ...(auth ? { auth } : {}),
   routes: (app) => mountChatPage(app, { agents: names }),
 }).catch((err: unknown) => fail(listenFailureHint(err) ?? String(err)));
 closeOnSignals(server, runtime, {
@@ -96,5 +105,5 @@ closeOnSignals(server, runtime, {
 
 const env = settings.envFile && existsSync(settings.envFile) ? ` · env: ${shown(settings.envFile)}` : "";
 console.log(
-  `harness dev · ${server.url} (chat page at /, API at /agents/<agent>/<instance>) · agents: ${names.join(", ")} from ${shown(settings.agentsModule)} · data: ${shown(join(settings.dataDir, "harness.db"))}${env} · saving a file reloads`,
+  `harness dev · ${server.url} (chat page at /, API at /agents/<agent>/<instance>) · agents: ${names.join(", ")} from ${shown(settings.agentsModule)} · data: ${shown(join(settings.dataDir, "harness.db"))}${env}${auth ? ` · auth: ${auth.describe.join(" + ")}` : ""} · saving a file reloads`,
 );

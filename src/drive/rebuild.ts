@@ -55,9 +55,11 @@ export function inputRecord(input: DispatchMessage): RecordBody {
     const payload: RecordPayloads["signal"] = { type: input.signal?.type ?? "signal", body: input.body };
     if (input.signal?.sender !== undefined) payload.sender = input.signal.sender;
     if (input.signal?.tag !== undefined) payload.tag = input.signal.tag;
+    if (input.principalId !== undefined) payload.principalId = input.principalId;
     return { kind: "signal", payload };
   }
   const payload: RecordPayloads["user_message"] = { body: input.body };
   if (input.attachments !== undefined && input.attachments.length > 0) payload.attachments = input.attachments;
+  if (input.principalId !== undefined) payload.principalId = input.principalId;
   return { kind: "user_message", payload };
 }

@@ -98,6 +98,7 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
         instance: sub.sessionKey.instance,
         session: sub.sessionKey.session,
         env: ctx.env,
+        ...(sub.input.principalId !== undefined ? { principalId: sub.input.principalId } : {}),
       });
       validateAgentSetup(setup);
     } catch (err) {

@@ -62,6 +62,7 @@ export function answerDrafts(wait: CallWait, answer: CallAnswer, now: number): R
         approved: answer.approved,
         ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
         ...(answer.expired ? { expired: true as const } : {}),
+        ...(answer.decidedBy !== undefined ? { decidedBy: answer.decidedBy } : {}),
       },
     });
     if (!answer.approved) drafts.push(outcome({ content: [{ type: "text", text: denialText(answer) }], isError: true }));

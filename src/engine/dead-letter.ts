@@ -92,7 +92,7 @@ export async function handleDeadLetter(ctx: AttemptContext, doorbell: Doorbell):
 async function maxAttemptsOf(ctx: AttemptContext, sub: Submission): Promise<number> {
   const definition = ctx.definitions.get(sub.sessionKey.agent);
   if (!definition) throw new Error(`unknown agent: ${sub.sessionKey.agent}`);
-  const setup = await definition.initialize({ ...sub.sessionKey, env: ctx.env });
+  const setup = await definition.initialize({ ...sub.sessionKey, env: ctx.env, ...(sub.input.principalId !== undefined ? { principalId: sub.input.principalId } : {}) });
   validateAgentSetup(setup);
   return agentBudgets(setup).maxAttempts;
 }

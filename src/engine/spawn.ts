@@ -44,7 +44,8 @@ export function taskSpawner(
         admitted = await admit(ctx, {
           key: { agent, instance: child.instance, session: child.session },
           dispatchId: child.submissionId,
-          message: { kind: "user", body: prompt },
+          // A child runs as its parent's principal (ADR 0043).
+          message: { kind: "user", body: prompt, ...(parent.input.principalId !== undefined ? { principalId: parent.input.principalId } : {}) },
           parent: { submissionId: parent.id, callId, conversationId: parent.conversationId, depth: parent.depth },
         });
       } catch (err) {

@@ -11,6 +11,7 @@ import { mountSubmissionRoutes } from "./submission-routes.ts";
 import { mountApprovalRoutes, mountCallbackRoute } from "./wait-routes.ts";
 import { mountAttachmentRoutes } from "./attachment-routes.ts";
 import { mountConversationRoutes } from "./conversation-routes.ts";
+import { callerMiddleware, type AppEnv, type AuthOptions } from "./caller.ts";
 import { checkWrite, type WriteCheck } from "./write-check.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
@@ -51,6 +52,13 @@ export interface AppOptions {
    * larger files take a direct upload.
    */
   maxUploadBytes?: number;
+  /**
+   * Who is calling (ADR 0043): every `/agents` and `/attachments` route authenticates the request
+   * (none → 401 with a `WWW-Authenticate` challenge) and reaches the runtime only as that principal
+   * (`Runtime.as`), so the runtime's policy decides what it may touch. Without it every caller is
+   * the operator. `/healthz` stays open; `/callbacks` keeps its own `callbacks.middleware`.
+   */
+  auth?: AuthOptions;
   /** Mounted before the `/agents` and `/attachments` routes (auth, rate limits…); `/healthz` stays open. */
   middleware?: MiddlewareHandler[];
   /**
@@ -146,7 +154,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     retryMs: opts.retryMs,
   };
 
-  const app = new Hono();
+  const app = new Hono<AppEnv>();
   app.onError((err, c) => toErrorResponse(c, err, log));
   app.notFound((c) => errorResponse(c, 404, { error: "not found", code: "not_found" }));
 
@@ -171,10 +179,12 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
 
   app.get("/healthz", (c) => c.text("ok"));
 
-  for (const mw of options.middleware ?? []) {
-    app.use("/agents/*", mw);
-    app.use("/attachments", mw);
-    app.use("/attachments/*", mw);
+  // The API's prefixes: each is authenticated, then handed the runtime as its caller.
+  const api = ["/agents/*", "/attachments", "/attachments/*"];
+  const caller = callerMiddleware(runtime, options.auth);
+  for (const path of api) {
+    for (const mw of options.middleware ?? []) app.use(path, mw);
+    app.use(path, caller);
   }
   for (const mw of options.callbacks?.middleware ?? options.middleware ?? []) app.use("/callbacks/*", mw);
   const maxUploadBytes = options.maxUploadBytes ?? Math.max(...Object.values(runtime.attachmentLimits().policy));
@@ -195,14 +205,14 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     if (c.req.method === "POST" && c.req.path === "/attachments") return next();
     return c.req.method === "POST" && c.req.path.startsWith("/agents/") && c.req.path.endsWith("/import") ? importLimit(c, next) : limit(c, next);
   });
-  mountAttachmentRoutes(app, runtime, maxUploadBytes);
+  mountAttachmentRoutes(app, maxUploadBytes);
 
   const writes = options.checkWrite;
   app.post("/agents/:agent/:instance", async (c) => {
     const json = await readJsonObject(c);
     const body = parseDispatchBody(json);
     await checkWrite(writes, c, { action: "dispatch", target: { ...pathIds(c), ...(body.session !== undefined ? { session: body.session } : {}) } });
-    const admitted = await runtime.dispatch({
+    const admitted = await c.var.caller.dispatch({
       ...pathIds(c),
       session: body.session,
       dispatchId: body.dispatchId,
@@ -215,11 +225,11 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     const text = await c.req.text();
     const body = parseCompactBody(text.trim() === "" ? {} : parseJsonObject(text));
     await checkWrite(writes, c, { action: "compact", target: { ...pathIds(c), ...(body.session !== undefined ? { session: body.session } : {}) } });
-    return admittedResponse(c, await runtime.compact({ ...pathIds(c), session: body.session }));
+    return admittedResponse(c, await c.var.caller.compact({ ...pathIds(c), session: body.session }));
   });
 
   /** 202 with the ids; with `?wait=true`, 200 with the settled outcome (or 202 once `maxRequestWaitMs` passed). */
-  async function admittedResponse(c: Context, admitted: { submissionId: string; conversationId: string }): Promise<Response> {
+  async function admittedResponse(c: Context<AppEnv>, admitted: { submissionId: string; conversationId: string }): Promise<Response> {
     const ids = { submissionId: admitted.submissionId, conversationId: admitted.conversationId };
     if (!isTrue(c.req.query("wait"))) return c.json(ids, 202);
 
@@ -230,7 +240,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     ]);
     let settled;
     try {
-      settled = await runtime.wait(admitted.submissionId, { signal: stop });
+      settled = await c.var.caller.wait(admitted.submissionId, { signal: stop });
     } catch (err) {
       // Out of time (or shutting down): the work goes on; the client follows it on the stream.
       if (stop.aborted) return c.json(ids, 202);
@@ -240,41 +250,42 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   }
 
   /** The steer and follow-up handlers: the same request, for one or the other runtime call. */
-  const inboxHandler = (action: "steer" | "followUp", accept: Runtime["steer"]) => async (c: Context) => {
+  const inboxHandler = (method: "steer" | "followUp") => async (c: Context<AppEnv>) => {
     const body = parseInjectBody(await readJsonObject(c));
-    await checkWrite(writes, c, { action, target: { ...pathIds(c), ...(body.session !== undefined ? { session: body.session } : {}) } });
-    await accept({ ...pathIds(c), session: body.session, body: body.body });
+    await checkWrite(writes, c, { action: method, target: { ...pathIds(c), ...(body.session !== undefined ? { session: body.session } : {}) } });
+    await c.var.caller[method]({ ...pathIds(c), session: body.session, body: body.body });
     return c.json({ status: "injected" }, 200);
   };
-  const steerHandler = inboxHandler("steer", (request) => runtime.steer(request));
-  const followUpHandler = inboxHandler("followUp", (request) => runtime.followUp(request));
+  const steerHandler = inboxHandler("steer");
+  const followUpHandler = inboxHandler("followUp");
   app.post("/agents/:agent/:instance/steer", steerHandler);
   app.post("/agents/:agent/:instance/followup", followUpHandler);
 
-  mountSubmissionRoutes(app, runtime);
-  mountApprovalRoutes(app, runtime, writes);
+  mountSubmissionRoutes(app);
+  mountApprovalRoutes(app, writes);
   mountCallbackRoute(app, runtime);
-  mountConversationRoutes(app, runtime, writes);
+  mountConversationRoutes(app, writes);
 
   app.post("/agents/:agent/:instance/submissions/:submissionId/cancel", async (c) => {
     const text = await c.req.text();
     const { reason } = parseCancelBody(text.trim() === "" ? {} : parseJsonObject(text));
     await checkWrite(writes, c, { action: "cancel", target: pathIds(c) });
-    const result = await runtime.cancel(c.req.param("submissionId") ?? "", reason, pathIds(c));
+    const result = await c.var.caller.cancel(c.req.param("submissionId") ?? "", reason, pathIds(c));
     return c.json(result, result.status === "cancelling" ? 202 : 200);
   });
 
   app.get("/agents/:agent/:instance", async (c) => {
-    const conversation = await runtime.conversation({ ...pathIds(c), session: c.req.query("session") });
+    const caller = c.var.caller;
+    const conversation = await caller.conversation({ ...pathIds(c), session: c.req.query("session") });
     const key = conversation.key;
     const afterId = c.req.header("Last-Event-ID") || c.req.query("lastEventId") || "";
-    const first = await firstPage(runtime, key, conversation.id, afterId);
+    const first = await firstPage(caller, key, conversation.id, afterId);
     // Nothing to send and nothing coming: 204 makes a browser EventSource stop reconnecting.
     if (first.records.length === 0 && !first.live) return c.body(null, 204);
     c.header("X-Accel-Buffering", "no");
     return streamSSE(c, async (stream) => {
       try {
-        await tailRecords(stream, runtime, { key, conversationId: conversation.id, afterId, first }, timing, options.shutdown);
+        await tailRecords(stream, caller, { key, conversationId: conversation.id, afterId, first }, timing, options.shutdown);
       } catch (err) {
         // Headers are gone: end the stream; the client resumes from its last id.
         log(`GET ${c.req.path} stream failed`, err);
@@ -282,8 +293,8 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     });
   });
 
-  return app;
-
+  // Routes a user adds (a webhook, a page) sit outside the API and its caller: a plain Hono.
+  return app as unknown as Hono;
 }
 
 /**
@@ -312,7 +323,7 @@ function hasDotSegment(path: string): boolean {
 }
 
 /** The agent and instance of the path, unchecked (the runtime checks them). */
-function pathIds(c: Context): { agent: string; instance: string } {
+function pathIds(c: Context<AppEnv>): { agent: string; instance: string } {
   return { agent: c.req.param("agent") ?? "", instance: c.req.param("instance") ?? "" };
 }
 

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
+import type { AppEnv } from "./caller.ts";
 import { bodyLimit } from "hono/body-limit";
 import { isHarnessError } from "../errors.ts";
-import type { Runtime } from "../runtime/runtime.ts";
 import { errorResponse, RequestError } from "./http-errors.ts";
 import { readJsonObject } from "./request-body.ts";
 
@@ -23,9 +23,9 @@ const DIGEST = /^sha256:[0-9a-f]{64}$/;
  *   blob storage takes no direct uploads (the embedded shape: `POST /attachments` takes every size).
  * - `GET /attachments/:digest` → the bytes, with their media type.
  */
-export function mountAttachmentRoutes(app: Hono, runtime: Runtime, maxUploadBytes: number): void {
+export function mountAttachmentRoutes(app: Hono<AppEnv>, maxUploadBytes: number): void {
   app.get("/attachments/limits", (c) => {
-    const { policy, directUploads } = runtime.attachmentLimits();
+    const { policy, directUploads } = c.var.caller.attachmentLimits();
     return c.json({ types: policy, maxUploadBytes, directUploads });
   });
 
@@ -35,7 +35,7 @@ export function mountAttachmentRoutes(app: Hono, runtime: Runtime, maxUploadByte
       maxSize: maxUploadBytes,
       onError: (c) =>
         errorResponse(c, 413, {
-          error: `attachment exceeds the ${maxUploadBytes} bytes POST /attachments takes${runtime.attachmentLimits().directUploads ? ": upload it with POST /attachments/uploads" : ""}`,
+          error: `attachment exceeds the ${maxUploadBytes} bytes POST /attachments takes${c.var.caller.attachmentLimits().directUploads ? ": upload it with POST /attachments/uploads" : ""}`,
           code: "payload_too_large",
         }),
     }),
@@ -43,7 +43,7 @@ export function mountAttachmentRoutes(app: Hono, runtime: Runtime, maxUploadByte
       const contentType = c.req.header("content-type") ?? "";
       if (contentType === "") throw new RequestError(400, "invalid_request", "Content-Type is required: the attachment's media type");
       const data = new Uint8Array(await c.req.arrayBuffer());
-      const ref = await runtime.uploadAttachment({ contentType, data });
+      const ref = await c.var.caller.uploadAttachment({ contentType, data });
       return c.json(ref, 201);
     },
   );
@@ -54,11 +54,11 @@ export function mountAttachmentRoutes(app: Hono, runtime: Runtime, maxUploadByte
     if (typeof digest !== "string") throw new RequestError(400, "invalid_request", "digest must be a string");
     if (typeof mediaType !== "string") throw new RequestError(400, "invalid_request", "mediaType must be a string");
     if (typeof size !== "number") throw new RequestError(400, "invalid_request", "size must be a number");
-    return c.json(await runtime.createAttachmentUpload({ digest, mediaType, size }), 201);
+    return c.json(await c.var.caller.createAttachmentUpload({ digest, mediaType, size }), 201);
   });
 
   app.post("/attachments/uploads/:uploadId/complete", async (c) => {
-    return c.json(await runtime.completeAttachmentUpload(c.req.param("uploadId")), 200);
+    return c.json(await c.var.caller.completeAttachmentUpload(c.req.param("uploadId")), 200);
   });
 
   app.get("/attachments/:digest", async (c) => {
@@ -66,7 +66,7 @@ export function mountAttachmentRoutes(app: Hono, runtime: Runtime, maxUploadByte
     if (!DIGEST.test(digest)) throw new RequestError(400, "invalid_request", `invalid digest ${JSON.stringify(digest)}: expected "sha256:<64 hex>"`);
     let found;
     try {
-      found = await runtime.attachment(digest);
+      found = await c.var.caller.attachment(digest);
     } catch (err) {
       if (isHarnessError(err, "attachment_not_found")) return errorResponse(c, 404, { error: err.message, code: "attachment_not_found" });
       throw err;

@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
+import type { AppEnv } from "./caller.ts";
 import { stream } from "hono/streaming";
-import type { Runtime } from "../runtime/runtime.ts";
 import { DEFAULT_SESSION } from "../protocol/limits.ts";
 import { RequestError } from "./http-errors.ts";
 import { parseForkBody, readJsonObject } from "./request-body.ts";
@@ -27,7 +27,7 @@ import { checkWrite, type WriteCheck } from "./write-check.ts";
  *   into it. 201 `{agent, instance, session, conversationId, records, submissionId?}`; 400 when
  *   the record is not the conversation's or the target session has a conversation already.
  */
-export function mountConversationRoutes(app: Hono, runtime: Runtime, writes?: WriteCheck): void {
+export function mountConversationRoutes(app: Hono<AppEnv>, writes?: WriteCheck): void {
   /** The path's session address (`session` from the query). */
   const pathAddress = (c: Context) => {
     const session = c.req.query("session");
@@ -36,7 +36,7 @@ export function mountConversationRoutes(app: Hono, runtime: Runtime, writes?: Wr
   app.delete("/agents/:agent/:instance", async (c) => {
     const session = c.req.query("session");
     await checkWrite(writes, c, { action: "delete", target: pathAddress(c) });
-    await runtime.deleteConversation({
+    await c.var.caller.deleteConversation({
       agent: c.req.param("agent") ?? "",
       instance: c.req.param("instance") ?? "",
       session,
@@ -46,7 +46,7 @@ export function mountConversationRoutes(app: Hono, runtime: Runtime, writes?: Wr
   });
 
   app.get("/agents/:agent/:instance/export", async (c) => {
-    const exported = await runtime.exportConversation({
+    const exported = await c.var.caller.exportConversation({
       agent: c.req.param("agent") ?? "",
       instance: c.req.param("instance") ?? "",
       session: c.req.query("session"),
@@ -62,7 +62,7 @@ export function mountConversationRoutes(app: Hono, runtime: Runtime, writes?: Wr
 
   app.post("/agents/:agent/:instance/import", async (c) => {
     await checkWrite(writes, c, { action: "import", target: pathAddress(c) });
-    const imported = await runtime.importConversation(
+    const imported = await c.var.caller.importConversation(
       { agent: c.req.param("agent") ?? "", instance: c.req.param("instance") ?? "", session: c.req.query("session") },
       await c.req.text(),
     );
@@ -75,7 +75,7 @@ export function mountConversationRoutes(app: Hono, runtime: Runtime, writes?: Wr
     const source = pathAddress(c);
     const target = { agent: source.agent, instance: body.instance ?? source.instance, ...(body.session !== undefined ? { session: body.session } : {}) };
     await checkWrite(writes, c, { action: "fork", target, source });
-    const forked = await runtime.fork({
+    const forked = await c.var.caller.fork({
       agent: c.req.param("agent") ?? "",
       instance: c.req.param("instance") ?? "",
       session: c.req.query("session"),

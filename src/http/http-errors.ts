@@ -42,6 +42,8 @@ const STATUS_BY_CODE: Partial<Record<HarnessErrorCode, ContentfulStatusCode>> = 
   already_answered: 409,
   runtime_closed: 503,
   schema_checker_busy: 503,
+  forbidden: 403,
+  auth_unavailable: 503,
 };
 
 /** A JSON error response (`application/json`). */

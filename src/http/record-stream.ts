@@ -1,6 +1,9 @@
 import type { SSEStreamingApi } from "hono/streaming";
 import { isStreamingDeltaKind, type ConversationRecord } from "../protocol/records.ts";
 import type { Runtime } from "../runtime/runtime.ts";
+
+/** What a stream reads through: the runtime, or its face for one caller (`Runtime.as`). */
+export type RecordSource = Pick<Runtime, "records" | "sessionLive" | "onAppend">;
 import type { SessionKey } from "../protocol/dispatch.ts";
 
 /** Timing of one record stream (see `AppOptions` for the meaning and defaults). */
@@ -17,7 +20,7 @@ export const STREAM_PAGE = 256;
 
 /** The first page after `afterId` and whether the session is live, read in the order the tail needs. */
 export async function firstPage(
-  runtime: Runtime,
+  runtime: RecordSource,
   key: SessionKey,
   conversationId: string,
   afterId: string,
@@ -131,7 +134,7 @@ const RUN_GOES_ON = new Set<string>([
  */
 export async function tailRecords(
   stream: SSEStreamingApi,
-  runtime: Runtime,
+  runtime: RecordSource,
   from: TailStart,
   timing: StreamTiming,
   shutdown: AbortSignal | undefined,

@@ -1,4 +1,5 @@
 import type { Context, Hono } from "hono";
+import type { AppEnv } from "./caller.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { RequestError } from "./http-errors.ts";
 
@@ -10,9 +11,9 @@ import { RequestError } from "./http-errors.ts";
  *
  * Query values are decoded here; the runtime checks them (400 `invalid_request` names the field).
  */
-export function mountSubmissionRoutes(app: Hono, runtime: Runtime): void {
+export function mountSubmissionRoutes(app: Hono<AppEnv>): void {
   app.get("/agents/:agent/:instance/submissions", async (c) => {
-    const page = await runtime.listSubmissions({
+    const page = await c.var.caller.listSubmissions({
       ...instanceOf(c),
       session: c.req.query("session"),
       status: c.req.query("status"),
@@ -23,7 +24,7 @@ export function mountSubmissionRoutes(app: Hono, runtime: Runtime): void {
   });
 
   app.get("/agents/:agent/:instance/submissions/:submissionId", async (c) => {
-    const detail = await runtime.submission({ ...instanceOf(c), submissionId: c.req.param("submissionId") ?? "" });
+    const detail = await c.var.caller.submission({ ...instanceOf(c), submissionId: c.req.param("submissionId") ?? "" });
     return c.json(detail, 200);
   });
 }

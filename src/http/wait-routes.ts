@@ -1,4 +1,5 @@
 import type { Context, Hono } from "hono";
+import type { AppEnv } from "./caller.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { parseCallbackBody, parseDecisionBody, readJsonObject } from "./request-body.ts";
 import { checkWrite, type WriteCheck } from "./write-check.ts";
@@ -13,11 +14,11 @@ import { checkWrite, type WriteCheck } from "./write-check.ts";
  * - `GET /agents/:agent/:instance/approvals?session=`: `{approvals}`, the calls the session waits on a
  *   decision for.
  */
-export function mountApprovalRoutes(app: Hono, runtime: Runtime, writes?: WriteCheck): void {
+export function mountApprovalRoutes(app: Hono<AppEnv>, writes?: WriteCheck): void {
   app.post("/agents/:agent/:instance/submissions/:submissionId/approvals/:callId", async (c) => {
     const body = parseDecisionBody(await readJsonObject(c));
     await checkWrite(writes, c, { action: "decide", target: { agent: c.req.param("agent") ?? "", instance: c.req.param("instance") ?? "" } });
-    const decision = await runtime.decide({
+    const decision = await c.var.caller.decide({
       agent: c.req.param("agent") ?? "",
       instance: c.req.param("instance") ?? "",
       submissionId: c.req.param("submissionId") ?? "",
@@ -29,7 +30,7 @@ export function mountApprovalRoutes(app: Hono, runtime: Runtime, writes?: WriteC
   });
 
   app.get("/agents/:agent/:instance/approvals", async (c) => {
-    const approvals = await runtime.pendingApprovals({ agent: c.req.param("agent") ?? "", instance: c.req.param("instance") ?? "", session: c.req.query("session") });
+    const approvals = await c.var.caller.pendingApprovals({ agent: c.req.param("agent") ?? "", instance: c.req.param("instance") ?? "", session: c.req.query("session") });
     return c.json({ approvals }, 200);
   });
 }
@@ -40,7 +41,7 @@ export function mountApprovalRoutes(app: Hono, runtime: Runtime, writes?: WriteC
  * `already_answered` (another answer stands), `already_settled`; 404 `callback_not_found` (unknown,
  * closed or expired); 400 a body with neither or both.
  */
-export function mountCallbackRoute(app: Hono, runtime: Runtime): void {
+export function mountCallbackRoute(app: Hono<AppEnv>, runtime: Runtime): void {
   app.post("/callbacks/:callbackId", async (c: Context) => {
     const body = parseCallbackBody(await readJsonObject(c));
     return c.json(await runtime.resolveCallback(c.req.param("callbackId") ?? "", body as Parameters<Runtime["resolveCallback"]>[1]), 200);

@@ -17,7 +17,7 @@ const app = createApp(h.runtime, {
   pollMs: h.settings.streamPoll.pollMs,
   maxPollMs: h.settings.streamPoll.maxPollMs,
   cors: h.settings.corsOrigins.length > 0 ? { origins: h.settings.corsOrigins } : undefined,
-  middleware: h.httpMiddleware,
+  auth: h.httpAuth,
   // Third parties answering callbacks get their own token, never the API's (the construct's `callbacks`).
   callbacks: h.callbackMiddleware ? { middleware: h.callbackMiddleware } : undefined,
   log: (message, err) => h.logger.error(message, { error: errorFields(err) }),

@@ -19,6 +19,7 @@ import { createRuntime, type Runtime } from "../runtime/runtime.ts";
 // into the cold start (the store loads it on first use: s3-client.ts).
 import { createDynamoStore } from "../dynamodb/dynamo-store.ts";
 import { bearerAuth } from "../http/bearer-auth.ts";
+import { authFromEnv, type EnvAuth } from "../auth/auth-from-env.ts";
 import { checkAgentsModule, type HarnessAgentsModule } from "./agents-module.ts";
 import { loadSecrets, plainSecretLikeNames } from "./secrets.ts";
 import { readSettings, subagentLimitsFromEnv, type LambdaSettings } from "./settings.ts";
@@ -36,8 +37,12 @@ export interface Wiring {
   metrics: Metrics;
   /** The queue URL of an event source ARN (the work queue's without a request). */
   queueUrlOf(eventSourceArn: string): Promise<string>;
-  /** Middleware the HTTP app mounts (bearer auth when configured). */
-  httpMiddleware: MiddlewareHandler[];
+  /**
+   * Who may call the HTTP app (ADR 0043): the operator's `HARNESS_BEARER_TOKEN` and/or users' JWTs
+   * (`AUTH_ISSUER`, `AUTH_AUDIENCE`, …); undefined when the function URL's IAM (or API Gateway)
+   * authenticates callers instead.
+   */
+  httpAuth?: EnvAuth;
   /** Middleware of `/callbacks/*` when it has its own bearer token (`HARNESS_CALLBACK_TOKEN`); else the app's. */
   callbackMiddleware?: MiddlewareHandler[];
   /** The tracing modules' hooks (none unless the construct's `tracing` option bundled one). */
@@ -76,6 +81,7 @@ function build(given: HandlerAgents, tracing: readonly LambdaTracingHooks[]): Wi
     ? { agents: namesOnlyAgents(given), subagentLimits: subagentLimitsFromEnv() }
     : checkAgentsModule(given);
   const settings = readSettings();
+  const httpAuth = authFromEnv(process.env);
   const logger = new Logger({ serviceName: settings.serviceName });
   const plain = plainSecretLikeNames();
   if (plain.length > 0) {
@@ -105,6 +111,7 @@ function build(given: HandlerAgents, tracing: readonly LambdaTracingHooks[]): Wi
     interceptors: [...tracing.flatMap((t) => t.interceptors ?? []), ...(mod.interceptors ?? [])],
     subagents: mod.subagents,
     subagentLimits: mod.subagentLimits,
+    ...(httpAuth ? { authorize: httpAuth.authorize } : {}),
     directUploads: lazyDirectUploads(settings.bucketName),
     ...(settings.conversationRetentionMs !== undefined ? { conversationRetentionMs: settings.conversationRetentionMs } : {}),
     onObserverError: (err) => logger.error("observer failed", { error: errorFields(err) }),
@@ -117,7 +124,7 @@ function build(given: HandlerAgents, tracing: readonly LambdaTracingHooks[]): Wi
     logger,
     metrics,
     queueUrlOf: queueUrlResolver(sqs, settings.queueUrl),
-    httpMiddleware: httpMiddleware(settings),
+    ...(checkedHttpAuth(settings, httpAuth) ? { httpAuth } : {}),
     ...(settings.callbackTokens.length > 0 ? { callbackMiddleware: [bearerAuth({ token: settings.callbackTokens })] } : {}),
     tracing,
   };
@@ -173,15 +180,16 @@ function queueUrlResolver(sqs: SQSClient, workQueueUrl: string): (arn: string) =
   };
 }
 
-function httpMiddleware(settings: LambdaSettings): MiddlewareHandler[] {
-  if (settings.bearerTokens.length > 0) return [bearerAuth({ token: settings.bearerTokens })];
+/** Whether the app authenticates callers itself; refuses a function URL open to anyone unless asked to. */
+function checkedHttpAuth(settings: LambdaSettings, auth: EnvAuth | undefined): boolean {
+  if (auth !== undefined) return true;
   if (settings.urlAuth === "NONE" && !settings.allowUnauthenticated) {
     throw new Error(
-      "HARNESS_URL_AUTH is NONE but no HARNESS_BEARER_TOKEN is set: refusing to serve unauthenticated " +
+      "HARNESS_URL_AUTH is NONE but neither HARNESS_BEARER_TOKEN nor AUTH_ISSUER is set: refusing to serve unauthenticated " +
         "(set HARNESS_ALLOW_UNAUTHENTICATED=true to do so on purpose)",
     );
   }
-  return [];
+  return false;
 }
 
 /**

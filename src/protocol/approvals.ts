@@ -12,6 +12,8 @@ export interface ApprovalDecision {
   reason?: string;
   /** Set when nobody decided in time: the expiry denied it. */
   expired?: true;
+  /** Who decided (the first decision's principal id, ADR 0043); absent without authentication. */
+  decidedBy?: string;
   decidedAt: number;
 }
 

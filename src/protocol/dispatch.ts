@@ -45,4 +45,10 @@ export interface DispatchMessage {
    * order (at most a year ahead; one in the past runs now). Its budget starts then.
    */
   notBefore?: string;
+  /**
+   * Who sent it: the authenticated caller's principal id (ADR 0043), set by the runtime from the
+   * caller (`Runtime.as`), never taken from a request body. A subagent's message carries its
+   * parent's. Absent where no authentication is configured.
+   */
+  principalId?: string;
 }

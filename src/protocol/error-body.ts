@@ -34,7 +34,9 @@ export type HarnessErrorCode =
   | "approval_not_requested"
   | "already_decided"
   | "callback_not_found"
-  | "already_answered";
+  | "already_answered"
+  | "forbidden"
+  | "auth_unavailable";
 
 /** Codes the transport raises itself, beside the harness's own {@link HarnessErrorCode}s. */
 export type TransportErrorCode =

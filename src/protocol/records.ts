@@ -31,6 +31,8 @@ export interface UserMessagePayload {
   attachments?: AttachmentRef[];
   /** Set when the message was injected into a live run rather than dispatched. */
   origin?: "steer" | "followUp" | "correction";
+  /** Who sent it: the authenticated caller's principal id (ADR 0043); absent without authentication. */
+  principalId?: string;
 }
 
 export interface SignalPayload {
@@ -38,6 +40,8 @@ export interface SignalPayload {
   body: string;
   sender?: Record<string, string>;
   tag?: string;
+  /** Who dispatched it: the authenticated caller's principal id (ADR 0043). */
+  principalId?: string;
 }
 
 export interface AssistantMessageStartedPayload {
@@ -173,6 +177,8 @@ export interface ApprovalDecidedPayload {
   reason?: string;
   /** Set when nobody decided in time: the expiry denied it. */
   expired?: true;
+  /** Who decided: the authenticated caller's principal id (ADR 0043); absent without authentication. */
+  decidedBy?: string;
 }
 
 /**

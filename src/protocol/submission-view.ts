@@ -45,6 +45,8 @@ export interface SubmissionSummary {
   outcome?: Omit<SettledPayload, "result">;
   /** Set on a subagent's submission. */
   parentSubmissionId?: string;
+  /** Who dispatched it (ADR 0043; a subagent's is its parent's); absent without authentication. */
+  principalId?: string;
   /**
    * While `waiting`: what it still waits for (ADR 0025): its children, approvals and callbacks
    * not answered yet, and a delayed message's time. Times are epoch ms.

@@ -160,6 +160,8 @@ export interface DecisionRequest extends SubmissionAddress {
   callId: string;
   approved: boolean;
   reason?: string;
+  /** Who decides: set by the runtime from the authenticated caller (ADR 0043), recorded on `approval_decided`. */
+  decidedBy?: string;
 }
 
 /** A call id as a route names it: any text a provider uses, bounded. */
@@ -171,6 +173,7 @@ export function checkDecision(request: DecisionRequest, knows: KnowsAgent): Deci
   checkId("call id", request.callId, CALL_ID);
   if (typeof request.approved !== "boolean") throw new InvalidRequest(`approved must be true or false, got ${JSON.stringify(request.approved) ?? "nothing"}`);
   const checked: DecisionRequest = { ...address, callId: request.callId, approved: request.approved };
+  if (typeof request.decidedBy === "string" && request.decidedBy !== "") checked.decidedBy = request.decidedBy;
   if (request.reason !== undefined) {
     if (typeof request.reason !== "string") throw new InvalidRequest("reason must be a string");
     if (Buffer.byteLength(request.reason, "utf8") > MAX_DECISION_REASON_BYTES) throw new InvalidRequest(`reason exceeds ${MAX_DECISION_REASON_BYTES} bytes`);

@@ -7,6 +7,8 @@ import type { HarnessEvent, Interceptor, Observer } from "../ports/observer.ts";
 import type { ConsumableQueue, WorkQueue } from "../ports/queue.ts";
 import type { AttachmentPolicy, DEFAULT_ATTACHMENT_POLICY } from "../protocol/attachment-policy.ts";
 import type { Store } from "../store/store.ts";
+import type { Authorize } from "../protocol/principal.ts";
+import type { ownerPolicy } from "../auth/owner-policy.ts";
 import type { RUNTIME_DEFAULTS } from "./defaults.ts";
 
 /** Configuration of an embedded runtime. Only `agents` and `store` are required. */
@@ -72,6 +74,12 @@ export interface RuntimeConfig {
    * Markdown, CSV and JSON up to 1 MiB; PDFs up to 32 MiB.
    */
   attachmentPolicy?: AttachmentPolicy;
+  /**
+   * Who may do what (ADR 0043): asked by `Runtime.as(principal)` before each request of that
+   * caller. Default {@link ownerPolicy}: a principal reaches the agent instances whose id is its
+   * own, the operator every one. Without an authenticator every caller is the operator.
+   */
+  authorize?: Authorize;
   /** Large uploads straight to blob storage (S3 on AWS); without it `createAttachmentUpload` is `uploads_unsupported`. */
   directUploads?: DirectUploads;
 }

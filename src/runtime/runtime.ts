@@ -57,6 +57,10 @@ import { SettledWaiters } from "./settled-waiters.ts";
 import type { DirectUpload } from "../ports/direct-uploads.ts";
 import type { AttachmentRef } from "../protocol/records.ts";
 import { type SubmissionDetail, type SubmissionPage } from "../protocol/submission-view.ts";
+import type { Principal } from "../protocol/principal.ts";
+import { callerRuntime, type CallerRuntime } from "./caller-runtime.ts";
+import type { RuntimeRequests } from "./runtime-requests.ts";
+import { ownerPolicy } from "../auth/owner-policy.ts";
 import { decide, DelayedMessageTimers, pendingApprovals, resolveCallback } from "./waits.ts";
 import type { CallbackAnswer } from "../protocol/approvals.ts";
 
@@ -66,7 +70,7 @@ import type { CallbackAnswer } from "../protocol/approvals.ts";
  * `InvalidRequest`, an unknown agent `UnknownAgent`, a message that breaks admission's rules
  * `InvalidDispatch`; nothing is stored for a refused request.
  */
-export interface Runtime {
+export interface Runtime extends RuntimeRequests {
   /** Starts consuming work and the periodic sweep (which first recovers what a crash left). */
   start(): Promise<void>;
   /**
@@ -74,83 +78,6 @@ export interface Runtime {
    * `abandon: true` stops without writing anything — what a crash leaves (crash tests).
    */
   close(options?: { abandon?: boolean }): Promise<void>;
-  /**
-   * Admission; resolves once the submission is durable. A message with `notBefore` ahead (at most
-   * a year) is a delayed message: admitted now, it joins its session's order at that time.
-   */
-  dispatch(request: DispatchRequest): Promise<DispatchResult>;
-  /**
-   * A person's decision on a call that asked approval (ADR 0025): approved, the call runs once
-   * and the run goes on; denied, the model reads the denial. The first decision stands: the same
-   * one again answers it again, another is `AlreadyDecided`. `SubmissionNotFound`, `CallNotFound`,
-   * `ApprovalNotRequested` (the call asked none), `AlreadySettled`, `InvalidRequest` (a
-   * non-boolean `approved`, a reason over 4 KB): nothing stored.
-   */
-  decide(request: SubmissionAddress & { callId: string; approved: boolean; reason?: string }): Promise<{
-    submissionId: string;
-    callId: string;
-    approved: boolean;
-    reason?: string;
-    /** Set when nobody decided in time. */
-    expired?: true;
-    /** Epoch ms. */
-    decidedAt: number;
-  }>;
-  /**
-   * A callback's answer, by its id: `{result}` or `{error}` becomes the waiting call's outcome and
-   * the run goes on. The same answer again is a replay; another is `AlreadyAnswered`; an unknown or
-   * expired id `CallbackNotFound`.
-   */
-  resolveCallback(callbackId: string, answer: { result: unknown } | { error: string }): Promise<{ status: "answered"; replayed: boolean }>;
-  /** The calls a session waits on a person's decision for (its head's, when it waits). */
-  pendingApprovals(address: SessionAddress): Promise<
-    Array<{ submissionId: string; callId: string; toolName: string; args?: unknown; approvalId: string; /** Epoch ms. */ expiresAt: number }>
-  >;
-  /**
-   * Admits a manual compaction of a session: a submission of its own in the session's order, run
-   * by a worker like any other (it settles `succeeded` with `result: {compacted, firstKeptEntryId?}`).
-   * With more than one exchange it always compacts something. `ConversationNotFound` for a
-   * session without a conversation; nothing is stored for a refused request.
-   */
-  compact(address: SessionAddress): Promise<DispatchResult>;
-  /** Resolves with the settled payload; survives restarts (falls back to polling the store). */
-  wait(submissionId: string, options?: { signal?: AbortSignal }): Promise<SettledPayload>;
-  /** Injects a user message at the live run's next turn boundary; `NoRunInFlight` otherwise. */
-  steer(request: SteerRequest): Promise<void>;
-  /** Delivers a user message when the live run would otherwise stop, in the same submission. */
-  followUp(request: SteerRequest): Promise<void>;
-  /**
-   * Cancels a submission: a queued or waiting one settles `failed` with code `cancelled` and error
-   * `cancelled: <reason>` (default "cancelled by request") at once; a running one stops at its
-   * next safe point (its model stream aborted, what it wrote kept) and settles the same way
-   * (`cancelling`). Idempotent: an already cancelled one answers `cancelled` again. Unknown id
-   * (or, with `within`, one of another agent instance) → `SubmissionNotFound`; settled otherwise →
-   * `AlreadySettled`. The session's next submission then runs.
-   */
-  cancel(submissionId: string, reason?: string, within?: InstanceAddress): Promise<CancelResult>;
-  /** The log strictly after `afterId` (a record id, or "" for all) — the same replay SSE serves. */
-  records(conversationId: string, afterId?: string, limit?: number): Promise<ConversationRecord[]>;
-  /** The conversation of a session (`ConversationNotFound` when none). */
-  conversation(address: SessionAddress): Promise<Conversation>;
-  /**
-   * True while the session has work that will append to its log: an unsettled session head that
-   * is not waiting on subagents. A stream that has read everything up to a moment when the
-   * session was not live has read every record the session will have until its next dispatch:
-   * that is when an SSE stream ends (DESIGN §3.1). One store read.
-   */
-  sessionLive(address: SessionAddress): Promise<boolean>;
-  /**
-   * One page of a session's submissions, newest first (the operator's view); `next` is the
-   * `after` of the following page. A bad status, limit or cursor is `InvalidRequest`.
-   */
-  listSubmissions(request: SubmissionListRequest): Promise<SubmissionPage>;
-  /**
-   * One submission of an agent instance, with its attempts: `SubmissionNotFound` when the
-   * instance has none by that id.
-   */
-  submission(request: SubmissionAddress): Promise<SubmissionDetail>;
-  /** Wakes `listener` after each append to the conversation in this process. */
-  onAppend(conversationId: string, listener: () => void): () => void;
   /**
    * Handles one doorbell (what a queue consumer such as the worker Lambda calls): claim, run,
    * settle. `shouldYield` lets an invocation hand the run off before its time limit.
@@ -161,58 +88,16 @@ export interface Runtime {
    * `attempt_budget_exhausted` only when the durable attempt budget is spent, else rings again.
    */
   handleDeadLetter(doorbell: Doorbell): Promise<DeadLetterOutcome>;
-  /**
-   * Stores an attachment's bytes (content-addressed: the same bytes give the same ref, stored
-   * once) after the attachment policy's checks: `InvalidAttachment` naming the problem (and, for
-   * an unsupported type, the allowed ones), nothing stored.
-   */
-  uploadAttachment(upload: AttachmentUpload): Promise<AttachmentRef>;
-  /**
-   * A direct upload of a large attachment (to S3 on AWS): where to POST the declared bytes. The
-   * declaration is checked like an upload's type and size. `UploadsUnsupported` without direct
-   * uploads.
-   */
-  createAttachmentUpload(declared: DirectUploadDeclaration): Promise<DirectUpload>;
-  /**
-   * Checks a direct upload's bytes against their declared digest and the policy, and makes them
-   * an attachment; only then may a dispatch reference the digest. Idempotent.
-   */
-  completeAttachmentUpload(uploadId: string): Promise<AttachmentRef>;
-  /** An attachment's bytes and ref (`AttachmentNotFound`). */
-  attachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }>;
-  /** The attachment policy in force (media type → largest size in bytes) and whether direct uploads exist. */
-  attachmentLimits(): { policy: AttachmentPolicy; directUploads: boolean };
-  /**
-   * Deletes a session's conversation and everything it owns (ADR 0034): records, checkpoint,
-   * submissions, the blobs no other conversation references, and its subagents' conversations.
-   * Idempotent (`deleted: false` when nothing was left) and resumable (an interrupted deletion
-   * is completed by the next call). A session with an unsettled submission is `SessionBusy`,
-   * nothing deleted, unless `cancel` is set: then they are cancelled and awaited first.
-   */
-  deleteConversation(request: SessionAddress & { cancel?: boolean }): Promise<ConversationDeletionReport>;
-  /**
-   * Forks a session's conversation (edit and retry, ADR 0034): a new session of the same agent
-   * (`targetInstance` default the source's, `targetSession` default `fork-<ulid>`) whose history is the
-   * source's log up to `fromRecordId` (streaming deltas left out), then, with `message`, that
-   * message dispatched into it. The target must have no conversation; a `fromRecordId` the
-   * conversation does not hold is `InvalidRequest`.
-   */
-  fork(request: ForkRequest): Promise<ForkAnswer>;
-  /**
-   * A session's conversation as an export (ADR 0034): its header, then the lines to stream (every
-   * record, the attachments its messages reference, the end line). `ConversationNotFound` when
-   * the session has none.
-   */
-  exportConversation(address: SessionAddress): Promise<ConversationExport>;
-  /**
-   * Rebuilds an export (its JSON Lines text) as the conversation of a new session: checked whole
-   * first (`InvalidExport` naming the line; `ConversationExists` when the session has a
-   * conversation), then written with renewed record, conversation and submission ids.
-   */
-  importConversation(address: SessionAddress, text: string): Promise<ImportAnswer>;
   /** Runs one sweep now (also runs on a timer once started). */
   sweep(options?: { staleQueuedMs?: number }): Promise<SweepReport>;
-  hasAgent(name: string): boolean;
+  /**
+   * The runtime as `principal` reaches it (ADR 0043): each request method first asks the policy
+   * (`RuntimeConfig.authorize`, default {@link ownerPolicy}) and refuses with `Forbidden` before
+   * reading or writing anything, and records the principal's id on the messages and decisions
+   * it sends (ADR 0043). What the HTTP app hands its routes, one per request. Without a principal:
+   * a caller no authentication named (a server without `auth`), asked as the operator, recording no id.
+   */
+  as(principal?: Principal): CallerRuntime;
 }
 
 const CLOSE_DRAIN_MS = 10_000;
@@ -308,6 +193,8 @@ export function createRuntime(config: RuntimeConfig): Runtime {
   }
   const attachments = new RuntimeAttachments(store, attachmentPolicy, config.directUploads);
   const knows = (name: string) => ctx.definitions.has(name);
+  if (config.authorize !== undefined && typeof config.authorize !== "function") throw new Error("createRuntime: authorize must be a function");
+  const authorize = config.authorize ?? ownerPolicy();
 
   /** Accepts a steer or follow-up message for the session's in-flight run (its inbox). */
   const acceptInboxMessage = async (kind: InboxKind, request: SteerRequest) => {
@@ -478,6 +365,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     attachment: (digest) => store.getAttachment(digest),
     attachmentLimits: () => ({ policy: attachments.policy, directUploads: attachments.directUploads }),
     hasAgent: knows,
+    as: (principal) => callerRuntime(runtime, principal, authorize),
   };
   return runtime;
 }

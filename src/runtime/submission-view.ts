@@ -31,6 +31,7 @@ export function summarize(sub: Submission): SubmissionSummary {
     view.outcome = rest;
   }
   if (sub.parentSubmissionId !== undefined) view.parentSubmissionId = sub.parentSubmissionId;
+  if (sub.input.principalId !== undefined) view.principalId = sub.input.principalId;
   const waiting = pendingEntries(sub);
   if (waiting.length > 0) view.waitingFor = waiting;
   return view;

@@ -28,6 +28,7 @@ function decisionOf(wait: CallWait, answer: Extract<CallAnswer, { kind: "approva
   const decision: ApprovalDecision = { submissionId: wait.submissionId, callId: wait.callId, approved: answer.approved, decidedAt: answer.answeredAt };
   if (answer.reason !== undefined) decision.reason = answer.reason;
   if (answer.expired) decision.expired = true;
+  if (answer.decidedBy !== undefined) decision.decidedBy = answer.decidedBy;
   return decision;
 }
 
@@ -48,6 +49,7 @@ export async function decide(ctx: EngineContext<Store>, request: DecisionRequest
   if (wait.kind !== "approval") throw new ApprovalNotRequested(sub.id, request.callId);
   const answer: CallAnswer = { kind: "approval", approved: request.approved, answeredAt: ctx.clock.now() };
   if (request.reason !== undefined) answer.reason = request.reason;
+  if (request.decidedBy !== undefined) answer.decidedBy = request.decidedBy;
   const stands = (first: CallAnswer): ApprovalDecision => {
     if (first.kind !== "approval") throw new ApprovalNotRequested(sub.id, request.callId);
     if (!first.expired && sameAnswer(first, answer)) return decisionOf(wait, first);

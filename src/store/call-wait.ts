@@ -32,7 +32,7 @@ export interface CallWait {
 
 /** A call wait's answer. `expired`: nobody answered in time. */
 export type CallAnswer =
-  | { kind: "approval"; approved: boolean; reason?: string; expired?: true; answeredAt: number }
+  | { kind: "approval"; approved: boolean; reason?: string; expired?: true; answeredAt: number; /** Who decided (ADR 0043). */ decidedBy?: string }
   | { kind: "callback"; result?: unknown; error?: string; expired?: true; answeredAt: number };
 
 /** The guarded answer of a call wait (`SubmissionStore.answerCall`). */

@@ -23,6 +23,9 @@ const DEV = "harness dev, run as a process on a module of its own: test/e2e/harn
 const HTTP = "a part of the HTTP app: test/unit/http/app.test.ts and origin-guard.test.ts";
 
 export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
+  "auth/index.ts": ENTRY,
+  "protocol/principal.ts": WIRE,
+  "runtime/runtime-requests.ts": TYPES,
   "agent/agent-definition.ts": TYPES,
   "agent/agent-setup.ts": "validated at every claim: test/unit/drive/drive.test.ts, test/unit/runtime/runtime.test.ts",
   "agent/block-stream.ts": "the stream behind the keyless models: test/unit/agent/local-model.test.ts, test/unit/agent/models.keyless.test.ts",

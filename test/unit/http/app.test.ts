@@ -326,6 +326,7 @@ describe("errors", () => {
       dispatch: async () => {
         throw new Error("database on fire: secret detail");
       },
+      as: () => broken,
     } as unknown as Runtime;
     const app = createApp(broken, { log: (_m, err) => logged.push(err) });
     const res = await app.request("/agents/assistant/x", { method: "POST", body: '{"kind":"user","body":"x"}' });

@@ -260,6 +260,7 @@ describe("SSE stream on a session waiting on subagents", () => {
       onAppend: () => () => {},
       sessionLive: async () => false,
       attachmentLimits: () => ({ policy: { "image/png": 1024 }, directUploads: false }),
+      as: () => fake,
     } as unknown as Parameters<typeof appFor>[0];
     const app = appFor(fake);
     const res = await app.request("/agents/assistant/p");
@@ -304,6 +305,8 @@ describe("SSE stream polling another process's appends", () => {
         calls.push("sessionLive");
         return live;
       },
+      // These tests are about the stream's reads: the caller's face is the fake itself.
+      as: () => runtime,
     };
     return {
       runtime: runtime as unknown as Parameters<typeof appFor>[0],

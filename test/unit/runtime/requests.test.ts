@@ -121,13 +121,13 @@ describe("transport layering", () => {
     expect(Object.keys(runtime)).not.toContain("store");
   });
 
-  it("src/http imports nothing of the engine, the drive, the stores or the store SPI", () => {
+  it("src/http imports nothing of the engine, the drive, the stores or the store SPI (the runtime, its caller face, auth, errors and the wire only)", () => {
     const dir = join(import.meta.dirname, "../../../src/http");
     for (const file of readdirSync(dir).filter((f) => f.endsWith(".ts"))) {
       const text = readFileSync(join(dir, file), "utf8");
       const imports = [...text.matchAll(/from "(\.\.\/[^"]+)"/g)].map((m) => m[1]!);
       for (const path of imports) {
-        expect(path, `${file} imports ${path}`).toMatch(/^\.\.\/(runtime\/(runtime|defaults)\.ts|errors\.ts|protocol\/[a-z-]+\.ts)$/);
+        expect(path, `${file} imports ${path}`).toMatch(/^\.\.\/(runtime\/(runtime|defaults|caller-runtime|runtime-requests)\.ts|errors\.ts|protocol\/[a-z-]+\.ts|auth\/[a-z-]+\.ts)$/);
       }
     }
   });

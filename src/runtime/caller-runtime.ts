@@ -1,0 +1,198 @@
+/**
+ * The runtime as one caller reaches it (ADR 0043): every method checks the policy for its action
+ * and target before the runtime reads or writes anything, so no route (HTTP, MCP) checks access on
+ * its own and none can forget to. Built per request by `Runtime.as(principal)`.
+ */
+import { Forbidden } from "../errors.ts";
+import { OPERATOR_PRINCIPAL, type AccessAction, type AccessTarget, type Authorize, type Principal } from "../protocol/principal.ts";
+import type { SettledPayload } from "../protocol/records.ts";
+import { sessionKeyOf, type InstanceAddress, type SessionAddress, type KnowsAgent } from "./requests.ts";
+import type { RuntimeRequests } from "./runtime-requests.ts";
+
+/**
+ * What a caller may ask of the runtime: its request methods, each authorized. Methods that name a
+ * conversation or submission by id alone (`records`, `sessionLive`'s stream, `onAppend`, `wait`)
+ * serve only the ids this face itself reached through an authorized address (a stream opened with
+ * `conversation`, a submission it admitted): `Forbidden` otherwise.
+ */
+export interface CallerRuntime
+  extends Pick<
+    RuntimeRequests,
+    | "dispatch"
+    | "compact"
+    | "steer"
+    | "followUp"
+    | "decide"
+    | "pendingApprovals"
+    | "conversation"
+    | "sessionLive"
+    | "listSubmissions"
+    | "submission"
+    | "deleteConversation"
+    | "fork"
+    | "exportConversation"
+    | "importConversation"
+    | "uploadAttachment"
+    | "createAttachmentUpload"
+    | "completeAttachmentUpload"
+    | "attachment"
+    | "attachmentLimits"
+    | "hasAgent"
+    | "records"
+    | "onAppend"
+    | "wait"
+  > {
+  /** Who this face acts for. */
+  readonly principal: Principal;
+  /** As `Runtime.cancel`, always within the agent instance the caller names. */
+  cancel(submissionId: string, reason: string | undefined, within: InstanceAddress): ReturnType<RuntimeRequests["cancel"]>;
+}
+
+/**
+ * The face of `runtime` for `principal` under `authorize`. `principal` undefined is a caller no
+ * authentication named (a server without `auth`): the policy is asked as for the operator, and no
+ * principal id is recorded on what it sends.
+ */
+export function callerRuntime(runtime: RuntimeRequests, caller: Principal | undefined, authorize: Authorize): CallerRuntime {
+  const principal = caller ?? OPERATOR_PRINCIPAL;
+  // Who said it (ADR 0043): the authenticated caller's id goes on its messages and decisions.
+  const stamp = <T extends object>(message: T): T => (caller === undefined ? message : { ...message, principalId: caller.id });
+  const knows: KnowsAgent = (name) => runtime.hasAgent(name);
+  // Ids this face reached through an authorized address: only these may be named by id alone.
+  const conversations = new Set<string>();
+  const submissions = new Set<string>();
+
+  const check = async (action: AccessAction, target: AccessTarget): Promise<void> => {
+    let allowed = false;
+    try {
+      allowed = (await authorize(principal, action, target)) === true;
+    } catch {
+      // A policy that throws refuses: fail closed.
+    }
+    if (!allowed) throw new Forbidden(action, describe(target));
+  };
+  /** Checks the address's rules first (a bad id is a 400 whoever asks), then the policy. */
+  const checkSession = async (action: AccessAction, address: SessionAddress, sessionNamed = true): Promise<void> => {
+    const key = sessionKeyOf(address, knows);
+    const target: AccessTarget = sessionNamed
+      ? { kind: "session", agent: key.agent, instance: key.instance, session: key.session }
+      : { kind: "session", agent: key.agent, instance: key.instance };
+    await check(action, target);
+  };
+  const admitted = <T extends { submissionId: string; conversationId: string }>(result: T): T => {
+    submissions.add(result.submissionId);
+    conversations.add(result.conversationId);
+    return result;
+  };
+  const reached = (what: "conversation" | "submission", id: string): void => {
+    const known = what === "conversation" ? conversations : submissions;
+    if (!known.has(id)) throw new Forbidden(what, `${what} ${id} (not reached through an authorized address)`);
+  };
+
+  return {
+    principal,
+    hasAgent: (name) => runtime.hasAgent(name),
+    attachmentLimits: () => runtime.attachmentLimits(),
+    async dispatch(request) {
+      await checkSession("dispatch", request);
+      return admitted(await runtime.dispatch({ ...request, message: stamp(request.message) }));
+    },
+    async compact(address) {
+      await checkSession("compact", address);
+      return admitted(await runtime.compact(address));
+    },
+    async steer(request) {
+      await checkSession("steer", request);
+      return runtime.steer(request);
+    },
+    async followUp(request) {
+      await checkSession("followUp", request);
+      return runtime.followUp(request);
+    },
+    async cancel(submissionId, reason, within) {
+      await checkSession("cancel", within, false);
+      return runtime.cancel(submissionId, reason, within);
+    },
+    async decide(request) {
+      await checkSession("decide", request, false);
+      return runtime.decide(caller === undefined ? request : { ...request, decidedBy: caller.id });
+    },
+    async pendingApprovals(address) {
+      await checkSession("pendingApprovals", address);
+      return runtime.pendingApprovals(address);
+    },
+    async conversation(address) {
+      await checkSession("conversation", address);
+      const conversation = await runtime.conversation(address);
+      conversations.add(conversation.id);
+      return conversation;
+    },
+    async sessionLive(address) {
+      await checkSession("conversation", address);
+      return runtime.sessionLive(address);
+    },
+    async records(conversationId, afterId, limit) {
+      reached("conversation", conversationId);
+      return runtime.records(conversationId, afterId, limit);
+    },
+    onAppend(conversationId, listener) {
+      reached("conversation", conversationId);
+      return runtime.onAppend(conversationId, listener);
+    },
+    async wait(submissionId, options): Promise<SettledPayload> {
+      reached("submission", submissionId);
+      return runtime.wait(submissionId, options);
+    },
+    async listSubmissions(request) {
+      await checkSession("listSubmissions", request);
+      return runtime.listSubmissions(request);
+    },
+    async submission(request) {
+      await checkSession("submission", request, false);
+      return runtime.submission(request);
+    },
+    async deleteConversation(request) {
+      await checkSession("deleteConversation", request);
+      return runtime.deleteConversation(request);
+    },
+    async fork(request) {
+      // A fork reads the source as an export does and writes the target as an import does.
+      await checkSession("exportConversation", request);
+      const target = { agent: request.agent, instance: request.targetInstance ?? request.instance, session: request.targetSession };
+      await checkSession("importConversation", target, request.targetSession !== undefined);
+      if (request.message !== undefined) await checkSession("dispatch", target, request.targetSession !== undefined);
+      const forked = await runtime.fork(request.message === undefined ? request : { ...request, message: stamp(request.message) });
+      if (forked.submissionId !== undefined) submissions.add(forked.submissionId);
+      return forked;
+    },
+    async exportConversation(address) {
+      await checkSession("exportConversation", address);
+      return runtime.exportConversation(address);
+    },
+    async importConversation(address, text) {
+      await checkSession("importConversation", address);
+      return runtime.importConversation(address, text);
+    },
+    async uploadAttachment(upload) {
+      await check("uploadAttachment", { kind: "attachment" });
+      return runtime.uploadAttachment(upload);
+    },
+    async createAttachmentUpload(declared) {
+      await check("uploadAttachment", { kind: "attachment" });
+      return runtime.createAttachmentUpload(declared);
+    },
+    async completeAttachmentUpload(uploadId) {
+      await check("uploadAttachment", { kind: "attachment" });
+      return runtime.completeAttachmentUpload(uploadId);
+    },
+    async attachment(digest) {
+      await check("attachment", { kind: "attachment", digest });
+      return runtime.attachment(digest);
+    },
+  };
+}
+
+function describe(target: AccessTarget): string {
+  if (target.kind === "attachment") return target.digest === undefined ? "attachments" : `attachment ${target.digest}`;
+  return `${target.agent}/${target.instance}${target.session === undefined ? "" : ` session ${target.session}`}`;
+}

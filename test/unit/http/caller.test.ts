@@ -1,0 +1,155 @@
+/**
+ * The HTTP surface with authentication on (ADR 0043): every API route refuses an anonymous
+ * request with 401 and a challenge, and the matrix of principals (alice, bob, the operator,
+ * anonymous) × routes × own/other instance answers as the default policy says, writing nothing on
+ * a refusal. Embedded server on the memory store.
+ */
+import { inspectRoutes } from "hono/dev";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { anyOf, bearerTokenAuthenticator } from "../../../src/auth/authenticate.ts";
+import { startTestServer, type TestServer } from "../../support/test-server.ts";
+
+const TOKENS: Record<string, string> = { alice: "token-of-alice", bob: "token-of-bob", operator: "token-of-operator" };
+const users = (request: Request) => {
+  const header = request.headers.get("authorization");
+  if (header === `Bearer ${TOKENS.alice}`) return { id: "alice" };
+  if (header === `Bearer ${TOKENS.bob}`) return { id: "bob" };
+  return null;
+};
+
+let h: TestServer;
+let aliceRecord = "";
+let bobRecord = "";
+let bobSubmission = "";
+let aliceSubmission = "";
+beforeAll(async () => {
+  h = await startTestServer({
+    maxRequestWaitMs: 10_000,
+    auth: { authenticate: anyOf(bearerTokenAuthenticator({ token: TOKENS.operator! }), users) },
+  });
+  // Each user has a conversation in their own instance.
+  for (const who of ["alice", "bob"]) {
+    const res = await call(who, "POST", `/agents/assistant/${who}?wait=true`, { kind: "user", body: `hello from ${who}` });
+    expect(res.status).toBe(200);
+    const settled = (await res.json()) as { submissionId: string; conversationId: string };
+    const records = await h.runtime.records(settled.conversationId);
+    if (who === "alice") [aliceSubmission, aliceRecord] = [settled.submissionId, records.at(-1)!.id];
+    else [bobSubmission, bobRecord] = [settled.submissionId, records.at(-1)!.id];
+  }
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+function call(who: string | undefined, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  const auth: Record<string, string> = who === undefined ? {} : { authorization: `Bearer ${TOKENS[who]}` };
+  return fetch(`${h.url}${path}`, {
+    method,
+    headers: { ...auth, ...headers },
+    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+  });
+}
+
+describe("authentication", () => {
+  it("every route of the API answers 401 with a Bearer challenge to an anonymous request; /healthz stays open", async () => {
+    const routes = inspectRoutes(h.server.app).filter((r) => !r.isMiddleware);
+    const open = new Set(["/healthz", "/callbacks/:callbackId"]);
+    const checked: string[] = [];
+    for (const route of routes) {
+      if (open.has(route.path) || route.method === "ALL") continue;
+      const path = route.path
+        .replace(":agent", "assistant")
+        .replace(":instance", "bob")
+        .replace(":submissionId", bobSubmission)
+        .replace(":digest", `sha256:${"0".repeat(64)}`)
+        .replace(/:[A-Za-z]+/g, "x");
+      const res = await call(undefined, route.method, path, route.method === "GET" || route.method === "DELETE" ? undefined : "{}");
+      expect(res.status, `${route.method} ${route.path}`).toBe(401);
+      expect(res.headers.get("www-authenticate"), route.path).toBe('Bearer realm="harness"');
+      expect(((await res.json()) as { code: string }).code).toBe("unauthorized");
+      checked.push(`${route.method} ${route.path}`);
+    }
+    expect(checked.length, checked.join("\n")).toBeGreaterThanOrEqual(18);
+    expect((await call(undefined, "GET", "/healthz")).status).toBe(200);
+  });
+
+  it("a token that is not accepted says so in the challenge; nothing is stored", async () => {
+    const res = await fetch(`${h.url}/agents/assistant/bob`, { method: "POST", headers: { authorization: "Bearer nope" }, body: JSON.stringify({ kind: "user", body: "x" }) });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toBe('Bearer realm="harness", error="invalid_token"');
+    expect((await h.runtime.listSubmissions({ agent: "assistant", instance: "bob" })).submissions).toHaveLength(1);
+  });
+});
+
+/** What an instance holds, to compare before and after a refused request. */
+async function fingerprint(instance: string): Promise<string> {
+  const parts: unknown[] = [];
+  for (const session of ["default", "s2", "forked-out", "forked-in", "imported"]) {
+    const page = await h.runtime.listSubmissions({ agent: "assistant", instance, session, limit: 100 });
+    let records: unknown[] = [];
+    try {
+      records = await h.runtime.records((await h.runtime.conversation({ agent: "assistant", instance, session })).id);
+    } catch {
+      records = ["none"];
+    }
+    parts.push(page.submissions.map((s) => [s.id, s.status]), records);
+  }
+  return JSON.stringify(parts);
+}
+
+type Route = { name: string; method: string; path: (i: string) => string; body?: (i: string) => unknown; ok: number[] };
+
+/** Each route as it addresses instance `i` (own or other). `ok` is what an allowed caller may get. */
+const ROUTES: Route[] = [
+  { name: "dispatch", method: "POST", path: (i) => `/agents/assistant/${i}?session=s2`, body: () => ({ kind: "user", body: "hi" }), ok: [202] },
+  { name: "stream", method: "GET", path: (i) => `/agents/assistant/${i}`, ok: [200, 204] },
+  { name: "steer", method: "POST", path: (i) => `/agents/assistant/${i}/steer`, body: () => ({ body: "x" }), ok: [409] },
+  { name: "follow-up", method: "POST", path: (i) => `/agents/assistant/${i}/followup`, body: () => ({ body: "x" }), ok: [409] },
+  { name: "list submissions", method: "GET", path: (i) => `/agents/assistant/${i}/submissions`, ok: [200] },
+  { name: "a submission", method: "GET", path: (i) => `/agents/assistant/${i}/submissions/${subOf(i)}`, ok: [200] },
+  { name: "cancel", method: "POST", path: (i) => `/agents/assistant/${i}/submissions/${subOf(i)}/cancel`, ok: [409] },
+  { name: "decide", method: "POST", path: (i) => `/agents/assistant/${i}/submissions/${subOf(i)}/approvals/call-1`, body: () => ({ approved: true }), ok: [404, 409] },
+  { name: "approvals", method: "GET", path: (i) => `/agents/assistant/${i}/approvals`, ok: [200] },
+  { name: "export", method: "GET", path: (i) => `/agents/assistant/${i}/export`, ok: [200] },
+  { name: "import", method: "POST", path: (i) => `/agents/assistant/${i}/import?session=imported`, body: () => "not an export", ok: [400] },
+  { name: "compact", method: "POST", path: (i) => `/agents/assistant/${i}/compact`, body: () => ({ session: "nothing-here" }), ok: [404] },
+  { name: "delete", method: "DELETE", path: (i) => `/agents/assistant/${i}?session=never-used`, ok: [200] },
+  // A fork reads its source and writes its target: each side is checked.
+  { name: "fork out of it", method: "POST", path: (i) => `/agents/assistant/${i}/fork`, body: (i) => ({ fromRecordId: recordOf(i), instance: i, session: "forked-out" }), ok: [201] },
+  { name: "fork into it", method: "POST", path: () => `/agents/assistant/alice/fork`, body: (i) => ({ fromRecordId: aliceRecord, instance: i, session: "forked-in" }), ok: [201] },
+];
+const subOf = (i: string) => (i === "alice" ? aliceSubmission : bobSubmission);
+const recordOf = (i: string) => (i === "alice" ? aliceRecord : bobRecord);
+
+describe("the default policy, route by route", () => {
+  for (const route of ROUTES) {
+    it(`${route.name}: alice reaches her instance, not bob's (403, nothing written); the operator both; anonymous neither`, async () => {
+      const send = (who: string | undefined, instance: string) => call(who, route.method, route.path(instance), route.body?.(instance));
+
+      const before = await fingerprint("bob");
+      const refused = await send("alice", "bob");
+      expect(refused.status, `${route.name} on bob's instance`).toBe(403);
+      expect(((await refused.json()) as { code: string }).code).toBe("forbidden");
+      expect(await fingerprint("bob"), "a refusal writes nothing").toBe(before);
+
+      const anonymous = await send(undefined, "bob");
+      expect(anonymous.status).toBe(401);
+
+      const mine = await send("alice", "alice");
+      expect(route.ok, `${route.name} on alice's own instance: ${mine.status} ${await mine.clone().text()}`).toContain(mine.status);
+      await mine.body?.cancel();
+
+      const operator = await send("operator", "bob");
+      expect(route.ok, `${route.name} by the operator: ${operator.status}`).toContain(operator.status);
+      await operator.body?.cancel();
+    });
+  }
+
+  it("attachments: any signed-in principal uploads; reading by digest is open to signed-in principals until attachments are owned", async () => {
+    const up = await call("alice", "POST", "/attachments", "hello", { "content-type": "text/plain" });
+    expect(up.status).toBe(201);
+    const { digest } = (await up.json()) as { digest: string };
+    expect((await call(undefined, "GET", `/attachments/${digest}`)).status).toBe(401);
+    expect((await call("bob", "GET", `/attachments/${digest}`)).status).toBe(200);
+  });
+});
