@@ -145,7 +145,6 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "http/cors-origins.ts": HTTP,
   "http/index.ts": ENTRY,
   "http/wait-routes.ts": "the approval and callback routes: test/scenarios/approvals.test.ts, callbacks.test.ts",
-  "http/write-check.ts": "test/unit/http/app.test.ts (checkWrite: every write route, a fork's target from its body) and test/e2e/examples/multitenant.test.ts",
   "index.ts": ENTRY,
   "lambda/agents-module.ts": LAMBDA,
   "lambda/dlq.ts": LAMBDA,
