@@ -45,6 +45,11 @@ describe("examples/multitenant", () => {
     const noTenant = await mint({ tenant: "initech", user: "ivy" });
     expect(noTenant.status).toBe(400);
     expect(await noTenant.json()).toEqual({ error: 'unknown tenant "initech"', code: "invalid_request" });
+    for (const bad of [{ tenant: "acme", user: "a b" }, { tenant: "acme" }, [], "not json"]) {
+      const res = bad === "not json" ? await fetch(`${ex.url}/dev/token`, { method: "POST", body: "{" }) : await mint(bad);
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(await res.json()).toMatchObject({ code: "invalid_request", error: expect.any(String) });
+    }
 
     const as = (token: string | undefined, path: string, body?: unknown) =>
       fetch(`${ex.url}${path}`, {
@@ -114,6 +119,24 @@ describe("examples/multitenant", () => {
     expect(span("acme-support-2").startedAt).toBeGreaterThanOrEqual(span("acme-support-1").settledAt);
     expect(span("acme-billing-1").startedAt).toBeLessThan(span("acme-support-1").settledAt);
   }, 90_000);
+
+  it("refuses to start on a non-loopback HOST (anyone could mint a token) or with AUTH_* set (it issues its own tokens)", async () => {
+    const start = (env: Record<string, string>) =>
+      promisify(execFile)(process.execPath, ["--disable-warning=ExperimentalWarning", "examples/multitenant/main.ts"], {
+        cwd: ROOT,
+        env: { ...process.env, PORT: "0", DATA_DIR: join(dataDir, "refused"), ...env },
+        timeout: 30_000,
+      }).then(
+        () => ({ code: 0, stderr: "" }),
+        (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
+      );
+    const open = await start({ HOST: "0.0.0.0" });
+    expect(open.code).toBe(1);
+    expect(open.stderr).toContain("multitenant example: HOST=0.0.0.0: this example mints a token for anyone who asks");
+    const issuer = await start({ AUTH_ISSUER: "https://issuer.example.com", AUTH_AUDIENCE: "x" });
+    expect(issuer.code).toBe(1);
+    expect(issuer.stderr).toContain("AUTH_ISSUER is set, but this example issues and verifies its own tokens");
+  });
 
   it("the load script refuses a non-loopback URL and unbounded counts", async () => {
     const run = (args: string[]) =>
