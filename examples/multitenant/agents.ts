@@ -15,7 +15,7 @@ export const agents: Record<string, AgentDefinition> = {
     description: "A tenant's customer concierge.",
     initialize: ({ instance, env }) => {
       const tenant = TENANTS[instance];
-      // The HTTP gate refuses unknown tenants before admission; this guards other entries.
+      // The policy (tenant-auth.ts) refuses unknown tenants before admission; this guards other entries.
       if (tenant === undefined) throw new Error(`unknown tenant ${JSON.stringify(instance)}`);
       const replyMs = Number(env("REPLY_MS") || 700);
       return {

@@ -2,7 +2,7 @@
  * A bounded load run against the multitenant example (`npm run load:multitenant`, or
  * `node examples/multitenant/load.ts`): N messages into each of three sessions (acme/support,
  * acme/billing, globex/support), admitted in order per session and all sessions at once, then
- * figures: each message's admitted → settled time (head-of-line inside a session), the wall
+ * figures (as a user of each tenant: a token from the example's `POST /dev/token`): each message's admitted → settled time (head-of-line inside a session), the wall
  * time against the serial sum (parallelism across sessions), and the order of settlements.
  *
  *   --url URL         the example's base URL (default HARNESS_URL, else http://127.0.0.1:$PORT,
@@ -71,25 +71,40 @@ const run = Date.now().toString(36);
 const started = performance.now();
 const since = () => Math.round(performance.now() - started);
 
-async function post(path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${base}${path}`, { method: "POST", body: JSON.stringify(body), signal: deadline });
+async function post(path: string, body: unknown, token?: string): Promise<{ status: number; json: Record<string, unknown> }> {
+  const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
+  const res = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body), signal: deadline });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+/** A token for a user of each tenant, from the example's dev issuer. */
+const tokens = new Map<string, string>();
+async function tokenOf(tenant: string): Promise<string> {
+  let token = tokens.get(tenant);
+  if (token === undefined) {
+    const minted = await post("/dev/token", { tenant, user: `load-${tenant}` });
+    if (minted.status !== 201 || typeof minted.json.token !== "string") throw new Error(`a token for ${tenant} answered ${minted.status}: ${JSON.stringify(minted.json)}`);
+    token = minted.json.token;
+    tokens.set(tenant, token);
+  }
+  return token;
 }
 
 /** Admits a session's messages one after another (their order is the queue's order), then waits for each. */
 async function driveSession(tenant: string, session: string): Promise<Message[]> {
   const messages: Message[] = [];
+  const token = await tokenOf(tenant);
   for (let index = 1; index <= perSession; index++) {
     const dispatchId = `load-${run}-${tenant}-${session}-${index}`;
     const body = { kind: "user", body: `message ${index} of ${perSession} for ${tenant}/${session}`, session, dispatchId };
-    const admitted = await post(`/agents/concierge/${tenant}`, body);
+    const admitted = await post(`/agents/concierge/${tenant}`, body, token);
     if (admitted.status !== 202) throw new Error(`admission of ${dispatchId} answered ${admitted.status}: ${JSON.stringify(admitted.json)}`);
     messages.push({ tenant, session, index, dispatchId, body: body.body, admittedAt: since() });
   }
   // The same dispatch again with ?wait=true is a replay that blocks until the settlement.
   await Promise.all(
     messages.map(async (m) => {
-      const waited = await post(`/agents/concierge/${tenant}?wait=true`, { kind: "user", body: m.body, session, dispatchId: m.dispatchId });
+      const waited = await post(`/agents/concierge/${tenant}?wait=true`, { kind: "user", body: m.body, session, dispatchId: m.dispatchId }, token);
       if (waited.status !== 200) throw new Error(`waiting for ${m.dispatchId} answered ${waited.status}: ${JSON.stringify(waited.json)}`);
       m.settledAt = since();
       m.status = String(waited.json.status);
@@ -100,7 +115,7 @@ async function driveSession(tenant: string, session: string): Promise<Message[]>
 
 /** Each run's span from the session's log (the server's clock): first assistant record → settlement. */
 async function spans(tenant: string, session: string): Promise<RunSpan[]> {
-  const res = await fetch(`${base}/agents/concierge/${tenant}?session=${session}`, { signal: deadline });
+  const res = await fetch(`${base}/agents/concierge/${tenant}?session=${session}`, { headers: { authorization: `Bearer ${await tokenOf(tenant)}` }, signal: deadline });
   const records = (await res.text())
     .split("\n")
     .filter((line) => line.startsWith("data: "))

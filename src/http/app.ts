@@ -12,7 +12,6 @@ import { mountApprovalRoutes, mountCallbackRoute } from "./wait-routes.ts";
 import { mountAttachmentRoutes } from "./attachment-routes.ts";
 import { mountConversationRoutes } from "./conversation-routes.ts";
 import { callerMiddleware, type AppEnv, type AuthOptions } from "./caller.ts";
-import { checkWrite, type WriteCheck } from "./write-check.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
 export interface AppOptions {
@@ -61,14 +60,6 @@ export interface AppOptions {
   auth?: AuthOptions;
   /** Mounted before the `/agents` and `/attachments` routes (auth, rate limits…); `/healthz` stays open. */
   middleware?: MiddlewareHandler[];
-  /**
-   * Asked before every request that writes into an instance (dispatch, compact, steer, follow-up,
-   * decision, cancel, deletion, fork, import) with where it writes: a fork's target instance
-   * comes from its body, which a middleware checking the path never sees. A refusal is a 403 or
-   * 404 with nothing stored (`write-check.ts`). A callback is not asked: its id is its credential
-   * and names no instance.
-   */
-  checkWrite?: WriteCheck;
   /**
    * The callback route (`POST /callbacks/:callbackId`, ADR 0025), which third parties call:
    * `middleware` replaces the app's `middleware` there (e.g. a bearer token of its own for the
@@ -207,11 +198,9 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   });
   mountAttachmentRoutes(app, maxUploadBytes);
 
-  const writes = options.checkWrite;
   app.post("/agents/:agent/:instance", async (c) => {
     const json = await readJsonObject(c);
     const body = parseDispatchBody(json);
-    await checkWrite(writes, c, { action: "dispatch", target: { ...pathIds(c), ...(body.session !== undefined ? { session: body.session } : {}) } });
     const admitted = await c.var.caller.dispatch({
       ...pathIds(c),
       session: body.session,
@@ -224,7 +213,6 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   app.post("/agents/:agent/:instance/compact", async (c) => {
     const text = await c.req.text();
     const body = parseCompactBody(text.trim() === "" ? {} : parseJsonObject(text));
-    await checkWrite(writes, c, { action: "compact", target: { ...pathIds(c), ...(body.session !== undefined ? { session: body.session } : {}) } });
     return admittedResponse(c, await c.var.caller.compact({ ...pathIds(c), session: body.session }));
   });
 
@@ -252,7 +240,6 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   /** The steer and follow-up handlers: the same request, for one or the other runtime call. */
   const inboxHandler = (method: "steer" | "followUp") => async (c: Context<AppEnv>) => {
     const body = parseInjectBody(await readJsonObject(c));
-    await checkWrite(writes, c, { action: method, target: { ...pathIds(c), ...(body.session !== undefined ? { session: body.session } : {}) } });
     await c.var.caller[method]({ ...pathIds(c), session: body.session, body: body.body });
     return c.json({ status: "injected" }, 200);
   };
@@ -262,14 +249,13 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   app.post("/agents/:agent/:instance/followup", followUpHandler);
 
   mountSubmissionRoutes(app);
-  mountApprovalRoutes(app, writes);
+  mountApprovalRoutes(app);
   mountCallbackRoute(app, runtime);
-  mountConversationRoutes(app, writes);
+  mountConversationRoutes(app);
 
   app.post("/agents/:agent/:instance/submissions/:submissionId/cancel", async (c) => {
     const text = await c.req.text();
     const { reason } = parseCancelBody(text.trim() === "" ? {} : parseJsonObject(text));
-    await checkWrite(writes, c, { action: "cancel", target: pathIds(c) });
     const result = await c.var.caller.cancel(c.req.param("submissionId") ?? "", reason, pathIds(c));
     return c.json(result, result.status === "cancelling" ? 202 : 200);
   });

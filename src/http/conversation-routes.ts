@@ -1,10 +1,9 @@
-import type { Context, Hono } from "hono";
+import type { Hono } from "hono";
 import type { AppEnv } from "./caller.ts";
 import { stream } from "hono/streaming";
 import { DEFAULT_SESSION } from "../protocol/limits.ts";
 import { RequestError } from "./http-errors.ts";
 import { parseForkBody, readJsonObject } from "./request-body.ts";
-import { checkWrite, type WriteCheck } from "./write-check.ts";
 
 /**
  * A conversation's lifecycle (ADR 0034):
@@ -27,15 +26,9 @@ import { checkWrite, type WriteCheck } from "./write-check.ts";
  *   into it. 201 `{agent, instance, session, conversationId, records, submissionId?}`; 400 when
  *   the record is not the conversation's or the target session has a conversation already.
  */
-export function mountConversationRoutes(app: Hono<AppEnv>, writes?: WriteCheck): void {
-  /** The path's session address (`session` from the query). */
-  const pathAddress = (c: Context) => {
-    const session = c.req.query("session");
-    return { agent: c.req.param("agent") ?? "", instance: c.req.param("instance") ?? "", ...(session !== undefined ? { session } : {}) };
-  };
+export function mountConversationRoutes(app: Hono<AppEnv>): void {
   app.delete("/agents/:agent/:instance", async (c) => {
     const session = c.req.query("session");
-    await checkWrite(writes, c, { action: "delete", target: pathAddress(c) });
     await c.var.caller.deleteConversation({
       agent: c.req.param("agent") ?? "",
       instance: c.req.param("instance") ?? "",
@@ -61,7 +54,6 @@ export function mountConversationRoutes(app: Hono<AppEnv>, writes?: WriteCheck):
   });
 
   app.post("/agents/:agent/:instance/import", async (c) => {
-    await checkWrite(writes, c, { action: "import", target: pathAddress(c) });
     const imported = await c.var.caller.importConversation(
       { agent: c.req.param("agent") ?? "", instance: c.req.param("instance") ?? "", session: c.req.query("session") },
       await c.req.text(),
@@ -71,10 +63,8 @@ export function mountConversationRoutes(app: Hono<AppEnv>, writes?: WriteCheck):
 
   app.post("/agents/:agent/:instance/fork", async (c) => {
     const body = parseForkBody(await readJsonObject(c));
-    // The fork writes where its body says, not where its path says: checked as a write there.
-    const source = pathAddress(c);
-    const target = { agent: source.agent, instance: body.instance ?? source.instance, ...(body.session !== undefined ? { session: body.session } : {}) };
-    await checkWrite(writes, c, { action: "fork", target, source });
+    // The fork writes where its body says: the caller's face checks it as an export of the
+    // source and an import (and a dispatch) into the target (ADR 0043).
     const forked = await c.var.caller.fork({
       agent: c.req.param("agent") ?? "",
       instance: c.req.param("instance") ?? "",

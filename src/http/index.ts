@@ -23,4 +23,3 @@ export type { AuthOptions } from "./caller.ts";
 export { parseCorsOrigins } from "./cors-origins.ts";
 export { isLoopbackHost, LOOPBACK, type CorsOptions } from "./origin-guard.ts";
 export type { ErrorBody, TransportErrorCode } from "./http-errors.ts";
-export type { InstanceWrite, WriteAddress, WriteCheck, WriteRefusal } from "./write-check.ts";

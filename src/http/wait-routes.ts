@@ -2,7 +2,6 @@ import type { Context, Hono } from "hono";
 import type { AppEnv } from "./caller.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { parseCallbackBody, parseDecisionBody, readJsonObject } from "./request-body.ts";
-import { checkWrite, type WriteCheck } from "./write-check.ts";
 
 /**
  * Durable waits (ADR 0025):
@@ -14,10 +13,9 @@ import { checkWrite, type WriteCheck } from "./write-check.ts";
  * - `GET /agents/:agent/:instance/approvals?session=`: `{approvals}`, the calls the session waits on a
  *   decision for.
  */
-export function mountApprovalRoutes(app: Hono<AppEnv>, writes?: WriteCheck): void {
+export function mountApprovalRoutes(app: Hono<AppEnv>): void {
   app.post("/agents/:agent/:instance/submissions/:submissionId/approvals/:callId", async (c) => {
     const body = parseDecisionBody(await readJsonObject(c));
-    await checkWrite(writes, c, { action: "decide", target: { agent: c.req.param("agent") ?? "", instance: c.req.param("instance") ?? "" } });
     const decision = await c.var.caller.decide({
       agent: c.req.param("agent") ?? "",
       instance: c.req.param("instance") ?? "",

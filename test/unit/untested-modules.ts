@@ -145,7 +145,6 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "http/cors-origins.ts": HTTP,
   "http/index.ts": ENTRY,
   "http/wait-routes.ts": "the approval and callback routes: test/scenarios/approvals.test.ts, callbacks.test.ts",
-  "http/write-check.ts": "test/unit/http/app.test.ts (checkWrite: every write route, a fork's target from its body) and test/e2e/examples/multitenant.test.ts",
   "index.ts": ENTRY,
   "lambda/secret-like.ts": "the secret-name rule shared by the synth warning and the cold start: test/unit/cdk/harness-secrets.test.ts (its matcher case) and test/unit/lambda/secrets.aws.test.ts",
   "lambda/agents-module.ts": LAMBDA,

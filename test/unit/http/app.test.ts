@@ -3,7 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Runtime } from "../../../src/runtime/runtime.ts";
 import { bearerAuth } from "../../../src/http/bearer-auth.ts";
 import { createApp } from "../../../src/http/app.ts";
-import type { InstanceWrite } from "../../../src/http/write-check.ts";
+import { createRuntime } from "../../../src/runtime/runtime.ts";
+import { createMemoryStore } from "../../../src/memory/index.ts";
+import { localModel } from "../../../src/agent/local-model.ts";
+import { ownerPolicy } from "../../../src/auth/owner-policy.ts";
 import { handle } from "hono/aws-lambda";
 import { startTestServer, startRuntime, eventually, type TestServer } from "../../support/test-server.ts";
 
@@ -513,61 +516,43 @@ describe("a path with . or .. segments (issue 33, point 13)", () => {
   });
 });
 
-describe("checkWrite: every write into an instance, wherever the request names it (issue 33, point 8)", () => {
-  it("asks the check with each route's target (a fork's from its body, with its source) and stores nothing it refuses", async () => {
-    const { runtime, store, gate } = await startRuntime();
-    gate.release();
-    const seen: InstanceWrite[] = [];
-    // Refuses any write into the instance "locked", wherever it is named.
+describe("a write that names its instance in its body is checked as a write there (issue 33, point 8; ADR 0043)", () => {
+  it("a tenant's fork into another tenant, or into an instance that is no tenant, is 403 and copies nothing; within its own tenant it is 201", async () => {
+    const store = createMemoryStore();
+    const tenants = new Set(["acme", "globex"]);
+    const owner = ownerPolicy({ ownerClaim: "tenant" });
+    // The multitenant example's policy: known tenants only, each principal its own tenant's.
+    const runtime = createRuntime({
+      agents: { assistant: { initialize: () => localModel({ chunkSize: 4 }) } },
+      store,
+      flushPolicy: { bytes: 0, intervalMs: 0 },
+      authorize: (principal, action, target) => (target.kind === "session" && !tenants.has(target.instance) ? false : owner(principal, action, target)),
+    });
+    await runtime.start();
     const app = createApp(runtime, {
-      checkWrite: (write) => {
-        seen.push(write);
-        return write.target.instance === "locked" ? { status: 404, error: `no instance ${write.target.instance}` } : undefined;
-      },
+      log: () => {},
+      auth: { authenticate: (request) => (request.headers.get("authorization") === "Bearer ann-of-acme" ? { id: "ann", claims: { tenant: "acme" } } : null) },
     });
     const call = (method: string, path: string, body?: unknown) =>
-      app.request(path, { method, ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }) });
+      app.request(path, { method, headers: { authorization: "Bearer ann-of-acme" }, ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }) });
     try {
-      const admitted = await call("POST", "/agents/assistant/open?wait=true", { kind: "user", body: "hi", session: "s1" });
+      const admitted = await call("POST", "/agents/assistant/acme?wait=true", { kind: "user", body: "hi", session: "s1" });
       expect(admitted.status).toBe(200);
-      const { submissionId } = (await admitted.json()) as { submissionId: string };
-      const log = await runtime.records((await store.getConversation({ agent: "assistant", instance: "open", session: "s1" })).id);
-      const from = log.at(-1)!.id;
-
-      seen.length = 0;
-      await call("POST", "/agents/assistant/open/compact", { session: "s1" });
-      await call("POST", "/agents/assistant/open/steer", { body: "x", session: "s1" });
-      await call("POST", "/agents/assistant/open/followup", { body: "x" });
-      await call("POST", `/agents/assistant/open/submissions/${submissionId}/approvals/c1`, { approved: true });
-      await call("POST", `/agents/assistant/open/submissions/${submissionId}/cancel`);
-      await call("POST", "/agents/assistant/open/import?session=s2", "");
-      await call("DELETE", "/agents/assistant/open?session=s9");
-      expect(seen.map((w) => [w.action, w.target])).toEqual([
-        ["compact", { agent: "assistant", instance: "open", session: "s1" }],
-        ["steer", { agent: "assistant", instance: "open", session: "s1" }],
-        ["followUp", { agent: "assistant", instance: "open" }],
-        ["decide", { agent: "assistant", instance: "open" }],
-        ["cancel", { agent: "assistant", instance: "open" }],
-        ["import", { agent: "assistant", instance: "open", session: "s2" }],
-        ["delete", { agent: "assistant", instance: "open", session: "s9" }],
-      ]);
-
-      // A fork's target is its body's: refused as a direct write there would be, nothing copied.
-      seen.length = 0;
-      const forked = await call("POST", "/agents/assistant/open/fork?session=s1", { fromRecordId: from, instance: "locked", session: "copy", message: { kind: "user", body: "go on" } });
-      await expectError(forked, 404, "not_found", /no instance locked/);
-      expect(seen).toEqual([{ action: "fork", target: { agent: "assistant", instance: "locked", session: "copy" }, source: { agent: "assistant", instance: "open", session: "s1" } }]);
-      await expect(store.getConversation({ agent: "assistant", instance: "locked", session: "copy" })).rejects.toMatchObject({ code: "conversation_not_found" });
-      await expectError(await call("POST", "/agents/assistant/locked", { kind: "user", body: "hi" }), 404, "not_found");
-      await expectError(await call("POST", "/agents/assistant/locked/import", ""), 404, "not_found");
-      await expect(store.getConversation({ agent: "assistant", instance: "locked", session: "default" })).rejects.toMatchObject({ code: "conversation_not_found" });
-      // Into the source's own instance (the default target), the fork goes through.
-      const own = await call("POST", "/agents/assistant/open/fork?session=s1", { fromRecordId: from, session: "copy" });
+      const source = await store.getConversation({ agent: "assistant", instance: "acme", session: "s1" });
+      const from = (await runtime.records(source.id)).at(-1)!.id;
+      for (const instance of ["globex", "initech"]) {
+        const forked = await call("POST", "/agents/assistant/acme/fork?session=s1", { fromRecordId: from, instance, session: "copy", message: { kind: "user", body: "go on" } });
+        await expectError(forked, 403, "forbidden");
+        await expect(store.getConversation({ agent: "assistant", instance, session: "copy" })).rejects.toMatchObject({ code: "conversation_not_found" });
+        // As a direct write there is.
+        await expectError(await call("POST", `/agents/assistant/${instance}`, { kind: "user", body: "hi" }), 403, "forbidden");
+        await expectError(await call("POST", `/agents/assistant/${instance}/import?session=copy`, ""), 403, "forbidden");
+        await expect(store.getConversation({ agent: "assistant", instance, session: "default" })).rejects.toMatchObject({ code: "conversation_not_found" });
+      }
+      // Into its own tenant (the default target), the fork goes through.
+      const own = await call("POST", "/agents/assistant/acme/fork?session=s1", { fromRecordId: from, session: "copy" });
       expect(own.status, await own.clone().text()).toBe(201);
-      expect(seen.at(-1)).toEqual({ action: "fork", target: { agent: "assistant", instance: "open", session: "copy" }, source: { agent: "assistant", instance: "open", session: "s1" } });
-      // A 403 refusal's code is forbidden.
-      const strict = createApp(runtime, { checkWrite: () => ({ status: 403, error: "read-only" }) });
-      await expectError(await strict.request("/agents/assistant/open", { method: "POST", body: JSON.stringify({ kind: "user", body: "hi" }) }), 403, "forbidden", /read-only/);
+      expect(await own.json()).toMatchObject({ instance: "acme", session: "copy" });
     } finally {
       await runtime.close();
     }

@@ -1,0 +1,208 @@
+/**
+ * Who may do what in the serverless shape (ADR 0043, issue 34): the http function of
+ * `src/lambda/` on the local cloud (DynamoDB Local, fauxqs SQS + S3) configured without code, as
+ * the construct configures it: `AUTH_ISSUER` / `AUTH_AUDIENCE` naming a token issuer on loopback
+ * (`test/support/oidc-issuer.ts`, standing in for Cognito) and `HARNESS_BEARER_TOKEN` for the
+ * operator. The matrix of principals (alice, bob, the operator, anonymous) × the main routes ×
+ * own/other instance answers as the default policy says, and a refusal leaves the store as it was
+ * (compared item by item before and after). Beside it: a key set out of reach is 503
+ * `auth_unavailable`, the callback route keeps its own token, and a child runs as its parent's
+ * principal. The embedded equivalent is `test/unit/http/caller.test.ts`.
+ */
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { childAddress } from "../../../src/conversation/task-names.ts";
+import type { UserMessagePayload } from "../../../src/protocol/records.ts";
+import { startOidcIssuer, type OidcIssuer } from "../../support/oidc-issuer.ts";
+import { uid } from "../../support/local-cloud-http.ts";
+import { useLocalCloud } from "../../support/local-cloud-suite.ts";
+
+const agentsModule = fileURLToPath(new URL("../../support/local-cloud-fixtures/subagent-agents.ts", import.meta.url));
+const AUDIENCE = "harness-local-cloud";
+const OPERATOR_TOKEN = "operator-token-of-the-local-cloud";
+const CALLBACK_TOKEN = "callback-token-of-the-local-cloud";
+
+let issuer: OidcIssuer;
+// Registered before the local cloud's hook: the issuer's URL is in the http function's environment.
+beforeAll(async () => {
+  issuer = await startOidcIssuer();
+});
+afterAll(async () => {
+  await issuer?.close();
+});
+
+const suite = useLocalCloud(() => ({
+  agentsModule,
+  workers: 2,
+  workerTimeoutMs: 20_000,
+  streamMaxMs: 2_000,
+  httpTimeoutMs: 30_000,
+  sweeperRateMs: false,
+  env: { HARNESS_LEASE_MS: "3000" },
+  // Only the http function authenticates; the workers run what it admitted.
+  functionEnv: {
+    http: {
+      AUTH_ISSUER: issuer.url,
+      AUTH_AUDIENCE: AUDIENCE,
+      HARNESS_BEARER_TOKEN: OPERATOR_TOKEN,
+      HARNESS_CALLBACK_TOKEN: CALLBACK_TOKEN,
+      HARNESS_ALLOW_UNAUTHENTICATED: "",
+    },
+  },
+}));
+
+// Instances of this run (the table may hold earlier runs' items in a reused emulator).
+const run = uid();
+const ALICE = `alice-${run}`;
+const BOB = `bob-${run}`;
+const tokens: Record<string, string> = {};
+const facts = { alice: { submission: "", record: "" }, bob: { submission: "", record: "" } };
+
+beforeAll(async () => {
+  tokens.alice = await issuer.sign(AUDIENCE, { sub: ALICE }, { expiresIn: "30m" });
+  tokens.bob = await issuer.sign(AUDIENCE, { sub: BOB }, { expiresIn: "30m" });
+  tokens.operator = OPERATOR_TOKEN;
+  // Each user has a settled conversation in their own instance.
+  for (const who of ["alice", "bob"] as const) {
+    const instance = who === "alice" ? ALICE : BOB;
+    const res = await call(who, "POST", `/agents/lead/${instance}?wait=true`, { kind: "user", body: `hello from ${who}` });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const settled = (await res.json()) as { submissionId: string; conversationId: string; status: string };
+    expect(settled.status).toBe("succeeded");
+    facts[who] = { submission: settled.submissionId, record: (await suite.store.readRecords(settled.conversationId)).at(-1)!.id };
+  }
+}, 120_000);
+
+function call(who: string | undefined, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  const auth: Record<string, string> = who === undefined ? {} : { authorization: `Bearer ${tokens[who] ?? who}` };
+  return fetch(`${suite.cloud.url}${path}`, {
+    method,
+    headers: { "content-type": "application/json", ...auth, ...headers },
+    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+  });
+}
+
+const SESSIONS = ["default", "s2", "forked-out", "forked-in", "imported", "nothing-here", "never-used"];
+
+/** What the store holds for an instance: every session's submissions and records, item by item. */
+async function fingerprint(instance: string): Promise<string> {
+  const parts: unknown[] = [];
+  for (const session of SESSIONS) {
+    const key = { agent: "lead", instance, session };
+    const submissions = await suite.store.listSessionSubmissions(key, { limit: 100 });
+    let records: unknown[] = ["none"];
+    try {
+      records = await suite.store.readRecords((await suite.store.getConversation(key)).id);
+    } catch (err) {
+      if ((err as { code?: string }).code !== "conversation_not_found") throw err;
+    }
+    parts.push(session, submissions.map((s) => [s.id, s.status, s.attemptCount]), records);
+  }
+  return JSON.stringify(parts);
+}
+
+type Route = { name: string; method: string; path: (i: string) => string; body?: (i: string) => unknown; ok: number[] };
+const instanceOf = (i: "alice" | "bob") => (i === "alice" ? ALICE : BOB);
+
+/** Each route as it addresses user `i`'s instance. `ok` is what an allowed caller may get. */
+const ROUTES: Route[] = [
+  // With ?wait=true the operator's admission into bob's instance has settled before the next route's "before".
+  { name: "dispatch", method: "POST", path: (i) => `/agents/lead/${i}?wait=true`, body: () => ({ kind: "user", body: "hi", session: "s2" }), ok: [200] },
+  { name: "stream", method: "GET", path: (i) => `/agents/lead/${i}`, ok: [200, 204] },
+  { name: "steer", method: "POST", path: (i) => `/agents/lead/${i}/steer`, body: () => ({ body: "x" }), ok: [409] },
+  { name: "list submissions", method: "GET", path: (i) => `/agents/lead/${i}/submissions`, ok: [200] },
+  { name: "cancel", method: "POST", path: (i) => `/agents/lead/${i}/submissions/${subOf(i)}/cancel`, ok: [409] },
+  { name: "approve", method: "POST", path: (i) => `/agents/lead/${i}/submissions/${subOf(i)}/approvals/call-1`, body: () => ({ approved: true }), ok: [404, 409] },
+  { name: "export", method: "GET", path: (i) => `/agents/lead/${i}/export`, ok: [200] },
+  { name: "import", method: "POST", path: (i) => `/agents/lead/${i}/import?session=imported`, body: () => "not an export", ok: [400] },
+  { name: "delete", method: "DELETE", path: (i) => `/agents/lead/${i}?session=never-used`, ok: [200] },
+  // A fork reads its source and writes its target: each side is checked.
+  { name: "fork out of it", method: "POST", path: (i) => `/agents/lead/${i}/fork`, body: (i) => ({ fromRecordId: recordOf(i), instance: i, session: "forked-out" }), ok: [201] },
+  { name: "fork into it", method: "POST", path: () => `/agents/lead/${ALICE}/fork`, body: (i) => ({ fromRecordId: facts.alice.record, instance: i, session: "forked-in" }), ok: [201] },
+];
+const subOf = (instance: string) => (instance === ALICE ? facts.alice.submission : facts.bob.submission);
+const recordOf = (instance: string) => (instance === ALICE ? facts.alice.record : facts.bob.record);
+
+describe("local cloud: who may do what (AUTH_ISSUER + HARNESS_BEARER_TOKEN on the http function)", () => {
+  for (const route of ROUTES) {
+    it(`${route.name}: alice reaches her instance, not bob's (403, the store unchanged); the operator both; anonymous neither (401)`, { timeout: 60_000 }, async () => {
+      suite.dumpLogsOnFailure();
+      const send = (who: string | undefined, instance: string) => call(who, route.method, route.path(instance), route.body?.(instance));
+      const bob = instanceOf("bob");
+
+      const before = await fingerprint(bob);
+      const refused = await send("alice", bob);
+      expect(refused.status, `${route.name} on bob's instance`).toBe(403);
+      expect(((await refused.json()) as { code: string }).code).toBe("forbidden");
+      const anonymous = await send(undefined, bob);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get("www-authenticate")).toBe('Bearer realm="harness"');
+      await anonymous.body?.cancel();
+      const forged = await send(tokens.bob!.slice(0, -4) + "AAAA", bob);
+      expect(forged.status).toBe(401);
+      await forged.body?.cancel();
+      expect(await fingerprint(bob), "a refusal writes nothing").toBe(before);
+
+      const mine = await send("alice", instanceOf("alice"));
+      expect(route.ok, `${route.name} on alice's own instance: ${mine.status} ${await mine.clone().text()}`).toContain(mine.status);
+      await mine.body?.cancel();
+
+      const operator = await send("operator", bob);
+      expect(route.ok, `${route.name} by the operator: ${operator.status}`).toContain(operator.status);
+      await operator.body?.cancel();
+    });
+  }
+
+  it("the callback route keeps its own token: a user's token or the operator's is 401 there, the callback token reaches the route", async () => {
+    const path = `/callbacks/cb_${"0".repeat(43)}`;
+    for (const who of [undefined, "alice", "operator"]) {
+      const res = await call(who, "POST", path, { result: 1 });
+      expect(res.status, `callback as ${who}`).toBe(401);
+      await res.body?.cancel();
+    }
+    const res = await call(CALLBACK_TOKEN, "POST", path, { result: 1 });
+    expect(res.status, await res.clone().text()).toBe(404);
+    expect(((await res.json()) as { code: string }).code).toBe("callback_not_found");
+  });
+
+  it("a child runs as its parent's principal: the child's message records the parent's caller", { timeout: 90_000 }, async () => {
+    suite.dumpLogsOnFailure();
+    const res = await call("alice", "POST", `/agents/lead/${ALICE}?wait=true`, { kind: "user", body: "spawn: tea", session: "family" });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const settled = (await res.json()) as { submissionId: string; conversationId: string; status: string };
+    expect(settled.status).toBe("succeeded");
+    const parentLog = await suite.store.readRecords(settled.conversationId);
+    expect((parentLog.find((r) => r.kind === "user_message")!.payload as UserMessagePayload).principalId).toBe(ALICE);
+    const child = childAddress({ submissionId: settled.submissionId, instance: ALICE }, "call-tea");
+    const childLog = await suite.store.readRecords((await suite.store.getConversation({ agent: "researcher", instance: child.instance, session: child.session })).id);
+    expect((childLog.find((r) => r.kind === "user_message")!.payload as UserMessagePayload).principalId).toBe(ALICE);
+    expect(JSON.stringify(parentLog.findLast((r) => r.kind === "assistant_message_completed")!.payload)).toContain("researcher on: tea");
+  });
+
+  it("an issuer whose key set is out of reach: 503 auth_unavailable with Retry-After, never a pass; nothing stored", { timeout: 60_000 }, async () => {
+    suite.dumpLogsOnFailure();
+    // A fresh http function (no key set cached yet) of an issuer that is down.
+    const down = await startOidcIssuer();
+    try {
+      const token = await down.sign(AUDIENCE, { sub: ALICE });
+      down.down = true;
+      const fn = await suite.cloud.extraFunction("http", { AUTH_ISSUER: down.url, AUTH_AUDIENCE: AUDIENCE, HARNESS_BEARER_TOKEN: OPERATOR_TOKEN, HARNESS_ALLOW_UNAUTHENTICATED: "" });
+      try {
+        const before = await fingerprint(ALICE);
+        const res = await fetch(`${fn.url}/agents/lead/${ALICE}`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: JSON.stringify({ kind: "user", body: "hi", session: "s2" }) });
+        expect(res.status, await res.clone().text()).toBe(503);
+        expect(res.headers.get("retry-after")).toBe("5");
+        expect(((await res.json()) as { code: string }).code).toBe("auth_unavailable");
+        expect(await fingerprint(ALICE)).toBe(before);
+        // The issuer back: the same token passes.
+        down.down = false;
+        const again = await fetch(`${fn.url}/agents/lead/${ALICE}/submissions`, { headers: { authorization: `Bearer ${token}` } });
+        expect(again.status, await again.clone().text()).toBe(200);
+      } finally {
+        await fn.close();
+      }
+    } finally {
+      await down.close();
+    }
+  });
+});
