@@ -672,7 +672,7 @@ describe("Harness: what would fail after deployment is refused at synth (Harness
   it("refuses urlAuthType NONE without a bearer token, callbacks or not: the http function refuses to serve an open URL, so every cold start would fail", () => {
     const open = thrown(() => synthHarness({ urlAuthType: FunctionUrlAuthType.NONE }));
     expect(open).toBeInstanceOf(HarnessPropsInvalid);
-    expect(open).toMatchObject({ code: "harness_props_invalid", prop: "urlAuthType", message: expect.stringMatching(/NONE with no HARNESS_BEARER_TOKEN.*Pass the token in `secrets`/) });
+    expect(open).toMatchObject({ code: "harness_props_invalid", prop: "urlAuthType", message: expect.stringMatching(/NONE with no HARNESS_BEARER_TOKEN and no `auth`.*pass the token in `secrets`/) });
     const callbacks = thrown(() => synthHarness({ urlAuthType: FunctionUrlAuthType.NONE, callbacks: { bearerToken: { parameterName: "/harness/callback-token" } } }));
     expect(callbacks).toMatchObject({ prop: "urlAuthType", message: expect.stringContaining("callbacks.bearerToken opens only the callback route") });
     // With the token, or open on purpose, it synthesizes.
