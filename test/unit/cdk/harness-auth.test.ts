@@ -109,6 +109,8 @@ describe("Harness auth: users' JWTs verified by the http function", () => {
   it("is what lets urlAuthType NONE stand without HARNESS_BEARER_TOKEN (the app verifies JWTs), and an operator token may stand beside it", () => {
     synth({ urlAuthType: FunctionUrlAuthType.NONE, auth: JWT });
     synth({ apiGateway: true, urlAuthType: FunctionUrlAuthType.NONE, auth: JWT });
+    // The variables given by hand (every function gets them then) count as the app verifying JWTs too.
+    synth({ urlAuthType: FunctionUrlAuthType.NONE, environment: { AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: "web-client" } });
     const both = synth({
       auth: JWT,
       secrets: { HARNESS_BEARER_TOKEN: { parameterName: "/harness/operator-token" } },
