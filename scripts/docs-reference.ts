@@ -17,6 +17,9 @@ const CONSTRUCT_INTERFACES: ReadonlyArray<readonly [name: string, file: string]>
   ["HarnessSecret", "src/cdk/harness-secrets.ts"],
   ["HarnessBedrockOptions", "src/cdk/harness-props.ts"],
   ["HarnessApiGatewayOptions", "src/cdk/harness-api.ts"],
+  ["HarnessAuthOptions", "src/cdk/harness-auth.ts"],
+  ["HarnessJwtAuthOptions", "src/cdk/harness-auth.ts"],
+  ["HarnessCognitoAuthOptions", "src/cdk/harness-auth.ts"],
   ["HarnessSchedule", "src/cdk/harness-schedules.ts"],
 ];
 

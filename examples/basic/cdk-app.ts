@@ -12,6 +12,12 @@
  * - `harness:bedrock=true`   the worker may invoke Bedrock models
  * - `harness:apiGateway=true` a REST API (streaming) instead of the function URL
  * - `harness:urlAuth=NONE`   function URL without IAM auth (the app must check tokens itself)
+ * - `harness:auth:issuer=https://…` and `harness:auth:audience=<client id>[,<client id>]`: users
+ *   sign in with that OIDC issuer and the http function verifies their JWTs (the construct's
+ *   `auth.jwt`; the URL is then `authType: NONE`); `harness:auth:jwksUrl`, `harness:auth:ownerClaim`
+ *   optional. Or `harness:auth:userPoolArn=arn:aws:cognito-idp:…` with `harness:auth:audience=<app
+ *   client ids>` (`auth.cognito`: the issuer is the pool's, and with `harness:apiGateway=true` a
+ *   Cognito authorizer checks the ID token first). See docs/guide/deploy-to-aws.md#users-who-sign-in.
  * - `harness:model=provider/model`  sets `MODEL` on the functions (the basic example's model
  *   switch; unset = its keyless model). With Bedrock no key is needed: the worker's role signs.
  * - `harness:secret:NAME=ssm:/parameter/name` or `harness:secret:NAME=sm:<secret ARN>[#field]`
@@ -25,10 +31,11 @@
  */
 import { fileURLToPath } from "node:url";
 import { App, CfnOutput, RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
+import { UserPool } from "aws-cdk-lib/aws-cognito";
 import { FunctionUrlAuthType } from "aws-cdk-lib/aws-lambda";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import nag from "cdk-nag";
-import { Harness, type HarnessSecret } from "../../src/cdk/harness.ts";
+import { Harness, type HarnessAuthOptions, type HarnessSecret } from "../../src/cdk/harness.ts";
 
 const app = new App();
 const flag = (key: string): boolean => String(app.node.tryGetContext(key)) === "true";
@@ -59,6 +66,38 @@ for (const [key, value] of Object.entries(app.node.getAllContext())) {
   }
 }
 
+// `harness:auth:*` context keys: who signs in (the construct refuses what makes no sense).
+const context = (key: string): string | undefined => {
+  const value = app.node.tryGetContext(`harness:auth:${key}`);
+  return value === undefined ? undefined : String(value);
+};
+const audience = (context("audience") ?? "").split(",").map((a) => a.trim()).filter(Boolean);
+const userPoolArn = context("userPoolArn");
+const issuer = context("issuer");
+if (userPoolArn !== undefined && issuer !== undefined) {
+  throw new Error("harness:auth:issuer and harness:auth:userPoolArn: give one (a user pool's issuer is derived from its ARN)");
+}
+const auth: HarnessAuthOptions | undefined =
+  userPoolArn !== undefined
+    ? {
+        cognito: {
+          userPool: UserPool.fromUserPoolArn(stack, "UserPool", userPoolArn),
+          clients: audience,
+          ...(context("ownerClaim") ? { ownerClaim: context("ownerClaim") } : {}),
+        },
+      }
+    : issuer !== undefined
+      ? {
+          jwt: {
+            issuer,
+            audience,
+            ...(context("jwksUrl") ? { jwksUrl: context("jwksUrl") } : {}),
+            ...(context("ownerClaim") ? { ownerClaim: context("ownerClaim") } : {}),
+          },
+        }
+      : undefined;
+const urlAuth = app.node.tryGetContext("harness:urlAuth");
+
 const harness = new Harness(stack, "Harness", {
   agentsEntry: app.node.tryGetContext("harness:agentsEntry")
     ? String(app.node.tryGetContext("harness:agentsEntry"))
@@ -69,8 +108,9 @@ const harness = new Harness(stack, "Harness", {
   removalPolicy: flag("harness:destroy") ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
   bedrock: flag("harness:bedrock"),
   apiGateway: flag("harness:apiGateway"),
-  urlAuthType:
-    String(app.node.tryGetContext("harness:urlAuth")) === "NONE" ? FunctionUrlAuthType.NONE : FunctionUrlAuthType.AWS_IAM,
+  // Unset: the construct's default (AWS_IAM, or NONE with `auth`).
+  urlAuthType: urlAuth === undefined ? undefined : String(urlAuth) === "NONE" ? FunctionUrlAuthType.NONE : FunctionUrlAuthType.AWS_IAM,
+  auth,
   environment: model ? { MODEL: String(model) } : undefined,
   secrets,
 });

@@ -73,6 +73,8 @@ export interface HarnessApiProps extends HarnessApiGatewayOptions {
    * callback token: the construct's `callbacks`).
    */
   readonly openCallbacks?: boolean;
+  /** OAuth scopes a Cognito `authorizer` requires on the methods it guards (the construct's `auth.cognito.scopes`). */
+  readonly authorizationScopes?: readonly string[];
 }
 
 /**
@@ -91,6 +93,8 @@ export class HarnessApi extends Construct {
   readonly preflightMethods: Method[];
   /** `POST /callbacks/{callbackId}` without the API's authorization, when `openCallbacks` is set. */
   readonly callbackMethod?: Method;
+  /** The authorizer of `methods`, when one is given (`apiGateway.authorizer`, or the Cognito one of the construct's `auth.cognito`). */
+  readonly authorizer?: IAuthorizer;
 
   constructor(scope: Construct, id: string, props: HarnessApiProps) {
     super(scope, id);
@@ -140,6 +144,12 @@ export class HarnessApi extends Construct {
     const rootMethod = this.restApi.root.addMethod("ANY");
     const proxy = this.restApi.root.addProxy({ anyMethod: true });
     this.methods = [rootMethod, proxy.anyMethod!];
+    this.authorizer = props.authorizer;
+    // On these methods only: in the default method options they would reach the preflights and
+    // the callback route too, where CDK drops them with a warning (no authorizer there).
+    if (props.authorizationScopes && props.authorizationScopes.length > 0) {
+      for (const method of this.methods) (method.node.defaultChild as CfnMethod).addPropertyOverride("AuthorizationScopes", [...props.authorizationScopes]);
+    }
     // Third parties answering callbacks carry the callback token, not AWS credentials or the
     // authorizer's identity: this one route is open at the API and checked by the app.
     const callbacks = props.openCallbacks ? this.restApi.root.addResource("callbacks") : undefined;

@@ -36,7 +36,7 @@ export function secretsWithCallbackToken(props: {
     throw new Error(
       "Harness: callbacks.bearerToken needs a front door a third party can pass without AWS credentials: " +
         "`apiGateway` (POST /callbacks/{callbackId} is then opened at the API and checked by the token; every other route keeps its auth) " +
-        "or `urlAuthType: NONE` (every route then checks a token: pass HARNESS_BEARER_TOKEN in `secrets` too). " +
+        "or `urlAuthType: NONE` (every route then checks a token: pass HARNESS_BEARER_TOKEN in `secrets` too, or give `auth`). " +
         "An AWS_IAM function URL admits only signed requests.",
     );
   }

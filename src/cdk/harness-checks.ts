@@ -34,41 +34,50 @@ export interface FrontDoorAuth {
   readonly gate: "iam" | "authorizer" | "none";
   /** The app checks a bearer token (`HARNESS_BEARER_TOKEN` in `secrets`, or in `environment`). */
   readonly bearerToken: boolean;
+  /** The app verifies users' JWTs (`auth`, or `AUTH_ISSUER` in `environment`). */
+  readonly jwt: boolean;
+}
+
+/** The function URL's (or, with `apiGateway`, the API's default) auth type: `urlAuthType`, else `NONE` with `auth`, else `AWS_IAM`. */
+export function effectiveUrlAuthType(props: HarnessProps): FunctionUrlAuthType {
+  return props.urlAuthType ?? (props.auth ? FunctionUrlAuthType.NONE : FunctionUrlAuthType.AWS_IAM);
 }
 
 /** The front door's authentication (see {@link checkFrontDoor}). */
 export function frontDoorAuth(props: HarnessProps): FrontDoorAuth {
-  const urlAuthType = props.urlAuthType ?? FunctionUrlAuthType.AWS_IAM;
-  const authorizer = typeof props.apiGateway === "object" && props.apiGateway.authorizer !== undefined;
+  const urlAuthType = effectiveUrlAuthType(props);
+  const authorizer = (typeof props.apiGateway === "object" && props.apiGateway.authorizer !== undefined) || props.auth?.cognito !== undefined;
   return {
     gate: props.apiGateway && authorizer ? "authorizer" : urlAuthType === FunctionUrlAuthType.AWS_IAM ? "iam" : "none",
     bearerToken: props.secrets?.HARNESS_BEARER_TOKEN !== undefined || props.environment?.HARNESS_BEARER_TOKEN !== undefined,
+    jwt: props.auth !== undefined || (props.environment?.AUTH_ISSUER ?? "").trim() !== "",
   };
 }
 
 /**
  * Refuses a front door nobody guards: `urlAuthType: NONE` (function URL, or the API without an
- * authorizer) and no bearer token for the app to check. Behind a function URL the http function
- * then refuses to start (every cold start fails, `callbacks` or not); behind the API it would
- * serve every route to anyone, since the API authorizes nothing either. An open door on purpose
- * says so with `HARNESS_ALLOW_UNAUTHENTICATED: "true"` in `environment`.
+ * authorizer) and neither a bearer token nor users' JWTs (`auth`) for the app to check. Behind a
+ * function URL the http function then refuses to start (every cold start fails, `callbacks` or
+ * not); behind the API it would serve every route to anyone, since the API authorizes nothing
+ * either. An open door on purpose says so with `HARNESS_ALLOW_UNAUTHENTICATED: "true"` in
+ * `environment`.
  * @throws HarnessPropsInvalid naming the fix
  */
 export function checkFrontDoor(props: HarnessProps): void {
   const auth = frontDoorAuth(props);
-  if (auth.gate !== "none" || auth.bearerToken || props.environment?.HARNESS_ALLOW_UNAUTHENTICATED === "true") return;
+  if (auth.gate !== "none" || auth.bearerToken || auth.jwt || props.environment?.HARNESS_ALLOW_UNAUTHENTICATED === "true") return;
   const onPurpose = 'or, to serve unauthenticated on purpose, set HARNESS_ALLOW_UNAUTHENTICATED: "true" in `environment`';
   if (props.apiGateway) {
     throw new HarnessPropsInvalid(
       "apiGateway",
-      "with urlAuthType NONE and no apiGateway.authorizer the API authorizes no route and no HARNESS_BEARER_TOKEN is given: anyone could run your agents. " +
-        `Pass the token in \`secrets\` (HARNESS_BEARER_TOKEN: the app checks it on every route), give apiGateway.authorizer, or keep urlAuthType AWS_IAM (IAM authorization); ${onPurpose}`,
+      "with urlAuthType NONE and no apiGateway.authorizer the API authorizes no route and no HARNESS_BEARER_TOKEN or `auth` is given: anyone could run your agents. " +
+        `Give \`auth\` (users' JWTs, verified by the app), pass the token in \`secrets\` (HARNESS_BEARER_TOKEN: the app checks it on every route), give apiGateway.authorizer, or keep urlAuthType AWS_IAM (IAM authorization); ${onPurpose}`,
     );
   }
   throw new HarnessPropsInvalid(
     "urlAuthType",
-    `NONE with no HARNESS_BEARER_TOKEN: the http function refuses to serve an open function URL, so every cold start would fail${props.callbacks ? " (callbacks.bearerToken opens only the callback route: the other routes need HARNESS_BEARER_TOKEN)" : ""}. ` +
-      `Pass the token in \`secrets\` (HARNESS_BEARER_TOKEN), or keep urlAuthType AWS_IAM; ${onPurpose}`,
+    `NONE with no HARNESS_BEARER_TOKEN and no \`auth\`: the http function refuses to serve an open function URL, so every cold start would fail${props.callbacks ? " (callbacks.bearerToken opens only the callback route: the other routes need HARNESS_BEARER_TOKEN or `auth`)" : ""}. ` +
+      `Give \`auth\` (users' JWTs), pass the token in \`secrets\` (HARNESS_BEARER_TOKEN), or keep urlAuthType AWS_IAM; ${onPurpose}`,
   );
 }
 

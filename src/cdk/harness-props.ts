@@ -6,6 +6,7 @@ import type { ITopic } from "aws-cdk-lib/aws-sns";
 import type { SubagentLimits } from "../agent/subagent-policy.ts";
 import type { HarnessFunctionRole } from "../lambda/env.ts";
 import type { HarnessApiGatewayOptions } from "./harness-api.ts";
+import type { HarnessAuthOptions } from "./harness-auth.ts";
 import type { HarnessSecret } from "./harness-secrets.ts";
 import type { HarnessCallbacksOptions } from "./harness-callbacks.ts";
 import type { HarnessSchedule } from "./harness-schedules.ts";
@@ -245,13 +246,31 @@ export interface HarnessProps {
    * itself (Hono middleware); the handler learns the mode from `HARNESS_URL_AUTH`. With
    * `apiGateway`, `AWS_IAM` puts IAM authorization on the API's methods and `NONE` none.
    *
-   * Synth refuses `NONE` without `HARNESS_BEARER_TOKEN` (in `secrets`) unless `apiGateway` has an
-   * `authorizer`: behind a function URL the http function would refuse to start, behind the API
-   * anyone could run your agents. `HARNESS_ALLOW_UNAUTHENTICATED: "true"` in `environment` opens it
-   * on purpose.
-   * @default FunctionUrlAuthType.AWS_IAM
+   * Synth refuses `NONE` without `HARNESS_BEARER_TOKEN` (in `secrets`) or `auth` unless
+   * `apiGateway` has an `authorizer`: behind a function URL the http function would refuse to
+   * start, behind the API anyone could run your agents. `HARNESS_ALLOW_UNAUTHENTICATED: "true"` in
+   * `environment` opens it on purpose. With `auth`, `AWS_IAM` is refused (a browser holding a
+   * user's token cannot sign).
+   * @default FunctionUrlAuthType.AWS_IAM, or `NONE` with `auth`
    */
   readonly urlAuthType?: FunctionUrlAuthType;
+  /**
+   * Users who sign in (ADR 0045): the http function verifies their JWTs (`AUTH_ISSUER`,
+   * `AUTH_AUDIENCE`, `AUTH_JWKS_URL`, `AUTH_OWNER_CLAIM` on that function alone) and applies the
+   * default policy (ADR 0043: a user reaches the instance named by their id, or by `ownerClaim`).
+   * The function URL is then `authType: NONE` (the app checks every request). With `apiGateway`,
+   * `cognito` also puts a Cognito user pools authorizer on every method but the CORS preflights
+   * and the callback route, and the app still verifies and authorizes; a REST API has no JWT
+   * authorizer, so with `jwt` the app alone verifies (or give `apiGateway.authorizer`).
+   * `HARNESS_BEARER_TOKEN` in `secrets` may stand beside it for the operator (a Cognito authorizer
+   * turns that token away at the API: give operators the `operator` group there instead).
+   * `callbacks` keeps its own token and no authorizer.
+   *
+   * Cost: none from the harness (the http function fetches the issuer's keys once per container
+   * and keeps them 10 minutes). Cognito bills its monthly active users beyond its free tier.
+   * @default no users: the callers are whoever `urlAuthType` (or a bearer token) lets in, each the operator
+   */
+  readonly auth?: HarnessAuthOptions;
   /**
    * Origins of the web pages that may call the harness from a browser (`https://app.example.com`,
    * exact origins, or `*`). They reach both the HTTP app (`HARNESS_CORS_ORIGINS`: a request

@@ -34,10 +34,12 @@ import {
   checkEnvironmentSize,
   checkFrontDoor,
   checkWorkerConcurrency,
+  effectiveUrlAuthType,
   environmentSizeProblem,
   frontDoorAuth,
   validate,
 } from "./harness-checks.ts";
+import { authEnvironment, checkAuth, cognitoAuthorizer } from "./harness-auth.ts";
 import { secretsWithCallbackToken } from "./harness-callbacks.ts";
 import { functionTracing } from "./harness-tracing.ts";
 import { createHarnessAlarms } from "./harness-alarms.ts";
@@ -48,6 +50,7 @@ import { DEFAULT_MEMORY_MB } from "./memory-sizes.ts";
 export type * from "./harness-props.ts";
 export type { HarnessSecret } from "./harness-secrets.ts";
 export type { HarnessCallbacksOptions } from "./harness-callbacks.ts";
+export type { HarnessAuthOptions, HarnessCognitoAuthOptions, HarnessJwtAuthOptions } from "./harness-auth.ts";
 import type { HarnessBedrockOptions, HarnessProps } from "./harness-props.ts";
 
 // `.ts` when running from the sources (this repository's tests and app), `.js` in the package.
@@ -76,8 +79,8 @@ export function handlerOf(role: string): string {
  * `worker`, `dlq` and `sweeper`. Nothing runs while nothing happens.
  *
  * Every function receives `TABLE_NAME`, `BUCKET_NAME`, `QUEUE_URL` and the Powertools variables;
- * http also `HARNESS_STREAM_MAX_MS` and `HARNESS_URL_AUTH`; http and sweeper `HARNESS_AGENT_NAMES`
- * (names in {@link HARNESS_ENV}).
+ * http also `HARNESS_STREAM_MAX_MS` and `HARNESS_URL_AUTH` (and, with `auth`, the `AUTH_*`
+ * variables); http and sweeper `HARNESS_AGENT_NAMES` (names in {@link HARNESS_ENV}).
  */
 export class Harness extends Construct {
   readonly table: TableV2;
@@ -109,8 +112,9 @@ export class Harness extends Construct {
     const visibility = props.queueVisibilityTimeout ?? workerTimeout.plus(Duration.minutes(1));
     const dlqTimeout = props.dlqHandlerTimeout ?? Duration.minutes(1);
     const maxReceiveCount = props.maxReceiveCount ?? 30;
-    const urlAuthType = props.urlAuthType ?? FunctionUrlAuthType.AWS_IAM;
+    const urlAuthType = effectiveUrlAuthType(props);
     validate(props, { workerTimeout, streamMax, httpTimeout, visibility, maxReceiveCount });
+    checkAuth(props);
     checkFrontDoor(props);
     checkWorkerConcurrency(props);
 
@@ -221,6 +225,8 @@ export class Harness extends Construct {
         [HARNESS_ENV.streamMaxMs]: String(streamMax.toMilliseconds()),
         [HARNESS_ENV.urlAuth]: props.apiGateway ? "API_GATEWAY" : urlAuthType,
         ...(props.corsOrigins ? { [HARNESS_ENV.corsOrigins]: props.corsOrigins.join(",") } : {}),
+        // Users' JWTs are verified where requests arrive, and only there (ADR 0045).
+        ...(props.auth ? authEnvironment(props.auth) : {}),
       },
     });
     // The worker and the dlq function bundle the same code (the agents module): one asset, two entries.
@@ -259,7 +265,7 @@ export class Harness extends Construct {
     });
     this.functions = { http: http.function, worker: worker.function, dlq: dlq.function, sweeper: sweeper.function };
     // Secrets travel as references, each granted only to the roles of the functions that get it.
-    const secrets = secretsWithCallbackToken(props);
+    const secrets = secretsWithCallbackToken({ ...props, urlAuthType });
     if (secrets) wireSecrets(this, secrets, { http, worker, dlq, sweeper }, props.environment ?? {});
     warnPlainSecrets(this, props.environment ?? {});
 
@@ -339,6 +345,7 @@ export class Harness extends Construct {
     }
 
     if (props.apiGateway) {
+      const userPoolAuthorizer = cognitoAuthorizer(this, props.auth);
       this.api = new HarnessApi(this, "Api", {
         handler: http.function,
         integrationTimeout: httpTimeout,
@@ -349,6 +356,7 @@ export class Harness extends Construct {
         corsAllowedHeaders: CORS_ALLOWED_HEADERS,
         openCallbacks: props.callbacks !== undefined,
         ...(props.apiGateway === true ? {} : props.apiGateway),
+        ...(userPoolAuthorizer ? { authorizer: userPoolAuthorizer, authorizationScopes: props.auth?.cognito?.scopes } : {}),
       });
       this.url = this.api.restApi.url;
     } else {
@@ -392,8 +400,8 @@ export class Harness extends Construct {
         callbackMethod: this.api.callbackMethod,
         webAcl: apiOptions.webAclArn !== undefined,
         accessLogs: apiOptions.accessLogs === true,
-        bearerToken: auth.gate === "none" && auth.bearerToken,
-        cognito: apiOptions.authorizer?.authorizationType === AuthorizationType.COGNITO,
+        appAuthenticates: auth.gate !== "none" ? undefined : auth.jwt ? "jwt" : auth.bearerToken ? "bearerToken" : undefined,
+        cognito: (this.api.authorizer ?? apiOptions.authorizer)?.authorizationType === AuthorizationType.COGNITO,
       },
     });
   }

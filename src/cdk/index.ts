@@ -18,8 +18,11 @@
  */
 export {
   Harness,
+  type HarnessAuthOptions,
   type HarnessBedrockOptions,
   type HarnessCallbacksOptions,
+  type HarnessCognitoAuthOptions,
+  type HarnessJwtAuthOptions,
   type HarnessLogLevel,
   type HarnessOpenTelemetryOptions,
   type HarnessProps,

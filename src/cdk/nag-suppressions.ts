@@ -52,8 +52,11 @@ export interface HarnessNagTargets {
     cognito: boolean;
     /** The stage writes access logs (`apiGateway.accessLogs`). */
     accessLogs: boolean;
-    /** The API authorizes nothing (`urlAuthType: NONE`, no authorizer) and the app checks a bearer token. */
-    bearerToken: boolean;
+    /**
+     * The API authorizes nothing (`urlAuthType: NONE`, no authorizer) and the app authenticates
+     * every request: users' JWTs (`auth`), or the operator's bearer token.
+     */
+    appAuthenticates?: "jwt" | "bearerToken";
   };
 }
 
@@ -158,14 +161,17 @@ export function acknowledgeHarnessFindings(targets: HarnessNagTargets): void {
         });
       }
     }
-    if (targets.api.bearerToken) {
+    const appAuthenticates = targets.api.appAuthenticates;
+    if (appAuthenticates) {
       // Unguarded at the API only because the app guards it: the construct refuses this
-      // combination without a token (checkFrontDoor).
+      // combination without a token or `auth` (checkFrontDoor).
       for (const method of targets.api.methods) {
         Validations.of(method).acknowledge({
           id: "AwsSolutions-APIG4",
           reason:
-            "`urlAuthType: NONE` with `HARNESS_BEARER_TOKEN`: the http function checks the bearer token on every request before anything else (Hono bearerAuth); the API passes requests through.",
+            appAuthenticates === "jwt"
+              ? "`auth.jwt`: a REST API has no JWT authorizer, so the http function verifies every request's JWT (issuer, audience, signature by the issuer's keys) before anything else, then authorizes it (ADR 0045); the API passes requests through."
+              : "`urlAuthType: NONE` with `HARNESS_BEARER_TOKEN`: the http function checks the bearer token on every request before anything else; the API passes requests through.",
         });
       }
     }
@@ -173,9 +179,12 @@ export function acknowledgeHarnessFindings(targets: HarnessNagTargets): void {
       for (const method of targets.api.methods) {
         Validations.of(method).acknowledge({
           id: "AwsSolutions-COG4",
-          reason: targets.api.bearerToken
-            ? "The http function checks a bearer token (`HARNESS_BEARER_TOKEN`) on every request; no user pool is involved."
-            : "Methods use IAM authorization by default, or the authorizer given in `apiGateway.authorizer`.",
+          reason:
+            appAuthenticates === "jwt"
+              ? "`auth.jwt`: users' tokens come from an OIDC issuer that is not a Cognito user pool; the http function verifies them (ADR 0045)."
+              : appAuthenticates === "bearerToken"
+                ? "The http function checks a bearer token (`HARNESS_BEARER_TOKEN`) on every request; no user pool is involved."
+                : "Methods use IAM authorization by default, or the authorizer given in `apiGateway.authorizer`.",
         });
       }
     }

@@ -672,7 +672,7 @@ describe("Harness: what would fail after deployment is refused at synth (Harness
   it("refuses urlAuthType NONE without a bearer token, callbacks or not: the http function refuses to serve an open URL, so every cold start would fail", () => {
     const open = thrown(() => synthHarness({ urlAuthType: FunctionUrlAuthType.NONE }));
     expect(open).toBeInstanceOf(HarnessPropsInvalid);
-    expect(open).toMatchObject({ code: "harness_props_invalid", prop: "urlAuthType", message: expect.stringMatching(/NONE with no HARNESS_BEARER_TOKEN.*Pass the token in `secrets`/) });
+    expect(open).toMatchObject({ code: "harness_props_invalid", prop: "urlAuthType", message: expect.stringMatching(/NONE with no HARNESS_BEARER_TOKEN and no `auth`.*pass the token in `secrets`/) });
     const callbacks = thrown(() => synthHarness({ urlAuthType: FunctionUrlAuthType.NONE, callbacks: { bearerToken: { parameterName: "/harness/callback-token" } } }));
     expect(callbacks).toMatchObject({ prop: "urlAuthType", message: expect.stringContaining("callbacks.bearerToken opens only the callback route") });
     // With the token, or open on purpose, it synthesizes.
@@ -937,6 +937,55 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
       }
     },
     120_000,
+  );
+
+  it.skipIf(missing.length > 0)(
+    "synthesizes the basic example app with users who sign in (-c harness:auth:issuer/audience, or a user pool's ARN behind the API), cdk-nag on; refuses a plain-HTTP issuer",
+    async () => {
+      // As the CLI starts the app with `-c key=value` (CDK_CONTEXT_JSON), no bundling.
+      const synthApp = async (context: Record<string, string>) => {
+        const out = mkdtempSync(join(tmpdir(), "harness-cdk-auth-"));
+        try {
+          const run = await execFileAsync(join(node22, "node"), ["--disable-warning=ExperimentalWarning", "examples/basic/cdk-app.ts"], {
+            cwd: repoRoot,
+            env: { ...cdkEnv, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ ...context, "aws:cdk:bundling-stacks": [] }) },
+          }).then(
+            () => ({ code: 0, output: "" }),
+            (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? 1, output: `${e.stdout ?? ""}${e.stderr ?? ""}` }),
+          );
+          const file = join(out, "ResoluteHarnessBasic.template.json");
+          const template = existsSync(file)
+            ? (JSON.parse(readFileSync(file, "utf8")) as { Resources: Record<string, { Type: string; Properties: Record<string, any> }> })
+            : undefined;
+          return { ...run, template };
+        } finally {
+          rmSync(out, { recursive: true, force: true });
+        }
+      };
+      const resources = (t: { Resources: Record<string, { Type: string; Properties: Record<string, any> }> } | undefined, type: string) =>
+        Object.entries(t?.Resources ?? {}).filter(([, r]) => r.Type === type);
+      const httpEnv = (t: Parameters<typeof resources>[0]) =>
+        resources(t, "AWS::Lambda::Function").find(([id]) => id.startsWith("HarnessHttpFunction"))![1].Properties.Environment.Variables;
+
+      const jwt = await synthApp({ "harness:auth:issuer": "https://issuer.example.com/", "harness:auth:audience": "web, cli" });
+      expect(jwt.code, jwt.output).toBe(0);
+      expect(httpEnv(jwt.template)).toMatchObject({ AUTH_ISSUER: "https://issuer.example.com/", AUTH_AUDIENCE: "web,cli", HARNESS_URL_AUTH: "NONE" });
+      expect(resources(jwt.template, "AWS::Lambda::Url").map(([, r]) => r.Properties.AuthType)).toEqual(["NONE"]);
+
+      const cognito = await synthApp({
+        "harness:auth:userPoolArn": "arn:aws:cognito-idp:eu-west-1:111122223333:userpool/eu-west-1_AbCdEf123",
+        "harness:auth:audience": "client-a",
+        "harness:apiGateway": "true",
+      });
+      expect(cognito.code, cognito.output).toBe(0);
+      expect(resources(cognito.template, "AWS::ApiGateway::Authorizer").map(([, r]) => r.Properties.Type)).toEqual(["COGNITO_USER_POOLS"]);
+      expect(httpEnv(cognito.template)).toMatchObject({ AUTH_AUDIENCE: "client-a", HARNESS_URL_AUTH: "API_GATEWAY" });
+
+      const plain = await synthApp({ "harness:auth:issuer": "http://issuer.example.com", "harness:auth:audience": "web" });
+      expect(plain.code).not.toBe(0);
+      expect(plain.output).toContain("auth.jwt.issuer");
+    },
+    180_000,
   );
 
   it("splits a provider SDK off into a chunk that loads on first use", async () => {
