@@ -1,11 +1,13 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { CfnResource, Duration, Stack } from "aws-cdk-lib";
+import { CfnResource, Duration, Stack, Token } from "aws-cdk-lib";
 import { FunctionUrlAuthType, type CfnFunction, type Function as CdkFunction } from "aws-cdk-lib/aws-lambda";
 import { resolveLimits } from "../engine/subagents.ts";
 import { HARNESS_FUNCTION_ROLES } from "../lambda/env.ts";
 import { checkAgentNames, discoverAgentsModule, type DiscoveredAgentsModule } from "./agent-names.ts";
 import type { HarnessProps } from "./harness-props.ts";
+import { AUTH_ENV } from "../auth/auth-from-env.ts";
+import { audienceList } from "./harness-auth.ts";
 import { MIN_DYNAMO_DELTA_RETENTION_MS } from "../conversation/delta-folding.ts";
 
 /**
@@ -216,5 +218,85 @@ export function validate(
   for (const role of HARNESS_FUNCTION_ROLES) {
     const given = handlers[role];
     if (given !== undefined && !existsSync(resolve(given))) throw new Error(`Harness: handler entry for ${role} not found: ${given}`);
+  }
+}
+
+/**
+ * Refuses an `auth` that cannot work or contradicts the other props: neither or both of `jwt`
+ * and `cognito`; an `AWS_IAM` front door (a browser holding a user's token cannot sign); an issuer
+ * or key set URL that is not `https`; an empty audience; the `AUTH_*` variables also given in
+ * `environment`; a Cognito authorizer beside `apiGateway.authorizer`. Values that are tokens
+ * (known only at deployment) are not inspected.
+ * @throws HarnessPropsInvalid naming the fix
+ */
+export function checkAuth(props: HarnessProps): void {
+  const auth = props.auth;
+  if (auth === undefined) return;
+  if ((auth.jwt === undefined) === (auth.cognito === undefined)) {
+    throw new HarnessPropsInvalid("auth", "give exactly one of `jwt` (any OIDC issuer) and `cognito` (a user pool)");
+  }
+  if (props.urlAuthType === FunctionUrlAuthType.AWS_IAM) {
+    throw new HarnessPropsInvalid(
+      "auth",
+      `with urlAuthType AWS_IAM only SigV4-signed requests would pass ${props.apiGateway ? "the API" : "the function URL"}, and a browser holding a user's token cannot sign: ` +
+        "leave urlAuthType unset (with `auth` it is NONE and the app verifies the tokens)",
+    );
+  }
+  const given = Object.values(AUTH_ENV).filter((name) => name !== AUTH_ENV.bearerToken && props.environment?.[name] !== undefined);
+  if (given.length > 0) {
+    throw new HarnessPropsInvalid("auth", `${given.join(", ")} given in \`environment\` too: keep \`auth\` (it sets them on the http function) and remove them from \`environment\``);
+  }
+  const ownerClaim = auth.jwt?.ownerClaim ?? auth.cognito?.ownerClaim;
+  if (ownerClaim !== undefined && !Token.isUnresolved(ownerClaim) && (ownerClaim.trim() === "" || ownerClaim !== ownerClaim.trim())) {
+    throw new HarnessPropsInvalid("auth", `ownerClaim ${JSON.stringify(ownerClaim)} is not a claim name (leave it unset for "sub")`);
+  }
+  if (auth.jwt) {
+    checkHttpsUrl("auth.jwt.issuer", auth.jwt.issuer);
+    if (auth.jwt.jwksUrl !== undefined) checkHttpsUrl("auth.jwt.jwksUrl", auth.jwt.jwksUrl);
+    checkAudiences("auth.jwt.audience", audienceList(auth.jwt.audience));
+  } else {
+    const cognito = auth.cognito!;
+    checkAudiences(
+      "auth.cognito.clients",
+      cognito.clients.map((c) => (typeof c === "string" ? c : c.userPoolClientId)),
+    );
+    if (cognito.scopes !== undefined) {
+      if (!props.apiGateway) throw new HarnessPropsInvalid("auth", "cognito.scopes are required by the API Gateway authorizer: they need `apiGateway` (a function URL has no authorizer)");
+      if (cognito.scopes.length === 0 || cognito.scopes.some((s) => !Token.isUnresolved(s) && (s.trim() === "" || /\s/.test(s)))) {
+        throw new HarnessPropsInvalid("auth", "cognito.scopes must name at least one scope, each without spaces (e.g. `harness/agents`), or be left unset");
+      }
+    }
+    if (props.apiGateway && typeof props.apiGateway === "object" && props.apiGateway.authorizer !== undefined) {
+      throw new HarnessPropsInvalid(
+        "auth",
+        "auth.cognito puts a Cognito user pools authorizer on the API and apiGateway.authorizer gives another: a method takes one. Drop apiGateway.authorizer, or use auth.jwt with your own authorizer",
+      );
+    }
+  }
+}
+
+function checkHttpsUrl(prop: string, value: string): void {
+  if (Token.isUnresolved(value)) return;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || value.trim() !== value) throw new HarnessPropsInvalid(prop, `${JSON.stringify(value)} is not a URL`);
+  if (url.protocol !== "https:") {
+    // Not even on loopback: the function's own loopback runs no issuer, and over plain HTTP
+    // anyone on the path could serve keys of their own and sign any token.
+    throw new HarnessPropsInvalid(prop, `${JSON.stringify(value)} is not https: the http function fetches the issuer's keys from it, and keys fetched over plain HTTP could be anyone's`);
+  }
+}
+
+function checkAudiences(prop: string, audiences: readonly string[]): void {
+  if (audiences.length === 0) throw new HarnessPropsInvalid(prop, "no audience: name at least one (your app client id) that tokens must carry");
+  for (const audience of audiences) {
+    if (Token.isUnresolved(audience)) continue;
+    if (audience.trim() === "" || audience.includes(",")) {
+      throw new HarnessPropsInvalid(prop, `${JSON.stringify(audience)} is not an audience (blank, or a comma the function would split it at)`);
+    }
   }
 }

@@ -31,6 +31,7 @@ import { HarnessSchedules } from "./harness-schedules.ts";
 import { warnPlainSecrets, wireSecrets } from "./harness-secrets.ts";
 import {
   agentsModuleOf,
+  checkAuth,
   checkEnvironmentSize,
   checkFrontDoor,
   checkWorkerConcurrency,
@@ -39,7 +40,7 @@ import {
   frontDoorAuth,
   validate,
 } from "./harness-checks.ts";
-import { authEnvironment, checkAuth, cognitoAuthorizer } from "./harness-auth.ts";
+import { authEnvironment, cognitoAuthorizer } from "./harness-auth.ts";
 import { secretsWithCallbackToken } from "./harness-callbacks.ts";
 import { functionTracing } from "./harness-tracing.ts";
 import { createHarnessAlarms } from "./harness-alarms.ts";

@@ -38,7 +38,7 @@ describe.skipIf(!motoAvailable)("the http function with its bearer token as a Se
       fetch(`${http.url}/agents/assistant/secret-${seq++}`, { method: "POST", headers, body: JSON.stringify({ kind: "user", body: "hello" }) });
     const refused = await post({});
     expect(refused.status).toBe(401);
-    expect(await refused.json()).toEqual({ error: "unauthorized", code: "unauthorized" });
+    expect(await refused.json()).toMatchObject({ code: "unauthorized" });
     expect((await post({ authorization: "Bearer wrong" })).status).toBe(401);
     expect((await post({ authorization: "Bearer s3cret-bearer" })).status).toBe(202);
   });
