@@ -93,6 +93,7 @@ const ALIASES: Record<string, string> = { gemini: "google", bedrock: "amazon-bed
 
 /** How to say what is missing where pi-ai's variables alone would not say it. */
 const HINTS: Record<string, string> = {
+  anthropic: "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_OAUTH_TOKEN)",
   "amazon-bedrock": "provide AWS credentials (AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY, AWS_PROFILE, a role, or AWS_BEARER_TOKEN_BEDROCK)",
   "google-vertex":
     "set GOOGLE_CLOUD_API_KEY, or Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS or gcloud's) with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION",

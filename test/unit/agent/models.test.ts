@@ -29,7 +29,7 @@ describe("resolveModel", () => {
   });
 
   it("refuses a missing key, naming the variable", async () => {
-    await expect(resolveModel("anthropic/claude-sonnet-4-5", {})).rejects.toThrow(/ANTHROPIC_API_KEY/);
+    await expect(resolveModel("anthropic/claude-sonnet-4-5", {})).rejects.toThrow('provider "anthropic" is not configured: set ANTHROPIC_API_KEY');
     await expect(resolveModel("google/gemini-2.5-flash", { GEMINI_API_KEY: "" })).rejects.toThrow(/GEMINI_API_KEY/);
     await expect(resolveModel("bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0", { AWS_ACCESS_KEY_ID: "a" })).rejects.toThrow(
       /AWS credentials/,
