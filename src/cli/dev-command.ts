@@ -3,6 +3,7 @@ import { existsSync, statSync } from "node:fs";
 import { extname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
+import { parseCorsOrigins } from "../http/cors-origins.ts";
 import { ServerListenFailed } from "../server/listen-failed.ts";
 import { checkPortFree } from "../server/port-check.ts";
 import type { DevServerSettings, WatchMessage } from "./dev-server.ts";
@@ -20,6 +21,8 @@ interface DevOptions {
   host?: string;
   dataDir?: string;
   envFile?: string;
+  /** Every `--cors` given, each one origin or a comma-separated list. */
+  cors: string[];
 }
 
 /**
@@ -37,6 +40,12 @@ export function registerDevCommand(program: Command, io: CliIo, done: (status: n
     .option("--host <host>", "address to listen on (env: HOST; default 127.0.0.1)")
     .option("--data-dir <dir>", "where the SQLite store lives (env: DATA_DIR; default ./harness-data)")
     .option("--env-file <file>", "environment file to load (default .env, when there is one)")
+    .option(
+      "--cors <origin>",
+      "let pages of this origin (scheme://host[:port], e.g. http://localhost:5173) call the API from a browser; repeatable or comma-separated (env: CORS_ORIGINS)",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
     .action(async (agents: string, opts: DevOptions) => {
       done(await runDev(agents, opts, io));
     });
@@ -60,6 +69,7 @@ async function runDev(agents: string, opts: DevOptions, io: CliIo): Promise<numb
   const hostname = opts.host ?? (io.env.HOST || "127.0.0.1");
   const leaseMs = Number(io.env.LEASE_MS || 10_000);
   if (!Number.isFinite(leaseMs) || leaseMs < 300) throw usageError("lease", `LEASE_MS must be at least 300, got ${io.env.LEASE_MS}`);
+  const corsOrigins = corsFlagOrigins(opts.cors);
   const envFile = resolve(opts.envFile ?? ".env");
   if (opts.envFile !== undefined && !existsSync(envFile)) throw usageError("env-file", `--env-file ${opts.envFile}: no such file`);
 
@@ -82,6 +92,7 @@ async function runDev(agents: string, opts: DevOptions, io: CliIo): Promise<numb
     envFile: existsSync(envFile) ? envFile : undefined,
     leaseMs,
     debug: io.env.LOG_LEVEL === "debug",
+    corsOrigins,
   };
   return await superviseDevServer(settings, envFile, io);
 }
@@ -138,6 +149,18 @@ async function superviseDevServer(settings: DevServerSettings, envFile: string, 
     process.once("SIGINT", () => stop("SIGINT"));
     process.once("SIGTERM", () => stop("SIGTERM"));
   });
+}
+
+/**
+ * The origins `--cors` names (all of them, each possibly a comma-separated list); a malformed one
+ * is a usage error. Without the flag the server reads `CORS_ORIGINS` (the environment or `.env`).
+ */
+function corsFlagOrigins(flags: readonly string[]): string[] {
+  try {
+    return parseCorsOrigins(flags.join(","), "--cors");
+  } catch (err) {
+    throw usageError("cors", (err as Error).message);
+  }
 }
 
 async function freePort(hostname: string): Promise<number> {

@@ -17,6 +17,7 @@ import { stdoutLine } from "../logging/stdout-lines.ts";
 import { RUNTIME_DEFAULTS } from "../runtime/defaults.ts";
 import { createRuntime } from "../runtime/runtime.ts";
 import { authFromEnv, type EnvAuth } from "../auth/auth-from-env.ts";
+import { parseCorsOrigins } from "../http/cors-origins.ts";
 import { openSqliteStore } from "../sqlite/index.ts";
 
 /** What `harness dev` passes its server. */
@@ -31,6 +32,8 @@ export interface DevServerSettings {
   envFile?: string;
   leaseMs: number;
   debug: boolean;
+  /** Origins `--cors` gave; when none, `CORS_ORIGINS` (the environment or `.env`) is read. */
+  corsOrigins?: string[];
 }
 
 const settings = JSON.parse(process.argv[2] ?? "{}") as DevServerSettings;
@@ -78,6 +81,17 @@ try {
 } catch (err) {
   await fail((err as Error).message);
 }
+// Origins whose pages may call the API (`--cors`, else CORS_ORIGINS). They go to `serve()` as its
+// `cors`, so its loopback rules stay: bound to a loopback address, a request whose `Host` is not a
+// loopback name is refused (DNS rebinding) whatever its origin; any other origin gets 403.
+let corsOrigins: string[] = settings.corsOrigins ?? [];
+if (corsOrigins.length === 0) {
+  try {
+    corsOrigins = parseCorsOrigins(process.env.CORS_ORIGINS);
+  } catch (err) {
+    await fail((err as Error).message);
+  }
+}
 const runtime = createRuntime({
   agents: mod.agents,
   subagents: mod.subagents,
@@ -97,6 +111,7 @@ const server = await serve(runtime, {
   port: settings.port,
   hostname: settings.hostname,
   ...(auth ? { auth } : {}),
+  ...(corsOrigins.length > 0 ? { cors: { origins: corsOrigins } } : {}),
   routes: (app) => mountChatPage(app, { agents: names }),
 }).catch((err: unknown) => fail(listenFailureHint(err) ?? String(err)));
 closeOnSignals(server, runtime, {
@@ -105,5 +120,5 @@ closeOnSignals(server, runtime, {
 
 const env = settings.envFile && existsSync(settings.envFile) ? ` · env: ${shown(settings.envFile)}` : "";
 console.log(
-  `harness dev · ${server.url} (chat page at /, API at /agents/<agent>/<instance>) · agents: ${names.join(", ")} from ${shown(settings.agentsModule)} · data: ${shown(join(settings.dataDir, "harness.db"))}${env}${auth ? ` · auth: ${auth.describe.join(" + ")}` : ""} · saving a file reloads`,
+  `harness dev · ${server.url} (chat page at /, API at /agents/<agent>/<instance>) · agents: ${names.join(", ")} from ${shown(settings.agentsModule)} · data: ${shown(join(settings.dataDir, "harness.db"))}${env}${auth ? ` · auth: ${auth.describe.join(" + ")}` : ""}${corsOrigins.length > 0 ? ` · cors: ${corsOrigins.join(", ")}` : ""} · saving a file reloads`,
 );

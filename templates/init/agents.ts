@@ -22,8 +22,9 @@ export const agents: Record<string, AgentDefinition> = {
     description: "A helpful assistant that can tell the time and roll dice.",
     // Runs on every claim: per-instance prompts and tools are first-class.
     initialize: async ({ instance, env }) => ({
-      // Keyless until MODEL names a provider (see .env.example): the local model echoes you, and
-      // calls the clock tool when you ask about the time.
+      // Keyless until MODEL names a provider (see .env.example): the local model echoes you, calls
+      // the clock tool when you ask about the time, and any tool on `/<tool> {json}`:
+      // `/roll_dice {"count": 3}`.
       ...(env("MODEL") ? await resolveModel(env("MODEL"), process.env) : localModel()),
       systemPrompt: `You are the assistant of workspace "${instance}". Use your tools when they help.`,
       tools: [clockTool(), rollDice],

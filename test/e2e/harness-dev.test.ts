@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { request } from "node:http";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -173,4 +174,63 @@ describe("harness dev", () => {
       await new Promise((resolve) => holder.close(resolve));
     }
   }, 60_000);
+
+  it("--cors (repeatable, comma-separated) and CORS_ORIGINS: a preflight and a request from an allowed origin pass, another origin gets 403 origin_not_allowed, a non-loopback Host 403 host_not_allowed", async () => {
+    writeFileSync(join(dir, "agents.ts"), agentsModule('"cors"', ["helper"]));
+    const bad = startDev(["agents.ts", "--cors", "http://localhost:5173/"]);
+    expect(await bad.exited).toBe(EXIT.usage);
+    expect(bad.output()).toContain('error: --cors: "http://localhost:5173/" is not an origin (scheme://host[:port], no path or trailing slash)');
+
+    for (const [args, env] of [
+      [["--cors", "http://localhost:5173,http://localhost:3000", "--cors", "http://127.0.0.1:4173"], {}],
+      [[], { CORS_ORIGINS: "http://localhost:3000, http://localhost:5173" }],
+    ] as const) {
+      const port = await freePort();
+      const dev = startDev(["agents.ts", ...args], { PORT: String(port), ...env });
+      try {
+        await expect.poll(() => dev.output(), POLL).toContain("harness dev · ");
+        expect(dev.output()).toMatch(/ · cors: [^·]*http:\/\/localhost:5173[^·]* · saving a file reloads/);
+        const path = "/agents/helper/cors-test";
+        const preflight = await raw(port, "OPTIONS", path, {
+          origin: "http://localhost:5173",
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "content-type",
+        });
+        expect(preflight.status).toBe(204);
+        expect(preflight.headers["access-control-allow-origin"]).toBe("http://localhost:5173");
+        expect(String(preflight.headers["access-control-allow-methods"])).toContain("POST");
+        const allowed = await raw(port, "POST", `${path}?wait=true`, { origin: "http://localhost:5173", "content-type": "application/json" }, JSON.stringify({ kind: "user", body: "hi" }));
+        expect(allowed.status).toBe(200);
+        expect(allowed.headers["access-control-allow-origin"]).toBe("http://localhost:5173");
+        expect(JSON.parse(allowed.body)).toMatchObject({ status: "succeeded" });
+
+        const other = await raw(port, "POST", path, { origin: "http://evil.example", "content-type": "application/json" }, JSON.stringify({ kind: "user", body: "hi" }));
+        expect(other.status).toBe(403);
+        expect(JSON.parse(other.body)).toMatchObject({ code: "origin_not_allowed" });
+        const otherPreflight = await raw(port, "OPTIONS", path, { origin: "http://evil.example", "access-control-request-method": "POST" });
+        expect(otherPreflight.status).toBe(403);
+        // The loopback rule of serve() stays: an allowed origin through a re-pointed name is refused.
+        const rebound = await raw(port, "POST", path, { origin: "http://localhost:5173", host: `evil.example:${port}`, "content-type": "application/json" }, JSON.stringify({ kind: "user", body: "hi" }));
+        expect(rebound.status).toBe(403);
+        expect(JSON.parse(rebound.body)).toMatchObject({ code: "host_not_allowed" });
+      } finally {
+        process.kill(-dev.proc.pid!, "SIGINT");
+      }
+      await dev.exited;
+    }
+  }, 120_000);
 });
+
+/** One HTTP request with the headers as given (fetch would not send our own `Host`). */
+function raw(port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, method, path, headers }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}

@@ -42,7 +42,14 @@ it("every environment variable the code reads is in configuration.md", () => {
   const page = read("docs/reference/configuration.md");
   const names = new Set<string>(Object.values(lambdaEnv.HARNESS_ENV));
   // Read by name where they are read: the handlers' settings, the examples' settings, the CLI.
-  const readers = ["src/lambda/settings.ts", "src/lambda/wiring.ts", "examples/shared/settings.ts", "src/cli/program.ts"];
+  const readers = [
+    "src/lambda/settings.ts",
+    "src/lambda/wiring.ts",
+    "examples/shared/settings.ts",
+    "src/cli/program.ts",
+    "src/cli/dev-command.ts",
+    "src/cli/dev-server.ts",
+  ];
   for (const file of readers) {
     const text = read(file);
     for (const [, name] of text.matchAll(/\benv\.([A-Z][A-Z0-9_]+)\b/g)) names.add(name!);
@@ -58,3 +65,16 @@ it("the construct's props in construct.md are current (npm run docs:reference)",
   expect(check.stderr).toBe("");
   expect(check.status).toBe(0);
 }, 120_000);
+
+it("every model provider, and every variable pi-ai's auth reads for it, is in configuration.md (issue 37)", async () => {
+  const { SUPPORTED_PROVIDERS, providerVariables } = await import("../../../src/agent/models.ts");
+  const page = read("docs/reference/configuration.md");
+  const providers = page.slice(page.indexOf("## Model providers"), page.indexOf("## The Lambda functions"));
+  expect(SUPPORTED_PROVIDERS.length).toBeGreaterThan(40);
+  const missing: string[] = [];
+  for (const name of SUPPORTED_PROVIDERS) {
+    if (!providers.includes(`\`${name}/…\``)) missing.push(`${name}/…`);
+    for (const variable of await providerVariables(name)) if (!providers.includes(`\`${variable}\``)) missing.push(`${name}: ${variable}`);
+  }
+  expect(missing).toEqual([]);
+});
