@@ -17,6 +17,12 @@ export interface ChatPageOptions {
    * keeps in the tab's sessionStorage and clears from the address bar. An `http:` or `https:` URL.
    */
   signIn?: { url: string };
+  /**
+   * For a signed-in person opening the page without `?instance=`: the claim of their token (a JWT)
+   * whose value is the instance the page opens. Default `sub`, the default policy's owner; name the
+   * server's `AUTH_OWNER_CLAIM` here when it sets one. Without a token, or a claim, `demo`.
+   */
+  instanceClaim?: string;
 }
 
 const TYPES: Record<keyof ChatPageAssets, string> = {
@@ -54,7 +60,7 @@ export function mountChatPage(app: Hono, options: ChatPageOptions): void {
   const assets = chatPageAssets();
   assets.catch(() => {}); // reported by the request that needs it
   const signIn = options.signIn === undefined ? undefined : { url: signInUrl(options.signIn.url) };
-  const config = JSON.stringify({ agents: options.agents, title: options.title, placeholder: options.placeholder, signIn });
+  const config = JSON.stringify({ agents: options.agents, title: options.title, placeholder: options.placeholder, signIn, instanceClaim: options.instanceClaim });
   const routes: [string, keyof ChatPageAssets][] = [
     ["/", "index.html"],
     ["/chat.js", "chat.js"],

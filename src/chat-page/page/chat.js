@@ -10,7 +10,7 @@ import { drawEditable } from "./edit-message.js";
 import { options, pre, span, submissionRow } from "./elements.js";
 import { knownSessions, remember, SESSION_RULE, sessionFromHash } from "./sessions.js";
 import { renderMarkdown } from "./markdown.js";
-import { SignIn, storedToken, takeTokenFromFragment, withToken } from "./sign-in.js";
+import { SignIn, storedToken, takeTokenFromFragment, tokenClaim, withToken } from "./sign-in.js";
 import { approvalWords, decisionRefusalWords, refusalWords, settlementWords, statusWords } from "./words.js";
 
 /** How soon the listing is read again while a submission is between its settlement record and its row's finalize. */
@@ -23,6 +23,11 @@ const $ = (id) => document.getElementById(id);
 // cleared, and the tab goes back to the agent, instance and session it left from.
 takeTokenFromFragment();
 const params = new URLSearchParams(location.search);
+/**
+ * Whether the address named the instance. If not, a signed-in person's instance is their own (the
+ * token's `instanceClaim`, `sub` by default: the default policy's owner), else "demo".
+ */
+const instanceNamed = params.has("instance");
 /** The sign-in panel (made once the config names the sign-in page, if any). */
 let signIn = null;
 
@@ -489,8 +494,23 @@ async function start() {
   } catch {
     connection.suspect();
   }
-  signIn = new SignIn($("sign-in"), typeof config.signIn?.url === "string" ? config.signIn.url : undefined, () => switchTo(state.session));
+  const instanceClaim = typeof config.instanceClaim === "string" ? config.instanceClaim : "sub";
+  const ownInstance = () => {
+    const own = tokenClaim(instanceClaim);
+    return /^[A-Za-z0-9._:~-]{1,256}$/.test(own) && own !== "." && own !== ".." ? own : "";
+  };
+  const onToken = () => {
+    if (!instanceNamed && ownInstance()) return goTo(state.agent, ownInstance());
+    switchTo(state.session);
+  };
+  // Back from the sign-in page to the agent and session, and the instance only if the address named it.
+  const returnTo = () => {
+    const query = new URLSearchParams({ agent: state.agent, ...(instanceNamed ? { instance: state.instance } : {}) });
+    return `${location.pathname}?${query}${location.hash}`;
+  };
+  signIn = new SignIn($("sign-in"), typeof config.signIn?.url === "string" ? config.signIn.url : undefined, onToken, returnTo);
   signIn.hide();
+  if (!instanceNamed && ownInstance()) state.instance = ownInstance();
   const agents = Array.isArray(config.agents) ? config.agents : [];
   const wanted = params.get("agent");
   state.agent = agents.includes(wanted) ? wanted : (agents[0] ?? "");

@@ -49,6 +49,21 @@ export function takeTokenFromFragment() {
   return true;
 }
 
+/**
+ * The value of `claim` in the tab's token (a JWT's payload, read, not verified: the server
+ * verifies; this only picks the address the page opens), or "".
+ */
+export function tokenClaim(claim) {
+  try {
+    const payload = storedToken().split(".")[1] ?? "";
+    const json = JSON.parse(atob(payload.replace(/-/g, "+").replace(/_/g, "/")));
+    const value = json?.[claim];
+    return typeof value === "string" ? value : "";
+  } catch {
+    return ""; // not a JWT (an operator's token)
+  }
+}
+
 /** The request's headers with the bearer token, when the tab has one. */
 export function withToken(headers = {}) {
   const token = storedToken();
@@ -63,8 +78,9 @@ export class SignIn {
   /**
    * @param {HTMLElement} panel @param {string | undefined} signInUrl
    * @param {() => void} onToken called once a token is saved (the page reads everything again)
+   * @param {() => string} returnTo the page's path to come back to from the sign-in page
    */
-  constructor(panel, signInUrl, onToken) {
+  constructor(panel, signInUrl, onToken, returnTo) {
     this.panel = panel;
     const link = panel.querySelector("#sign-in-link");
     if (signInUrl) {
@@ -72,7 +88,7 @@ export class SignIn {
       // The sign-in page returns to one fixed address: remember this tab's agent, instance and session.
       link.addEventListener("click", () => {
         try {
-          sessionStorage.setItem(RETURN_KEY, `${location.pathname}${location.search}${location.hash}`);
+          sessionStorage.setItem(RETURN_KEY, returnTo());
         } catch {
           // storage disabled: the page the sign-in page returns to
         }

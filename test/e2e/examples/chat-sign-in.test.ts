@@ -90,8 +90,10 @@ async function send(page: Page, text: string): Promise<void> {
 const reply = (page: Page) => page.locator('.item[data-kind="assistant"]').last();
 
 describe.skipIf(!CHROMIUM)("the chat page with authentication on", { timeout: 90_000 }, () => {
-  it("asks for a token when the API answers 401; a token typed in makes a message go through, its reply streamed", async () => {
-    const { page, errors } = await openChat();
+  it("asks for a token when the API answers 401; a token typed in opens the person's own instance and a message goes through, its reply streamed", async () => {
+    // No ?instance=: "demo" until signed in, then the token's sub (the default policy's owner).
+    const { page, errors } = await openChat("/");
+    await expect.poll(() => page.locator("#instance").inputValue(), POLL).toBe("demo");
     await expect.poll(() => page.locator("#sign-in").isVisible(), POLL).toBe(true);
     expect(await page.locator("#sign-in-why").textContent()).toBe("This server wants you to sign in.");
     expect(await page.locator("#sign-in-link").getAttribute("href")).toMatch(new RegExp(`^${hostedUrl}/oauth2/authorize\\?response_type=token`));
@@ -105,6 +107,7 @@ describe.skipIf(!CHROMIUM)("the chat page with authentication on", { timeout: 90
     await page.fill("#token", await issuer.sign(AUDIENCE, { sub: "alice" }));
     await page.click("#token-form button");
     await expect.poll(() => page.locator("#sign-in").isVisible(), POLL).toBe(false);
+    await expect.poll(() => page.locator("#instance").inputValue(), POLL).toBe("alice");
     await send(page, "hello with a token");
     await expect.poll(() => reply(page).textContent(), POLL).toBe("You said: hello with a token");
     await expect.poll(() => page.locator('.item[data-kind="settled"]').count(), POLL).toBe(1);
@@ -117,12 +120,13 @@ describe.skipIf(!CHROMIUM)("the chat page with authentication on", { timeout: 90
   });
 
   it("the Sign in link goes to the sign-in page, whose #access_token signs the tab in; the fragment is cleared and the tab is back on its instance and session", async () => {
-    const { page, errors } = await openChat("/?instance=alice#session=linked");
+    const { page, errors } = await openChat("/#session=linked");
     await expect.poll(() => page.locator("#sign-in").isVisible(), POLL).toBe(true);
     await page.click("#sign-in-link");
     await page.waitForURL((url) => url.origin === h.url && !url.hash.includes("access_token"), POLL);
     expect(page.url()).not.toContain("access_token");
-    // Back where the tab was before it left (the sign-in page returns to one fixed address).
+    // Back where the tab was before it left (the sign-in page returns to one fixed address), on
+    // the signed-in person's own instance.
     await expect.poll(() => page.url(), POLL).toBe(`${h.url}/?agent=assistant&instance=alice#session=linked`);
     await expect.poll(() => page.evaluate("document.body.dataset.auth"), POLL).toBe("signed-in");
     expect(await page.locator("#sign-in").isVisible()).toBe(false);
