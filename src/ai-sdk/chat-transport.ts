@@ -1,6 +1,6 @@
 import type { ChatRequestOptions, ChatTransport } from "ai";
 import type { DecisionOptions } from "../client/approvals.ts";
-import type { HarnessClient } from "../client/client.ts";
+import { clientFrom, type ClientSource, type HarnessClient } from "../client/client.ts";
 import { type ApprovalDecision, approvalIdParts } from "../protocol/approvals.ts";
 import type { ConversationRecord } from "../protocol/records.ts";
 import type { SubmissionSummary } from "../protocol/submission-view.ts";
@@ -8,10 +8,12 @@ import { userMessageOf, uiMessagesOf } from "./history.ts";
 import { SubmissionChunker } from "./submission-chunker.ts";
 import type { HarnessUIMessage, HarnessUIMessageChunk } from "./ui-message.ts";
 
-/** Options of {@link HarnessChatTransport}. */
-export interface HarnessChatTransportOptions {
-  /** A client of the harness (`createClient` of `resolute-harness/client`). */
-  client: HarnessClient;
+/**
+ * Options of {@link HarnessChatTransport}. The harness is reached through `client` (`createClient`
+ * of `resolute-harness/client`), or through `baseUrl` and `token` (the client's `token` option: a
+ * string, or a function asked before every request and stream reconnect).
+ */
+export type HarnessChatTransportOptions = ClientSource & {
   /** The agent every chat talks to. */
   agent: string;
   /** The agent instance: one for every chat, or per chat id. */
@@ -24,7 +26,7 @@ export interface HarnessChatTransportOptions {
    * with {@link HarnessChatTransport.cancel}.
    */
   stopCancels?: boolean;
-}
+};
 
 /** What the transport knows of one chat. */
 interface ChatState {
@@ -71,7 +73,7 @@ export class HarnessChatTransport implements ChatTransport<HarnessUIMessage> {
   readonly #chats = new Map<string, ChatState>();
 
   constructor(options: HarnessChatTransportOptions) {
-    this.#client = options.client;
+    this.#client = clientFrom(options);
     this.#agent = options.agent;
     const instance = options.instance;
     this.#instance = typeof instance === "string" ? () => instance : instance;

@@ -68,7 +68,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   // The token's fallback is read here, not as an option default, so help never prints it.
   const globals = (): GlobalOptions => {
     const opts = program.opts<GlobalOptions>();
-    return { ...opts, token: opts.token ?? (io.env.HARNESS_TOKEN || undefined) };
+    // With --sigv4 the signature is the credential: an exported HARNESS_TOKEN is not sent beside it.
+    return { ...opts, token: opts.token ?? (opts.sigv4 ? undefined : io.env.HARNESS_TOKEN || undefined) };
   };
   const client = () => clientFor(checkedGlobals(globals(), io.env));
   // Everything printed passes terminalText/terminalJson: the server's strings come from models and
@@ -293,6 +294,9 @@ function checkedGlobals(options: GlobalOptions, env: CliIo["env"]): GlobalOption
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw usageError("url", `${flag} expects an http:// or https:// URL, such as ${DEFAULT_URL}; got ${JSON.stringify(options.url)}`);
   }
+  if (options.sigv4 && options.token) {
+    throw usageError("token", "--token and --sigv4 both set the Authorization header: pass one");
+  }
   if (options.sigv4 && !options.region && !functionUrlRegion(options.url) && !env.AWS_REGION && !env.AWS_DEFAULT_REGION) {
     throw usageError("region", `--sigv4 needs a region to sign for: ${url.host} is not a Lambda function URL that names one; pass --region <region> (or set AWS_REGION)`);
   }
@@ -302,7 +306,7 @@ function checkedGlobals(options: GlobalOptions, env: CliIo["env"]): GlobalOption
 function clientFor(options: GlobalOptions): HarnessClient {
   return createClient({
     baseUrl: options.url,
-    ...(options.token ? { headers: { authorization: `Bearer ${options.token}` } } : {}),
+    ...(options.token ? { token: options.token } : {}),
     ...(options.sigv4 ? { sigv4: options.region ? { region: options.region } : true } : {}),
   });
 }
@@ -371,6 +375,14 @@ function reportErrorTo(err: unknown, stderr: { write(text: string): void }, sign
   if (err instanceof HarnessHttpError && err.code === "unreachable") {
     stderr.write(`error: ${err.message} (is it running? --url or HARNESS_URL points elsewhere)\n`);
     return EXIT.transport;
+  }
+  if (err instanceof HarnessHttpError && err.status === 401) {
+    // One line that says what to do: the server wants a token this command did not send, or not this one.
+    const hint = options.token
+      ? "the server did not accept the token from --token or HARNESS_TOKEN: set HARNESS_TOKEN to a valid one (a fresh access token, or the server's HARNESS_BEARER_TOKEN)"
+      : "the server wants a bearer token: set HARNESS_TOKEN (or pass --token) to an access token, or the server's HARNESS_BEARER_TOKEN";
+    stderr.write(`error: ${err.message} (unauthorized, HTTP 401): ${hint}\n`);
+    return EXIT.refused;
   }
   if (err instanceof HarnessHttpError) {
     const transport = err.code === "unexpected_response";

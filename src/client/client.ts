@@ -15,6 +15,15 @@ import { sigv4Signer, type SigV4Options } from "./sigv4.ts";
 /** Request headers in any of the forms `fetch` accepts. */
 export type ClientHeaders = Headers | Record<string, string> | [string, string][];
 
+/**
+ * The bearer token of {@link ClientOptions.token}: a string, or a function asked for it before
+ * every request and every stream (re)connect, so a token refreshed meanwhile is the one sent.
+ * `refresh: true` when the server has just refused the token it returned (a 401 on a stream's
+ * reconnect): a caching provider should fetch a new one rather than answer the cached token.
+ * An empty string sends no `Authorization` header (not signed in).
+ */
+export type ClientToken = string | ((context: { refresh: boolean }) => string | Promise<string>);
+
 /** How to reach the harness. */
 export interface ClientOptions {
   /** Where the HTTP app is mounted, e.g. `http://127.0.0.1:8484` (a path prefix is kept). */
@@ -24,6 +33,15 @@ export interface ClientOptions {
    * token can be refreshed.
    */
   headers?: ClientHeaders | (() => ClientHeaders | Promise<ClientHeaders>);
+  /**
+   * The caller's bearer token (an OIDC/JWT access token, or the operator's `HARNESS_BEARER_TOKEN`),
+   * sent as `Authorization: Bearer <token>` on every request and stream connection; it wins over an
+   * `authorization` in `headers`. A function is asked per request and per stream reconnect (see
+   * {@link ClientToken}); when a stream's reconnect is refused with 401, it is asked once more with
+   * `refresh: true` before the stream fails with `unauthorized`. Not with `sigv4`, which signs the
+   * same header. A refused token is a {@link HarnessHttpError} with `code: "unauthorized"` (401).
+   */
+  token?: ClientToken;
   /** The `fetch` to use. Default: the global one. */
   fetch?: typeof fetch;
   /**
@@ -32,6 +50,20 @@ export interface ClientOptions {
    * too, afresh on every reconnect. See {@link SigV4Options}.
    */
   sigv4?: boolean | SigV4Options;
+}
+
+/**
+ * Where an API that talks to the harness (the AI SDK transport, `LiveConversation`,
+ * `useConversation`) gets its client: a `client` made with `createClient`, or a `baseUrl` and
+ * the same `token` option as {@link ClientOptions.token}, from which it makes one.
+ */
+export type ClientSource = { client: HarnessClient; baseUrl?: undefined; token?: undefined } | { client?: undefined; baseUrl: string; token?: ClientToken };
+
+/** The client a {@link ClientSource} names. */
+export function clientFrom(source: ClientSource): HarnessClient {
+  if (source.client !== undefined) return source.client;
+  if (typeof source.baseUrl !== "string") throw new TypeError("pass `client`, or `baseUrl` (and `token`)");
+  return createClient({ baseUrl: source.baseUrl, ...(source.token === undefined ? {} : { token: source.token }) });
 }
 
 /** Options of {@link HarnessClient.dispatch} and {@link HarnessClient.dispatchAndWait}. */
@@ -177,15 +209,28 @@ export function createClient<A extends object = AnyAgents>(options: ClientOption
   // Calling the global fetch as a method of another object throws in browsers: keep it unbound.
   const doFetch: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const sign = options.sigv4 ? sigv4Signer(options.sigv4 === true ? {} : options.sigv4) : undefined;
+  if (sign && options.token !== undefined) {
+    throw new TypeError("createClient: `token` and `sigv4` both set the Authorization header; pass one");
+  }
+  const token = options.token;
 
   async function send(
     method: "GET" | "POST" | "DELETE",
     url: string,
-    init: { body?: unknown; bytes?: { data: Uint8Array; contentType: string }; headers?: Record<string, string>; signal?: AbortSignal; redirect?: RequestInit["redirect"] },
+    init: {
+      body?: unknown;
+      bytes?: { data: Uint8Array; contentType: string };
+      headers?: Record<string, string>;
+      signal?: AbortSignal;
+      redirect?: RequestInit["redirect"];
+      refreshToken?: boolean;
+    },
   ): Promise<Response> {
     const configured = typeof options.headers === "function" ? await options.headers() : options.headers;
     let headers = new Headers(configured);
     for (const [name, value] of Object.entries(init.headers ?? {})) headers.set(name, value);
+    const bearer = typeof token === "function" ? await token({ refresh: init.refreshToken === true }) : token;
+    if (bearer) headers.set("authorization", `Bearer ${bearer}`);
     if (init.body !== undefined) headers.set("content-type", "application/json");
     if (init.bytes !== undefined) headers.set("content-type", init.bytes.contentType);
     const body = init.bytes?.data ?? (init.body === undefined ? undefined : JSON.stringify(init.body));

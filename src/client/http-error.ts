@@ -45,6 +45,9 @@ export class HarnessHttpError extends Error {
     }
     if (body) return new HarnessHttpError(res.status, body.code, body.error);
     const detail = text.trim().slice(0, 200);
+    // A 401 from in front of the harness (API Gateway's authorizer answers `{"message":"Unauthorized"}`)
+    // is still a refused token: callers branch on one code, whoever refused.
+    if (res.status === 401) return new HarnessHttpError(401, "unauthorized", `unauthorized${detail ? `: ${detail}` : ""}`);
     return new HarnessHttpError(res.status, "unexpected_response", `HTTP ${res.status}${detail ? `: ${detail}` : ""}`);
   }
 }

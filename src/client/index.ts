@@ -18,10 +18,13 @@
  * @module
  */
 export {
+  clientFrom,
   createClient,
+  type ClientSource,
   type CancelOptions,
   type ClientHeaders,
   type ClientOptions,
+  type ClientToken,
   type DispatchOptions,
   type HarnessClient,
   type InjectOptions,

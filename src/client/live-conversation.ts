@@ -1,18 +1,20 @@
 import { type ApprovalDecision, approvalIdParts } from "../protocol/approvals.ts";
 import type { CancelAnswer, DispatchIds } from "./answers.ts";
 import type { DecisionOptions } from "./approvals.ts";
-import type { HarnessClient } from "./client.ts";
+import { clientFrom, type ClientSource, type HarnessClient } from "./client.ts";
 import { HarnessHttpError } from "./http-error.ts";
 import { MessageView, type ToolItem, type ViewItem } from "./message-view.ts";
 
-/** Which session a {@link LiveConversation} follows, through which client. */
-export interface LiveConversationOptions {
-  client: HarnessClient;
+/**
+ * Which session a {@link LiveConversation} follows, through which client: a `client`, or a
+ * `baseUrl` and `token` (a string, or a function asked per request and per stream reconnect).
+ */
+export type LiveConversationOptions = ClientSource & {
   agent: string;
   instance: string;
   /** Default `"default"`. */
   session?: string;
-}
+};
 
 /**
  * - `loading`: nothing read yet (after `start`);
@@ -73,7 +75,7 @@ export class LiveConversation {
   #error: Error | undefined;
 
   constructor(options: LiveConversationOptions) {
-    this.#client = options.client;
+    this.#client = clientFrom(options);
     this.#agent = options.agent;
     this.#instance = options.instance;
     this.#session = options.session ?? "default";

@@ -28,7 +28,7 @@ const IDLE_POLL_MS = 250;
 const MAX_IDLE_POLL_MS = 5_000;
 const TRANSIENT_STATUS = new Set([502, 503, 504]);
 
-type Send = (method: "GET", url: string, init: { headers?: Record<string, string>; signal?: AbortSignal }) => Promise<Response>;
+type Send = (method: "GET", url: string, init: { headers?: Record<string, string>; signal?: AbortSignal; refreshToken?: boolean }) => Promise<Response>;
 
 /** The client's session-following methods (reconnects, resume points, idle backoff) over its `send` and URLs. */
 export interface RecordStream {
@@ -46,6 +46,9 @@ export function recordStream(send: Send, agentUrl: (agent: string, instance: str
     let retryMs = DEFAULT_RETRY_MS;
     let connectedOnce = false;
     let failures = 0;
+    // A reconnect refused with 401 (the token expired during the stream) asks the client's token
+    // once more, marked `refresh`, before failing; a connection that works allows it again later.
+    let refreshToken = false;
     for (;;) {
       let failure: unknown;
       let delivered = 0;
@@ -56,13 +59,17 @@ export function recordStream(send: Send, agentUrl: (agent: string, instance: str
         if (cursor !== "") query.set("lastEventId", cursor);
         const qs = query.toString();
         const url = agentUrl(agent, instance, qs === "" ? "" : `?${qs}`);
-        res = await send("GET", url, { headers: { accept: "text/event-stream" }, signal });
+        res = await send("GET", url, { headers: { accept: "text/event-stream" }, signal, refreshToken });
       } catch (err) {
         failure = err;
       }
       if (res?.status === 204) return;
       if (res !== undefined && !res.ok) {
         const error = await HarnessHttpError.fromResponse(res);
+        if (connectedOnce && res.status === 401 && !refreshToken) {
+          refreshToken = true;
+          continue;
+        }
         if (!connectedOnce || !TRANSIENT_STATUS.has(res.status)) throw error;
         failure = error;
       } else if (res !== undefined) {
@@ -71,6 +78,7 @@ export function recordStream(send: Send, agentUrl: (agent: string, instance: str
           throw new HarnessHttpError(res.status, "unexpected_response", `expected text/event-stream, got ${res.headers.get("content-type")}`);
         }
         connectedOnce = true;
+        refreshToken = false;
         const events: SseEvent[] = [];
         const parser = new SseParser({ event: (e) => events.push(e), retry: (ms) => (retryMs = ms) }, cursor);
         const reader = res.body.getReader();

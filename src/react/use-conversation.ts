@@ -1,7 +1,12 @@
-import { useEffect, useMemo, useSyncExternalStore } from "react";
+import { useEffect, useMemo, useRef, useSyncExternalStore } from "react";
+import { createClient, type ClientToken } from "../client/client.ts";
 import { LiveConversation, type LiveConversationOptions, type LiveConversationSnapshot } from "../client/live-conversation.ts";
 
-/** What {@link useConversation} needs: which session, through which client. */
+/**
+ * What {@link useConversation} needs: which session, through which client: a `client`, or a
+ * `baseUrl` and `token` (a string, or a function asked before every request and stream reconnect;
+ * the latest one passed is used, so an inline function does not restart the conversation).
+ */
 export type UseConversationOptions = LiveConversationOptions;
 
 /** What {@link useConversation} returns: the snapshot and the session's actions. */
@@ -33,8 +38,25 @@ export interface UseConversationResult extends LiveConversationSnapshot {
  *   const { messages, status, send, cancel } = useConversation({ client, agent: "assistant", instance: "demo" });
  */
 export function useConversation(options: UseConversationOptions): UseConversationResult {
-  const { client, agent, instance, session } = options;
-  const conversation = useMemo(() => new LiveConversation({ client, agent, instance, session }), [client, agent, instance, session]);
+  const { agent, instance, session } = options;
+  // A token changes without a new client: the client asks the latest one each time.
+  const token = useRef<ClientToken | undefined>(options.token);
+  token.current = options.token;
+  const own = useMemo(
+    () =>
+      options.baseUrl === undefined
+        ? undefined
+        : createClient({
+            baseUrl: options.baseUrl,
+            token: (context) => {
+              const current = token.current;
+              return typeof current === "function" ? current(context) : (current ?? "");
+            },
+          }),
+    [options.baseUrl],
+  );
+  const client = options.client ?? own;
+  const conversation = useMemo(() => new LiveConversation({ client: client!, agent, instance, session }), [client, agent, instance, session]);
   useEffect(() => {
     conversation.start();
     return conversation.stop;

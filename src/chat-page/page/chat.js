@@ -2,6 +2,7 @@
 // State is the session's records, folded into the client's MessageView; everything on screen is
 // drawn from it, so a reload or a session switch is a replay of the log.
 import { MessageView } from "../../client/message-view.ts";
+import { recordStream } from "../../client/record-stream.ts";
 import { RECORD_KINDS } from "../../protocol/records.ts"; // one list: the page hears every kind the log holds
 import { acceptImages, PendingAttachments } from "./composer-attachments.js";
 import { Connection } from "./connection.js";
@@ -9,6 +10,7 @@ import { drawEditable } from "./edit-message.js";
 import { options, pre, span, submissionRow } from "./elements.js";
 import { knownSessions, remember, SESSION_RULE, sessionFromHash } from "./sessions.js";
 import { renderMarkdown } from "./markdown.js";
+import { SignIn, storedToken, takeTokenFromFragment, tokenClaim, withToken } from "./sign-in.js";
 import { approvalWords, decisionRefusalWords, refusalWords, settlementWords, statusWords } from "./words.js";
 
 /** How soon the listing is read again while a submission is between its settlement record and its row's finalize. */
@@ -17,7 +19,17 @@ const FINISHING_RECHECK_MS = 300;
 const NARROW = "(max-width: 720px)";
 
 const $ = (id) => document.getElementById(id);
+// First, before anything reads the address: a sign-in page's `#access_token=…` is taken and
+// cleared, and the tab goes back to the agent, instance and session it left from.
+takeTokenFromFragment();
 const params = new URLSearchParams(location.search);
+/**
+ * Whether the address named the instance. If not, a signed-in person's instance is their own (the
+ * token's `instanceClaim`, `sub` by default: the default policy's owner), else "demo".
+ */
+const instanceNamed = params.has("instance");
+/** The sign-in panel (made once the config names the sign-in page, if any). */
+let signIn = null;
 
 /** The page's state: where it points, the view of the session's records, and its stream. */
 const state = {
@@ -233,6 +245,7 @@ async function decide(item, approved, reason, form) {
  */
 function openStream() {
   if (state.source || !state.agent) return;
+  if (storedToken()) return openStreamWithToken();
   const query = new URLSearchParams({ session: state.session });
   if (state.lastId) query.set("lastEventId", state.lastId);
   const source = new EventSource(`${base()}?${query}`);
@@ -253,6 +266,47 @@ function openStream() {
       state.reopenDelay = Math.min(state.reopenDelay * 2, 5_000);
     }
   };
+}
+
+/** The client's stream reader over the page's fetch, with the tab's token on every (re)connect. */
+const records = recordStream(
+  (method, url, init) => fetch(url, { method, headers: withToken(init.headers), signal: init.signal, cache: "no-store" }),
+  (agent, instance, suffix = "") => `/agents/${encodeURIComponent(agent)}/${encodeURIComponent(instance)}${suffix}`,
+);
+
+/**
+ * {@link openStream} for a signed-in tab: an EventSource cannot send an Authorization header, so
+ * the stream is read with fetch by the client's reader, which reconnects from the last record
+ * itself and ends at the server's 204, as the EventSource does. A 401 asks for a sign-in again.
+ */
+function openStreamWithToken() {
+  const controller = new AbortController();
+  const source = { close: () => controller.abort() };
+  state.source = source;
+  setLive(true);
+  const reading = records.stream(state.agent, state.instance, { session: state.session, after: state.lastId || undefined, signal: controller.signal });
+  void (async () => {
+    let refused = false;
+    try {
+      for await (const record of reading) onRecord(record);
+    } catch (err) {
+      if (controller.signal.aborted) return;
+      if (err?.status === 401) {
+        refused = true;
+        signIn?.show();
+      } else if (err?.code === "unreachable") {
+        connection.suspect();
+      }
+      // 404 (no conversation yet) or another refusal: closed, as the EventSource's.
+    }
+    if (state.source !== source) return;
+    state.source = null;
+    setLive(false);
+    if (!refused && state.awaiting.size > 0) {
+      setTimeout(openStream, state.reopenDelay);
+      state.reopenDelay = Math.min(state.reopenDelay * 2, 5_000);
+    }
+  })();
 }
 
 function closeStream() {
@@ -298,7 +352,7 @@ async function call(method, path, body, words = refusalWords) {
   try {
     res = await fetch(`${base()}${path}`, {
       method,
-      headers: body === undefined ? {} : { "content-type": "application/json" },
+      headers: withToken(body === undefined ? {} : { "content-type": "application/json" }),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
@@ -312,6 +366,11 @@ async function call(method, path, body, words = refusalWords) {
     json = text === "" ? {} : JSON.parse(text);
   } catch {
     // not the harness's answer (a proxy's page): said below
+  }
+  if (res.status === 401) {
+    closeStream();
+    signIn?.show();
+    throw new Refused("Sign in to use this server: see above.");
   }
   if (!res.ok) throw new Refused(words(json.code, json.error ?? `HTTP ${res.status}`));
   return json;
@@ -435,6 +494,23 @@ async function start() {
   } catch {
     connection.suspect();
   }
+  const instanceClaim = typeof config.instanceClaim === "string" ? config.instanceClaim : "sub";
+  const ownInstance = () => {
+    const own = tokenClaim(instanceClaim);
+    return /^[A-Za-z0-9._:~-]{1,256}$/.test(own) && own !== "." && own !== ".." ? own : "";
+  };
+  const onToken = () => {
+    if (!instanceNamed && ownInstance()) return goTo(state.agent, ownInstance());
+    switchTo(state.session);
+  };
+  // Back from the sign-in page to the agent and session, and the instance only if the address named it.
+  const returnTo = () => {
+    const query = new URLSearchParams({ agent: state.agent, ...(instanceNamed ? { instance: state.instance } : {}) });
+    return `${location.pathname}?${query}${location.hash}`;
+  };
+  signIn = new SignIn($("sign-in"), typeof config.signIn?.url === "string" ? config.signIn.url : undefined, onToken, returnTo);
+  signIn.hide();
+  if (!instanceNamed && ownInstance()) state.instance = ownInstance();
   const agents = Array.isArray(config.agents) ? config.agents : [];
   const wanted = params.get("agent");
   state.agent = agents.includes(wanted) ? wanted : (agents[0] ?? "");

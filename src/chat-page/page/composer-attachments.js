@@ -2,16 +2,20 @@
 // direct upload for a large one where the server offers it: the client's uploadAttachment logic)
 // and shown as a chip; Send references the uploaded ones in its dispatch (ADR 0034).
 import { attachmentUpload } from "../../client/attachment-upload.ts";
+import { withToken } from "./sign-in.js";
 
 /** The image types the page sends (the server's attachment policy may refuse one, and says why). */
 const IMAGE = /^image\/(png|jpeg|gif|webp)$/;
 
-/** The client's upload over the page's own fetch (same origin: no headers beyond the type). */
+/**
+ * The client's upload over the page's own fetch (same origin: the type and the tab's bearer token);
+ * the direct upload's form goes to blob storage over the bare fetch, with no token.
+ */
 const upload = attachmentUpload(
   (method, url, init) =>
     fetch(url, {
       method,
-      headers: init.bytes ? { "content-type": init.bytes.contentType } : init.body === undefined ? {} : { "content-type": "application/json" },
+      headers: withToken(init.bytes ? { "content-type": init.bytes.contentType } : init.body === undefined ? {} : { "content-type": "application/json" }),
       body: init.bytes ? init.bytes.data : init.body === undefined ? undefined : JSON.stringify(init.body),
       signal: init.signal,
     }),
