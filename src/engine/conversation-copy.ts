@@ -55,7 +55,8 @@ export async function copyIntoNewConversation(
   return { conversationId, ids };
 }
 
-async function hasConversation(store: Pick<ConversationStore, "getConversation">, key: SessionKey): Promise<boolean> {
+/** Whether the session has a conversation (`ConversationNotFound` read as no). */
+export async function hasConversation(store: Pick<ConversationStore, "getConversation">, key: SessionKey): Promise<boolean> {
   try {
     await store.getConversation(key);
     return true;

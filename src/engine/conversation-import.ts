@@ -16,7 +16,7 @@ import type { ImportAnswer } from "../protocol/conversation-export.ts";
 import type { ConversationRecord } from "../protocol/records.ts";
 import type { AttachmentStore, ConversationStore } from "../store/store.ts";
 import { type SessionKey, sessionKeyString } from "../store/submission.ts";
-import { copyIntoNewConversation } from "./conversation-copy.ts";
+import { copyIntoNewConversation, hasConversation } from "./conversation-copy.ts";
 
 export type ImportStore = Pick<ConversationStore, "getConversation" | "ensureConversation" | "appendRecords"> &
   Pick<AttachmentStore, "getAttachmentRef" | "putAttachment">;
@@ -55,16 +55,6 @@ async function isStored(store: Pick<AttachmentStore, "getAttachmentRef">, digest
     return true;
   } catch (err) {
     if (isHarnessError(err, "attachment_not_found")) return false;
-    throw err;
-  }
-}
-
-async function hasConversation(store: Pick<ConversationStore, "getConversation">, key: SessionKey): Promise<boolean> {
-  try {
-    await store.getConversation(key);
-    return true;
-  } catch (err) {
-    if (isHarnessError(err, "conversation_not_found")) return false;
     throw err;
   }
 }

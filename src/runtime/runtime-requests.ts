@@ -15,7 +15,9 @@ import type { SubmissionDetail, SubmissionPage } from "../protocol/submission-vi
 import type { Conversation } from "../store/submission.ts";
 import type { AttachmentUpload, DirectUploadDeclaration } from "./attachments.ts";
 import type { ForkAnswer, ForkRequest } from "./fork-request.ts";
+import type { ApprovalDecision } from "../protocol/approvals.ts";
 import type {
+  DecisionRequest,
   DispatchRequest,
   InstanceAddress,
   SessionAddress,
@@ -42,18 +44,7 @@ export interface RuntimeRequests {
    * `ApprovalNotRequested` (the call asked none), `AlreadySettled`, `InvalidRequest` (a
    * non-boolean `approved`, a reason over 4 KB): nothing stored.
    */
-  decide(request: SubmissionAddress & { callId: string; approved: boolean; reason?: string; decidedBy?: string }): Promise<{
-    submissionId: string;
-    callId: string;
-    approved: boolean;
-    reason?: string;
-    /** Set when nobody decided in time. */
-    expired?: true;
-    /** Who decided (the first decision's principal id), when authenticated. */
-    decidedBy?: string;
-    /** Epoch ms. */
-    decidedAt: number;
-  }>;
+  decide(request: DecisionRequest): Promise<ApprovalDecision>;
   /**
    * A callback's answer, by its id: `{result}` or `{error}` becomes the waiting call's outcome and
    * the run goes on. The same answer again is a replay; another is `AlreadyAnswered`; an unknown or
