@@ -49,7 +49,7 @@ export interface CallerRuntime
 }
 
 /**
- * The face of `runtime` for `principal` under `authorize`. `principal` undefined is a caller no
+ * The face of `runtime` for `caller` under `authorize`. `caller` undefined is a caller no
  * authentication named (a server without `auth`): the policy is asked as for the operator, and no
  * principal id is recorded on what it sends.
  */
