@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Duration, Names, RemovalPolicy, Stack } from "aws-cdk-lib";
+import { Duration, Names, RemovalPolicy } from "aws-cdk-lib";
 import type { Alarm } from "aws-cdk-lib/aws-cloudwatch";
 import { Billing, TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
@@ -46,13 +46,14 @@ import { functionTracing } from "./harness-tracing.ts";
 import { createHarnessAlarms } from "./harness-alarms.ts";
 import { acknowledgeHarnessFindings } from "./nag-suppressions.ts";
 import { HARNESS_TABLE_SCHEMA } from "./table-schema.ts";
+import { HarnessGrants } from "./harness-grants.ts";
 import { DEFAULT_MEMORY_MB } from "./memory-sizes.ts";
 
 export type * from "./harness-props.ts";
 export type { HarnessSecret } from "./harness-secrets.ts";
 export type { HarnessCallbacksOptions } from "./harness-callbacks.ts";
 export type { HarnessAuthOptions, HarnessCognitoAuthOptions, HarnessJwtAuthOptions } from "./harness-auth.ts";
-import type { HarnessBedrockOptions, HarnessProps } from "./harness-props.ts";
+import type { HarnessProps } from "./harness-props.ts";
 
 // `.ts` when running from the sources (this repository's tests and app), `.js` in the package.
 const OWN_EXTENSION = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
@@ -272,17 +273,18 @@ export class Harness extends Construct {
 
     // Least privilege: each role gets the data-plane actions its code calls, on these resources
     // only (the construct's tests pin each role's exact action list).
-    for (const fn of [http, worker, dlq, sweeper]) this.grantTableData(fn.role);
+    const grants = new HarnessGrants({ table: this.table, bucket: this.bucket, queue: this.queue });
+    for (const fn of [http, worker, dlq, sweeper]) grants.tableData(fn.role);
     // Every function holds a DynamoDB store, and the store may spill any payload to S3 or read
     // one back (a settlement's outcome, a parent's task result), so all four get the objects.
-    for (const fn of [http, worker, dlq, sweeper]) this.grantObjects(fn.role);
+    for (const fn of [http, worker, dlq, sweeper]) grants.objects(fn.role);
     // Completing a direct upload (POST /attachments/uploads/:id/complete) is an HTTP route.
-    this.grantStagedUploadDeletion(http.role);
-    this.grantDeletion(http.role);
+    grants.stagedUploadDeletion(http.role);
+    grants.deletion(http.role);
     // Conversation retention deletes from the sweep.
-    if (props.conversationRetention) this.grantDeletion(sweeper.role);
+    if (props.conversationRetention) grants.deletion(sweeper.role);
     // Every function rings doorbells (admission, the next head after a settlement, re-rings).
-    for (const fn of [http, worker, dlq, sweeper]) this.grantRing(fn.role);
+    for (const fn of [http, worker, dlq, sweeper]) grants.ring(fn.role);
     // The event source's pollers receive, delete and read the queue's attributes with the
     // worker's role; the worker itself changes its message's visibility (lease, backoff). The
     // mapping keeps the id `SqsEventSource` gave it (no replacement on upgrade) but not that
@@ -311,7 +313,7 @@ export class Harness extends Construct {
         resources: [this.deadLetterQueue.queueArn],
       }),
     );
-    const bedrockResources = props.bedrock ? this.grantBedrock(worker.role, props.bedrock === true ? {} : props.bedrock) : undefined;
+    const bedrockResources = props.bedrock ? grants.bedrock(worker.role, props.bedrock === true ? {} : props.bedrock) : undefined;
 
     const nagRoles: IConstruct[] = [];
     const nagFunctions: IConstruct[] = [];
@@ -332,9 +334,9 @@ export class Harness extends Construct {
         // Names only, as the http function: it admits, never runs an agent.
         environment: { ...baseEnv, ...namesOnlyEnv },
       });
-      this.grantTableData(schedule.role);
-      this.grantObjects(schedule.role);
-      this.grantRing(schedule.role);
+      grants.tableData(schedule.role);
+      grants.objects(schedule.role);
+      grants.ring(schedule.role);
       this.scheduleFunction = schedule.function;
       this.schedules = new HarnessSchedules(this, "Schedules", {
         schedules: props.schedules,
@@ -420,106 +422,6 @@ export class Harness extends Construct {
     }
   }
 
-  private grantTableData(grantee: IGrantable): void {
-    // Item-level reads and conditional writes (transactions are authorized per contained
-    // action). Only a conversation's deletion deletes items (`grantDeletion`, the HTTP function).
-    // A head move that leaves a session idle checks that no member was written past the last
-    // admission it read (a ConditionCheck, ADR 0035): every function settles or moves heads.
-    // No Scan, no BatchWriteItem outside deletion (records are never batch-written, DESIGN
-    // §3.1), no table or backup administration.
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: "HarnessTableData",
-        actions: [
-          "dynamodb:GetItem",
-          "dynamodb:BatchGetItem",
-          "dynamodb:Query",
-          "dynamodb:PutItem",
-          "dynamodb:UpdateItem",
-          "dynamodb:ConditionCheckItem",
-        ],
-        resources: [
-          this.table.tableArn,
-          ...HARNESS_TABLE_SCHEMA.globalSecondaryIndexes.map((index) => `${this.table.tableArn}/index/${index.indexName}`),
-        ],
-      }),
-    );
-  }
-
-  private grantObjects(grantee: IGrantable): void {
-    // Content-addressed objects are written once and read back, log checkpoints (`checkpoints/`,
-    // ADR 0018) rewritten in place; nothing deletes them (the lifecycle rule does, when
-    // configured: an expired checkpoint only means a rebuild from the whole log). ListBucket
-    // turns a missing object into 404, not 403.
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: "HarnessObjects",
-        actions: ["s3:GetObject", "s3:PutObject"],
-        resources: [this.bucket.arnForObjects("*")],
-      }),
-    );
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({ sid: "HarnessBucketList", actions: ["s3:ListBucket"], resources: [this.bucket.bucketArn] }),
-    );
-  }
-
-  /** A direct upload's staged object is deleted once it is verified and stored (ADR 0034). */
-  private grantStagedUploadDeletion(grantee: IGrantable): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({ sid: "HarnessUploadsDelete", actions: ["s3:DeleteObject"], resources: [this.bucket.arnForObjects("uploads/*")] }),
-    );
-  }
-
-  /** Sending doorbells to the work queue (its URL comes from QUEUE_URL: no GetQueueUrl). */
-  private grantRing(grantee: IGrantable): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({ sid: "HarnessQueueSend", actions: ["sqs:SendMessage"], resources: [this.queue.queueArn] }),
-    );
-  }
-
-  /**
-   * Deleting a conversation (`DELETE /agents/:agent/:instance`, ADR 0034) runs in the HTTP
-   * function, and in the sweeper when `conversationRetention` is set: they alone may delete
-   * items and content-addressed objects and checkpoints. Items go in BatchWriteItem delete
-   * requests, authorized as `dynamodb:BatchWriteItem` alone (src/dynamodb/deletion.ts); no code
-   * sends DeleteItem or a transaction's Delete, which would need `dynamodb:DeleteItem`.
-   */
-  private grantDeletion(grantee: IGrantable): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: "HarnessConversationDeletion",
-        actions: ["dynamodb:BatchWriteItem"],
-        resources: [this.table.tableArn],
-      }),
-    );
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: "HarnessConversationObjectsDelete",
-        actions: ["s3:DeleteObject"],
-        resources: [this.bucket.arnForObjects("blobs/*"), this.bucket.arnForObjects("checkpoints/*")],
-      }),
-    );
-  }
-
-  /** Grants Bedrock invocation; returns the resources granted. */
-  private grantBedrock(grantee: IGrantable, options: HarnessBedrockOptions): readonly string[] {
-    const stack = Stack.of(this);
-    // Foundation models in every region (a cross-region inference profile routes to others), and
-    // this account's system-defined and application inference profiles in this region.
-    const resources = options.resources ?? [
-      `arn:${stack.partition}:bedrock:*::foundation-model/*`,
-      `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/*`,
-      `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:application-inference-profile/*`,
-    ];
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: "HarnessBedrockInvoke",
-        actions: ["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
-        resources,
-      }),
-    );
-    return resources;
-  }
 }
 
 /**

@@ -37,6 +37,7 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "ai-sdk/history.ts": "the history as UI messages: test/unit/ai-sdk/submission-chunker.test.ts and chat-transport.test.ts (loadMessages)",
   "ai-sdk/index.ts": ENTRY,
   "ai-sdk/ui-message.ts": TYPES,
+  "cdk/harness-grants.ts": "the roles' grants: test/unit/cdk/harness.test.ts pins each role's exact actions (\"grants each function exactly the actions its code calls\")",
   "cdk/agent-names.ts": CDK,
   "cdk/harness-alarms.ts": CDK,
   "cdk/harness-api.ts": CDK,
