@@ -9,13 +9,13 @@
  * path with a `..` segment is refused before routing (issue 33).
  */
 import { randomUUID } from "node:crypto";
-import { request as httpRequest } from "node:http";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../../src/client/index.ts";
 import { LAMBDA_MAX_UPLOAD_BYTES } from "../../../src/lambda/settings.ts";
 import { digestOf, PNG_1x1, pngOfSize } from "../../support/attachment-fixtures.ts";
 import { useLocalCloud } from "../../support/local-cloud-suite.ts";
+import { rawPost } from "../../support/raw-post.ts";
 
 const agentsModule = fileURLToPath(new URL("../../support/local-cloud-fixtures/agents.ts", import.meta.url));
 const suite = useLocalCloud({ agentsModule, workers: 1, workerTimeoutMs: 20_000, streamMaxMs: 3_000, httpTimeoutMs: 30_000, sweeperRateMs: false });
@@ -99,20 +99,6 @@ describe("local cloud: attachments", () => {
     expect(limits).toMatchObject({ directUploads: true, maxUploadBytes: LAMBDA_MAX_UPLOAD_BYTES });
   });
 });
-
-/** A POST with its path sent as written (fetch would resolve `..` before sending). */
-function rawPost(base: string, path: string, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(base, { method: "POST", path, headers: { "content-type": "application/json" } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (d: string) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 describe("local cloud: the http function's request checks (issue 33)", () => {
   it("POST /attachments/uploads over the body limit is a 413; a path with a .. segment is a 400 before any route, nothing admitted", async () => {

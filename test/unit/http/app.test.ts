@@ -9,6 +9,7 @@ import { localModel } from "../../../src/agent/local-model.ts";
 import { ownerPolicy } from "../../../src/auth/owner-policy.ts";
 import { handle } from "hono/aws-lambda";
 import { startTestServer, startRuntime, eventually, type TestServer } from "../../support/test-server.ts";
+import { rawPost } from "../../support/raw-post.ts";
 
 let h: TestServer;
 beforeAll(async () => {
@@ -461,32 +462,18 @@ describe("every route's body has a limit (issue 33, point 6)", () => {
   });
 });
 
-/** A request with its path sent as written (fetch would resolve `..` before sending). */
-function rawRequest(url: string, path: string, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: "POST", path, headers: { "content-type": "application/json" } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (d: string) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
 describe("a path with . or .. segments (issue 33, point 13)", () => {
   const paths = ["/callbacks/../agents/assistant/demo", "/callbacks/%2e%2E/agents/assistant/demo", "/agents/assistant/./demo", "/attachments/..%2Fagents/assistant/demo/x/.."];
   const message = JSON.stringify({ kind: "user", body: "hi" });
 
   it("the embedded server refuses it with 400 JSON before any route (or its middleware) sees the resolved path; nothing admitted", async () => {
     for (const path of paths) {
-      const answer = await rawRequest(h.url, path, message);
+      const answer = await rawPost(h.url, path, message);
       expect(answer.status, path).toBe(400);
       expect(JSON.parse(answer.body), path).toEqual({ error: 'request path has a "." or ".." segment', code: "invalid_request" });
     }
     await expect(h.store.getConversation({ agent: "assistant", instance: "demo", session: "default" })).rejects.toMatchObject({ code: "conversation_not_found" });
-    expect((await rawRequest(h.url, "/agents/assistant/demo..dots", message)).status).toBe(202);
+    expect((await rawPost(h.url, "/agents/assistant/demo..dots", message)).status).toBe(202);
   });
 
   it("a Lambda function URL event through hono's Lambda adapter (as src/lambda/http.ts serves the app) is refused the same way", async () => {
