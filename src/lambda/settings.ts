@@ -65,8 +65,6 @@ export interface LambdaSettings {
   urlAuth: string;
   /** `HARNESS_CORS_ORIGINS`: origins whose pages may call the API from a browser (the app's `cors`). */
   corsOrigins: string[];
-  /** `HARNESS_BEARER_TOKEN`: comma-separated accepted tokens; enables bearer auth in the app. */
-  bearerTokens: string[];
   /**
    * `HARNESS_CALLBACK_TOKEN`: comma-separated tokens accepted on `/callbacks/*` instead of the
    * app's auth (the construct's `callbacks.bearerToken`), for the third parties that answer
@@ -115,7 +113,6 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettin
     conversationRetentionMs: env[HARNESS_ENV.conversationRetentionMs] ? ms(HARNESS_ENV.conversationRetentionMs, 0) : undefined,
     urlAuth: env[HARNESS_ENV.urlAuth] || "AWS_IAM",
     corsOrigins: parseCorsOrigins(env[HARNESS_ENV.corsOrigins], HARNESS_ENV.corsOrigins),
-    bearerTokens: (env.HARNESS_BEARER_TOKEN ?? "").split(",").map((t) => t.trim()).filter(Boolean),
     callbackTokens: (env.HARNESS_CALLBACK_TOKEN ?? "").split(",").map((t) => t.trim()).filter(Boolean),
     allowUnauthenticated: env.HARNESS_ALLOW_UNAUTHENTICATED === "true",
     serviceName,
