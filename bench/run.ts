@@ -6,6 +6,7 @@
 import { benchApprovalCosts } from "./approval-costs.ts";
 import { benchAws } from "./aws.ts";
 import { benchCancelStop } from "./cancel-stop.ts";
+import { benchCapacity } from "./capacity.ts";
 import { benchHotSession } from "./hot-session.ts";
 import { benchHostileSchemas } from "./hostile-schemas.ts";
 import { benchHttp } from "./http.ts";
@@ -43,6 +44,7 @@ const benches: Record<string, () => Promise<void>> = {
   scaling: () => benchScaling(),
   "hostile-schemas": () => benchHostileSchemas(),
   "imported-rebuild": () => benchImportedRebuild(),
+  capacity: () => benchCapacity(),
 };
 
 /**
@@ -51,9 +53,9 @@ const benches: Record<string, () => Promise<void>> = {
  * 2 × 45 replies through the local cloud, reads per stream) and `memory` (the soak's mix under
  * every function's memory size) take over 3 minutes each on this 2-core machine. `cost` prices
  * their figures when they run in the same process (`npm run bench -- aws lambda memory cost`), the
- * recorded ones otherwise.
+ * recorded ones otherwise; so does `capacity` (the capacity model, about a minute).
  */
-const onlyWhenNamed = new Set(["scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory"]);
+const onlyWhenNamed = new Set(["capacity", "scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory"]);
 
 const selected = process.argv.slice(2);
 for (const [name, run] of Object.entries(benches)) {
