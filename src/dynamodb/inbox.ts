@@ -70,6 +70,7 @@ export class Inbox {
           seq: N(seq),
           kind: S(message.kind),
           ...body,
+          ...(message.principalId === undefined ? {} : { principalId: S(message.principalId) }),
           acceptedAt: N(ctx.clock.now()),
         }),
       ]);
@@ -109,7 +110,12 @@ export class Inbox {
       }
       const time = new Date(ctx.clock.now()).toISOString();
       const messages = await Promise.all(
-        pending.map(async (m) => ({ seq: reqNum(m, "seq"), kind: reqStr(m, "kind") as InboxKind, body: await this.#body(m) })),
+        pending.map(async (m) => ({
+          seq: reqNum(m, "seq"),
+          kind: reqStr(m, "kind") as InboxKind,
+          body: await this.#body(m),
+          principalId: str(m, "principalId"),
+        })),
       );
       const drafts: RecordDraft[] = messages.map((m) => ({
         kind: "user_message",
@@ -118,7 +124,7 @@ export class Inbox {
         submissionId: request.submissionId,
         attemptId: request.attemptId,
         time,
-        payload: { body: m.body, origin: m.kind },
+        payload: { body: m.body, origin: m.kind, ...(m.principalId === undefined ? {} : { principalId: m.principalId }) },
       }));
       try {
         await this.#log.append({

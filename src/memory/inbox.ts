@@ -16,7 +16,7 @@ export class MemoryInbox {
   async enqueueInbox(key: SessionKey, message: InboxMessage): Promise<{ submissionId: string }> {
     const head = this.#s.sessions.get(sessionId(key))?.[0];
     if (!head || !isRunInFlight(head.sub)) throw new NoRunInFlight(sessionKeyString(key));
-    head.inbox.push({ kind: message.kind, body: message.body });
+    head.inbox.push({ kind: message.kind, body: message.body, ...principalOf(message) });
     return { submissionId: head.sub.id };
   }
 
@@ -37,10 +37,16 @@ export class MemoryInbox {
       submissionId: sub.id,
       attemptId: request.attemptId,
       time,
-      payload: { body: m.body, origin: m.kind },
+      payload: { body: m.body, origin: m.kind, ...principalOf(m) },
     }));
     // #append checks the fence and head before writing anything; only then mark delivered.
     const records = this.#s.log.append(sub.conversationId, drafts, { fence, expectedHead: request.expectedHead });
     if (picked.length > 0) row.inbox = row.inbox.filter((m) => !wanted.has(m.kind));
     return records;
-  }}
+  }
+}
+
+/** The message's principal, as the record's `principalId` (absent when it has none). */
+function principalOf(message: InboxMessage): { principalId?: string } {
+  return message.principalId === undefined ? {} : { principalId: message.principalId };
+}

@@ -103,11 +103,11 @@ export function callerRuntime(runtime: RuntimeRequests, caller: Principal | unde
     },
     async steer(request) {
       await checkSession("steer", request);
-      return runtime.steer(request);
+      return runtime.steer(stamp(request));
     },
     async followUp(request) {
       await checkSession("followUp", request);
-      return runtime.followUp(request);
+      return runtime.followUp(stamp(request));
     },
     async cancel(submissionId, reason, within) {
       await checkSession("cancel", within, false);

@@ -36,6 +36,11 @@ export interface DispatchRequest extends SessionAddress {
 /** A steer or follow-up for a session's in-flight run. */
 export interface SteerRequest extends SessionAddress {
   body: string;
+  /**
+   * Who sends it (ADR 0043), recorded on the `user_message` record it becomes. Set by
+   * `Runtime.as(principal)` from the authenticated caller; absent without authentication.
+   */
+  principalId?: string;
 }
 
 /** Whether the runtime knows an agent by this name. */
@@ -87,11 +92,13 @@ export function checkDispatch(request: DispatchRequest, knows: KnowsAgent): Chec
 }
 
 /** Checks a steer / follow-up: its address and a non-empty body within {@link MAX_BODY_BYTES}. */
-export function checkInject(request: SteerRequest, knows: KnowsAgent): { key: SessionKey; body: string } {
+export function checkInject(request: SteerRequest, knows: KnowsAgent): { key: SessionKey; body: string; principalId?: string } {
   const key = sessionKeyOf(request, knows);
   if (typeof request.body !== "string" || request.body === "") throw new InvalidRequest("body is required");
   if (Buffer.byteLength(request.body, "utf8") > MAX_BODY_BYTES) throw new InvalidRequest(`body exceeds ${MAX_BODY_BYTES} bytes`);
-  return { key, body: request.body };
+  if (request.principalId === undefined) return { key, body: request.body };
+  if (typeof request.principalId !== "string" || request.principalId === "") throw new InvalidRequest("principalId must be a non-empty string");
+  return { key, body: request.body, principalId: request.principalId };
 }
 
 /** The agent instance a cancel is addressed within (the HTTP route's path). */

@@ -199,8 +199,8 @@ export function createRuntime(config: RuntimeConfig): Runtime {
   /** Accepts a steer or follow-up message for the session's in-flight run (its inbox). */
   const acceptInboxMessage = async (kind: InboxKind, request: SteerRequest) => {
     if (state === "closed") throw new RuntimeClosed();
-    const { key, body } = checkInject(request, knows);
-    await store.enqueueInbox(key, { kind, body });
+    const { key, body, principalId } = checkInject(request, knows);
+    await store.enqueueInbox(key, { kind, body, ...(principalId === undefined ? {} : { principalId }) });
   };
 
   const runtime: Runtime = {

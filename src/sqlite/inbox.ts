@@ -21,7 +21,7 @@ export class SqliteInbox {
       const row = this.#db.sql.headOfSession.get(sessionKeyColumn(key));
       const head = row ? submissionFromRow(row) : undefined;
       if (!head || !isRunInFlight(head)) throw new NoRunInFlight(sessionKeyString(key));
-      this.#db.sql.insertInbox.run(head.id, message.kind, message.body, this.#db.clock.now());
+      this.#db.sql.insertInbox.run(head.id, message.kind, message.body, this.#db.clock.now(), message.principalId ?? null);
       return { submissionId: head.id };
     });
   }
@@ -45,7 +45,11 @@ export class SqliteInbox {
         submissionId: sub.id,
         attemptId: request.attemptId,
         time,
-        payload: { body: m.body as string, origin: m.kind as InboxKind },
+        payload: {
+          body: m.body as string,
+          origin: m.kind as InboxKind,
+          ...(typeof m.principal_id === "string" ? { principalId: m.principal_id } : {}),
+        },
       }));
       const records = this.#db.insertRecords(sub.conversationId, head, drafts);
       pending.forEach((m, i) => this.#db.sql.markDelivered.run(records[i]!.id, m.seq as number));

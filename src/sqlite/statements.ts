@@ -107,8 +107,8 @@ export const SQL = {
   getAttachment: "SELECT * FROM attachments WHERE digest = ?",
   attachmentRef: "SELECT digest, media_type, size FROM attachments WHERE digest = ?",
 
-  insertInbox: "INSERT INTO inbox (submission_id, kind, body, accepted_at) VALUES (?, ?, ?, ?)",
-  pendingInbox: `SELECT seq, kind, body FROM inbox
+  insertInbox: "INSERT INTO inbox (submission_id, kind, body, accepted_at, principal_id) VALUES (?, ?, ?, ?, ?)",
+  pendingInbox: `SELECT seq, kind, body, principal_id FROM inbox
     WHERE submission_id = ? AND delivered_record_id IS NULL ORDER BY seq`,
   hasPendingInbox: `SELECT 1 AS present FROM inbox
     WHERE submission_id = ? AND delivered_record_id IS NULL LIMIT 1`,

@@ -336,7 +336,8 @@ export interface InboxStore {
   enqueueInbox(key: SessionKey, message: InboxMessage): Promise<{ submissionId: string }>;
   /**
    * Delivers the submission's undelivered messages of the given kinds, in acceptance order:
-   * appends one `user_message` record each (payload `{body, origin}`, authored by `attemptId`)
+   * appends one `user_message` record each (payload `{body, origin}`, and the message's
+   * `principalId` when it has one; authored by `attemptId`)
    * and marks them delivered, atomically. Fenced like `appendRecords`. Returns the records.
    */
   drainInbox(request: InboxDrain): Promise<ConversationRecord[]>;

@@ -271,4 +271,6 @@ export type InboxKind = "steer" | "followUp";
 export interface InboxMessage {
   kind: InboxKind;
   body: string;
+  /** Who sent it (ADR 0043): goes on the `user_message` record the drain appends. Absent without authentication. */
+  principalId?: string;
 }

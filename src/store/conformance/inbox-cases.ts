@@ -139,6 +139,24 @@ export function inboxCases(test: Register): void {
       expect(await store.readRecords(sub.conversationId, ""), "the drained records are the log").toEqual(all);
     });
 
+    test("InboxMessageKeepsItsPrincipal", async ({ store, fx }) => {
+      const sub = await fx.running();
+      const key = sub.sessionKey;
+      await store.enqueueInbox(key, { kind: "steer", body: "from alice", principalId: "alice" });
+      await store.enqueueInbox(key, { kind: "followUp", body: "from bob", principalId: "bob" });
+      await store.enqueueInbox(key, { kind: "steer", body: "from nobody" });
+      const records = await store.drainInbox({ submissionId: sub.id, attemptId: sub.attemptId!, kinds: BOTH });
+      expect(
+        records.map((r) => r.payload),
+        "each record carries its message's principal (ADR 0043), and none when the message had none",
+      ).toEqual([
+        { body: "from alice", origin: "steer", principalId: "alice" },
+        { body: "from bob", origin: "followUp", principalId: "bob" },
+        { body: "from nobody", origin: "steer" },
+      ]);
+      expect(await store.readRecords(sub.conversationId, ""), "as stored").toEqual(records);
+    });
+
     test("InboxDrainIsFenced", async ({ store, fx }) => {
       const sub = await fx.running();
       const conv = sub.conversationId;

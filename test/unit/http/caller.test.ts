@@ -153,3 +153,26 @@ describe("the default policy, route by route", () => {
     expect((await call("bob", "GET", `/attachments/${digest}`)).status).toBe(200);
   });
 });
+
+describe("who said it", () => {
+  it("a steer and a follow-up record their sender's principal id, as a dispatch does", async () => {
+    h.gate.close();
+    const res = await call("alice", "POST", "/agents/assistant/alice", { kind: "user", body: "[hold] start", session: "steered" });
+    expect(res.status).toBe(202);
+    const ids = (await res.json()) as { submissionId: string; conversationId: string };
+    await h.gate.entered();
+    const steer = await call("alice", "POST", "/agents/assistant/alice/steer", { session: "steered", body: "a steer" });
+    expect(steer.status, await steer.clone().text()).toBe(200);
+    expect((await call("alice", "POST", "/agents/assistant/alice/followup", { session: "steered", body: "a follow-up" })).status).toBe(200);
+    h.gate.release();
+    expect((await h.runtime.wait(ids.submissionId)).status).toBe("succeeded");
+    const said = (await h.runtime.records(ids.conversationId))
+      .filter((r) => r.kind === "user_message")
+      .map((r) => r.payload as { body: string; origin?: string; principalId?: string });
+    expect(said).toEqual([
+      { body: "[hold] start", principalId: "alice" },
+      { body: "a steer", origin: "steer", principalId: "alice" },
+      { body: "a follow-up", origin: "followUp", principalId: "alice" },
+    ]);
+  });
+});
