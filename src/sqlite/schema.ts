@@ -174,6 +174,9 @@ CREATE INDEX sub_fold ON submissions (updated_at) WHERE status = 'settled' AND d
  */
 const V12 = `ALTER TABLE conversations ADD COLUMN deleting INTEGER;`;
 
+/** v13: why the last release handed a submission back for another try (ADR 0053), as JSON. */
+const V13 = `ALTER TABLE submissions ADD COLUMN retry TEXT;`;
+
 /**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
@@ -191,6 +194,7 @@ const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
   (db) => db.exec(V10),
   (db) => db.exec(V11),
   (db) => db.exec(V12),
+  (db) => db.exec(V13),
 ];
 
 /** The schema version this code writes (`PRAGMA user_version`). */
