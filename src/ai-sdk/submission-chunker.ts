@@ -29,7 +29,8 @@ interface OpenMessage {
  * the submission's reply, a step per model turn (reasoning and text parts streamed delta by
  * delta, the turn's tool calls and their outcomes as `dynamic-tool` parts run by the harness),
  * steers and follow-ups as `steering-message` parts, subagents, compactions, signals, corrective
- * turns and the settlement as data parts, and `finish` at the settlement.
+ * turns, retries (why it waits for its next try) and the settlement as data parts, and `finish`
+ * at the settlement.
  *
  * A call that needs a person's approval becomes the AI SDK's own approval states of its
  * `dynamic-tool` part (`approval-requested`, then `approval-responded`, and `output-denied` for a
@@ -157,6 +158,10 @@ export class SubmissionChunker {
         return out;
       case "compaction":
         this.#part(out, { type: "data-compaction", id: record.id, data: { summary: record.payload.summary, reason: record.payload.reason } });
+        return out;
+      case "submission_retrying":
+        // Outside any step: it says why nothing streams, it is not part of a model turn.
+        out.push({ type: "data-retrying", id: `retrying-${this.submissionId}`, data: { ...record.payload, submissionId: this.submissionId } });
         return out;
       case "submission_settled": {
         this.#settled = true;

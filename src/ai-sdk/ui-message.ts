@@ -1,5 +1,5 @@
 import type { InferUIMessageChunk, UIMessage } from "ai";
-import type { ToolApproval } from "../client/message-view.ts";
+import type { RetryState, ToolApproval } from "../client/message-view.ts";
 import type { SettledPayload, SettledStatus, SignalPayload, TaskSpawnedPayload } from "../protocol/records.ts";
 
 /** What the harness puts in a message's `metadata`. */
@@ -35,7 +35,9 @@ export type HarnessApprovalData = ToolApproval & {
  * `settlement` (the submission's outcome), `task` (a subagent spawned by a `task` call),
  * `compaction` (the history was summarized), `signal` (the signal a submission answers),
  * `correction` (a corrective turn asked for a valid structured result), `approval` (a call
- * waiting for, or decided by, a person).
+ * waiting for, or decided by, a person), `retrying` (the submission waits for its next try after a
+ * failed one, and why: one part per submission, updated in place at each retry, ADR 0053; a
+ * message whose `metadata.status` is set has finished since).
  */
 export type HarnessDataParts = {
   settlement: HarnessSettlementData;
@@ -44,6 +46,7 @@ export type HarnessDataParts = {
   signal: SignalPayload;
   correction: { body: string };
   approval: HarnessApprovalData;
+  retrying: RetryState;
 };
 
 /**

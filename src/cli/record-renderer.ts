@@ -1,5 +1,6 @@
 import { completedMessageText } from "../client/message-view.ts";
 import type { ConversationRecord } from "../protocol/records.ts";
+import { retryReasonText, retryTimeText } from "./retry-text.ts";
 import { terminalJson, terminalText } from "./terminal-text.ts";
 
 /** A server's string on one line: every control character escaped (issue 33). */
@@ -126,6 +127,13 @@ export class RecordRenderer {
       case "callback_started":
         this.#line(`  ${this.#bold("⏸")} ${one(record.payload.toolName)} ${this.#dim(`waits for its callback (call ${one(record.payload.callId)}, until ${one(record.payload.expiresAt)})`)}`);
         return this.#stopSpinner();
+      case "submission_retrying": {
+        // Why nothing streams: the run waits for its next try (ADR 0053).
+        const p = record.payload;
+        const attempts = p.attemptCount > 0 ? `, attempt ${one(p.attemptCount)} of ${one(p.maxAttempts)}` : "";
+        this.#line(this.#dim(`  ↻ retrying: ${retryReasonText(p)}, next try ${retryTimeText(p.nextAttemptAt)}${attempts}: ${clip(one(p.error.replace(/\s+/g, " ")))}`));
+        return this.#spin();
+      }
       case "submission_settled": {
         const p = record.payload;
         const usage = p.usage === undefined ? "" : this.#dim(` (${one(p.usage.input)} in / ${one(p.usage.output)} out tokens${p.cost ? `, $${p.cost.total.toFixed(6)}` : ""})`);

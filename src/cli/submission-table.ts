@@ -1,5 +1,6 @@
 import type { PendingApproval } from "../protocol/approvals.ts";
-import type { SubmissionDetail, SubmissionPage, SubmissionSummary, WaitEntry } from "../protocol/submission-view.ts";
+import type { SubmissionDetail, SubmissionPage, SubmissionRetryView, SubmissionSummary, WaitEntry } from "../protocol/submission-view.ts";
+import { retryReasonText, retryTimeText } from "./retry-text.ts";
 import { terminalJson, terminalText as one } from "./terminal-text.ts";
 
 /**
@@ -11,7 +12,7 @@ export function formatSubmissionPage(page: SubmissionPage): string {
   if (page.submissions.length === 0) return "no submissions";
   const rows = page.submissions.map((s) => [
     one(s.id),
-    one(s.status) + (s.cancelRequested && s.status !== "settled" ? " (cancelling)" : ""),
+    one(s.status) + (s.cancelRequested && s.status !== "settled" ? " (cancelling)" : s.retry !== undefined ? " (retrying)" : ""),
     String(s.attemptCount),
     isoTime(s.createdAt),
     s.settledAt === undefined ? "-" : duration(s.settledAt - s.createdAt),
@@ -37,6 +38,7 @@ export function formatSubmissionDetail(s: SubmissionDetail): string {
   if (s.settledAt !== undefined) lines.push(`settled     ${isoTime(s.settledAt)} (took ${duration(s.settledAt - s.createdAt)})`);
   lines.push(`outcome     ${outcomeText(s)}`);
   if (s.waitingFor !== undefined) lines.push(`waits for   ${s.waitingFor.map(waitText).join("; ")}`);
+  if (s.retry !== undefined) lines.push(`retrying    ${retryLine(s.retry)}`);
   if (s.lastError) lines.push(`last error  ${oneLine(s.lastError, 200)}`);
   if (s.outcome?.usage) lines.push(`tokens      ${tokens(s)} (in ${s.outcome.usage.input}, out ${s.outcome.usage.output})`);
   if (s.outcome?.cost) lines.push(`cost        $${s.outcome.cost.total.toFixed(6)}`);
@@ -74,8 +76,14 @@ function waitText(e: WaitEntry): string {
   }
 }
 
+/** Why it waits for its next try, and when that is (ADR 0053). */
+function retryLine(retry: SubmissionRetryView): string {
+  return `${retryReasonText(retry)}, next try ${retry.nextAttemptAt === undefined ? "now" : retryTimeText(retry.nextAttemptAt)}`;
+}
+
 function outcomeText(s: SubmissionSummary): string {
   if (s.status === "waiting" && s.waitingFor !== undefined) return `waits: ${s.waitingFor.map(waitText).join("; ")}`;
+  if (s.retry !== undefined) return `${retryLine(s.retry)}: ${oneLine(s.retry.error, 80)}`;
   const o = s.outcome;
   if (!o) return "-";
   if (o.status === "succeeded") return "succeeded";

@@ -46,7 +46,17 @@ export {
   type LiveConversationStatus,
   type PendingApprovalItem,
 } from "./live-conversation.ts";
-export { MessageView, type AssistantItem, type NoteItem, type SettledItem, type ToolApproval, type ToolItem, type UserItem, type ViewItem } from "./message-view.ts";
+export {
+  MessageView,
+  type AssistantItem,
+  type NoteItem,
+  type RetryState,
+  type SettledItem,
+  type ToolApproval,
+  type ToolItem,
+  type UserItem,
+  type ViewItem,
+} from "./message-view.ts";
 export { HarnessHttpError, type HarnessHttpErrorCode } from "./http-error.ts";
 export {
   sigv4Signer,
@@ -61,5 +71,5 @@ export { SseParser, type SseEvent, type SseHandlers } from "./sse-parser.ts";
 export type * from "../protocol/records.ts";
 export type { DispatchMessage, SignalMeta } from "../protocol/dispatch.ts";
 export type { SubmissionStatus } from "../protocol/submission-view.ts";
-export type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionSummary } from "../protocol/submission-view.ts";
+export type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionRetryView, SubmissionSummary } from "../protocol/submission-view.ts";
 export type { ErrorBody } from "../protocol/error-body.ts";

@@ -3,7 +3,7 @@ import type { CancelAnswer, DispatchIds } from "./answers.ts";
 import type { DecisionOptions } from "./approvals.ts";
 import { clientFrom, type ClientSource, type HarnessClient } from "./client.ts";
 import { HarnessHttpError } from "./http-error.ts";
-import { MessageView, type ToolItem, type ViewItem } from "./message-view.ts";
+import { MessageView, type RetryState, type ToolItem, type ViewItem } from "./message-view.ts";
 
 /**
  * Which session a {@link LiveConversation} follows, through which client: a `client`, or a
@@ -37,6 +37,11 @@ export interface LiveConversationSnapshot {
    * `approval.state` is `pending` (decide with `approve` / `deny` by `approval.approvalId`).
    */
   readonly pendingApprovals: readonly PendingApprovalItem[];
+  /**
+   * The submissions waiting for their next try after a failed one, and why (ADR 0053): the
+   * provider unreachable, rate limited or overloaded, when the next try is, the attempts used.
+   */
+  readonly retrying: readonly RetryState[];
 }
 
 /** A tool call of the conversation that waits for a person's approval. */
@@ -66,7 +71,7 @@ export class LiveConversation {
   /** Submissions dispatched here or seen in the log, not settled yet, in the order they were first seen. */
   readonly #open = new Set<string>();
   #cursor = "";
-  #snapshot: LiveConversationSnapshot = { messages: [], status: "loading", pendingApprovals: [] };
+  #snapshot: LiveConversationSnapshot = { messages: [], status: "loading", pendingApprovals: [], retrying: [] };
   #reader: AbortController | undefined;
   /** Wakes an idle reader (after a dispatch). */
   #wake: (() => void) | undefined;
@@ -233,7 +238,12 @@ export class LiveConversation {
       const running = this.#open.values().next().value;
       const messages = this.#view.items;
       const pendingApprovals = messages.filter((m): m is PendingApprovalItem => m.kind === "tool" && m.approval?.state === "pending");
-      const snapshot: { -readonly [K in keyof LiveConversationSnapshot]: LiveConversationSnapshot[K] } = { messages, status: this.#status, pendingApprovals };
+      const snapshot: { -readonly [K in keyof LiveConversationSnapshot]: LiveConversationSnapshot[K] } = {
+        messages,
+        status: this.#status,
+        pendingApprovals,
+        retrying: this.#view.retrying,
+      };
       if (this.#error) snapshot.error = this.#error;
       if (running !== undefined) snapshot.running = running;
       this.#snapshot = snapshot;

@@ -1,4 +1,12 @@
-import type { AssistantMessageCompletedPayload, AttachmentRef, ConversationRecord, SettledErrorCode, SettledStatus, SettledUsage } from "../protocol/records.ts";
+import type {
+  AssistantMessageCompletedPayload,
+  AttachmentRef,
+  ConversationRecord,
+  SettledErrorCode,
+  SettledStatus,
+  SettledUsage,
+  SubmissionRetryingPayload,
+} from "../protocol/records.ts";
 
 // Only type imports: the chat example serves this file to the browser with its types stripped.
 
@@ -95,6 +103,15 @@ export function completedMessageText(payload: AssistantMessageCompletedPayload):
   return { text, thinking };
 }
 
+/**
+ * A submission waiting for its next try (ADR 0053): its last `submission_retrying` record's
+ * payload (why: `reason`, `error`, the provider's `status`; when: `nextAttemptAt`; the attempts
+ * used), until another record of the submission shows the run went on or settled.
+ */
+export interface RetryState extends SubmissionRetryingPayload {
+  submissionId: string;
+}
+
 /** One thing on screen. */
 export type ViewItem = UserItem | AssistantItem | ToolItem | NoteItem | SettledItem;
 
@@ -125,6 +142,8 @@ export class MessageView {
   readonly #tools = new Map<string, ToolItem>();
   /** The newest attempt seen per submission. */
   readonly #attempts = new Map<string, string>();
+  /** Submissions waiting for their next try, by id (ADR 0053). */
+  readonly #retrying = new Map<string, RetryState>();
 
   /** Builds a view from records already read. */
   static of(records: Iterable<ConversationRecord>): MessageView {
@@ -146,9 +165,16 @@ export class MessageView {
       .join("\n\n");
   }
 
+  /** The submissions waiting for their next try, and why (oldest first; ADR 0053). */
+  get retrying(): readonly RetryState[] {
+    return [...this.#retrying.values()];
+  }
+
   /** Takes in the next record of the log. */
   apply(record: ConversationRecord): void {
     this.#supersede(record);
+    // Any other record of a retrying submission says its run went on (or settled).
+    if (record.submissionId !== undefined && record.kind !== "submission_retrying") this.#retrying.delete(record.submissionId);
     switch (record.kind) {
       case "user_message":
         this.#items.push({
@@ -220,6 +246,10 @@ export class MessageView {
         this.#items.push({ kind: "settled", submissionId: record.submissionId, status: p.status, errorCode: p.errorCode, error: p.error, usage: p.usage });
         return;
       }
+      case "submission_retrying":
+        if (record.submissionId === undefined) return;
+        this.#retrying.set(record.submissionId, { ...record.payload, submissionId: record.submissionId });
+        return;
       default:
         return;
     }

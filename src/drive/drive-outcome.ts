@@ -2,14 +2,15 @@ import { isContextOverflow, isRetryableAssistantError, type AssistantMessage } f
 import type { WaitEntry } from "../store/submission.ts";
 import { formatDuration } from "./duration.ts";
 import type { SubmissionUsage } from "./submission-usage.ts";
-import { backpressureOf, type Backpressure, type ProviderExchange } from "./provider-backpressure.ts";
+import { backpressureOf, credentialRefusalOf, type Backpressure, type ProviderExchange } from "./provider-backpressure.ts";
 
 /** How a drive ended. A settling outcome carries what the submission consumed so far (`usage`). */
 export type DriveOutcome =
   | { kind: "completed"; result?: unknown; usage?: SubmissionUsage }
   /** Stopped where the next step is a model call (the log ends with tool results or an injected user message). */
   | { kind: "continuation" }
-  | { kind: "transient"; error: string }
+  /** Worth a fresh attempt (charged): `status` is the provider's HTTP status when it answered. */
+  | { kind: "transient"; error: string; status?: number }
   /** The provider refused for now or was unreachable: wait, then go on without charging an attempt. */
   | ({ kind: "backpressure" } & Backpressure)
   | {
@@ -47,9 +48,15 @@ export function classifyLastAssistant(
   if (message.stopReason === "aborted") return { kind: "transient", error: text };
   // The drive compacts and retries; this is what settles when it cannot.
   if (isContextOverflow(message, context.contextWindow)) return { kind: "failed", errorCode: "context_overflow", error: text };
+  // A refused key is refused again on every try: fail now, saying so (ADR 0053).
+  const refused = credentialRefusalOf(message, context.exchange);
+  if (refused !== undefined) return { kind: "failed", errorCode: "run_failed", error: refused };
   const backpressure = backpressureOf(message, context.exchange);
   if (backpressure !== undefined) return { kind: "backpressure", ...backpressure };
-  if (isRetryableAssistantError(message)) return { kind: "transient", error: text };
+  if (isRetryableAssistantError(message)) {
+    const exchange = context.exchange;
+    return exchange !== undefined && "status" in exchange ? { kind: "transient", error: text, status: exchange.status } : { kind: "transient", error: text };
+  }
   return { kind: "failed", errorCode: "run_failed", error: text };
 }
 

@@ -8,7 +8,9 @@ import type { Clock } from "../ports/clock.ts";
  * the wait counts against the submission's time budget, not its attempt budget.
  */
 export interface Backpressure {
-  reason: "rate_limited" | "unavailable" | "unreachable";
+  reason: "rate_limited" | "overloaded" | "unavailable" | "unreachable";
+  /** The provider's HTTP status, when it answered. */
+  status?: number;
   /** How long the provider asked to wait (`retry-after-ms`, `Retry-After`, rate-limit resets). */
   retryAfterMs?: number;
   /** The failed turn's error, as the provider reported it. */
@@ -20,9 +22,9 @@ export type ProviderExchange =
   /** A response arrived (the last one, when a turn made several requests). */
   | { status: number; retryAfterMs?: number }
   /** The request failed before any response: `code` is the system error (`ECONNREFUSED`, …). */
-  | { unreachable: string };
+  | { unreachable: string; host?: string };
 
-const BACKPRESSURE_STATUS: Readonly<Record<number, Backpressure["reason"]>> = { 429: "rate_limited", 503: "unavailable", 529: "unavailable" };
+const BACKPRESSURE_STATUS: Readonly<Record<number, Backpressure["reason"]>> = { 429: "rate_limited", 503: "unavailable", 529: "overloaded" };
 
 /** System errors that mean "nothing is listening there (yet)": a server still starting, a DNS name not resolving. */
 const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
@@ -56,7 +58,10 @@ export class ProviderWatch {
         response = await inner(input, init);
       } catch (err) {
         const code = systemErrorCode(err);
-        if (code !== undefined && UNREACHABLE_CODES.has(code)) this.#last = { unreachable: code };
+        if (code !== undefined && UNREACHABLE_CODES.has(code)) {
+          const host = hostOf(input);
+          this.#last = host === undefined ? { unreachable: code } : { unreachable: code, host };
+        }
         throw err;
       }
       const retryAfterMs = response.ok ? undefined : retryAfterMsOf(response.headers, this.#clock.now());
@@ -77,10 +82,15 @@ export function backpressureOf(message: AssistantMessage, exchange: ProviderExch
   if (message.stopReason !== "error") return undefined;
   const error = message.errorMessage || "provider error";
   if (exchange !== undefined) {
-    if ("unreachable" in exchange) return { reason: "unreachable", error };
+    if ("unreachable" in exchange) {
+      // The SDKs say "Connection error.": where and why is what a person needs to fix it.
+      const where = exchange.host === undefined ? "the model provider" : exchange.host;
+      return { reason: "unreachable", error: `cannot reach ${where} (${exchange.unreachable}): ${error}` };
+    }
     const reason = BACKPRESSURE_STATUS[exchange.status];
     if (reason === undefined) return undefined;
-    return exchange.retryAfterMs === undefined ? { reason, error } : { reason, error, retryAfterMs: exchange.retryAfterMs };
+    const status = exchange.status;
+    return exchange.retryAfterMs === undefined ? { reason, status, error } : { reason, status, error, retryAfterMs: exchange.retryAfterMs };
   }
   // Without an exchange only a request refused outright counts (nothing streamed), and only in
   // words a provider path is known to use: pi-ai's Bedrock prefixes, a system error code.
@@ -91,6 +101,18 @@ export function backpressureOf(message: AssistantMessage, exchange: ProviderExch
   }
   if (/\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)\b/.test(error)) return { reason: "unreachable", error };
   return undefined;
+}
+
+/**
+ * The failed turn's provider refused its credentials (401) or their permission (403): another
+ * try sends the same key and gets the same answer, so the run fails at once, saying so (ADR 0053).
+ * Only from an observed exchange: a status in an error's text may be anything's.
+ */
+export function credentialRefusalOf(message: AssistantMessage, exchange: ProviderExchange | undefined): string | undefined {
+  if (message.stopReason !== "error" || exchange === undefined || !("status" in exchange)) return undefined;
+  if (exchange.status !== 401 && exchange.status !== 403) return undefined;
+  const what = exchange.status === 401 ? "refused the API key" : "refused access with this API key";
+  return `the model provider ${what} (HTTP ${exchange.status}): check the provider's key variable; ${message.errorMessage || "no detail"}`;
 }
 
 /** Shortest and longest wait when the provider named none: geometric, from the time already waited. */
@@ -144,6 +166,15 @@ function durationMs(text: string | null): number | undefined {
   if (parts.length === 0 || parts.map((p) => p[0]).join("") !== text.trim()) return undefined;
   const unit: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1 };
   return parts.reduce((sum, p) => sum + Number.parseFloat(p[1]!) * unit[p[2]!]!, 0);
+}
+
+/** The host (and port) a fetch went to, if its input says. */
+function hostOf(input: Parameters<typeof globalThis.fetch>[0]): string | undefined {
+  try {
+    return new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url).host;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The system error code in an error's cause chain (undici wraps it: `fetch failed` → `connect ECONNREFUSED`). */

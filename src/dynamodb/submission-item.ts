@@ -5,7 +5,7 @@
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import type { SettledPayload } from "../protocol/records.ts";
-import type { Cancellation, DispatchMessage, NewSubmission, Submission, SubmissionStatus, WaitEntry } from "../store/submission.ts";
+import type { Cancellation, DispatchMessage, NewSubmission, Submission, SubmissionRetry, SubmissionStatus, WaitEntry } from "../store/submission.ts";
 import { contentDigest } from "../conversation/content-digest.ts";
 import type { StoreContext } from "./context.ts";
 import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
@@ -107,6 +107,8 @@ export function submissionFromItems(state: Item, input: DispatchMessage): Submis
   if (pendingCalls !== undefined && sub.status === "waiting") sub.pendingCalls = [...pendingCalls];
   const notBefore = num(state, "notBefore");
   if (notBefore !== undefined) sub.notBefore = notBefore;
+  const retry = str(state, "retry");
+  if (retry !== undefined) sub.retry = JSON.parse(retry) as SubmissionRetry;
   const waitingFor = sub.status === "waiting" ? str(state, "waitingFor") : undefined;
   if (waitingFor !== undefined) sub.waitingFor = JSON.parse(waitingFor) as WaitEntry[];
   const delayedUntil = sub.status === "waiting" ? num(state, "delayedUntil") : undefined;

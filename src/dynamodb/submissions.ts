@@ -213,6 +213,8 @@ export class DynamoSubmissions
     if (release.continuation) e.set("charge", N(0));
     if (release.notBefore !== undefined) e.set("notBefore", N(release.notBefore));
     else e.remove("notBefore");
+    if (release.retry !== undefined) e.set("retry", S(JSON.stringify(release.retry)));
+    else e.remove("retry");
     const outcome = await updateState(this.#ctx, id, e, this.#fence(e, release.attemptId));
     this.#expect(outcome, id, () => notRunningUnder(id, release.attemptId));
   }

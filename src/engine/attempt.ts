@@ -1,8 +1,8 @@
 import { errorText, isHarnessError } from "../errors.ts";
-import type { SettledPayload } from "../protocol/records.ts";
+import type { SettledPayload, SubmissionRetryingPayload } from "../protocol/records.ts";
 import { correlationOf, type OpInfo } from "../ports/observer.ts";
 import { doorbellOf } from "../ports/queue.ts";
-import { budgetStart, type Cancellation, type Submission } from "../store/submission.ts";
+import { budgetStart, type Cancellation, type Submission, type SubmissionRetry } from "../store/submission.ts";
 import {
   agentBudgets,
   DEFAULT_TOOL_TIMEOUT_MS,
@@ -164,7 +164,9 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
           decision: "provider_backpressure",
           detail: `${outcome.reason.replace("_", " ")}: next attempt in ${notBefore - at}ms, no attempt charged: ${outcome.error}`,
         });
-        const released = await releaseQuietly(ctx, sub, attemptId, { lastError: outcome.error, continuation: true, notBefore });
+        const retry = retryOf(outcome);
+        await tellRetrying(log, { ...retry, error: outcome.error, nextAttemptAt: new Date(notBefore).toISOString(), attemptCount: sub.attemptCount, maxAttempts });
+        const released = await releaseQuietly(ctx, sub, attemptId, { lastError: outcome.error, continuation: true, notBefore, retry });
         return released ? { notBefore } : {};
       }
       if (outcome.kind === "transient") {
@@ -176,6 +178,9 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
           decision: "transient_backoff",
           detail: `transient error, fresh attempt in ${delayMs}ms: ${outcome.error}`,
         });
+        const retry = retryOf({ reason: "transient", ...(outcome.status !== undefined ? { status: outcome.status } : {}) });
+        const nextAttemptAt = new Date(ctx.clock.now() + delayMs).toISOString();
+        await tellRetrying(log, { ...retry, error: outcome.error, nextAttemptAt, attemptCount: sub.attemptCount, maxAttempts });
         // Back off here, then hand the row back: SQS FIFO cannot delay a single message, and the
         // backoff (≤ 5 s) is far inside the lease.
         try {
@@ -189,7 +194,7 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
           await fail(cancelled.errorCode, cancelled.error);
           return {};
         }
-        if (await releaseQuietly(ctx, sub, attemptId, { lastError: outcome.error })) await ring(ctx, sub);
+        if (await releaseQuietly(ctx, sub, attemptId, { lastError: outcome.error, retry })) await ring(ctx, sub);
         return {};
       }
       await heartbeat.stop();
@@ -213,7 +218,7 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
     // too, the error reaches the queue consumer, which backs off; the lease then expires).
     ctx.observe({ type: "recovery", correlation, decision: "transient_backoff", detail: `attempt aborted: ${errorText(err)}` });
     await heartbeat.stop();
-    if (await releaseQuietly(ctx, sub, attemptId, { lastError: errorText(err) })) await ring(ctx, sub);
+    if (await releaseQuietly(ctx, sub, attemptId, { lastError: errorText(err), retry: { reason: "transient" } })) await ring(ctx, sub);
     return {};
   } finally {
     options.signal.removeEventListener("abort", onProcessAbort);
@@ -374,6 +379,24 @@ async function closeCallback(ctx: AttemptContext, sub: Submission, callId: strin
   if (wait !== undefined) await answerCallWait(ctx, sub, wait, { kind: "callback", error, expired: true, answeredAt: ctx.clock.now() });
 }
 
+/** The row's reason for a retry: the reason, and the provider's status when it answered. */
+function retryOf(cause: { reason: SubmissionRetry["reason"]; status?: number }): SubmissionRetry {
+  return cause.status === undefined ? { reason: cause.reason } : { reason: cause.reason, status: cause.status };
+}
+
+/**
+ * Tells the conversation's readers why the run waits for its next try (ADR 0053): a
+ * `submission_retrying` record, fenced like the attempt's others, before the release that hands
+ * the row back (which says it too). Best effort: a failed append leaves the row to say it.
+ */
+async function tellRetrying(log: AttemptLogWriter, payload: SubmissionRetryingPayload): Promise<void> {
+  try {
+    await log.append([log.draft("submission_retrying", payload)]);
+  } catch {
+    // Lost the claim (the release then fails too) or the store failed: the row still says why.
+  }
+}
+
 /** Rings the released submission's doorbell so a fresh claim picks it up. */
 function ring(ctx: AttemptContext, sub: Submission): Promise<void> {
   return ctx.queue.ring(doorbellOf(sub));
@@ -384,7 +407,7 @@ async function releaseQuietly(
   ctx: AttemptContext,
   sub: Submission,
   attemptId: string,
-  extra: { lastError?: string; continuation?: boolean; notBefore?: number },
+  extra: { lastError?: string; continuation?: boolean; notBefore?: number; retry?: SubmissionRetry },
 ): Promise<boolean> {
   try {
     await ctx.store.releaseSubmission({ submissionId: sub.id, attemptId, ...extra });

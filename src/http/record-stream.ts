@@ -110,6 +110,8 @@ const RUN_GOES_ON = new Set<string>([
   "tool_outcome",
   "assistant_message_completed",
   "compaction",
+  // Queued for its next try (ADR 0053): the run goes on at that time.
+  "submission_retrying",
 ]);
 
 /**

@@ -179,6 +179,8 @@ export class MemorySubmissions {
     if (release.continuation) sub.pendingResume = true;
     if (release.notBefore !== undefined) sub.notBefore = release.notBefore;
     else delete sub.notBefore;
+    if (release.retry !== undefined) sub.retry = frozenCopy(release.retry);
+    else delete sub.retry;
     clearLease(sub);
     this.#s.transition(row, "queued");
   }

@@ -204,6 +204,32 @@ export interface ToolStartedPayload {
   toolName: string;
 }
 
+/**
+ * Why a run is not progressing, told before it waits for its next try (ADR 0053): the provider
+ * could not be reached (DNS, connection refused), rate limited it (429), was overloaded (529) or
+ * unavailable (503), or the attempt failed in a way worth another attempt (`transient`: a 5xx,
+ * a dropped stream, a timed-out turn, a store error).
+ */
+export type RetryReason = "unreachable" | "rate_limited" | "overloaded" | "unavailable" | "transient";
+
+/**
+ * A run waits for its next try (ADR 0053): written by the attempt that failed, fenced like its
+ * other records, before it hands the submission back. Not part of any model context.
+ */
+export interface SubmissionRetryingPayload {
+  reason: RetryReason;
+  /** The error as the provider (or the run) reported it. */
+  error: string;
+  /** The provider's HTTP status, when it answered. */
+  status?: number;
+  /** RFC 3339 time of the next try (no attempt starts before it). */
+  nextAttemptAt: string;
+  /** Attempts charged so far; a wait the provider asked for charges none. */
+  attemptCount: number;
+  /** The attempt budget (the agent's `maxAttempts`). */
+  maxAttempts: number;
+}
+
 /** Payload type of each record kind. */
 export interface RecordPayloads {
   conversation_created: ConversationCreatedPayload;
@@ -222,6 +248,7 @@ export interface RecordPayloads {
   approval_decided: ApprovalDecidedPayload;
   callback_started: CallbackStartedPayload;
   tool_started: ToolStartedPayload;
+  submission_retrying: SubmissionRetryingPayload;
 }
 
 export type RecordKind = keyof RecordPayloads;
@@ -243,6 +270,7 @@ export const RECORD_KINDS: readonly RecordKind[] = [
   "approval_decided",
   "callback_started",
   "tool_started",
+  "submission_retrying",
 ];
 
 /**

@@ -4,7 +4,7 @@
  * epoch ms.
  */
 import type { DispatchMessage, InboundKind } from "./dispatch.ts";
-import type { SettledPayload } from "./records.ts";
+import type { RetryReason, SettledPayload } from "./records.ts";
 
 /** Where a submission is in its life: admitted, claimed, parked, settling, done. */
 export type SubmissionStatus = "queued" | "running" | "waiting" | "terminalizing" | "settled";
@@ -39,6 +39,11 @@ export interface SubmissionSummary {
   /** The last run error recorded on a release (a retried attempt's failure). */
   lastError?: string;
   /**
+   * While `queued` after a failed try (ADR 0053): why it is not progressing and when it tries
+   * again. Absent while it waits for nothing but its turn.
+   */
+  retry?: SubmissionRetryView;
+  /**
    * The settlement's outcome once settled: status, error and code, usage and cost (the
    * structured result only in {@link SubmissionDetail}).
    */
@@ -52,6 +57,17 @@ export interface SubmissionSummary {
    * not answered yet, and a delayed message's time. Times are epoch ms.
    */
   waitingFor?: WaitEntry[];
+}
+
+/** Why a queued submission waits for its next try (ADR 0053). Times are epoch ms. */
+export interface SubmissionRetryView {
+  reason: RetryReason;
+  /** The error as the provider (or the run) reported it (= `lastError`). */
+  error: string;
+  /** The provider's HTTP status, when it answered. */
+  status?: number;
+  /** No attempt starts before this; absent: at once. */
+  nextAttemptAt?: number;
 }
 
 /** One submission in full: its summary, the dispatched message, the result and every attempt. */

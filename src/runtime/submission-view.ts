@@ -25,6 +25,12 @@ export function summarize(sub: Submission): SubmissionSummary {
   if (sub.status === "settled") view.settledAt = sub.updatedAt;
   if (sub.cancelRequested) view.cancelRequested = true;
   if (sub.lastError) view.lastError = sub.lastError;
+  // Queued after a failed try: why, and when it tries again (ADR 0053).
+  if (sub.status === "queued" && sub.retry !== undefined && !sub.cancelRequested) {
+    view.retry = { reason: sub.retry.reason, error: sub.lastError ?? "" };
+    if (sub.retry.status !== undefined) view.retry.status = sub.retry.status;
+    if (sub.notBefore !== undefined) view.retry.nextAttemptAt = sub.notBefore;
+  }
   const outcome = outcomeOf(sub);
   if (outcome) {
     const { result: _result, ...rest } = outcome;

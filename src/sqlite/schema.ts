@@ -180,6 +180,9 @@ const V12 = `ALTER TABLE conversations ADD COLUMN deleting INTEGER;`;
  */
 const V13 = `ALTER TABLE inbox ADD COLUMN principal_id TEXT;`;
 
+/** v14: why the last release handed a submission back for another try (ADR 0053), as JSON. */
+const V14 = `ALTER TABLE submissions ADD COLUMN retry TEXT;`;
+
 /**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
@@ -198,6 +201,7 @@ const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
   (db) => db.exec(V11),
   (db) => db.exec(V12),
   (db) => db.exec(V13),
+  (db) => db.exec(V14),
 ];
 
 /** The schema version this code writes (`PRAGMA user_version`). */

@@ -1,6 +1,6 @@
 import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
 import type { SettledPayload } from "../protocol/records.ts";
-import type { Cancellation, DispatchMessage, SessionKey, Submission, SubmissionStatus, WaitEntry } from "../store/submission.ts";
+import type { Cancellation, DispatchMessage, SessionKey, Submission, SubmissionRetry, SubmissionStatus, WaitEntry } from "../store/submission.ts";
 
 type Row = Record<string, SQLOutputValue>;
 
@@ -33,6 +33,7 @@ export const SUBMISSION_SET_COLUMNS = [
   "wait_check_at",
   "waiting_for",
   "delayed_until",
+  "retry",
 ] as const;
 
 /** Parameters for the `UPDATE ... SET <SUBMISSION_SET_COLUMNS> WHERE id = ?` statement. */
@@ -57,6 +58,7 @@ export function submissionUpdateParams(sub: Submission): SQLInputValue[] {
     sub.status === "waiting" && sub.waitingFor !== undefined && sub.waitingFor.length > 0 ? JSON.stringify(sub.waitingFor) : null,
     // Outside the order only while it waits for its time (a cancel settles it outright).
     sub.status === "waiting" ? (sub.delayedUntil ?? null) : null,
+    sub.retry === undefined ? null : JSON.stringify(sub.retry),
     sub.id,
   ];
 }
@@ -105,6 +107,7 @@ export function submissionFromRow(row: Row): Submission {
   if (row.not_before !== null && row.not_before !== undefined) sub.notBefore = row.not_before as number;
   if (row.waiting_for !== null && row.waiting_for !== undefined) sub.waitingFor = JSON.parse(row.waiting_for as string) as WaitEntry[];
   if (row.delayed_until !== null && row.delayed_until !== undefined) sub.delayedUntil = row.delayed_until as number;
+  if (row.retry !== null && row.retry !== undefined) sub.retry = JSON.parse(row.retry as string) as SubmissionRetry;
   return sub;
 }
 

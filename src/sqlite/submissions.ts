@@ -180,6 +180,8 @@ export class SqliteSubmissions {
       if (release.lastError) next.lastError = release.lastError;
       if (release.notBefore !== undefined) next.notBefore = release.notBefore;
       else delete next.notBefore;
+      if (release.retry !== undefined) next.retry = release.retry;
+      else delete next.retry;
       this.#db.put(next);
     });
   }

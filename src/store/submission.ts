@@ -1,9 +1,10 @@
-import type { SettledErrorCode, SettledPayload } from "../protocol/records.ts";
+import type { RetryReason, SettledErrorCode, SettledPayload } from "../protocol/records.ts";
 import type { DispatchMessage, SessionKey } from "../protocol/dispatch.ts";
 import type { SubmissionStatus, WaitEntry } from "../protocol/submission-view.ts";
 
 // The wire types a submission row is made of, for adapters that import the SPI alone.
 export type { DispatchMessage, InboundKind, SessionKey, SignalMeta } from "../protocol/dispatch.ts";
+export type { RetryReason } from "../protocol/records.ts";
 export { sessionKeyString } from "../protocol/dispatch.ts";
 export type { SubmissionStatus, WaitEntry } from "../protocol/submission-view.ts";
 
@@ -23,6 +24,11 @@ export interface Submission {
   leaseExpiresAt?: number;
   /** The last run error recorded on release; survives re-claims. */
   lastError?: string;
+  /**
+   * Why the last release handed it back for another try (ADR 0053), with `lastError`: set by a
+   * release that gives one, cleared by a release that gives none; survives re-claims.
+   */
+  retry?: SubmissionRetry;
   /** Epoch ms of admission: the durability-timeout anchor. */
   createdAt: number;
   /** Epoch ms of the last state transition (the sweeper's staleness measure). */
@@ -101,6 +107,13 @@ export function budgetStart(sub: Pick<Submission, "createdAt" | "input">): numbe
 export function joinedOrderAt(createdAt: number, notBefore: string | undefined | null): number {
   const at = typeof notBefore === "string" ? Date.parse(notBefore) : Number.NaN;
   return Number.isFinite(at) ? Math.max(createdAt, at) : createdAt;
+}
+
+/** Why a release handed a submission back for another try (ADR 0053). */
+export interface SubmissionRetry {
+  reason: RetryReason;
+  /** The provider's HTTP status, when it answered. */
+  status?: number;
 }
 
 /** Why a submission is cancelled: the error code and message it settles `failed` with. */
@@ -219,6 +232,8 @@ export interface SubmissionRelease {
   continuation?: boolean;
   /** Stored as the submission's `notBefore` (absent clears it). */
   notBefore?: number;
+  /** Stored as the submission's `retry` (absent clears it). */
+  retry?: SubmissionRetry;
 }
 
 export interface SubmissionWait {

@@ -331,6 +331,9 @@ function onRecord(record) {
   if (record.kind === "submission_settled") {
     state.awaiting.delete(record.submissionId);
     void refreshSubmissions().catch(() => {});
+  } else if (record.kind === "submission_retrying") {
+    // Why it is not progressing: its row says it from the record now, the listing after.
+    void refreshSubmissions().catch(() => {});
   } else if (record.kind === "approval_requested" || record.kind === "approval_decided") {
     // It parks (or resumes) after this record: the listing says what it waits for.
     void refreshSubmissions().catch(() => {});
@@ -443,7 +446,8 @@ async function refreshSubmissions() {
   const page = await call("GET", `/submissions?${new URLSearchParams({ session, limit: "20" })}`);
   if (session !== state.session) return;
   state.submissions = page.submissions;
-  $("submissions").tBodies[0].replaceChildren(...page.submissions.map(submissionRow));
+  const retrying = new Map(state.view.retrying.map((r) => [r.submissionId, r]));
+  $("submissions").tBodies[0].replaceChildren(...page.submissions.map((s) => submissionRow(s, retrying.get(s.id) ?? s.retry)));
   // The settlement record is written before the row is finalized: a listing read on that record
   // can still say `terminalizing`, so it is read again until the row says `settled`.
   // Likewise a run that asked for approval parks `waiting` once its tool batch ends.

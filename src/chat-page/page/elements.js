@@ -26,19 +26,22 @@ export function options(select, values, selected) {
   );
 }
 
-export function submissionRow(s) {
+/** A row of the submissions table; `retry`: why it waits for its next try, when it does (ADR 0053). */
+export function submissionRow(s, retry = s.retry) {
   const row = document.createElement("tr");
   row.dataset.id = s.id;
   row.dataset.status = s.status;
+  if (retry && s.status !== "settled") row.dataset.retry = retry.reason;
   if (s.outcome) row.dataset.outcome = s.outcome.errorCode ?? s.outcome.status;
   const took = s.settledAt ? `${((s.settledAt - s.createdAt) / 1000).toFixed(1)} s` : "";
   const tokens = s.outcome?.usage ? s.outcome.usage.totalTokens.toLocaleString("en") : "";
   const when = new Date(s.createdAt).toLocaleTimeString();
-  for (const text of [when, statusWords(s), String(s.attemptCount), took, tokens]) {
+  for (const text of [when, statusWords(s, retry), String(s.attemptCount), took, tokens]) {
     const cell = document.createElement("td");
     cell.textContent = text;
     row.append(cell);
   }
-  row.title = `${s.id}${s.outcome?.error ? `\n${s.outcome.error}` : ""}`;
+  const error = s.outcome?.error ?? (retry && s.status !== "settled" ? retry.error : undefined);
+  row.title = `${s.id}${error ? `\n${error}` : ""}`;
   return row;
 }

@@ -1,10 +1,14 @@
 // What the page says about statuses and errors, in plain words. The wire's codes stay in the
 // `data-*` attributes (and the submission's tooltip) for tools and tests; people read these.
 
-/** A submission's status in the listing. */
-export function statusWords(submission) {
+/**
+ * A submission's status in the listing. `retry`: why it waits for its next try (its
+ * `submission_retrying` record as the message view keeps it, else the listing's `retry`).
+ */
+export function statusWords(submission, retry = submission.retry) {
   if (submission.status === "settled") return submission.outcome ? outcomeWords(submission.outcome) : "finished";
   if (submission.cancelRequested) return "stopping";
+  if (retry) return retryWords(retry);
   switch (submission.status) {
     case "queued":
       return "waiting its turn";
@@ -17,6 +21,24 @@ export function statusWords(submission) {
     default:
       return submission.status;
   }
+}
+
+/** Why a run is not progressing, in plain words (ADR 0053). */
+const RETRY_REASONS = {
+  unreachable: "the model provider cannot be reached",
+  rate_limited: "the model provider is rate limiting",
+  overloaded: "the model provider is overloaded",
+  unavailable: "the model provider is unavailable",
+  transient: "the last try failed",
+};
+
+/** "retrying: the model provider is rate limiting (HTTP 429) · next try 12:00:30 · attempt 1 of 10". */
+export function retryWords(retry) {
+  const why = `${RETRY_REASONS[retry.reason] ?? "the last try failed"}${retry.status ? ` (HTTP ${retry.status})` : ""}`;
+  const at = retry.nextAttemptAt === undefined ? undefined : new Date(retry.nextAttemptAt);
+  const next = at && Number.isFinite(at.getTime()) ? ` · next try ${at.toLocaleTimeString()}` : "";
+  const attempts = retry.attemptCount > 0 && retry.maxAttempts ? ` · attempt ${retry.attemptCount} of ${retry.maxAttempts}` : "";
+  return `retrying: ${why}${next}${attempts}`;
 }
 
 /** What a waiting submission waits for (its listing's `waitingFor`), the first reason first. */

@@ -134,6 +134,28 @@ export function attemptCases(test: Register): void {
       await store.releaseSubmission({ submissionId: sub.id, attemptId: next.attemptId!, lastError: "500" });
       expect((await store.getSubmission(sub.id)).notBefore, "a release without notBefore clears it").toBeUndefined();
     });
+
+    test("ReleaseStoresWhyItRetries", async ({ store, fx, clock }) => {
+      // ADR 0053: the reason rides with the release, so any instance's view of the row says it.
+      const sub = await fx.running();
+      const notBefore = clock.now() + 30_000;
+      const retry = { reason: "rate_limited" as const, status: 429 };
+      await store.releaseSubmission({ submissionId: sub.id, attemptId: sub.attemptId!, lastError: "429 slow down", continuation: true, notBefore, retry });
+      const stored = await store.getSubmission(sub.id);
+      expect(stored.retry, "the release stores its reason").toEqual(retry);
+      expect(stored.lastError).toBe("429 slow down");
+      const listed = await store.listSessionSubmissions(sub.sessionKey, { limit: 5 });
+      expect(listed.map((s) => s.retry), "the session's listing carries it").toEqual([retry]);
+
+      const next = await fx.claim(sub);
+      expect((await store.getSubmission(sub.id)).retry, "it survives the re-claim").toEqual(retry);
+      await store.releaseSubmission({ submissionId: sub.id, attemptId: next.attemptId!, lastError: "getaddrinfo ENOTFOUND", retry: { reason: "unreachable" } });
+      expect((await store.getSubmission(sub.id)).retry, "a later release's reason replaces it").toEqual({ reason: "unreachable" });
+
+      const last = await fx.claim(sub);
+      await store.releaseSubmission({ submissionId: sub.id, attemptId: last.attemptId!, continuation: true });
+      expect((await store.getSubmission(sub.id)).retry, "a release without a reason clears it").toBeUndefined();
+    });
   });
 
   describe("settlement", () => {

@@ -211,3 +211,29 @@ describe("SubmissionChunker", () => {
     expect(chunker.apply(stray!)).toEqual([]);
   });
 });
+
+describe("a retry in the UI messages (ADR 0053)", () => {
+  it("each submission_retrying record updates one data-retrying part in place; the reply that follows streams as usual", async () => {
+    const retry = { reason: "rate_limited" as const, status: 429, error: "429 slow down", nextAttemptAt: "2026-01-01T00:00:30.000Z", attemptCount: 1, maxAttempts: 10 };
+    const records = log("sub-r", [
+      { kind: "submission_retrying", payload: retry, attemptId: "a1" },
+      { kind: "submission_retrying", payload: { ...retry, reason: "overloaded", status: 529 }, attemptId: "a2" },
+      { kind: "assistant_message_started", payload: { model: "m", messageType: "message" }, attemptId: "a3", turnId: "t1" },
+      { kind: "assistant_text_delta", payload: { text: "Here." }, attemptId: "a3", turnId: "t1" },
+      { kind: "submission_settled", payload: { status: "succeeded" }, attemptId: "a3" },
+    ]);
+    const chunker = new SubmissionChunker("sub-r");
+    const chunks = [...chunker.start(), ...records.flatMap((r) => chunker.apply(r))];
+    const parts = chunks.filter((c) => c.type === "data-retrying");
+    expect(parts.map((c) => [c.id, c.data.reason, c.data.status, c.data.submissionId])).toEqual([
+      ["retrying-sub-r", "rate_limited", 429, "sub-r"],
+      ["retrying-sub-r", "overloaded", 529, "sub-r"],
+    ]);
+    const { message, errors } = await read(chunks);
+    expect(errors).toEqual([]);
+    expect(textOf(message)).toBe("Here.");
+    const shown = message!.parts.filter((p) => p.type === "data-retrying");
+    expect(shown, "one part, the last retry").toHaveLength(1);
+    expect(shown[0]).toMatchObject({ data: { reason: "overloaded", status: 529 } });
+  });
+});

@@ -42,6 +42,23 @@ describe("RecordRenderer", () => {
     );
   });
 
+  it("says why a run waits for its next try: the reason, the provider's status, the next try, the attempts (ADR 0053)", () => {
+    const { out, text } = output(false);
+    const r = new RecordRenderer(out);
+    r.render(record("user_message", { body: "hi" }));
+    r.render(record("submission_retrying", { reason: "rate_limited", status: 429, error: "429 slow\ndown", nextAttemptAt: "2026-01-01T00:02:00.000Z", attemptCount: 1, maxAttempts: 10 }));
+    r.render(record("submission_retrying", { reason: "unreachable", error: "cannot reach h (ENOTFOUND)", nextAttemptAt: "2026-01-01T00:02:05.000Z", attemptCount: 0, maxAttempts: 10 }));
+    r.finish();
+    expect(text()).toBe(
+      [
+        "› hi",
+        "  ↻ retrying: the model provider is rate limiting (HTTP 429), next try 2026-01-01T00:02:00Z, attempt 1 of 10: 429 slow down",
+        "  ↻ retrying: the model provider is unreachable, next try 2026-01-01T00:02:05Z: cannot reach h (ENOTFOUND)",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("marks an abandoned attempt's text when the next attempt of the submission starts", () => {
     const { out, text } = output(false);
     const r = new RecordRenderer(out);

@@ -27,6 +27,20 @@ const completed = (stopReason: string) => ({ message: { role: "assistant", type:
 const words = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `w${String(from + i).padStart(2, "0")} `);
 
 describe("MessageView", () => {
+  it("keeps a submission's last submission_retrying record as its retry state until another record of it arrives (ADR 0053)", () => {
+    const { add } = log();
+    const view = new MessageView();
+    const retry = { reason: "unreachable" as const, error: "cannot reach h (ENOTFOUND): Connection error.", nextAttemptAt: "2026-01-01T00:00:02.000Z", attemptCount: 1, maxAttempts: 10 };
+    view.apply(add("user_message", { body: "hi" }, { sub: "s1", attempt: "a1" }));
+    view.apply(add("submission_retrying", retry, { sub: "s1", attempt: "a1" }));
+    expect(view.retrying).toEqual([{ ...retry, submissionId: "s1" }]);
+    view.apply(add("submission_retrying", { ...retry, reason: "rate_limited", status: 429 }, { sub: "s1", attempt: "a2" }));
+    expect(view.retrying.map((r) => [r.submissionId, r.reason, r.status])).toEqual([["s1", "rate_limited", 429]]);
+    expect(view.items.map((i) => i.kind), "not an item on screen").toEqual(["user"]);
+    view.apply(add("assistant_message_started", { model: "m", messageType: "message" }, { sub: "s1", attempt: "a3", turn: "t1" }));
+    expect(view.retrying, "the run went on").toEqual([]);
+  });
+
   it("drops an abandoned attempt's unfinished message when the next attempt's first record arrives, not only at the end", () => {
     const { records, add } = log();
     const view = new MessageView();

@@ -89,6 +89,8 @@ function payloadFor(step: Step, i: number, total: number): RecordPayloads[Record
       return { callId: `c${i}`, toolName: "tool", expiresAt: "2026-01-02T00:00:00.000Z", callbackDigest: "d" };
     case "tool_started":
       return { callId: `c${i}`, toolName: "tool" };
+    case "submission_retrying":
+      return { reason: "unreachable", error: `e${i}`, nextAttemptAt: "2026-01-01T00:00:01.000Z", attemptCount: 1, maxAttempts: 10 };
     case "compaction": {
       const k = step.kept;
       const base = { summary: `summary ${i}`, startIdx: 0, endIdx: i };

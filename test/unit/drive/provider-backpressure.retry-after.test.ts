@@ -2,7 +2,7 @@
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import { describe, expect, it } from "vitest";
 import { emptyAssistantMessage } from "../../../src/agent/block-stream.ts";
-import { backpressureDelayMs, backpressureOf, retryAfterMsOf } from "../../../src/drive/provider-backpressure.ts";
+import { backpressureDelayMs, backpressureOf, credentialRefusalOf, retryAfterMsOf } from "../../../src/drive/provider-backpressure.ts";
 
 const now = Date.parse("2026-12-01T08:00:00Z");
 
@@ -42,13 +42,27 @@ describe("backpressureOf", () => {
   });
 
   it("reads the observed exchange: 429, 503 and 529 are backpressure, a refused connection too, other statuses not", () => {
-    expect(backpressureOf(failed("429 rate"), { status: 429, retryAfterMs: 1000 })).toEqual({ reason: "rate_limited", error: "429 rate", retryAfterMs: 1000 });
-    expect(backpressureOf(failed("503"), { status: 503 })).toMatchObject({ reason: "unavailable" });
-    expect(backpressureOf(failed("529 overloaded"), { status: 529 })).toMatchObject({ reason: "unavailable" });
-    expect(backpressureOf(failed("Connection error."), { unreachable: "ECONNREFUSED" })).toMatchObject({ reason: "unreachable" });
+    expect(backpressureOf(failed("429 rate"), { status: 429, retryAfterMs: 1000 })).toEqual({ reason: "rate_limited", status: 429, error: "429 rate", retryAfterMs: 1000 });
+    expect(backpressureOf(failed("503"), { status: 503 })).toMatchObject({ reason: "unavailable", status: 503 });
+    expect(backpressureOf(failed("529 overloaded"), { status: 529 })).toMatchObject({ reason: "overloaded", status: 529 });
+    // Where and why it could not connect, for the person reading the error (ADR 0053).
+    expect(backpressureOf(failed("Connection error."), { unreachable: "ENOTFOUND", host: "api.example.invalid" })).toEqual({
+      reason: "unreachable",
+      error: "cannot reach api.example.invalid (ENOTFOUND): Connection error.",
+    });
     expect(backpressureOf(failed("500 boom"), { status: 500 })).toBeUndefined();
     // The stream started (200) and broke: an error that repeats, whatever the text says.
     expect(backpressureOf(failed("overloaded_error"), { status: 200 })).toBeUndefined();
+  });
+
+  it("a 401 or 403 the provider answered is a refused key, failed at once with that reason; not without an exchange (ADR 0053)", () => {
+    expect(credentialRefusalOf(failed("401 Incorrect API key provided"), { status: 401 })).toBe(
+      "the model provider refused the API key (HTTP 401): check the provider's key variable; 401 Incorrect API key provided",
+    );
+    expect(credentialRefusalOf(failed("403 forbidden"), { status: 403 })).toMatch(/^the model provider refused access with this API key \(HTTP 403\)/);
+    expect(credentialRefusalOf(failed("429"), { status: 429 })).toBeUndefined();
+    expect(credentialRefusalOf(failed("401 in the text only"), undefined)).toBeUndefined();
+    expect(credentialRefusalOf({ ...failed("x"), stopReason: "aborted" }, { status: 401 })).toBeUndefined();
   });
 
   it("without an exchange (Bedrock's SDK takes no fetch), reads the error text", () => {

@@ -87,6 +87,42 @@ describe.each<ProviderApi>(["openai-completions", "anthropic-messages"])("provid
     expect(detail).toMatchObject({ decision: "provider_backpressure", detail: expect.stringMatching(/^unreachable/) });
   });
 
+  it("while it waits out a 429, its view says why and when it tries next, and its log has a submission_retrying record (ADR 0053)", async () => {
+    provider.script({ status: 429, headers: { "retry-after": "2" } }, [{ text: "Now." }]);
+    const instance = `${api}-why`;
+    const { submissionId } = await runtime.dispatch({ agent: "strict", instance, message: { kind: "user", body: "hello" } });
+    let view = await runtime.submission({ agent: "strict", instance, submissionId });
+    while (view.retry === undefined && view.status !== "settled") {
+      await new Promise((r) => setTimeout(r, 20));
+      view = await runtime.submission({ agent: "strict", instance, submissionId });
+    }
+    expect(view.status).toBe("queued");
+    expect(view.retry).toMatchObject({ reason: "rate_limited", status: 429, error: expect.stringContaining("429") });
+    expect(view.retry!.nextAttemptAt!, "the next try is the provider's 2 s after the failed one").toBeGreaterThanOrEqual(view.createdAt + 2_000);
+    expect(view.lastError).toBe(view.retry!.error);
+    const records = await store.readRecords(view.conversationId);
+    const retrying = records.filter((r) => r.kind === "submission_retrying");
+    expect(retrying).toHaveLength(1);
+    expect(retrying[0]).toMatchObject({
+      submissionId,
+      payload: { reason: "rate_limited", status: 429, nextAttemptAt: new Date(view.retry!.nextAttemptAt!).toISOString(), attemptCount: 1, maxAttempts: 1 },
+    });
+
+    expect(await runtime.wait(submissionId)).toMatchObject({ status: "succeeded" });
+    const settled = await runtime.submission({ agent: "strict", instance, submissionId });
+    expect(settled.retry, "a settled submission retries no more").toBeUndefined();
+  });
+
+  it("a 401 (a bad key) fails at once, saying the provider refused the key, without a retry (ADR 0053)", async () => {
+    const first = provider.requests.length;
+    provider.script({ status: 401 });
+    const { submissionId, outcome } = await run("twice", `${api}-401`, "hello");
+    expect(outcome).toMatchObject({ status: "failed", errorCode: "run_failed" });
+    expect(outcome.error).toMatch(/^the model provider refused the API key \(HTTP 401\)/);
+    expect(provider.requests.length - first, "asked once").toBe(1);
+    expect((await store.getSubmission(submissionId)).attemptCount).toBe(1);
+  });
+
   it("a Retry-After past the time budget settles timeout_exceeded at once, naming the provider's error", async () => {
     const first = provider.requests.length;
     provider.script({ status: 429, headers: { "retry-after": "40" } });

@@ -36,8 +36,10 @@ function pragma(path: string, name: string): unknown {
 const key = { agent: "agent", instance: "inst", session: "default" };
 
 /** Takes a file back to v8's layout: no `wait_check_at`, the deadline index it replaced. */
+/** Takes a file back from version 14 to 13 (a release's retry reason, ADR 0053). */
+const UNDO_V14 = `ALTER TABLE submissions DROP COLUMN retry`;
 /** Takes a file back from version 13 to 12 (who sent a steer, issue 34). */
-const UNDO_V13 = `ALTER TABLE inbox DROP COLUMN principal_id`;
+const UNDO_V13 = `${UNDO_V14}; ALTER TABLE inbox DROP COLUMN principal_id`;
 /** Takes a file back from version 12 to 11 (deletion marks, ADR 0041). */
 const UNDO_V12 = `${UNDO_V13}; ALTER TABLE conversations DROP COLUMN deleting`;
 /** Takes a file back from version 11 to 10 (lean history, ADR 0034). */
@@ -149,7 +151,7 @@ describe("sqlite store on a file", () => {
     await store.close();
     expect(pragma(path, "journal_mode")).toBe("wal");
     expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(13);
+    expect(SCHEMA_VERSION).toBe(14);
   });
 
   it("refuses a file written by a newer schema with UnsupportedSchema and leaves it alone", async () => {
@@ -235,7 +237,7 @@ describe("sqlite store on a file", () => {
     await store.close();
   });
 
-  it("opens a version 12 file (before inbox principals) at version 13: a steer accepted before drains without one, a steer after keeps its principal", async () => {
+  it("opens a version 12 file (before inbox principals) at version 14: a steer accepted before drains without one, a steer after keeps its principal", async () => {
     const path = freshPath();
     const clock = new ManualClock();
     const before = openSqliteStore({ path, clock });
@@ -278,6 +280,29 @@ describe("sqlite store on a file", () => {
     await store.finalizeSettlement("new");
     expect(await store.reserveDeletion(key)).toBe(true);
     await expect(store.admitSubmission({ id: "refused", conversationId: "conv-x", sessionKey: key, input: { kind: "user", body: "r" }, createdAt: clock.now() })).rejects.toMatchObject({ code: "session_busy" });
+    await store.close();
+  });
+
+  it("opens a version 13 file (before retry reasons) at version 14: a row released in it keeps its last error, a release stores its reason", async () => {
+    const path = freshPath();
+    const clock = new ManualClock();
+    const before = openSqliteStore({ path, clock });
+    await before.admitSubmission({ id: "old", conversationId: "conv-old", sessionKey: key, input: { kind: "user", body: "o" }, createdAt: clock.now() });
+    await before.claimSubmission({ submissionId: "old", attemptId: "att-1", ownerId: "owner", leaseExpiresAt: clock.now() + 30_000 });
+    await before.releaseSubmission({ submissionId: "old", attemptId: "att-1", lastError: "boom" });
+    await before.close();
+    const db = new DatabaseSync(path);
+    db.exec(`${UNDO_V14}; PRAGMA user_version = 13`);
+    db.close();
+
+    const store = openSqliteStore({ path, clock });
+    expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
+    const old = await store.getSubmission("old");
+    expect(old).toMatchObject({ status: "queued", lastError: "boom" });
+    expect(old.retry).toBeUndefined();
+    await store.claimSubmission({ submissionId: "old", attemptId: "att-2", ownerId: "owner", leaseExpiresAt: clock.now() + 30_000 });
+    await store.releaseSubmission({ submissionId: "old", attemptId: "att-2", lastError: "429", retry: { reason: "rate_limited", status: 429 } });
+    expect((await store.getSubmission("old")).retry).toEqual({ reason: "rate_limited", status: 429 });
     await store.close();
   });
 
