@@ -195,7 +195,7 @@ describe("the first hour, from a fresh clone, as the guide says", () => {
       }
       const result = await timed(step, () => run("npm", args, cwd));
       expect(result.code, result.output).toBe(0);
-      expect(result.stdout).toContain("Created ../my-agents: .env.example, .gitignore, README.md, agents.ts, main.ts, package.json, tsconfig.json, vendor/resolute-harness-0.1.0.tgz");
+      expect(result.stdout).toContain(`Created ${join(work, "my-agents")}: .env.example, .gitignore, README.md, agents.ts, main.ts, package.json, tsconfig.json, vendor/resolute-harness-0.1.0.tgz`);
     }
     expect(project).toBe(join(work, "my-agents"));
     const pkg = JSON.parse(readFileSync(join(project, "package.json"), "utf8")) as { dependencies: Record<string, string> };
