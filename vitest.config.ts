@@ -14,7 +14,11 @@ const awsTests = ["test/**/*.aws.test.ts"];
  * several minutes of builds and installs, so `npm test` leaves it to `npm run test:package`; CI
  * runs both (`npm run test:ci`).
  */
-const packageTests = ["test/e2e/package/deploy-your-own-agents.test.ts"];
+const packageTests = [
+  "test/e2e/package/deploy-your-own-agents.test.ts",
+  "test/e2e/package/create-resolute-harness.test.ts",
+  "test/e2e/package/first-hour.test.ts",
+];
 
 export default defineConfig({
   test: {

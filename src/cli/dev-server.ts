@@ -11,6 +11,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { mountChatPage } from "../chat-page/mount-chat-page.ts";
 import { checkAgentsModule, type HarnessAgentsModule } from "../lambda/agents-module.ts";
 import { listenFailureHint } from "../server/listen-failed.ts";
+import { syntaxErrorFrame } from "./syntax-error-frame.ts";
 import { closeOnSignals, serve } from "../server/server.ts";
 import { consoleObserver, consoleTimingInterceptor } from "../logging/console.ts";
 import { stdoutLine } from "../logging/stdout-lines.ts";
@@ -68,7 +69,10 @@ const mod = await import(pathToFileURL(settings.agentsModule).href)
   .catch((err: unknown) => {
     // A mistake in the module (a syntax error, a throw at import, a missing export): said with the
     // module's name; the command starts the server again at the next edit.
-    const reason = err instanceof SyntaxError || err instanceof TypeError ? err.message : err instanceof Error ? String(err.stack ?? err.message) : String(err);
+    // A syntax error says where, with a code frame (Node's message alone does not).
+    const reason =
+      syntaxErrorFrame(err, shown) ??
+      (err instanceof SyntaxError || err instanceof TypeError ? err.message : err instanceof Error ? String(err.stack ?? err.message) : String(err));
     return fail(`cannot load ${shown(settings.agentsModule)}: ${reason}\n  (fix it and save: the server starts again by itself)`);
   });
 const names = Object.keys(mod.agents);

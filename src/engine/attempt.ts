@@ -90,9 +90,12 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
       return {};
     }
     const definition = ctx.definitions.get(sub.sessionKey.agent);
+    if (!definition) {
+      await fail("run_failed", `unknown agent: ${sub.sessionKey.agent}`);
+      return {};
+    }
     let setup: AgentSetup;
     try {
-      if (!definition) throw new Error(`unknown agent: ${sub.sessionKey.agent}`);
       setup = await definition.initialize({
         agent: sub.sessionKey.agent,
         instance: sub.sessionKey.instance,
@@ -100,6 +103,14 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
         env: ctx.env,
         ...(sub.input.principalId !== undefined ? { principalId: sub.input.principalId } : {}),
       });
+    } catch (err) {
+      // The agent's own code threw: fail at once, with where (ADR 0052). Retrying would run the
+      // same code on the same input again, so a typo or a missing variable would take minutes of
+      // backoff to show; the stack points at the line.
+      await fail("run_failed", initializeFailure(sub.sessionKey.agent, err));
+      return {};
+    }
+    try {
       validateAgentSetup(setup);
     } catch (err) {
       await fail("run_failed", errorText(err));
@@ -225,6 +236,21 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
     if (ctx.heartbeats?.get(sub.id) === heartbeat.beatNow) ctx.heartbeats.delete(sub.id);
     await heartbeat.stop();
   }
+}
+
+/** At most this many lines of an initializer's stack go into the settled error. */
+const INITIALIZE_STACK_LINES = 8;
+
+/**
+ * `agent <name>: initialize threw: <stack>`: the error and the frames that lead to it, the
+ * harness's own frames (node_modules, node:internal) left out, within {@link INITIALIZE_STACK_LINES}.
+ */
+export function initializeFailure(agent: string, err: unknown): string {
+  if (!(err instanceof Error)) return `agent ${agent}: initialize threw: ${String(err)}`;
+  const [first, ...frames] = String(err.stack ?? `${err.name}: ${err.message}`).split("\n");
+  const own = frames.filter((f) => /^\s+at /.test(f) && !/node_modules|node:internal|\/src\/engine\/|\/dist\/engine\//.test(f));
+  const head = first!.includes(err.message) ? first! : `${err.name}: ${err.message}`;
+  return [`agent ${agent}: initialize threw: ${head}`, ...own.slice(0, INITIALIZE_STACK_LINES).map((f) => f.trimEnd())].join("\n");
 }
 
 /**

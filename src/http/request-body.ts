@@ -149,7 +149,9 @@ function optional(json: Json, field: string): unknown {
 function optionalString(json: Json, field: string): string | undefined {
   const value = optional(json, field);
   if (value !== undefined && typeof value !== "string") {
-    throw new RequestError(400, "invalid_request", `${field} must be a string`);
+    // What came instead, so that a number where text belongs says so.
+    const got = Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `the ${typeof value} ${JSON.stringify(value)}`;
+    throw new RequestError(400, "invalid_request", `${field} must be a string; got ${got}`);
   }
   return value;
 }

@@ -94,7 +94,8 @@ export function checkDispatch(request: DispatchRequest, knows: KnowsAgent): Chec
 /** Checks a steer / follow-up: its address and a non-empty body within {@link MAX_BODY_BYTES}. */
 export function checkInject(request: SteerRequest, knows: KnowsAgent): { key: SessionKey; body: string; principalId?: string } {
   const key = sessionKeyOf(request, knows);
-  if (typeof request.body !== "string" || request.body === "") throw new InvalidRequest("body is required");
+  const wrong = bodyProblem(request.body);
+  if (wrong !== undefined) throw new InvalidRequest(wrong);
   if (Buffer.byteLength(request.body, "utf8") > MAX_BODY_BYTES) throw new InvalidRequest(`body exceeds ${MAX_BODY_BYTES} bytes`);
   if (request.principalId === undefined) return { key, body: request.body };
   if (typeof request.principalId !== "string" || request.principalId === "") throw new InvalidRequest("principalId must be a non-empty string");
@@ -125,13 +126,36 @@ export function checkRecordOffset(afterId: string | undefined): string {
   return afterId;
 }
 
-/** The reference system's message rules, with its exact wording (`InvalidDispatch`). */
+/** What is wrong with a message's `body` (it must be non-empty text), or `undefined`. */
+function bodyProblem(body: unknown): string | undefined {
+  if (body === undefined || body === null || body === "") return "body is required: the message's text, a non-empty string";
+  if (typeof body !== "string") return `body must be a string (the message's text); got ${described(body)}`;
+  return undefined;
+}
+
+/** A JSON value a request gave where another was expected, as an error message says it. */
+function described(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return `the ${typeof value} ${JSON.stringify(value)}`;
+}
+
+/** The reference system's message rules (`InvalidDispatch`); a missing or mistyped field is named with what it takes. */
 export function validateMessage(message: DispatchMessage): void {
   if (message === null || typeof message !== "object") throw new InvalidDispatch("message is required");
   if (message.kind !== "user" && message.kind !== "signal") {
-    throw new InvalidDispatch(`unknown inbound kind ${JSON.stringify(message.kind ?? "")}`);
+    // The field and what it takes: "kind" is easy to leave out of a hand-written request.
+    const kind: unknown = message.kind;
+    throw new InvalidDispatch(
+      kind === undefined || kind === null || kind === ""
+        ? 'kind is required: "user" (a message) or "signal"'
+        : typeof kind === "string"
+          ? `unknown inbound kind ${JSON.stringify(kind)}: kind must be "user" or "signal"`
+          : `kind must be "user" or "signal"; got ${described(kind)}`,
+    );
   }
-  if (typeof message.body !== "string" || message.body === "") throw new InvalidDispatch("body is required");
+  const wrongBody = bodyProblem(message.body);
+  if (wrongBody !== undefined) throw new InvalidDispatch(wrongBody);
   if (Buffer.byteLength(message.body, "utf8") > MAX_BODY_BYTES) {
     throw new InvalidDispatch(`body exceeds ${MAX_BODY_BYTES} bytes`);
   }

@@ -1,6 +1,7 @@
 /**
  * Your agents. `npm run dev` serves them with a chat page and reloads when you save;
- * `npm start` runs main.ts; `npx cdk deploy` deploys app.ts, which bundles this module.
+ * `npm start` runs main.ts; with `harness init --aws`, `npx cdk deploy` deploys app.ts, which
+ * bundles this module.
  */
 import { clockTool, defineTool, localModel, resolveModel, schema, type AgentDefinition } from "resolute-harness";
 

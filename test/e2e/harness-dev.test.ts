@@ -132,6 +132,8 @@ describe("harness dev", () => {
       // A broken module is said in one line, and the next save brings the server back.
       writeFileSync(join(dir, "agents.ts"), "export const agents = ;\n");
       await expect.poll(() => dev.output(), POLL).toContain("harness dev: cannot load agents.ts: ");
+      // Where, as Node would say it: file:line:column and a code frame (issue 37).
+      expect(dev.output()).toContain("harness dev: cannot load agents.ts: agents.ts:1:23: Expression expected\n  1 | export const agents = ;\n    |                       ^\n");
       writeFileSync(join(dir, "tag.ts"), 'export const TAG = "v3";\n');
       writeFileSync(join(dir, "agents.ts"), agentsModule("TAG", ["helper"], 'import { TAG } from "./tag.ts";'));
       await expect.poll(() => answerOf(url, "helper", "fixed"), POLL).toBe("v3 bonjour: fixed");

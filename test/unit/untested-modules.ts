@@ -56,7 +56,6 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "cli/dev-command.ts": DEV,
   "cli/dev-server.ts": DEV,
   "cli/file-watcher.ts": DEV,
-  "cli/init-command.ts": "harness init from the packed tarball, then install, tsc, npm start, cdk synth: test/e2e/package/deploy-your-own-agents.test.ts",
   "cli/main.ts": CLI,
   "cli/program.ts": CLI,
   "cli/submission-table.ts": CLI,

@@ -477,8 +477,20 @@ function switchTo(session) {
   options($("session"), ["default", ...knownSessions(sessionsKey()).filter((s) => s !== "default")], session);
   $("submissions").tBodies[0].replaceChildren();
   draw();
-  openStream();
-  void act(refreshSubmissions);
+  // The log is followed once the listing shows the session has a submission: the stream of a
+  // conversation not started yet answers 404, which the browser logs as an error in the console
+  // (a new session, a first visit). The listing answers 200 either way; sending opens the stream.
+  // When the listing cannot be read (no server, a sign-in), the stream is opened as before: it
+  // says which.
+  void act(async () => {
+    let listed = false;
+    try {
+      await refreshSubmissions();
+      listed = true;
+    } finally {
+      if (session === state.session && (!listed || state.submissions.length > 0)) openStream();
+    }
+  });
 }
 
 // ---- layout --------------------------------------------------------------------------------

@@ -116,12 +116,24 @@ describe.skipIf(!CHROMIUM)("the chat page's approval card (examples/approvals in
     await expectTidyLayout(page, PHONE);
     expect(await accessibilityViolations(page)).toEqual([]);
     await shot(page, "3-pending-phone");
+    // The tool's name stays whole on a phone: the status wraps below it (issue 37: "refun/d").
+    const nameLines = () =>
+      card.locator(".tool-name").evaluate((el: unknown) => {
+        // The text's line boxes: one per line it takes (the repository type-checks without the DOM's types).
+        type Range = { selectNodeContents(node: unknown): void; getClientRects(): ArrayLike<{ top: number }> };
+        const range = (globalThis as unknown as { document: { createRange(): Range } }).document.createRange();
+        range.selectNodeContents(el);
+        return new Set(Array.from(range.getClientRects(), (r) => Math.round(r.top))).size;
+      });
+    expect(await card.locator(".tool-name").textContent()).toBe("refund");
+    expect(await nameLines()).toBe(1);
 
     await card.locator('input[name="reason"]').fill("needs a manager");
     await card.getByRole("button", { name: "Deny" }).click();
     await expect.poll(() => card.getAttribute("data-approval"), POLL).toBe("denied");
     await expect.poll(() => settledItems(page).count(), POLL).toBe(1);
     expect(await card.locator(".tool-status").textContent()).toBe("denied: needs a manager");
+    expect(await nameLines()).toBe(1);
     expect(await assistantTexts(page)).toEqual(["denied by a reviewer: needs a manager"]);
     expect(paidBack(900), "the denied refund never ran").toBe(0);
     expect(await accessibilityViolations(page)).toEqual([]);

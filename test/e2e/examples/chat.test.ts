@@ -245,6 +245,34 @@ describe.skipIf(!CHROMIUM)("examples/chat in headless Chromium", { timeout: 90_0
     await desktop.close();
   });
 
+  it("a first visit and a new session log no error in the browser's console (no 404 for a conversation not started yet); sending still streams", async () => {
+    const page = await browser.newPage({ viewport: DESKTOP });
+    const consoleErrors: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error") consoleErrors.push(`${message.text()} ${message.location().url}`);
+    });
+    const notFound: string[] = [];
+    page.on("response", (res) => {
+      if (res.status() === 404) notFound.push(res.url());
+    });
+    await page.goto(`${ex.url}/?instance=browser-console`);
+    await expect.poll(() => page.locator("#instance").inputValue(), POLL).toBe("browser-console");
+    await page.fill("#new-session", "brand-new");
+    await page.press("#new-session", "Enter");
+    await expect.poll(() => page.evaluate(() => location.hash), POLL).toBe("#session=brand-new");
+    // Both listings answered (the page's word that a session has nothing yet).
+    await expect.poll(async () => (await listing("browser-console", "brand-new")).submissions.length, POLL).toBe(0);
+    await page.waitForTimeout(1_000);
+    expect(notFound).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    await send(page, "hello there");
+    await expect.poll(() => settledItems(page).count(), POLL).toBe(1);
+    expect(await assistantItems(page).first().textContent()).toBe("Noted: hello there");
+    expect(notFound).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    await page.close();
+  });
+
   it("restores the conversation on reload, switches sessions with a full replay, and an idle tab stops reconnecting", async () => {
     const page = await openChat("browser-2");
     await send(page, "first words");

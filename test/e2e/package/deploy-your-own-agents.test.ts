@@ -190,7 +190,7 @@ describe("the packed tarball", () => {
     expect(tarballFiles).toContain("LICENSE");
     expect(tarballFiles).toContain("README.md");
     expect(tarballFiles).toContain("package.json");
-    for (const f of tarballFiles.filter((f) => !["LICENSE", "README.md", "package.json"].includes(f))) {
+    for (const f of tarballFiles.filter((f) => !["LICENSE", "README.md", "package.json", "bin/harness.js"].includes(f))) {
       expect(f.startsWith("dist/") || f.startsWith("templates/init/"), f).toBe(true);
       expect(f, f).not.toMatch(/\.test\.|local-cloud|^dist\/(src|dev|test|bench|examples|scripts|tools)\//);
     }
@@ -386,13 +386,13 @@ describe("npm run build keeps the bin executable", () => {
   });
 });
 
-describe("harness init (from the packed tarball) into an empty folder", () => {
+describe("harness init --aws (from the packed tarball) into an empty folder", () => {
   let project: string;
 
   beforeAll(async () => {
     project = join(work, "scaffolded");
     // The harness bin the README app installed from the tarball.
-    const init = await timed("harness init", () => run(join(app, "node_modules/.bin/harness"), ["init", "scaffolded"], work));
+    const init = await timed("harness init", () => run(join(app, "node_modules/.bin/harness"), ["init", "--aws", "scaffolded"], work));
     expect(init.code, init.output).toBe(0);
     expect(init.stdout).toContain("Created scaffolded: .env.example, .gitignore, README.md, agents.ts, app.ts, cdk.json, main.ts, package.json, tsconfig.json");
     // The package is not on the registry: its pinned version is satisfied by the tarball.
@@ -401,15 +401,15 @@ describe("harness init (from the packed tarball) into an empty folder", () => {
   }, 30 * MINUTE);
 
   it("writes a module package with the Node floor the harness needs, and refuses to overwrite it", async () => {
-    const pkg = JSON.parse(readFileSync(join(project, "package.json"), "utf8")) as { type: string; engines: { node: string }; scripts: Record<string, string>; dependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(project, "package.json"), "utf8")) as { type: string; engines: { node: string }; scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string> };
     expect(pkg.type).toBe("module");
     expect(pkg.engines.node).toBe(">=22.19.0");
     expect(pkg.scripts).toMatchObject({ start: "node main.ts", dev: "harness dev", typecheck: "tsc" });
     expect(pkg.dependencies["resolute-harness"]).toMatch(/^file:/); // npm install <tarball> wrote it
-    for (const name of ["aws-cdk-lib", "constructs", "esbuild"]) expect(pkg.dependencies[name]).toBe(repoPackage.devDependencies[name]);
+    for (const name of ["aws-cdk-lib", "constructs", "esbuild"]) expect(pkg.devDependencies[name]).toBe(repoPackage.devDependencies[name]);
     const cdk = JSON.parse(readFileSync(join(project, "cdk.json"), "utf8")) as { app: string; context: Record<string, unknown> };
     expect(cdk.app).toBe("node app.ts");
-    const again = await run(join(app, "node_modules/.bin/harness"), ["init", "scaffolded"], work);
+    const again = await run(join(app, "node_modules/.bin/harness"), ["init", "--aws", "scaffolded"], work);
     expect(again.code).toBe(2);
     expect(again.output).toContain("error: scaffolded already has");
   });

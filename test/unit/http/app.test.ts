@@ -169,6 +169,12 @@ describe("POST /agents/:agent/:instance", () => {
     await expectError(await post(`/agents/nobody/${i}`, { kind: "user", body: "x" }), 404, "unknown_agent");
     await expectError(await post(`/agents/assistant/${i}`, { kind: "shout", body: "x" }), 400, "invalid_dispatch", /unknown inbound kind/);
     await expectError(await post(`/agents/assistant/${i}`, { kind: "user" }), 400, "invalid_dispatch", /body is required/);
+    // The field and what it takes (issue 37: `unknown inbound kind ""`, "body is required" for 42).
+    await expectError(await post(`/agents/assistant/${i}`, { body: "x" }), 400, "invalid_dispatch", /^kind is required: "user" \(a message\) or "signal"$/);
+    await expectError(await post(`/agents/assistant/${i}`, { kind: 1, body: "x" }), 400, "invalid_dispatch", /^kind must be "user" or "signal"; got the number 1$/);
+    await expectError(await post(`/agents/assistant/${i}`, { kind: "shout", body: "x" }), 400, "invalid_dispatch", /^unknown inbound kind "shout": kind must be "user" or "signal"$/);
+    await expectError(await post(`/agents/assistant/${i}`, { kind: "user", body: 42 }), 400, "invalid_dispatch", /^body must be a string \(the message's text\); got the number 42$/);
+    await expectError(await post(`/agents/assistant/${i}`, { kind: "user", body: ["a"] }), 400, "invalid_dispatch", /^body must be a string \(the message's text\); got an array$/);
     await expectError(await post(`/agents/assistant/${i}`, { kind: "signal", body: "x" }), 400, "invalid_dispatch", /signal type/);
     await expectError(
       await post(`/agents/assistant/${i}`, { kind: "user", body: "x", signal: { type: "t" } }),
@@ -234,6 +240,7 @@ describe("POST …/steer and …/followup", () => {
       await expectError(await post(`/agents/assistant/${i}/${route}`, { body: "answer in French" }), 409, "no_run_in_flight");
       await expectError(await post(`/agents/nobody/${i}/${route}`, { body: "x" }), 404, "unknown_agent");
       await expectError(await post(`/agents/assistant/${i}/${route}`, {}), 400, "invalid_request", /body is required/);
+      await expectError(await post(`/agents/assistant/${i}/${route}`, { body: 7 }), 400, "invalid_request", /^body must be a string; got the number 7$/);
       await expectError(await post(`/agents/assistant/${i}/${route}`, { body: "" }), 400, "invalid_request");
       await expectError(await post(`/agents/assistant/${i}/${route}`, "nope"), 400, "invalid_request", /^decode request body/);
       await expectError(await post(`/agents/assistant/${i}/${route}`, { body: "x", session: "a b" }), 400, "invalid_request");
