@@ -24,7 +24,7 @@ const DEV_DEPENDENCIES = ["typescript", "@types/node"];
  * What `--aws` adds, as dev dependencies (they synthesize and bundle; nothing of them runs in
  * `npm start`): the construct's peers (the CDK, the bundler, the AWS SDK clients and Powertools
  * its functions are bundled with) and the CDK CLI. About 300 MB, so a project has them only when
- * it deploys (ADR 0053).
+ * it deploys (ADR 0056).
  */
 const AWS_DEV_DEPENDENCIES = [
   "aws-cdk-lib",
