@@ -45,7 +45,7 @@ export function mountMcpRoute(app: Hono<AppEnv>, options: McpServerOptions): voi
       }
       return c.body(null, 202);
     }
-    const { transport } = await mcpServerFor(c.var.caller, options);
+    const { transport } = await mcpServerFor(c.var.caller, { ...options, signal: c.req.raw.signal });
     return transport.handleRequest(c.req.raw, { parsedBody: body });
   });
   // Stateless: no stream of the server's own (GET) and no session to end (DELETE).

@@ -53,6 +53,8 @@ export interface McpServerOptions {
   shutdown?: AbortSignal;
   /** Largest page of `tasks/list`. */
   taskPageSize?: number;
+  /** The HTTP request's own signal (the client went away): its waits end. */
+  signal?: AbortSignal;
 }
 
 /** Sends a message on the response stream of one request (the elicitations of `tasks/result`). */
@@ -93,7 +95,12 @@ export async function mcpServerFor(caller: CallerRuntime, options: McpServerOpti
 
   /** Waits for a submission's settlement up to the request's limit: undefined past it. */
   const waitSettled = async (submissionId: string, signal: AbortSignal): Promise<SettledPayload | undefined> => {
-    const stop = AbortSignal.any([signal, AbortSignal.timeout(options.maxRequestWaitMs), ...(options.shutdown ? [options.shutdown] : [])]);
+    const stop = AbortSignal.any([
+      signal,
+      AbortSignal.timeout(options.maxRequestWaitMs),
+      ...(options.shutdown ? [options.shutdown] : []),
+      ...(options.signal ? [options.signal] : []),
+    ]);
     try {
       return await caller.wait(submissionId, { signal: stop });
     } catch (err) {
