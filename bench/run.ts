@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark in one process and prints its figures. Pass names to run
  * a subset (e.g. `npm run bench -- overhead`); `scaling`, `cancel`, `hot-session`, `approvals`,
- * `lambda` and `memory` run only when named.
+ * `lambda`, `memory` and `mcp-server` run only when named.
  */
 import { benchApprovalCosts } from "./approval-costs.ts";
 import { benchAws } from "./aws.ts";
@@ -14,6 +14,7 @@ import { benchImportedRebuild } from "./imported-rebuild.ts";
 import { benchLambda } from "./lambda.ts";
 import { benchMemory } from "./memory.ts";
 import { benchLeanHistory } from "./lean-history.ts";
+import { benchMcpServer } from "./mcp-server.ts";
 import { benchOverhead } from "./overhead.ts";
 import { benchScaling } from "./scaling.ts";
 import { benchTurnCost } from "./turn-cost.ts";
@@ -45,6 +46,7 @@ const benches: Record<string, () => Promise<void>> = {
   "hostile-schemas": () => benchHostileSchemas(),
   "imported-rebuild": () => benchImportedRebuild(),
   capacity: () => benchCapacity(),
+  "mcp-server": () => benchMcpServer(),
 };
 
 /**
@@ -55,7 +57,7 @@ const benches: Record<string, () => Promise<void>> = {
  * their figures when they run in the same process (`npm run bench -- aws lambda memory cost`), the
  * recorded ones otherwise; so does `capacity` (the capacity model, about a minute).
  */
-const onlyWhenNamed = new Set(["capacity", "scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory"]);
+const onlyWhenNamed = new Set(["capacity", "scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory", "mcp-server"]);
 
 const selected = process.argv.slice(2);
 for (const [name, run] of Object.entries(benches)) {

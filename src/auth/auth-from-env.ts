@@ -27,6 +27,8 @@ export interface EnvAuth {
   authorize: Authorize;
   /** What is on, for a start-up line: e.g. `["operator token", "JWT from https://…"]`. */
   describe: string[];
+  /** The issuer of users' tokens (`AUTH_ISSUER`), when set: MCP's protected-resource metadata names it. */
+  authorizationServers?: string[];
 }
 
 /**
@@ -70,5 +72,6 @@ export function authFromEnv(env: Readonly<Record<string, string | undefined>>): 
     // "sub" is the principal's id already: the default.
     authorize: ownerPolicy(ownerClaim === "" || ownerClaim === "sub" ? {} : { ownerClaim }),
     describe,
+    ...(issuer !== "" ? { authorizationServers: [issuer] } : {}),
   };
 }

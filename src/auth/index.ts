@@ -45,6 +45,6 @@ export { anyOf, bearerTokenAuthenticator, type Authenticator, type BearerTokenAu
 export { jwtAuthenticator, type JwtAuthenticatorOptions } from "./jwt-authenticator.ts";
 // The runtime as one caller reaches it (`Runtime.as`): its request methods, each authorized.
 export type { CallerRuntime } from "../runtime/caller-runtime.ts";
-export type { RuntimeRequests } from "../runtime/runtime-requests.ts";
+export type { AgentCatalogEntry, RuntimeRequests } from "../runtime/runtime-requests.ts";
 // What `decide` takes (the root exports the other request types; it holds 60 names at most).
 export type { DecisionRequest } from "../runtime/requests.ts";

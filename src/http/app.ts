@@ -12,6 +12,7 @@ import { mountApprovalRoutes, mountCallbackRoute } from "./wait-routes.ts";
 import { mountAttachmentRoutes } from "./attachment-routes.ts";
 import { mountConversationRoutes } from "./conversation-routes.ts";
 import { callerMiddleware, type AppEnv, type AuthOptions } from "./caller.ts";
+import { jsonRpcError, MCP_PATH, mountMcpRoute, mountResourceMetadata, resourceMetadataChallenge } from "./mcp-route.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
 export interface AppOptions {
@@ -25,7 +26,9 @@ export interface AppOptions {
   maxImportBytes?: number;
   /**
    * Longest a `?wait=true` POST blocks. After it the answer is 202 with the ids (as without
-   * `wait`), so the client reads the rest from the stream. Default 60 s.
+   * `wait`), so the client reads the rest from the stream. Default 60 s. The same bound holds for
+   * an MCP `tools/call` without a task (past it, an error result naming the submission, which
+   * keeps running) and for `tasks/result`.
    */
   maxRequestWaitMs?: number;
   /**
@@ -123,6 +126,8 @@ export const APP_DEFAULTS = {
  *   (`conversation-routes.ts`)
  * - `POST /attachments` (bytes → `{digest, mediaType, size}`), direct uploads and downloads
  *   (`attachment-routes.ts`)
+ * - `POST /mcp`: every agent as an MCP tool (streamable HTTP, stateless; tasks are submissions,
+ *   ADR 0051), with `GET /.well-known/oauth-protected-resource/mcp` when `auth` names its issuers
  * - `GET /healthz` answers `ok`
  *
  * Every error is JSON `{error, code}`. The app only decodes requests: ids, names and messages are
@@ -166,6 +171,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     app.use("/attachments", withCors);
     app.use("/attachments/*", withCors);
     app.use("/healthz", withCors);
+    app.use(MCP_PATH, withCors);
   }
 
   app.get("/healthz", (c) => c.text("ok"));
@@ -177,6 +183,11 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     for (const mw of options.middleware ?? []) app.use(path, mw);
     app.use(path, caller);
   }
+  // MCP (ADR 0051): the same authentication and policy; in OIDC mode its 401 says where users sign in.
+  const oauth = options.auth?.authorizationServers ?? [];
+  for (const mw of options.middleware ?? []) app.use(MCP_PATH, mw);
+  app.use(MCP_PATH, oauth.length > 0 ? callerMiddleware(runtime, options.auth, resourceMetadataChallenge) : caller);
+  if (oauth.length > 0) mountResourceMetadata(app, oauth);
   for (const mw of options.callbacks?.middleware ?? options.middleware ?? []) app.use("/callbacks/*", mw);
   const maxUploadBytes = options.maxUploadBytes ?? Math.max(...Object.values(runtime.attachmentLimits().policy));
   if (!Number.isSafeInteger(maxUploadBytes) || maxUploadBytes <= 0) throw new Error("createApp: maxUploadBytes must be a positive integer");
@@ -192,8 +203,13 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   // it is refused before reading; a body without one is cut off at the limit), before any route
   // reads it. An import carries a whole conversation and `POST /attachments` a file: their own,
   // larger limits (the upload's is its route's).
+  const mcpLimit = bodyLimit({
+    maxSize: opts.maxBodyBytes,
+    onError: (c) => jsonRpcError(c, 413, -32600, `Invalid Request: body exceeds ${opts.maxBodyBytes} bytes`, { code: "payload_too_large" }),
+  });
   app.use("*", (c, next) => {
     if (c.req.method === "POST" && c.req.path === "/attachments") return next();
+    if (c.req.path === MCP_PATH) return mcpLimit(c, next);
     return c.req.method === "POST" && c.req.path.startsWith("/agents/") && c.req.path.endsWith("/import") ? importLimit(c, next) : limit(c, next);
   });
   mountAttachmentRoutes(app, maxUploadBytes);
@@ -252,6 +268,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   mountApprovalRoutes(app);
   mountCallbackRoute(app, runtime);
   mountConversationRoutes(app);
+  mountMcpRoute(app, { maxRequestWaitMs: opts.maxRequestWaitMs, pollMs: opts.pollMs, shutdown: options.shutdown });
 
   app.post("/agents/:agent/:instance/submissions/:submissionId/cancel", async (c) => {
     const text = await c.req.text();

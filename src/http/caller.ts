@@ -24,15 +24,23 @@ export interface AuthOptions {
   authenticate: Authenticator;
   /** The `realm` of the 401's `WWW-Authenticate` challenge. Default `"harness"`. */
   realm?: string;
+  /**
+   * The OAuth authorization servers (OIDC issuers) whose users' tokens `authenticate` accepts.
+   * Set, the app publishes MCP's protected-resource metadata naming them
+   * (`GET /.well-known/oauth-protected-resource/mcp`, RFC 9728) and `/mcp`'s 401 points to it, so
+   * an MCP client can send its user to sign in. `authFromEnv` sets it from `AUTH_ISSUER`.
+   */
+  authorizationServers?: readonly string[];
 }
 
 /**
  * Sets `c.var.caller`: with `auth`, the runtime as the principal `authenticate` finds (none → 401
  * `unauthorized` with a `Bearer` challenge; an authenticator that cannot verify now → 503
  * `auth_unavailable`); without it, as the operator (whoever reaches the server may do anything,
- * as before auth existed). Nothing is read or stored for a refused request.
+ * as before auth existed). Nothing is read or stored for a refused request. `challengeParams` adds
+ * parameters to the 401's challenge (`/mcp`'s `resource_metadata`).
  */
-export function callerMiddleware(runtime: Runtime, auth: AuthOptions | undefined): MiddlewareHandler<AppEnv> {
+export function callerMiddleware(runtime: Runtime, auth: AuthOptions | undefined, challengeParams?: (c: Context) => string): MiddlewareHandler<AppEnv> {
   if (auth === undefined) {
     return async (c, next) => {
       c.set("caller", runtime.as());
@@ -51,15 +59,15 @@ export function callerMiddleware(runtime: Runtime, auth: AuthOptions | undefined
       }
       throw err;
     }
-    if (principal === null) return unauthorized(c, realm);
+    if (principal === null) return unauthorized(c, realm, challengeParams?.(c));
     c.set("caller", runtime.as(principal));
     await next();
   };
 }
 
-function unauthorized(c: Context, realm: string): Response {
+function unauthorized(c: Context, realm: string, params: string | undefined): Response {
   const tokenGiven = c.req.header("authorization") !== undefined;
   // RFC 6750: a request with a token that failed says so; one without gets the bare challenge.
-  const challenge = tokenGiven ? `Bearer realm="${realm}", error="invalid_token"` : `Bearer realm="${realm}"`;
+  const challenge = (tokenGiven ? `Bearer realm="${realm}", error="invalid_token"` : `Bearer realm="${realm}"`) + (params ? `, ${params}` : "");
   return errorResponse(c, 401, { error: tokenGiven ? "unauthorized: the token was not accepted" : "unauthorized: a bearer token is required", code: "unauthorized" }, { "WWW-Authenticate": challenge });
 }

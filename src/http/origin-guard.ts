@@ -56,8 +56,8 @@ export function corsMiddleware(options: CorsOptions): MiddlewareHandler {
   return cors({
     origin: origins.includes("*") ? "*" : origins,
     allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
-    // What the routes read: a JSON body, a bearer token, the stream offset.
-    allowHeaders: ["Content-Type", "Authorization", "Last-Event-ID"],
+    // What the routes read: a JSON body, a bearer token, the stream offset, MCP's protocol version.
+    allowHeaders: ["Content-Type", "Authorization", "Last-Event-ID", "Mcp-Protocol-Version"],
     maxAge: options.maxAgeSeconds ?? 600,
   });
 }

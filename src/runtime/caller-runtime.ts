@@ -3,10 +3,11 @@
  * and target before the runtime reads or writes anything, so no route (HTTP, MCP) checks access on
  * its own and none can forget to. Built per request by `Runtime.as(principal)`.
  */
-import { Forbidden } from "../errors.ts";
+import { Forbidden, SubmissionNotFound } from "../errors.ts";
+import type { SubmissionDetail } from "../protocol/submission-view.ts";
 import { OPERATOR_PRINCIPAL, type AccessAction, type AccessTarget, type Authorize, type Principal } from "../protocol/principal.ts";
 import type { SettledPayload } from "../protocol/records.ts";
-import { sessionKeyOf, type InstanceAddress, type SessionAddress, type KnowsAgent } from "./requests.ts";
+import { sessionKeyOf, type InstanceAddress, type SessionAddress, type KnowsAgent, type SubmissionAddress } from "./requests.ts";
 import type { RuntimeRequests } from "./runtime-requests.ts";
 
 /**
@@ -38,6 +39,7 @@ export interface CallerRuntime
     | "attachment"
     | "attachmentLimits"
     | "hasAgent"
+    | "agentCatalog"
     | "records"
     | "onAppend"
     | "wait"
@@ -46,6 +48,13 @@ export interface CallerRuntime
   readonly principal: Principal;
   /** As `Runtime.cancel`, always within the agent instance the caller names. */
   cancel(submissionId: string, reason: string | undefined, within: InstanceAddress): ReturnType<RuntimeRequests["cancel"]>;
+  /**
+   * A submission named by its id alone (an MCP task id): its address and detail when the policy
+   * lets this caller read its agent instance (the `submission` action). Refused, it is
+   * `SubmissionNotFound` as an unknown id is, so an id names nothing the caller may not see.
+   * The submission (and its conversation) then count as reached: `wait` and `records` serve them.
+   */
+  submissionById(submissionId: string): Promise<{ address: SubmissionAddress; detail: SubmissionDetail }>;
 }
 
 /**
@@ -92,6 +101,7 @@ export function callerRuntime(runtime: RuntimeRequests, caller: Principal | unde
   return {
     principal,
     hasAgent: (name) => runtime.hasAgent(name),
+    agentCatalog: () => runtime.agentCatalog(),
     attachmentLimits: () => runtime.attachmentLimits(),
     async dispatch(request) {
       await checkSession("dispatch", request);
@@ -142,6 +152,19 @@ export function callerRuntime(runtime: RuntimeRequests, caller: Principal | unde
     async wait(submissionId, options): Promise<SettledPayload> {
       reached("submission", submissionId);
       return runtime.wait(submissionId, options);
+    },
+    async submissionById(submissionId) {
+      const address = await runtime.locateSubmission(submissionId);
+      try {
+        await checkSession("submission", address, false);
+      } catch (err) {
+        if (err instanceof Forbidden) throw new SubmissionNotFound(submissionId);
+        throw err;
+      }
+      const detail = await runtime.submission(address);
+      submissions.add(detail.id);
+      conversations.add(detail.conversationId);
+      return { address, detail };
     },
     async listSubmissions(request) {
       await checkSession("listSubmissions", request);

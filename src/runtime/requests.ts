@@ -290,6 +290,11 @@ export function checkSubmissionList(request: SubmissionListRequest, knows: Knows
   return checked;
 }
 
+/** Checks a submission id alone (`InvalidRequest`). */
+export function checkSubmissionId(submissionId: string): void {
+  checkId("submission id", submissionId, ID_RULES.dispatchId);
+}
+
 /** Checks a submission address: agent, instance and submission id. */
 export function checkSubmissionAddress(request: SubmissionAddress, knows: KnowsAgent): SubmissionAddress {
   if (request === null || typeof request !== "object") throw new InvalidRequest("request is required");

@@ -149,4 +149,25 @@ export interface RuntimeRequests {
    * conversation), then written with renewed record, conversation and submission ids.
    */
   importConversation(address: SessionAddress, text: string): Promise<ImportAnswer>;
-  hasAgent(name: string): boolean;}
+  hasAgent(name: string): boolean;
+  /**
+   * The agents this runtime serves, in their definition order: name, and the description and
+   * result schema their definitions give (none in a process that knows the agents by name only,
+   * as the serverless http function does). What the MCP route lists as tools.
+   */
+  agentCatalog(): AgentCatalogEntry[];
+  /**
+   * Where a submission is, by its id alone (MCP's task ids): its agent and instance.
+   * `SubmissionNotFound` for an unknown id, `InvalidRequest` for a malformed one. One store read.
+   */
+  locateSubmission(submissionId: string): Promise<SubmissionAddress>;
+}
+
+/** One agent as a catalog lists it (`RuntimeRequests.agentCatalog`). */
+export interface AgentCatalogEntry {
+  name: string;
+  /** The definition's description, when it has one and this process loaded it. */
+  description?: string;
+  /** The definition's result schema (a JSON Schema), when it has one and this process loaded it. */
+  resultSchema?: unknown;
+}

@@ -39,6 +39,7 @@ import {
   checkInject,
   checkRecordOffset,
   checkSubmissionAddress,
+  checkSubmissionId,
   checkSubmissionList,
   sessionKeyOf,
   type DecisionRequest,
@@ -365,6 +366,17 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     attachment: (digest) => store.getAttachment(digest),
     attachmentLimits: () => ({ policy: attachments.policy, directUploads: attachments.directUploads }),
     hasAgent: knows,
+    agentCatalog: () =>
+      [...ctx.definitions].map(([name, definition]) => ({
+        name,
+        ...(typeof definition.description === "string" ? { description: definition.description } : {}),
+        ...(definition.resultSchema !== undefined ? { resultSchema: definition.resultSchema } : {}),
+      })),
+    async locateSubmission(submissionId) {
+      checkSubmissionId(submissionId);
+      const sub = await store.getSubmission(submissionId);
+      return { agent: sub.sessionKey.agent, instance: sub.sessionKey.instance, submissionId: sub.id };
+    },
     as: (principal) => callerRuntime(runtime, principal, authorize),
   };
   return runtime;

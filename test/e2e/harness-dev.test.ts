@@ -1,4 +1,6 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { request } from "node:http";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
@@ -218,6 +220,35 @@ describe("harness dev", () => {
       } finally {
         process.kill(-dev.proc.pid!, "SIGINT");
       }
+      await dev.exited;
+    }
+  }, 120_000);
+});
+
+describe("harness dev over MCP (issue 36)", () => {
+  it("serves the module's agents as MCP tools at /mcp: the SDK client lists and calls them; MCP Inspector's CLI too when MCP_INSPECTOR names its binary", async () => {
+    writeFileSync(join(dir, "agents.ts"), agentsModule('"mcp"', ["helper"]));
+    writeFileSync(join(dir, ".env"), "GREETING=hello\n");
+    const port = await freePort();
+    const dev = startDev(["agents.ts"], { PORT: String(port) });
+    const url = `http://127.0.0.1:${port}`;
+    const client = new Client({ name: "dev-test", version: "1" });
+    try {
+      await expect.poll(() => dev.output(), POLL).toContain("harness dev · ");
+      await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", url)));
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["helper"]);
+      const result = await client.callTool({ name: "helper", arguments: { message: "hi", instance: "mcp-dev" } });
+      expect(result.content).toEqual([{ type: "text", text: "mcp hello: hi" }]);
+      const inspector = process.env.MCP_INSPECTOR;
+      if (inspector) {
+        // Installed apart (npm i @modelcontextprotocol/inspector): not a dependency of the package.
+        const run = spawnSync(process.execPath, [inspector, "--cli", `${url}/mcp`, "--method", "tools/call", "--tool-name", "helper", "--tool-arg", "message=inspected", "instance=mcp-dev"], { encoding: "utf8", timeout: 60_000 });
+        expect(run.status, run.stderr).toBe(0);
+        expect(JSON.parse(run.stdout).content).toEqual([{ type: "text", text: "mcp hello: inspected" }]);
+      }
+    } finally {
+      await client.close().catch(() => {});
+      process.kill(-dev.proc.pid!, "SIGINT");
       await dev.exited;
     }
   }, 120_000);

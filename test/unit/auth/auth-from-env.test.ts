@@ -33,4 +33,9 @@ describe("authFromEnv", () => {
     expect(bySub.authorize({ id: "acme" }, "dispatch", target)).toBe(true);
     expect(bySub.describe).toEqual(["JWT from https://issuer.example.com"]);
   });
+
+  it("AUTH_ISSUER names the authorization server MCP's protected-resource metadata publishes; an operator token alone names none", () => {
+    expect(authFromEnv({ AUTH_ISSUER: "https://issuer.example.com", AUTH_AUDIENCE: "app" })!.authorizationServers).toEqual(["https://issuer.example.com"]);
+    expect(authFromEnv({ HARNESS_BEARER_TOKEN: "t" })!.authorizationServers).toBeUndefined();
+  });
 });

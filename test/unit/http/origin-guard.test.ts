@@ -192,7 +192,7 @@ describe("CORS on (cors.origins)", () => {
     await h?.close();
   });
 
-  it("answers the preflight of every /agents route and /healthz for an allowed origin", async () => {
+  it("answers the preflight of every /agents route, /mcp and /healthz for an allowed origin", async () => {
     const routes: Array<[string, string]> = [
       ["POST", "/agents/assistant/x"],
       ["POST", "/agents/assistant/x?wait=true"],
@@ -200,6 +200,7 @@ describe("CORS on (cors.origins)", () => {
       ["POST", "/agents/assistant/x/followup"],
       ["GET", "/agents/assistant/x?session=s"],
       ["GET", "/healthz"],
+      ["POST", "/mcp"],
     ];
     for (const [method, path] of routes) {
       const res = await raw(h.server.port, "OPTIONS", path, preflight(host, allowed, method));
@@ -207,7 +208,7 @@ describe("CORS on (cors.origins)", () => {
       expect(res.headers["access-control-allow-origin"], path).toBe(allowed);
       expect(String(res.headers["access-control-allow-methods"]).split(",")).toContain(method);
       expect(String(res.headers["access-control-allow-headers"]).toLowerCase().split(",")).toEqual(
-        expect.arrayContaining(["content-type", "authorization", "last-event-id"]),
+        expect.arrayContaining(["content-type", "authorization", "last-event-id", "mcp-protocol-version"]),
       );
       expect(res.headers.vary).toMatch(/Origin/);
     }
