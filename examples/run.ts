@@ -1,6 +1,6 @@
 /**
  * `npm run example -- <name>`: starts examples/<name>/main.ts (basic, chat, triage, github-bot,
- * scheduler, multitenant, coder, approvals). Each honours PORT and DATA_DIR like `npm start`; see its README.
+ * scheduler, multitenant, coder, approvals, mcp). Each honours PORT and DATA_DIR like `npm start`; see its README.
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";

@@ -1,6 +1,7 @@
 import type { AgentTool, StreamFn, ThinkingLevel } from "@earendil-works/pi-agent-core";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import { deferredOf, type HarnessTool } from "./define-tool.ts";
+import { isMcpToolset, type McpToolset } from "./mcp-tools.ts";
 
 // The pi types an agent definition needs, re-exported so nothing outside `src/drive` imports
 // `@earendil-works/*` directly (the pi API churns; this layer absorbs it).
@@ -33,8 +34,12 @@ export interface AgentSetup {
   /** How the model is called (`resolveModel(...).streamFn`, `localModel().streamFn`, ...). */
   streamFn: StreamFn;
   systemPrompt?: string;
-  /** pi tools, with the harness's `needsApproval` (ADR 0025) where a call waits for a person; deferred tools (`defineTool({start})`) wait for a callback. */
-  tools?: HarnessTool<any>[];
+  /**
+   * pi tools, with the harness's `needsApproval` (ADR 0025) where a call waits for a person;
+   * deferred tools (`defineTool({start})`) wait for a callback; an MCP server's tools
+   * (`mcpTools(...)` from `resolute-harness/mcp`, ADR 0050), read at the start of each attempt.
+   */
+  tools?: Array<HarnessTool<any> | McpToolset>;
   thinkingLevel?: ThinkingLevel;
   /** 0 or absent → {@link DEFAULT_MAX_ATTEMPTS}. */
   maxAttempts?: number;
@@ -105,6 +110,8 @@ export function validateAgentSetup(setup: unknown): asserts setup is AgentSetup 
     if (!Array.isArray(s.tools)) throw new AgentSetupError("tools must be an array");
     const names = new Set<string>();
     s.tools.forEach((tool: unknown, i) => {
+      // Checked when made (`mcpTools`); its tools' names are checked when the attempt lists them.
+      if (isMcpToolset(tool)) return;
       const t = tool as Record<string, unknown> | null;
       if (t === null || typeof t !== "object") throw new AgentSetupError(`tools[${i}] must be an object`);
       if (typeof t.name !== "string" || t.name === "") {
@@ -167,6 +174,14 @@ function validateCompaction(compaction: unknown, agentModel: Record<string, unkn
   if (window > 0 && reserve >= window) throw new AgentSetupError(`compaction.reserveTokens (${reserve}) must be below the model's contextWindow (${window})`);
 }
 
+/**
+ * The setup's own tools: all but its MCP toolsets (which the drive replaces by their servers'
+ * tools when an attempt starts, so a drive's setup has none left).
+ */
+export function localToolsOf(setup: Pick<AgentSetup, "tools">): HarnessTool<any>[] {
+  return (setup.tools ?? []).filter((t): t is HarnessTool<any> => !isMcpToolset(t));
+}
+
 /** The setup's budgets with defaults applied. */
 export interface AgentBudgets {
   maxAttempts: number;
@@ -198,6 +213,13 @@ export function agentBudgets(setup: AgentSetup): AgentBudgets {
 export function longestToolWaitMs(setup: Pick<AgentSetup, "tools" | "approvalTimeoutMs">): number {
   let longest = 0;
   for (const tool of setup.tools ?? []) {
+    if (isMcpToolset(tool)) {
+      const asks = tool.options.needsApproval;
+      if (asks !== undefined && asks !== false && !(Array.isArray(asks) && asks.length === 0)) {
+        longest = Math.max(longest, tool.options.approvalTimeoutMs || setup.approvalTimeoutMs || DEFAULT_APPROVAL_TIMEOUT_MS);
+      }
+      continue;
+    }
     const deferred = deferredOf(tool);
     if (deferred !== undefined) longest = Math.max(longest, deferred.callbackTimeoutMs || DEFAULT_CALLBACK_TIMEOUT_MS);
     else if (tool.needsApproval !== undefined && tool.needsApproval !== false) {

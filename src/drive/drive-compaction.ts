@@ -4,7 +4,7 @@ import type { CompactionPayload, ConversationRecord, RecordBody } from "../proto
 import { activeLeafPath, reduce } from "../conversation/reducer.ts";
 import { isHarnessError } from "../errors.ts";
 import type { Correlation, HarnessEvent, Interceptor } from "../ports/observer.ts";
-import type { AgentSetup } from "../agent/agent-setup.ts";
+import { localToolsOf, type AgentSetup } from "../agent/agent-setup.ts";
 import type { CompactionReason } from "./compaction-plan.ts";
 import {
   compactionFailure,
@@ -142,7 +142,8 @@ export class DriveCompaction {
       host.observe({ type: "operation_ended", correlation, operation: "compact", error: operationError(host.halted()) });
       return undefined;
     }
-    const { systemPrompt, tools } = host.setup;
+    const { systemPrompt } = host.setup;
+    const tools = localToolsOf(host.setup);
     const messages = projectPath(activeLeafPath(reduce(host.records)), { systemPrompt, tools, attachments: host.attachments?.() }).messages;
     host.replaceTranscript(messages);
     host.observe({

@@ -6,7 +6,8 @@ import type { FaultPhase } from "../ports/faults.ts";
 import type { LogWriter } from "../ports/log-writer.ts";
 import type { Correlation, HarnessEvent, Interceptor, Operation } from "../ports/observer.ts";
 import type { Cancellation, DispatchMessage, InboxKind } from "../store/submission.ts";
-import { agentBudgets, type AgentBudgets, type AgentSetup } from "../agent/agent-setup.ts";
+import { agentBudgets, localToolsOf, type AgentBudgets, type AgentSetup } from "../agent/agent-setup.ts";
+import { isMcpToolset, McpToolsError, type McpToolset } from "../agent/mcp-tools.ts";
 import { Bounds } from "./bounds.ts";
 import type { FlushPolicy } from "./delta-batcher.ts";
 import { DriveCompaction } from "./drive-compaction.ts";
@@ -97,7 +98,47 @@ export interface DriveContext {
  * agent's messages).
  */
 export function drive(ctx: DriveContext): Promise<DriveOutcome> {
-  return new SubmissionDrive(ctx).run();
+  const toolsets = (ctx.setup.tools ?? []).filter(isMcpToolset);
+  if (toolsets.length === 0) return new SubmissionDrive(ctx).run();
+  return driveWithMcp(ctx, toolsets);
+}
+
+/**
+ * A drive whose setup lists MCP toolsets (ADR 0050): their servers are connected and their tool
+ * lists read first, once for the attempt, and the connections closed when it ends. A server
+ * that cannot be used then fails the attempt as a provider that cannot be reached does
+ * (`transient`: retried after a backoff, charged to the attempt budget), before anything is
+ * recorded. A manual compaction runs no tool and connects to nothing.
+ */
+async function driveWithMcp(ctx: DriveContext, toolsets: McpToolset[]): Promise<DriveOutcome> {
+  const local = localToolsOf(ctx.setup);
+  if (ctx.input.kind === "compact") return new SubmissionDrive({ ...ctx, setup: { ...ctx.setup, tools: local } }).run();
+  const stop = ctx.cancel ? AbortSignal.any([ctx.signal, ctx.cancel]) : ctx.signal;
+  let connections: Awaited<ReturnType<typeof import("./mcp-connection.ts").openMcpConnections>>;
+  try {
+    const { openMcpConnections } = await import("./mcp-connection.ts");
+    connections = await openMcpConnections(toolsets, { signal: stop, toolTimeoutMs: agentBudgets(ctx.setup).toolTimeoutMs });
+  } catch (err) {
+    if (ctx.signal.aborted) return { kind: "interrupted" };
+    // Cancelled while connecting: the drive settles the cancellation (it runs nothing).
+    if (ctx.cancel?.aborted) return new SubmissionDrive({ ...ctx, setup: { ...ctx.setup, tools: local } }).run();
+    return { kind: "transient", error: errorText(err) };
+  }
+  try {
+    // In the order the setup lists them, each server's tools where its toolset stood.
+    const tools = (ctx.setup.tools ?? []).flatMap((t) => (isMcpToolset(t) ? (connections.tools.get(t) ?? []) : [t]));
+    const names = new Set<string>();
+    for (const tool of tools) {
+      if (names.has(tool.name)) {
+        const error = new McpToolsError("mcp_tool_name_collision", `two tools are named "${tool.name}": give the MCP toolset a prefix (mcpTools({..., prefix: "server_"})) or exclude one`);
+        return { kind: "failed", errorCode: "run_failed", error: error.message };
+      }
+      names.add(tool.name);
+    }
+    return await new SubmissionDrive({ ...ctx, setup: { ...ctx.setup, tools } }).run();
+  } finally {
+    await connections.close();
+  }
 }
 
 class SubmissionDrive {
@@ -264,7 +305,9 @@ class SubmissionDrive {
     };
     const bound = (tool: AgentTool<any>) => boundedTool(tool, turnContext);
     const schedule = this.#ctx.scheduleMessage;
-    const own = (setup.tools ?? []).map((tool) =>
+    // MCP toolsets were resolved into tools before this drive was made (driveWithMcp).
+    const setupTools = localToolsOf(setup);
+    const own = setupTools.map((tool) =>
       schedule && isScheduleMessageTool(tool as AgentTool<any>) ? boundScheduleMessageTool(tool as AgentTool<any>, schedule, () => this.#ctx.clock.now()) : tool,
     );
     // A `task` call is held to its end: released mid-admission, its child would be admitted with
@@ -281,7 +324,7 @@ class SubmissionDrive {
         model: setup.model,
         thinkingLevel: setup.thinkingLevel ?? "off",
         tools,
-        messages: projectPath(path, { systemPrompt: setup.systemPrompt, tools: setup.tools, attachments: this.#attachments }).messages,
+        messages: projectPath(path, { systemPrompt: setup.systemPrompt, tools: setupTools, attachments: this.#attachments }).messages,
       },
       streamFn: modelTurnStreamFn({
         ...turnContext,

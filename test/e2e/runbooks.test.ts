@@ -23,6 +23,7 @@ const RUNBOOKS = [
   "examples/multitenant/README.md",
   "examples/chat/README.md",
   "examples/scheduler/README.md",
+  "examples/mcp/README.md",
 ];
 
 const isolated = spawnSync("unshare", ["-rmnpf", "--mount-proc", "true"]).status === 0;
