@@ -175,6 +175,12 @@ CREATE INDEX sub_fold ON submissions (updated_at) WHERE status = 'settled' AND d
 const V12 = `ALTER TABLE conversations ADD COLUMN deleting INTEGER;`;
 
 /**
+ * v13: the console's listing across agents and instances (`listActivity`, ADR 0054): every
+ * submission by its latest activity, read newest first from a cursor (`updated_at`, `id`).
+ */
+const V13 = `CREATE INDEX sub_activity ON submissions (updated_at, id);`;
+
+/**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
  */
@@ -191,6 +197,7 @@ const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
   (db) => db.exec(V10),
   (db) => db.exec(V11),
   (db) => db.exec(V12),
+  (db) => db.exec(V13),
 ];
 
 /** The schema version this code writes (`PRAGMA user_version`). */

@@ -36,8 +36,10 @@ function pragma(path: string, name: string): unknown {
 const key = { agent: "agent", instance: "inst", session: "default" };
 
 /** Takes a file back to v8's layout: no `wait_check_at`, the deadline index it replaced. */
+/** Takes a file back from version 13 to 12 (the activity listing, ADR 0054). */
+const UNDO_V13 = `DROP INDEX sub_activity`;
 /** Takes a file back from version 12 to 11 (deletion marks, ADR 0041). */
-const UNDO_V12 = `ALTER TABLE conversations DROP COLUMN deleting`;
+const UNDO_V12 = `${UNDO_V13}; ALTER TABLE conversations DROP COLUMN deleting`;
 /** Takes a file back from version 11 to 10 (lean history, ADR 0034). */
 const UNDO_V11 = `${UNDO_V12}; DROP INDEX sub_fold; ALTER TABLE submissions DROP COLUMN deltas_folded`;
 /** Takes a file back from version 10 to 9 (durable waits, ADR 0025). */
@@ -147,7 +149,7 @@ describe("sqlite store on a file", () => {
     await store.close();
     expect(pragma(path, "journal_mode")).toBe("wal");
     expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(12);
+    expect(SCHEMA_VERSION).toBe(13);
   });
 
   it("refuses a file written by a newer schema with UnsupportedSchema and leaves it alone", async () => {
@@ -158,7 +160,7 @@ describe("sqlite store on a file", () => {
     db.close();
 
     expect(() => openSqliteStore({ path })).toThrow(expect.objectContaining({ code: "unsupported_schema", name: "UnsupportedSchema" }));
-    expect(() => openSqliteStore({ path })).toThrow(/schema version 13/);
+    expect(() => openSqliteStore({ path })).toThrow(/schema version 14/);
     expect(pragma(path, "user_version"), "the refused file is not rewritten").toBe(SCHEMA_VERSION + 1);
   });
 
@@ -230,6 +232,24 @@ describe("sqlite store on a file", () => {
     await clock.advance(DEFAULT_DELTA_RETENTION_MS);
     expect(await store.foldDeltas()).toBe(1);
     expect(await store.readRecords("conv-old")).toEqual([kept]);
+    await store.close();
+  });
+
+  it("opens a version 12 file (before the activity listing) at version 13: its submissions are listed by their latest activity", async () => {
+    const path = freshPath();
+    const clock = new ManualClock();
+    const before = openSqliteStore({ path, clock });
+    await before.admitSubmission({ id: "old", conversationId: "conv-old", sessionKey: key, input: { kind: "user", body: "o" }, createdAt: clock.now() });
+    await before.close();
+    const db = new DatabaseSync(path);
+    db.exec(`${UNDO_V13}; PRAGMA user_version = 12`);
+    db.close();
+
+    const store = openSqliteStore({ path, clock });
+    expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
+    await clock.advance(1_000);
+    await store.admitSubmission({ id: "new", conversationId: "conv-other", sessionKey: { ...key, session: "other" }, input: { kind: "user", body: "n" }, createdAt: clock.now() });
+    expect((await store.listActivity({ limit: 10 })).submissions.map((s) => s.id)).toEqual(["new", "old"]);
     await store.close();
   });
 
