@@ -48,3 +48,5 @@ export type { CallerRuntime } from "../runtime/caller-runtime.ts";
 export type { AgentCatalogEntry, RuntimeRequests } from "../runtime/runtime-requests.ts";
 // What `decide` takes (the root exports the other request types; it holds 60 names at most).
 export type { DecisionRequest } from "../runtime/requests.ts";
+// What the console's retry answers (ADR 0054).
+export type { RetryResult } from "../runtime/activity-view.ts";

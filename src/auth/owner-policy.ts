@@ -34,6 +34,8 @@ export function ownerPolicy(options: OwnerPolicyOptions = {}): Authorize {
   return (principal: Principal, action: AccessAction, target: AccessTarget): boolean => {
     if (principal.roles?.includes(operatorRole)) return true;
     if (target.kind === "attachment") return true;
+    // The whole deployment (the console, ADR 0054) is the operator's alone.
+    if (target.kind === "deployment") return false;
     const owner = ownerOf(principal, options.ownerClaim);
     if (owner === undefined || target.instance !== owner) return false;
     if (action === "decide" && decideRoles.length > 0) return decideRoles.some((role) => principal.roles?.includes(role));

@@ -10,7 +10,11 @@ import { type IGrantable, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { HarnessBedrockOptions } from "./harness-props.ts";
+import { HARNESS_TABLE } from "../dynamodb/table.ts";
 import { HARNESS_TABLE_SCHEMA } from "./table-schema.ts";
+
+/** The index only the console reads. */
+const CONSOLE_INDEX = HARNESS_TABLE.indexes.byActivity.indexName;
 
 /** The grants over one harness's table, bucket and work queue. */
 export class HarnessGrants {
@@ -40,8 +44,24 @@ export class HarnessGrants {
         ],
         resources: [
           this.#resources.table.tableArn,
-          ...HARNESS_TABLE_SCHEMA.globalSecondaryIndexes.map((index) => `${this.#resources.table.tableArn}/index/${index.indexName}`),
+          ...HARNESS_TABLE_SCHEMA.globalSecondaryIndexes
+            .filter((index) => index.indexName !== CONSOLE_INDEX)
+            .map((index) => `${this.#resources.table.tableArn}/index/${index.indexName}`),
         ],
+      }),
+    );
+  }
+
+  /**
+   * The console's listing across agents and instances (ADR 0054): a Query of the activity index,
+   * which only the HTTP function (the operator's console and its API) reads.
+   */
+  consoleListing(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: "HarnessConsoleListing",
+        actions: ["dynamodb:Query"],
+        resources: [`${this.#resources.table.tableArn}/index/${CONSOLE_INDEX}`],
       }),
     );
   }

@@ -281,6 +281,7 @@ export class Harness extends Construct {
     // Completing a direct upload (POST /attachments/uploads/:id/complete) is an HTTP route.
     grants.stagedUploadDeletion(http.role);
     grants.deletion(http.role);
+    grants.consoleListing(http.role);
     // Conversation retention deletes from the sweep.
     if (props.conversationRetention) grants.deletion(sweeper.role);
     // Every function rings doorbells (admission, the next head after a settlement, re-rings).

@@ -71,5 +71,15 @@ export { SseParser, type SseEvent, type SseHandlers } from "./sse-parser.ts";
 export type * from "../protocol/records.ts";
 export type { DispatchMessage, SignalMeta } from "../protocol/dispatch.ts";
 export type { SubmissionStatus } from "../protocol/submission-view.ts";
-export type { AttemptView, SubmissionDetail, SubmissionPage, SubmissionRetryView, SubmissionSummary } from "../protocol/submission-view.ts";
+export type {
+  ActivityListPage,
+  ActivityRequest,
+  ActivityState,
+  ActivitySummary,
+  AttemptView,
+  SubmissionDetail,
+  SubmissionPage,
+  SubmissionRetryView,
+  SubmissionSummary,
+} from "../protocol/submission-view.ts";
 export type { ErrorBody } from "../protocol/error-body.ts";

@@ -20,7 +20,7 @@ import { loadState } from "./loader.ts";
 import { RetryStep, rerunOnRace } from "./retry.ts";
 import { sessionKeyOf } from "./session-head.ts";
 import { sessionItemKey } from "./session-order.ts";
-import { statusPk } from "./submission-item.ts";
+import { activityOf, statusPk } from "./submission-item.ts";
 import { updateItem } from "./transact.ts";
 
 /** The attribute of a waiting state item listing the calls still pending (a string set). */
@@ -44,7 +44,7 @@ export function setPendingCalls(e: Expr, calls: readonly string[] | undefined): 
  */
 export function requeueUpdate(ctx: StoreContext, e: Expr, id: string): void {
   e.set("status", S("queued"))
-    .set("updatedAt", N(ctx.clock.now()))
+    .setItem(activityOf(id, ctx.clock.now()))
     .set("byStatusPk", statusPk("runnable", id))
     .remove("waitUntil", PENDING_CALLS, "waitingFor");
   e.setRaw(`${e.n("byStatusSk")} = ${e.n("ord")}`);

@@ -20,7 +20,7 @@ import { loadState, loadSubmission, toSubmission } from "./loader.ts";
 import { RetryStep } from "./retry.ts";
 import { replayedOrOwn, sessionKeyOf } from "./session-head.ts";
 import { claimHeadItem, getSessionItem, memberItem, reserveSeq, resolveGapHead, sessionItemKey } from "./session-order.ts";
-import { newStateItem, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
+import { activityOf, newStateItem, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
 import { waitSortKey } from "./table.ts";
 import { clearIdle, stampIdle } from "./idle-sessions.ts";
@@ -82,7 +82,7 @@ export async function joinOnce(ctx: StoreContext, id: string): Promise<Submissio
     .set("status", S("queued"))
     .set("seq", N(seq))
     .set("ord", S(ord))
-    .set("updatedAt", N(ctx.clock.now()))
+    .setItem(activityOf(id, ctx.clock.now()))
     .set("byStatusPk", statusPk(isHead ? "runnable" : "queued", id))
     .set("byStatusSk", S(ord))
     .remove("delayedUntil", "waitingFor", "waitUntil");
@@ -120,7 +120,7 @@ export async function settleDelayed(ctx: StoreContext, state: Item, e: Expr, can
   e.set("cancelCode", S(cancellation.errorCode))
     .set("cancelError", S(cancellation.error))
     .set("status", S("settled"))
-    .set("updatedAt", N(ctx.clock.now()))
+    .setItem(activityOf(id, ctx.clock.now()))
     .set("byStatusPk", statusPk("settled", id))
     .set("byStatusSk", S(reqStr(state, "ord")))
     .remove("delayedUntil", "waitingFor", "waitUntil");

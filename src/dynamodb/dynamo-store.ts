@@ -3,6 +3,7 @@
  * an item. Composes the parts (submissions, conversation log, inbox, blobs) over one table and
  * one bucket. Table layout and costs: docs/adr/0005-dynamodb-table-design.md.
  */
+import type { ActivityPage, ActivityQuery } from "../store/activity.ts";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { monotonicFactory } from "ulid";
@@ -161,6 +162,10 @@ class DynamoStore implements Store {
   }
   listSessionSubmissions(key: SessionKey, query: SessionSubmissionQuery): Promise<Submission[]> {
     return this.#submissions.listSessionSubmissions(key, query);
+  }
+
+  listActivity(query: ActivityQuery): Promise<ActivityPage> {
+    return this.#submissions.listActivity(query);
   }
   claimSubmission(claim: SubmissionClaim): Promise<Submission> {
     return this.#submissions.claimSubmission(claim);

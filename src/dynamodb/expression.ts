@@ -32,6 +32,12 @@ export class Expr {
     return this;
   }
 
+  /** `SET attr = value` for each attribute of `item`. */
+  setItem(item: Record<string, AttributeValue>): this {
+    for (const [attr, value] of Object.entries(item)) this.set(attr, value);
+    return this;
+  }
+
   /** A raw SET clause written with `n()` / `v()`. */
   setRaw(clause: string): this {
     this.#set.push(clause);

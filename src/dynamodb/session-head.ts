@@ -18,7 +18,7 @@ import { memberSk, sessionPk } from "./keys.ts";
 import { type LoadedSubmission, loadSubmission, toSubmission } from "./loader.ts";
 import { RetryStep } from "./retry.ts";
 import { claimHeadItem, getSessionItem, memberItem, moveHeadItems, reserveSeq, resolveBehindGap, resolveGapHead } from "./session-order.ts";
-import { inputDigest, newStateItem, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
+import { activityOf, inputDigest, newStateItem, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
 
 /** The session key a state item belongs to. */
@@ -95,7 +95,7 @@ export async function settleOnce(ctx: StoreContext, state: Item, lastError?: str
   const key = sessionKeyOf(state);
   const e = new Expr()
     .set("status", S("settled"))
-    .set("updatedAt", N(ctx.clock.now()))
+    .setItem(activityOf(id, ctx.clock.now()))
     .set("byStatusPk", statusPk("settled", id))
     .set("byStatusSk", S(reqStr(state, "ord")))
     .remove("isHead");

@@ -37,7 +37,7 @@ import { jitter, RetryStep, rerunOnRace } from "./retry.ts";
 import type { BucketPeeks } from "./listing.ts";
 import { idFloor } from "../conversation/ids.ts";
 import { DynamoStoreContended } from "./errors.ts";
-import { stateKey, statusPk } from "./submission-item.ts";
+import { activityOf, stateKey, statusPk } from "./submission-item.ts";
 import { clearIdle, stampIdle, STRANDED_GRACE_MS } from "./idle-sessions.ts";
 import { putNewItem, transact, updateItem } from "./transact.ts";
 
@@ -198,7 +198,7 @@ export async function moveHeadItems(
     // the sweep itself promotes, and rings it at once). A submission cancelled behind the head is
     // promoted as it is (terminalizing, its bucket kept).
     const x = new Expr().set("isHead", BOOL(true));
-    if (options.touch ?? true) x.set("updatedAt", N(ctx.clock.now()));
+    if (options.touch ?? true) x.setItem(activityOf(next.id, ctx.clock.now()));
     if (!next.cancelled) x.set("byStatusPk", statusPk("runnable", next.id));
     const condition = `${x.n("status")} = ${x.v(S(next.cancelled ? "terminalizing" : "queued"))} AND attribute_not_exists(${x.n("isHead")})`;
     items.push(updateItem(ctx, stateKey(next.id), x, condition));

@@ -11,7 +11,8 @@ import type { StoreContext } from "./context.ts";
 import { BOOL, bool, type Item, N, num, reqNum, reqStr, S, str } from "./item.ts";
 import { noteBlobRefs } from "./blob-refs.ts";
 import { INPUT_SK, STATE_SK, submissionPk } from "./keys.ts";
-import { shardOf, type StatusBucket, statusBucketKey, waitCheckOfSortKey } from "./table.ts";
+import { activityCursor } from "../store/activity.ts";
+import { activityShardKey, shardOf, type StatusBucket, statusBucketKey, waitCheckOfSortKey } from "./table.ts";
 
 export function stateKey(id: string): Record<string, AttributeValue> {
   return { pk: S(submissionPk(id)), sk: S(STATE_SK) };
@@ -32,6 +33,19 @@ export function statusPk(bucket: StatusBucket, id: string): AttributeValue {
   return S(statusBucketKey(bucket, shardOf(id)));
 }
 
+/**
+ * A transition's time and the activity index's key of it (ADR 0054): every write that sets
+ * `updatedAt` sets these with it, so the index orders submissions by their latest activity (a
+ * row written before the index existed joins it at its next transition).
+ */
+export function activityOf(id: string, now: number): Item {
+  return {
+    updatedAt: N(now),
+    byActivityPk: S(activityShardKey(shardOf(id))),
+    byActivitySk: S(activityCursor(now, id)),
+  };
+}
+
 /** The state item of a freshly admitted submission. */
 export function newStateItem(
   sub: NewSubmission,
@@ -47,7 +61,7 @@ export function newStateItem(
     seq: N(at.seq),
     ord: S(at.ord),
     createdAt: N(sub.createdAt),
-    updatedAt: N(at.now),
+    ...activityOf(sub.id, at.now),
     status: S("queued"),
     attemptCount: N(0),
     // 1 = the next claim charges an attempt; 0 = it is a resume/continuation (pendingResume).

@@ -40,13 +40,15 @@ import { BucketPeeks, childIds, freshSubmissions } from "./listing.ts";
 import { loadState, loadSubmission, toSubmission } from "./loader.ts";
 import { RetryStep, rerunOnRace } from "./retry.ts";
 import { listSessionSubmissions } from "./session-listing.ts";
+import { listActivity } from "./activity-listing.ts";
+import type { ActivityPage, ActivityQuery } from "../store/activity.ts";
 import { admitOnce, cancelBehindHead, replay, sessionKeyOf, settleOnce } from "./session-head.ts";
 import { getSessionItem, resolveBehindGap, resolveStrandedHeads, sessionItemKey } from "./session-order.ts";
 import { admitDelayedOnce, joinOnce, settleDelayed } from "./delayed-message.ts";
 import { failedCondition, isTransientCancellation } from "./errors.ts";
 import { transact, updateItem } from "./transact.ts";
 import { type UpdateOutcome, updateState } from "./state-update.ts";
-import { bucketOf, cancellationOf, inputFromItem, inputKey, newInputItem, outcomeAttribute, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
+import { activityOf, bucketOf, cancellationOf, inputFromItem, inputKey, newInputItem, outcomeAttribute, stateKey, statusPk, submissionFromItems } from "./submission-item.ts";
 import { type StatusBucket, waitCheckOfSortKey, waitSortKey } from "./table.ts";
 
 export class DynamoSubmissions
@@ -111,6 +113,10 @@ export class DynamoSubmissions
     return listSessionSubmissions(this.#ctx, key, query);
   }
 
+  listActivity(query: ActivityQuery): Promise<ActivityPage> {
+    return listActivity(this.#ctx, query);
+  }
+
   async listByStatus(status: SubmissionStatus): Promise<Submission[]> {
     const buckets: StatusBucket[] = status === "queued" ? ["runnable", "queued"] : [bucketOf(status, false)];
     const peeked = Promise.all(buckets.map((b) => this.#peeks.peek(b))).then((all) => all.flat());
@@ -124,7 +130,7 @@ export class DynamoSubmissions
       .set("attemptId", S(claim.attemptId))
       .set("ownerId", S(claim.ownerId))
       .set("leaseExpiresAt", N(claim.leaseExpiresAt))
-      .set("updatedAt", N(ctx.clock.now()))
+      .setItem(activityOf(claim.submissionId, ctx.clock.now()))
       .set("byStatusPk", statusPk("running", claim.submissionId));
     // One write charges the attempt unless this is a resume (`charge` 0), remembers what it
     // charged (the returned row reports pendingResume from it) and re-arms the charge.
@@ -206,7 +212,7 @@ export class DynamoSubmissions
     const id = release.submissionId;
     const e = new Expr()
       .set("status", S("queued"))
-      .set("updatedAt", N(this.#ctx.clock.now()))
+      .setItem(activityOf(id, this.#ctx.clock.now()))
       .set("byStatusPk", statusPk("runnable", id))
       .remove("attemptId", "ownerId", "leaseExpiresAt");
     if (release.lastError) e.set("lastError", S(release.lastError));
@@ -224,7 +230,7 @@ export class DynamoSubmissions
     const now = this.#ctx.clock.now();
     const e = new Expr()
       .set("status", S("waiting"))
-      .set("updatedAt", N(now))
+      .setItem(activityOf(id, now))
       .set("charge", N(0))
       .set("byStatusPk", statusPk("waiting", id))
       .set("byStatusSk", S(waitSortKey(firstWaitCheck(wait, now), id)))
@@ -248,7 +254,7 @@ export class DynamoSubmissions
   async resumeSubmission(submissionId: string): Promise<void> {
     const e = new Expr()
       .set("status", S("queued"))
-      .set("updatedAt", N(this.#ctx.clock.now()))
+      .setItem(activityOf(submissionId, this.#ctx.clock.now()))
       .set("byStatusPk", statusPk("runnable", submissionId))
       .remove("waitUntil", "pendingCalls", "waitingFor");
     e.setRaw(`${e.n("byStatusSk")} = ${e.n("ord")}`);
@@ -334,7 +340,7 @@ export class DynamoSubmissions
       e.set("cancelCode", S(cancellation.errorCode))
         .set("cancelError", S(cancellation.error))
         .set("status", S("terminalizing"))
-        .set("updatedAt", N(ctx.clock.now()))
+        .setItem(activityOf(submissionId, ctx.clock.now()))
         .set("byStatusPk", statusPk(bucketOf("terminalizing", false), submissionId))
         .set("byStatusSk", S(reqStr(state, "ord")))
         .remove("waitUntil", "pendingCalls", "waitingFor");
@@ -366,7 +372,7 @@ export class DynamoSubmissions
   ): Promise<void> {
     const e = new Expr()
       .set("status", S("terminalizing"))
-      .set("updatedAt", N(this.#ctx.clock.now()));
+      .setItem(activityOf(submissionId, this.#ctx.clock.now()));
     // The outcome rides on the reservation: a recoverer finishing a crashed settlement writes it.
     if (options?.outcome !== undefined) {
       for (const [name, value] of Object.entries(await outcomeAttribute(this.#ctx, submissionId, options.outcome))) e.set(name, value);

@@ -24,6 +24,11 @@ export const HARNESS_TABLE = {
     byStatus: { indexName: "byStatus", partitionKey: "byStatusPk", sortKey: "byStatusSk", projection: "KEYS_ONLY" },
     /** Child submissions by parent submission id, admission order. Sparse: children only. */
     byParent: { indexName: "byParent", partitionKey: "byParentPk", sortKey: "byParentSk", projection: "KEYS_ONLY" },
+    /**
+     * Submission state items by latest activity (`updatedAt`, then id), sharded like `byStatus`:
+     * the console's listing across agents and instances (ADR 0054).
+     */
+    byActivity: { indexName: "byActivity", partitionKey: "byActivityPk", sortKey: "byActivitySk", projection: "KEYS_ONLY" },
   },
   /**
    * DynamoDB's TTL attribute (epoch seconds; items without it never expire): log batches of
@@ -46,6 +51,11 @@ export type StatusBucket = Exclude<SubmissionStatus, "terminalizing"> | "runnabl
  * single index partition takes every status transition of the table.
  */
 export const STATUS_SHARDS = 4;
+
+/** `byActivityPk` of a shard: the activity index's partitions (ADR 0054). */
+export function activityShardKey(shard: number): string {
+  return `activity#${shard}`;
+}
 
 export function statusBucketKey(bucket: StatusBucket, shard: number): string {
   return `${bucket}#${shard}`;

@@ -11,6 +11,7 @@ import { mountSubmissionRoutes } from "./submission-routes.ts";
 import { mountApprovalRoutes, mountCallbackRoute } from "./wait-routes.ts";
 import { mountAttachmentRoutes } from "./attachment-routes.ts";
 import { mountConversationRoutes } from "./conversation-routes.ts";
+import { mountConsoleRoutes } from "./console-routes.ts";
 import { callerMiddleware, type AppEnv, type AuthOptions } from "./caller.ts";
 import { jsonRpcError, MCP_PATH, mountMcpRoute, mountResourceMetadata, resourceMetadataChallenge } from "./mcp-route.ts";
 
@@ -128,6 +129,7 @@ export const APP_DEFAULTS = {
  *   (`attachment-routes.ts`)
  * - `POST /mcp`: every agent as an MCP tool (streamable HTTP, stateless; tasks are submissions,
  *   ADR 0051), with `GET /.well-known/oauth-protected-resource/mcp` when `auth` names its issuers
+ * - `GET /console/api/activity` and `/console/api/records`: the console's reads (`console-routes.ts`, ADR 0054)
  * - `GET /healthz` answers `ok`
  *
  * Every error is JSON `{error, code}`. The app only decodes requests: ids, names and messages are
@@ -177,7 +179,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
   app.get("/healthz", (c) => c.text("ok"));
 
   // The API's prefixes: each is authenticated, then handed the runtime as its caller.
-  const api = ["/agents/*", "/attachments", "/attachments/*"];
+  const api = ["/agents/*", "/attachments", "/attachments/*", "/console/api/*"];
   const caller = callerMiddleware(runtime, options.auth);
   for (const path of api) {
     for (const mw of options.middleware ?? []) app.use(path, mw);
@@ -213,6 +215,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     return c.req.method === "POST" && c.req.path.startsWith("/agents/") && c.req.path.endsWith("/import") ? importLimit(c, next) : limit(c, next);
   });
   mountAttachmentRoutes(app, maxUploadBytes);
+  mountConsoleRoutes(app);
 
   app.post("/agents/:agent/:instance", async (c) => {
     const json = await readJsonObject(c);

@@ -1,3 +1,4 @@
+import type { ActivityPage, ActivityQuery } from "../store/activity.ts";
 import type { LogCheckpoint } from "../conversation/checkpoint.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
 import { deltaRetentionOf } from "../conversation/delta-folding.ts";
@@ -91,6 +92,10 @@ export class MemoryStore implements Store {
 
   listSessionSubmissions(key: SessionKey, query: SessionSubmissionQuery): Promise<Submission[]> {
     return this.#submissions.listSessionSubmissions(key, query);
+  }
+
+  listActivity(query: ActivityQuery): Promise<ActivityPage> {
+    return this.#submissions.listActivity(query);
   }
 
   listRunnable(): Promise<Submission[]> {

@@ -22,6 +22,7 @@ import {
 import { frozenCopy } from "./frozen-copy.ts";
 import { jsonEqual } from "./json-equal.ts";
 import type { MemoryState } from "./memory-state.ts";
+import { type ActivityPage, type ActivityQuery, activityCursor, matchesActivity, parseActivityCursor } from "../store/activity.ts";
 import { clearLease, copy, freezeKey, inAdmissionOrder, leaveWait, pushTo, type Row, sessionId } from "./rows.ts";
 
 /**
@@ -129,6 +130,17 @@ export class MemorySubmissions {
   async getSessionHead(key: SessionKey): Promise<Submission | undefined> {
     const head = this.#s.sessions.get(sessionId(key))?.[0];
     return head ? copy(head) : undefined;
+  }
+
+  async listActivity(query: ActivityQuery): Promise<ActivityPage> {
+    if (query.before !== undefined && parseActivityCursor(query.before) === undefined) return { submissions: [] };
+    const rows = [...this.#s.rows.values()]
+      .map((row) => ({ row, cursor: activityCursor(row.sub.updatedAt, row.sub.id) }))
+      .filter(({ row, cursor }) => (query.before === undefined || cursor < query.before) && matchesActivity(row.sub, query))
+      .sort((a, b) => (a.cursor < b.cursor ? 1 : a.cursor > b.cursor ? -1 : 0));
+    const page = rows.slice(0, query.limit);
+    const more = rows.length > page.length;
+    return { submissions: page.map(({ row }) => copy(row)), ...(more ? { next: page.at(-1)!.cursor } : {}) };
   }
 
   async listByStatus(status: SubmissionStatus): Promise<Submission[]> {

@@ -41,7 +41,9 @@ export type AccessAction =
   | "exportConversation"
   | "importConversation"
   | "uploadAttachment"
-  | "attachment";
+  | "attachment"
+  /** The console's reads across the whole deployment (ADR 0054): every agent's and instance's submissions. */
+  | "console";
 
 /** Every {@link AccessAction}, in the order the docs list them. */
 export const ACCESS_ACTIONS: readonly AccessAction[] = [
@@ -60,6 +62,7 @@ export const ACCESS_ACTIONS: readonly AccessAction[] = [
   "importConversation",
   "uploadAttachment",
   "attachment",
+  "console",
 ];
 
 /** The actions that only read: a policy may allow these more widely than the rest. */
@@ -70,16 +73,20 @@ export const READ_ACTIONS: ReadonlySet<AccessAction> = new Set<AccessAction>([
   "submission",
   "exportConversation",
   "attachment",
+  "console",
 ]);
 
 /**
  * What an action touches. A session target names the agent instance (and the session when the
  * request names one: a submission addressed by id within an instance has none); an attachment
- * target its digest (absent for an upload, which names nothing yet).
+ * target its digest (absent for an upload, which names nothing yet); the deployment target is all
+ * of it (the console's reads, which only the operator makes under the default policy).
  */
 export type AccessTarget =
   | { readonly kind: "session"; readonly agent: string; readonly instance: string; readonly session?: string }
-  | { readonly kind: "attachment"; readonly digest?: string };
+  | { readonly kind: "attachment"; readonly digest?: string }
+  /** Everything the deployment holds (the console's listing across agents and instances, ADR 0054). */
+  | { readonly kind: "deployment" };
 
 /**
  * The policy: may `principal` do `action` on `target`? Anything but `true` refuses (a throw

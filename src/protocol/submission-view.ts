@@ -70,6 +70,56 @@ export interface SubmissionRetryView {
   nextAttemptAt?: number;
 }
 
+/**
+ * What a submission is doing, as the console lists and filters it (ADR 0054): the store's status,
+ * a waiting one by what it waits for (a person's approval, a callback, a child, a time), a
+ * settled one by its outcome (a cancel settles `failed` with a `cancelled` code: here
+ * `cancelled`). A settling (`terminalizing`) one reads as `running`.
+ */
+export type ActivityState =
+  | "queued"
+  | "running"
+  | "waiting_person"
+  | "waiting_callback"
+  | "waiting_child"
+  | "waiting_time"
+  | "succeeded"
+  | "failed"
+  | "cancelled";
+
+/** One submission in the console's listing across agents and instances (ADR 0054). */
+export interface ActivitySummary extends SubmissionSummary {
+  agent: string;
+  instance: string;
+  /** What it is doing. */
+  state: ActivityState;
+  /** The dispatched message's body, cut to 200 characters. */
+  preview?: string;
+}
+
+/** What the console's listing asks (`GET /console/api/activity`). Times are epoch ms. */
+export interface ActivityRequest {
+  /** At most this many (1–100). Default 50. */
+  limit?: number;
+  /** The previous page's `next`. */
+  before?: string;
+  /** Only this agent's. */
+  agent?: string;
+  /** Only these states (absent or empty: any). */
+  states?: readonly ActivityState[];
+  /** Only those whose latest activity is at or after this. */
+  since?: number;
+  /** Only those whose latest activity is before this. */
+  until?: number;
+}
+
+/** One page of the console's listing, newest activity first. */
+export interface ActivityListPage {
+  submissions: ActivitySummary[];
+  /** Pass as `before` for the next (older) page; absent when nothing older matches. */
+  next?: string;
+}
+
 /** One submission in full: its summary, the dispatched message, the result and every attempt. */
 export interface SubmissionDetail extends SubmissionSummary {
   input: DispatchMessage;

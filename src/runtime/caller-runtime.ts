@@ -29,6 +29,8 @@ export interface CallerRuntime
     | "sessionLive"
     | "listSubmissions"
     | "submission"
+    | "activity"
+    | "retry"
     | "deleteConversation"
     | "fork"
     | "exportConversation"
@@ -170,6 +172,15 @@ export function callerRuntime(runtime: RuntimeRequests, caller: Principal | unde
       await checkSession("listSubmissions", request);
       return runtime.listSubmissions(request);
     },
+    async retry(submissionId) {
+      // Across the deployment by id alone: the operator's (the new dispatch is the operator's too).
+      await check("console", { kind: "deployment" });
+      return admitted(await runtime.retry(submissionId));
+    },
+    async activity(request) {
+      await check("console", { kind: "deployment" });
+      return runtime.activity(request);
+    },
     async submission(request) {
       await checkSession("submission", request, false);
       return runtime.submission(request);
@@ -216,6 +227,7 @@ export function callerRuntime(runtime: RuntimeRequests, caller: Principal | unde
 }
 
 function describe(target: AccessTarget): string {
+  if (target.kind === "deployment") return "the deployment";
   if (target.kind === "attachment") return target.digest === undefined ? "attachments" : `attachment ${target.digest}`;
   return `${target.agent}/${target.instance}${target.session === undefined ? "" : ` session ${target.session}`}`;
 }

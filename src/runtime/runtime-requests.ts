@@ -11,10 +11,11 @@ import type { DirectUpload } from "../ports/direct-uploads.ts";
 import type { AttachmentPolicy } from "../protocol/attachment-policy.ts";
 import type { ImportAnswer } from "../protocol/conversation-export.ts";
 import type { AttachmentRef, ConversationRecord, SettledPayload } from "../protocol/records.ts";
-import type { SubmissionDetail, SubmissionPage } from "../protocol/submission-view.ts";
+import type { ActivityListPage, ActivityRequest, SubmissionDetail, SubmissionPage } from "../protocol/submission-view.ts";
 import type { Conversation } from "../store/submission.ts";
 import type { AttachmentUpload, DirectUploadDeclaration } from "./attachments.ts";
 import type { ForkAnswer, ForkRequest } from "./fork-request.ts";
+import type { RetryResult } from "./activity-view.ts";
 import type { ApprovalDecision } from "../protocol/approvals.ts";
 import type {
   DecisionRequest,
@@ -98,6 +99,18 @@ export interface RuntimeRequests {
    * instance has none by that id.
    */
   submission(request: SubmissionAddress): Promise<SubmissionDetail>;
+  /**
+   * The console's listing across agents and instances (ADR 0054): submissions newest activity
+   * first, filtered by agent, state and time, one page at a time (a filtered page may be short
+   * and still have a `next`). `InvalidRequest` for a bad limit, state or time.
+   */
+  activity(request: ActivityRequest): Promise<ActivityListPage>;
+  /**
+   * Retries a failed or cancelled root submission (ADR 0054): the same input dispatched again to
+   * its session, with dispatch id `<id>~retry` (the link to the old one; a second retry of the
+   * same submission answers the first). `InvalidRequest` for one that did not fail.
+   */
+  retry(submissionId: string): Promise<RetryResult>;
   /** Wakes `listener` after each append to the conversation in this process. */
   onAppend(conversationId: string, listener: () => void): () => void;
   /**

@@ -1,3 +1,4 @@
+import { activityPage, retrySubmission } from "./activity-view.ts";
 import { InvalidRequest, isHarnessError, RuntimeClosed, SubmissionNotFound } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import type { ConversationRecord, SettledPayload } from "../protocol/records.ts";
@@ -304,6 +305,8 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     },
     listSubmissions: async (request) => listSubmissionPage(store, checkSubmissionList(request, knows)),
     submission: async (request) => submissionDetail(store, checkSubmissionAddress(request, knows)),
+    activity: async (request) => activityPage(store, request),
+    retry: async (submissionId) => retrySubmission(store, (request) => runtime.dispatch(request), submissionId),
     onAppend: (conversationId, listener) => notifier.subscribe(conversationId, listener),
     async handleDoorbell(doorbell, options = {}) {
       if (state === "closed") throw new RuntimeClosed();

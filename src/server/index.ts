@@ -20,3 +20,4 @@
 export { closeOnSignals, serve, type CloseOnSignalsOptions, type ServeOptions, type ServerHandle } from "./server.ts";
 export { listenFailureHint, ServerListenFailed } from "./listen-failed.ts";
 export { mountChatPage, type ChatPageOptions } from "../chat-page/mount-chat-page.ts";
+export { mountConsole } from "../console/mount-console.ts";

@@ -4,6 +4,7 @@ import { serve as serveNode } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { Runtime } from "../runtime/runtime.ts";
 import { createApp, type AppOptions } from "../http/app.ts";
+import { mountConsole } from "../console/mount-console.ts";
 import { ServerListenFailed } from "./listen-failed.ts";
 import { jsonRefusingServer } from "./malformed-requests.ts";
 import { isLoopbackHost, LOOPBACK } from "../http/origin-guard.ts";
@@ -26,6 +27,12 @@ export interface ServeOptions extends Omit<AppOptions, "shutdown"> {
    * error handling.
    */
   routes?: (app: Hono) => void;
+  /**
+   * Serves the console at `/console` (ADR 0054: conversations across agents and instances, each
+   * submission's timeline, the approvals inbox, failures, numbers). Its data comes from the API,
+   * whose console reads are the operator's alone. Default true; false leaves `/console` unrouted.
+   */
+  console?: boolean;
 }
 
 /** A listening server. */
@@ -49,10 +56,11 @@ export interface ServerHandle {
  * message names the port), `listen_failed` for other refusals; nothing is left listening.
  */
 export async function serve(runtime: Runtime, options: ServeOptions = {}): Promise<ServerHandle> {
-  const { port = 8484, hostname = "127.0.0.1", closeGraceMs = 5_000, routes, ...appOptions } = options;
+  const { port = 8484, hostname = "127.0.0.1", closeGraceMs = 5_000, routes, console: withConsole = true, ...appOptions } = options;
   const shutdown = new AbortController();
   const allowedHosts = isLoopbackHost(hostname) ? [LOOPBACK, ...(appOptions.allowedHosts ?? [])] : appOptions.allowedHosts;
   const app = createApp(runtime, { ...appOptions, allowedHosts, shutdown: shutdown.signal });
+  if (withConsole) mountConsole(app);
   routes?.(app);
   const server = serveNode({ fetch: app.fetch, port, hostname, createServer: jsonRefusingServer(app.fetch, hostname) as unknown as typeof createServer });
   await new Promise<void>((resolve, reject) => {

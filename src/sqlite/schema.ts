@@ -184,6 +184,12 @@ const V13 = `ALTER TABLE inbox ADD COLUMN principal_id TEXT;`;
 const V14 = `ALTER TABLE submissions ADD COLUMN retry TEXT;`;
 
 /**
+ * v15: the console's listing across agents and instances (`listActivity`, ADR 0054): every
+ * submission by its latest activity, read newest first from a cursor (`updated_at`, `id`).
+ */
+const V15 = `CREATE INDEX sub_activity ON submissions (updated_at, id);`;
+
+/**
  * Forward migrations: `MIGRATIONS[i]` takes a file from `user_version` i to i + 1. Append new
  * ones; never edit a released one (files in the field were written by it).
  */
@@ -202,6 +208,7 @@ const MIGRATIONS: readonly ((db: DatabaseSync) => void)[] = [
   (db) => db.exec(V12),
   (db) => db.exec(V13),
   (db) => db.exec(V14),
+  (db) => db.exec(V15),
 ];
 
 /** The schema version this code writes (`PRAGMA user_version`). */

@@ -1,3 +1,4 @@
+import type { ActivityPage, ActivityQuery } from "../store/activity.ts";
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
@@ -156,6 +157,10 @@ export class SqliteStore implements Store {
   }
   listSessionSubmissions(key: SessionKey, query: SessionSubmissionQuery): Promise<Submission[]> {
     return this.#submissions.listSessionSubmissions(key, query);
+  }
+
+  listActivity(query: ActivityQuery): Promise<ActivityPage> {
+    return this.#submissions.listActivity(query);
   }
   claimSubmission(claim: SubmissionClaim): Promise<Submission> {
     return this.#submissions.claimSubmission(claim);

@@ -64,6 +64,15 @@ export const SQL = {
   /** One page of a session's submissions, newest first, before `seq` ?2 (uses `sub_session`). */
   listSessionSubmissions: `SELECT * FROM submissions INDEXED BY sub_session
     WHERE session_key = ?1 AND seq < ?2 AND (?3 IS NULL OR status = ?3) ORDER BY seq DESC LIMIT ?4`,
+  /**
+   * A chunk of the activity listing (ADR 0054), newest activity first, before the cursor
+   * (?1 updated_at, ?2 id), ?3 an agent or NULL, ?4 since (inclusive), ?5 until (exclusive), at
+   * most ?6 rows (uses `sub_activity`; the states are filtered by the caller).
+   */
+  listActivity: `SELECT * FROM submissions INDEXED BY sub_activity
+    WHERE (updated_at, id) < (?1, ?2) AND updated_at >= ?4 AND updated_at < ?5
+      AND (?3 IS NULL OR json_extract(session_key, '$[0]') = ?3)
+    ORDER BY updated_at DESC, id DESC LIMIT ?6`,
   /** The admission position of a submission of this session (the listing's cursor). */
   sessionSubmissionSeq: "SELECT seq FROM submissions WHERE id = ? AND session_key = ?",
   listChildren: "SELECT * FROM submissions WHERE parent_submission_id = ? ORDER BY seq",

@@ -2,6 +2,7 @@
  * Submissions in the SQLite store: admission, claims and leases, waiting, cancel and the
  * two-phase settlement. Each compare-and-set is one `BEGIN IMMEDIATE` transaction.
  */
+import { type ActivityPage, type ActivityQuery, activityCursor, matchesActivity, parseActivityCursor } from "../store/activity.ts";
 import type { SettledPayload } from "../protocol/records.ts";
 import { CancelRequested, ClaimLost, DispatchConflict, InboxNotDrained, SessionBusy, SubmissionNotFound } from "../errors.ts";
 import {
@@ -113,6 +114,33 @@ export class SqliteSubmissions {
       before = row.seq as number;
     }
     return this.#db.sql.listSessionSubmissions.all(session, before, query.status ?? null, query.limit).map(submissionFromRow);
+  }
+
+  async listActivity(query: ActivityQuery): Promise<ActivityPage> {
+    let cursor = query.before === undefined ? { updatedAt: Number.MAX_SAFE_INTEGER, id: "" } : parseActivityCursor(query.before);
+    if (cursor === undefined) return { submissions: [] };
+    const page: Submission[] = [];
+    // Read in chunks until the page and one more are found (the one more tells there is a next).
+    const chunk = Math.max(query.limit + 1, 50);
+    for (;;) {
+      const rows: Parameters<typeof submissionFromRow>[0][] = this.#db.sql.listActivity.all(
+        cursor.updatedAt,
+        cursor.id,
+        query.agent ?? null,
+        query.since ?? 0,
+        query.until ?? Number.MAX_SAFE_INTEGER,
+        chunk,
+      );
+      for (const row of rows) {
+        const sub = submissionFromRow(row);
+        if (!matchesActivity(sub, query)) continue;
+        if (page.length === query.limit) return { submissions: page, next: activityCursor(page.at(-1)!.updatedAt, page.at(-1)!.id) };
+        page.push(sub);
+      }
+      if (rows.length < chunk) return { submissions: page };
+      const last = rows.at(-1)!;
+      cursor = { updatedAt: last.updated_at as number, id: last.id as string };
+    }
   }
 
   async listByStatus(status: SubmissionStatus): Promise<Submission[]> {

@@ -18,6 +18,8 @@ export type * from "./store.ts";
 export type * from "./submission.ts";
 export type * from "./child-outcome.ts";
 export type * from "./call-wait.ts";
+export type * from "./activity.ts";
+export { ACTIVITY_STATES, activityCursor, activityStateOf, matchesActivity, parseActivityCursor } from "./activity.ts";
 export { callWaitOf, sameAnswer } from "./call-wait.ts";
 export { cancelledOutcome, firstWaitCheck, isRunInFlight, pendingEntries, sessionKeyString } from "./submission.ts";
 export type { LogCheckpoint } from "../conversation/checkpoint.ts";

@@ -2,6 +2,7 @@ import type { LogCheckpoint } from "../conversation/checkpoint.ts";
 import type { AttachmentRef, ConversationRecord, RecordDraft, SettledPayload } from "../protocol/records.ts";
 import type { CallAnswered, CallAnswerWrite, CallWait } from "./call-wait.ts";
 import type { ChildOutcomeDelivered, ChildOutcomeDelivery } from "./child-outcome.ts";
+import type { ActivityPage, ActivityQuery } from "./activity.ts";
 import type {
   Attempt,
   Cancellation,
@@ -70,6 +71,16 @@ export interface SubmissionStore {
    * sessions. `SubmissionNotFound` when `before` is not a submission of this session.
    */
   listSessionSubmissions(key: SessionKey, query: SessionSubmissionQuery): Promise<Submission[]>;
+  /**
+   * The console's listing across agents and instances (ADR 0054): submissions newest activity
+   * first (`updatedAt` descending, then id descending), only those older than `query.before`
+   * (a cursor from an earlier page's `next`), filtered by agent, states and time. Reads an
+   * index ordered by activity, never a scan of the table; a page reads a bounded amount (a
+   * filtered page may come back short with a `next`). A row whose activity changes moves to the
+   * front: a paging reader may see it again, or miss it on pages already read. A malformed
+   * `before` lists nothing.
+   */
+  listActivity(query: ActivityQuery): Promise<ActivityPage>;
   /** Every submission in `status`, admission order. */
   listByStatus(status: SubmissionStatus): Promise<Submission[]>;
   /**
@@ -457,6 +468,9 @@ export interface ConversationDeletionStore
   extends DeletionStore,
     Pick<SubmissionStore, "listSessionSubmissions" | "listChildSubmissions" | "getSubmission"> {}
 
+/** The console (ADR 0054): every agent's and instance's submissions by their latest activity. */
+export interface ConsoleStore extends Pick<SubmissionStore, "listActivity"> {}
+
 /** Every role; `Store` is exactly their union (a test checks that no method is left without one). */
 export type StoreRoles = AdmissionStore &
   LogStore &
@@ -468,4 +482,5 @@ export type StoreRoles = AdmissionStore &
   CancelStore &
   UploadStore &
   ConversationDeletionStore &
-  RetentionStore;
+  RetentionStore &
+  ConsoleStore;

@@ -240,6 +240,7 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "store/conformance/inbox-cases.ts": CONFORMANCE,
   "store/conformance/index.ts": ENTRY,
   "store/conformance/listing-cases.ts": CONFORMANCE,
+  "store/conformance/activity-cases.ts": CONFORMANCE,
   "store/conformance/random-log.ts": CONFORMANCE,
   "store/conformance/attempt-cases.ts": CONFORMANCE,
   "store/conformance/cancel-cases.ts": CONFORMANCE,

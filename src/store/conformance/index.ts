@@ -29,6 +29,7 @@ import { callWaitCases } from "./call-wait-cases.ts";
 import { delayedMessageCases } from "./delayed-message-cases.ts";
 import { inboxCases } from "./inbox-cases.ts";
 import { listingCases } from "./listing-cases.ts";
+import { activityCases } from "./activity-cases.ts";
 import { submissionCases } from "./submission-cases.ts";
 import { attemptCases } from "./attempt-cases.ts";
 import { parkCases } from "./park-cases.ts";
@@ -60,6 +61,7 @@ export function describeStoreConformance(
     conversationCases(test);
     inboxCases(test);
     listingCases(test);
+    activityCases(test);
     concurrencyCases(test);
     childOutcomeCases(test);
     checkpointCases(test);

@@ -383,6 +383,13 @@ describe("Harness: least privilege", () => {
     }
   });
 
+  it("lets only the http function read the console's activity index, with Query alone (ADR 0054)", () => {
+    const activityIndex = { "Fn::Join": ["", [tableArn, `/index/${HARNESS_TABLE.indexes.byActivity.indexName}`]] };
+    const on = (role: HarnessFunctionRole) => statements(s, role).filter((x) => resourcesOf(x).some((r) => JSON.stringify(r) === JSON.stringify(activityIndex)));
+    expect(on("http").flatMap(actionsOf)).toEqual(["dynamodb:Query"]);
+    for (const role of ["worker", "dlq", "sweeper"] as const) expect(on(role), role).toEqual([]);
+  });
+
   it("lets the http function write the table and the queue but not read the queue", () => {
     const actions = allActions(s, "http");
     expect(actions).toEqual(expect.arrayContaining(["dynamodb:PutItem", "dynamodb:Query", "sqs:SendMessage", "s3:PutObject"]));

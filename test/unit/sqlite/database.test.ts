@@ -36,8 +36,10 @@ function pragma(path: string, name: string): unknown {
 const key = { agent: "agent", instance: "inst", session: "default" };
 
 /** Takes a file back to v8's layout: no `wait_check_at`, the deadline index it replaced. */
+/** Takes a file back from version 15 to 14 (the activity listing, ADR 0054). */
+const UNDO_V15 = `DROP INDEX sub_activity`;
 /** Takes a file back from version 14 to 13 (a release's retry reason, ADR 0053). */
-const UNDO_V14 = `ALTER TABLE submissions DROP COLUMN retry`;
+const UNDO_V14 = `${UNDO_V15}; ALTER TABLE submissions DROP COLUMN retry`;
 /** Takes a file back from version 13 to 12 (who sent a steer, issue 34). */
 const UNDO_V13 = `${UNDO_V14}; ALTER TABLE inbox DROP COLUMN principal_id`;
 /** Takes a file back from version 12 to 11 (deletion marks, ADR 0041). */
@@ -151,7 +153,7 @@ describe("sqlite store on a file", () => {
     await store.close();
     expect(pragma(path, "journal_mode")).toBe("wal");
     expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
-    expect(SCHEMA_VERSION).toBe(14);
+    expect(SCHEMA_VERSION).toBe(15);
   });
 
   it("refuses a file written by a newer schema with UnsupportedSchema and leaves it alone", async () => {
@@ -237,7 +239,25 @@ describe("sqlite store on a file", () => {
     await store.close();
   });
 
-  it("opens a version 12 file (before inbox principals) at version 14: a steer accepted before drains without one, a steer after keeps its principal", async () => {
+  it("opens a version 14 file (before the activity listing) at version 15: its submissions are listed by their latest activity", async () => {
+    const path = freshPath();
+    const clock = new ManualClock();
+    const before = openSqliteStore({ path, clock });
+    await before.admitSubmission({ id: "old", conversationId: "conv-old", sessionKey: key, input: { kind: "user", body: "o" }, createdAt: clock.now() });
+    await before.close();
+    const db = new DatabaseSync(path);
+    db.exec(`${UNDO_V15}; PRAGMA user_version = 14`);
+    db.close();
+
+    const store = openSqliteStore({ path, clock });
+    expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
+    await clock.advance(1_000);
+    await store.admitSubmission({ id: "new", conversationId: "conv-other", sessionKey: { ...key, session: "other" }, input: { kind: "user", body: "n" }, createdAt: clock.now() });
+    expect((await store.listActivity({ limit: 10 })).submissions.map((s) => s.id)).toEqual(["new", "old"]);
+    await store.close();
+  });
+
+  it("opens a version 12 file (before inbox principals) at version 15: a steer accepted before drains without one, a steer after keeps its principal", async () => {
     const path = freshPath();
     const clock = new ManualClock();
     const before = openSqliteStore({ path, clock });
@@ -283,7 +303,7 @@ describe("sqlite store on a file", () => {
     await store.close();
   });
 
-  it("opens a version 13 file (before retry reasons) at version 14: a row released in it keeps its last error, a release stores its reason", async () => {
+  it("opens a version 13 file (before retry reasons) at version 15: a row released in it keeps its last error, a release stores its reason", async () => {
     const path = freshPath();
     const clock = new ManualClock();
     const before = openSqliteStore({ path, clock });
