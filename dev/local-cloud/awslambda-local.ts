@@ -13,6 +13,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import type { Context, LambdaFunctionURLEvent } from "aws-lambda";
+import { guardResponse, refuseOversizedEvent } from "./function-url-limits.ts";
 
 /** The marker the runtime reads to invoke a handler in streaming mode. */
 export const HANDLER_STREAMING = Symbol.for("aws.lambda.runtime.handler.streaming");
@@ -208,6 +209,8 @@ export interface FunctionUrlOptions {
   timeoutMs?: number;
   /** The context's `memoryLimitInMB`. Default 1024. */
   memoryMb?: number;
+  /** Largest RESPONSE_STREAM response before it is cut; default Lambda's 200 MB (`function-url-limits.ts`). */
+  streamedResponseMaxBytes?: number;
 }
 
 /** A listening local function URL. */
@@ -229,6 +232,9 @@ export function serveFunctionUrl(handler: AnyHandler, options: FunctionUrlOption
   const server = http.createServer(async (req, res) => {
     try {
       const event = await functionUrlEvent(req);
+      // Lambda's limits on the invocation (`function-url-limits.ts`): payload, timeout, stream size.
+      if (refuseOversizedEvent(event, res)) return;
+      guardResponse(res, { timeoutMs, streamedResponseMaxBytes: options.streamedResponseMaxBytes, log: (line) => console.error(`[${functionName}] ${line}`) });
       const context = lambdaContext(functionName, Date.now() + timeoutMs, options.memoryMb);
       if (isStreamingHandler(handler)) {
         const stream = new LocalResponseStream(res);

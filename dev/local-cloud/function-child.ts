@@ -54,6 +54,7 @@ if (spec.mode === "url") {
     functionName: spec.functionName,
     timeoutMs: spec.timeoutMs,
     memoryMb: spec.memoryMb,
+    streamedResponseMaxBytes: spec.streamedResponseMaxBytes,
   });
   send({ type: "listening", url: server.url, initMs, initCpuMs });
 } else {

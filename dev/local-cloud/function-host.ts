@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { ChildMessage, ChildSpec } from "./function-protocol.ts";
+import { checkFunctionEnvironment, checkInvokePayload, checkInvokeResult } from "./lambda-limits.ts";
 
 // `.ts` from the sources, `.js` if ever compiled (the local cloud is not part of the package).
 const OWN_EXTENSION = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
@@ -71,6 +72,11 @@ export interface LocalFunctionOptions {
    * resident) and no cgroup is ours to make. Default: unlimited (the context says 1024 MB).
    */
   memoryMb?: number;
+  /**
+   * A function URL's streamed-response maximum (`function-url-limits.ts`); default Lambda's
+   * 200 MB. A test lowers it to reach the limit cheaply.
+   */
+  streamedResponseMaxBytes?: number;
   log?: LogSink;
 }
 
@@ -193,6 +199,8 @@ export class LocalFunction {
   #killed = false;
 
   constructor(options: LocalFunctionOptions) {
+    // Lambda refuses to create a function whose environment is over 4 KB.
+    checkFunctionEnvironment(options.name, options.env);
     this.name = options.name;
     this.#options = options;
   }
@@ -238,6 +246,8 @@ export class LocalFunction {
 
   async #invokeNow(event: unknown): Promise<unknown> {
     if (this.#closed) throw new FunctionError("crash", `${this.name} is closed`);
+    // Lambda's Invoke refuses an event over 6 MB before any container sees it.
+    checkInvokePayload(JSON.stringify(event ?? null));
     const child = await this.#container();
     const id = this.#nextId++;
     const deadline = Date.now() + this.#options.timeoutMs;
@@ -255,7 +265,16 @@ export class LocalFunction {
           if ((message.type !== "result" && message.type !== "error") || message.id !== id) return;
           cleanup();
           this.durationsMs.push(performance.now() - started);
-          if (message.type === "result") resolve(message.result);
+          if (message.type === "result") {
+            // A result over the buffered response limit reaches the caller as Lambda's error.
+            try {
+              checkInvokeResult(message.result);
+            } catch (err) {
+              reject(err);
+              return;
+            }
+            resolve(message.result);
+          }
           else reject(new FunctionError("error", `${message.error.name}: ${message.error.message}`));
         };
         const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
@@ -345,6 +364,7 @@ export class LocalFunctionUrl {
   crashes = 0;
 
   constructor(options: LocalFunctionUrlOptions) {
+    checkFunctionEnvironment(options.name, options.env);
     this.name = options.name;
     this.#options = options;
     this.#port = options.port ?? 0;
@@ -375,6 +395,7 @@ export class LocalFunctionUrl {
       port: this.#port,
       host: this.#options.host ?? "127.0.0.1",
       memoryMb: this.#options.memoryMb,
+      streamedResponseMaxBytes: this.#options.streamedResponseMaxBytes,
     };
     const child = spawnChild(spec, this.#options);
     this.#child = child;

@@ -17,6 +17,8 @@ export interface ChildSpec {
   host?: string;
   /** The function's memory size (its context's `memoryLimitInMB`); unset: 1024, unlimited. */
   memoryMb?: number;
+  /** url mode: the streamed response's maximum (`function-url-limits.ts`); unset: Lambda's 200 MB. */
+  streamedResponseMaxBytes?: number;
 }
 
 export type HostMessage = { type: "invoke"; id: number; event: unknown; deadline: number };

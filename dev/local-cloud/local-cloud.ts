@@ -21,6 +21,7 @@ import { SCHEDULED_TIME_ATTRIBUTE } from "../../src/runtime/scheduled-dispatch.t
 import { createDynamoClient, createHarnessBucket, createHarnessTable, createS3Client } from "../../src/dynamodb/index.ts";
 import { LocalFunction, LocalFunctionUrl, type LogSink } from "./function-host.ts";
 import { SqsEventSource } from "./sqs-event-source.ts";
+import { startSqsLimitsProxy, type SqsLimitsProxy } from "./sqs-limits-proxy.ts";
 
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The construct's schedule function timeout. */
@@ -68,6 +69,11 @@ export interface LocalCloudOptions {
   httpTimeoutMs?: number;
   /** Default 5 min. */
   streamMaxMs?: number;
+  /**
+   * The function URL's streamed-response maximum (`function-url-limits.ts`); default Lambda's
+   * 200 MB. Lowered by a test to reach the limit cheaply.
+   */
+  streamedResponseMaxBytes?: number;
   /** Default 1 min. */
   dlqTimeoutMs?: number;
   /** Default 1 min. */
@@ -213,6 +219,9 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
 
   const base: Record<string, string> = {};
   for (const key of PASSED_THROUGH) if (process.env[key] !== undefined) base[key] = process.env[key]!;
+  // The functions reach SQS through a proxy holding the limits fauxqs does not (sqs-limits-proxy.ts).
+  const sqsLimits: SqsLimitsProxy | undefined = base.AWS_ENDPOINT_URL_SQS ? await startSqsLimitsProxy(base.AWS_ENDPOINT_URL_SQS) : undefined;
+  if (sqsLimits) base.AWS_ENDPOINT_URL_SQS = sqsLimits.url;
   Object.assign(base, {
     [HARNESS_ENV.tableName]: tableName,
     [HARNESS_ENV.bucketName]: bucketName,
@@ -245,7 +254,12 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   });
 
   const extras: Array<{ close(): Promise<void> }> = [];
-  const http = new LocalFunctionUrl({ ...common("http", "http", functionEnv("http")), port: options.port, host: options.host });
+  const http = new LocalFunctionUrl({
+    ...common("http", "http", functionEnv("http")),
+    port: options.port,
+    host: options.host,
+    streamedResponseMaxBytes: options.streamedResponseMaxBytes,
+  });
   const workers = Array.from(
     { length: options.workers ?? 2 },
     (_, i) => new LocalFunction(common("worker", `worker-${i + 1}`, functionEnv("worker"))),
@@ -285,6 +299,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   } catch (err) {
     await Promise.allSettled(all.map((f) => f.close()));
     sqs.destroy();
+    await sqsLimits?.close();
     throw err;
   }
   workSource.start();
@@ -366,6 +381,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       await workSource.stop();
       await Promise.allSettled([...all, ...extras].map((f) => f.close()));
       sqs.destroy();
+      await sqsLimits?.close();
     },
   };
 }

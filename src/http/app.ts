@@ -33,6 +33,12 @@ export interface AppOptions {
    */
   maxRequestWaitMs?: number;
   /**
+   * The time left to answer a request, ms, where something outside ends requests (on Lambda the
+   * invocation's remaining time, which the function timeout ends): a `?wait=true` then answers its
+   * 202 {@link REQUEST_WAIT_MARGIN_MS} before that, never cut off with the message admitted.
+   */
+  timeLeftMs?: (c: Context) => number | undefined;
+  /**
    * A stream ends itself after this long and the client reconnects with Last-Event-ID. On Lambda,
    * pass less than the function timeout (client disconnects are invisible there). Default 15 min.
    */
@@ -89,6 +95,9 @@ export interface AppOptions {
   /** Where unexpected errors are reported (their detail never reaches the client). Default console.error. */
   log?: (message: string, err: unknown) => void;
 }
+
+/** How long before the end of its time (`timeLeftMs`) a `?wait=true` gives up and answers 202. */
+export const REQUEST_WAIT_MARGIN_MS = 3_000;
 
 /** The defaults of {@link AppOptions}. */
 export const APP_DEFAULTS = {
@@ -240,9 +249,11 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
     const ids = { submissionId: admitted.submissionId, conversationId: admitted.conversationId };
     if (!isTrue(c.req.query("wait"))) return c.json(ids, 202);
 
+    const left = options.timeLeftMs?.(c);
+    const waitMs = left === undefined ? opts.maxRequestWaitMs : Math.max(0, Math.min(opts.maxRequestWaitMs, left - REQUEST_WAIT_MARGIN_MS));
     const stop = AbortSignal.any([
       c.req.raw.signal,
-      AbortSignal.timeout(opts.maxRequestWaitMs),
+      AbortSignal.timeout(waitMs),
       ...(options.shutdown ? [options.shutdown] : []),
     ]);
     let settled;

@@ -13,6 +13,9 @@ import { errorFields, wiring, invocation } from "./wiring.ts";
 const h = await wiring(agentNamesFromEnv());
 const app = createApp(h.runtime, {
   maxStreamMs: h.settings.streamMaxMs,
+  // A `?wait=true` answers before the function timeout ends the request (a cut request would be
+  // a 502 for a message that was admitted): hono's adapter hands the invocation's context over.
+  timeLeftMs: (c) => (c.env as { context?: Context } | undefined)?.context?.getRemainingTimeInMillis(),
   maxUploadBytes: LAMBDA_MAX_UPLOAD_BYTES,
   pollMs: h.settings.streamPoll.pollMs,
   maxPollMs: h.settings.streamPoll.maxPollMs,

@@ -2,7 +2,7 @@ import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Runtime } from "../../../src/runtime/runtime.ts";
 import { bearerAuth } from "../../../src/http/bearer-auth.ts";
-import { createApp } from "../../../src/http/app.ts";
+import { createApp, REQUEST_WAIT_MARGIN_MS } from "../../../src/http/app.ts";
 import { createRuntime } from "../../../src/runtime/runtime.ts";
 import { createMemoryStore } from "../../../src/memory/index.ts";
 import { localModel } from "../../../src/agent/local-model.ts";
@@ -161,6 +161,23 @@ describe("POST /agents/:agent/:instance", () => {
       expect((await short.runtime.wait(ids.submissionId)).status).toBe("succeeded");
     } finally {
       await short.close();
+    }
+  });
+
+  it("?wait=true answers 202 REQUEST_WAIT_MARGIN_MS before the request's time runs out (timeLeftMs: a Lambda invocation's)", async () => {
+    // 60 s of waiting allowed, but only the margin + 300 ms left to answer in (a function timeout).
+    const bounded = await startTestServer({ maxRequestWaitMs: 60_000, timeLeftMs: () => REQUEST_WAIT_MARGIN_MS + 300 });
+    try {
+      const res = await fetch(`${bounded.url}/agents/assistant/${fresh()}?wait=true`, {
+        method: "POST",
+        body: JSON.stringify({ kind: "user", body: "[hold] take your time" }),
+      });
+      expect(res.status).toBe(202);
+      const ids = (await res.json()) as { submissionId: string };
+      bounded.gate.release();
+      expect((await bounded.runtime.wait(ids.submissionId)).status).toBe("succeeded");
+    } finally {
+      await bounded.close();
     }
   });
 
