@@ -111,6 +111,33 @@ describe("tools", () => {
   });
 });
 
+describe("reading the reply", () => {
+  it("reads from the submission's admission on (a time floor), not from the start of the conversation's history", async () => {
+    h = await startMcpTestServer();
+    // The log reads the route makes through the caller's face, recorded once the history exists.
+    const offsets: string[] = [];
+    let recording = false;
+    const as = h.runtime.as.bind(h.runtime);
+    h.runtime.as = (principal) => {
+      const face = as(principal);
+      const records = face.records.bind(face);
+      face.records = (conversationId, afterId, limit) => {
+        if (recording) offsets.push(afterId ?? "");
+        return records(conversationId, afterId, limit);
+      };
+      return face;
+    };
+    const client = await connect();
+    for (const n of [1, 2, 3]) await client.callTool({ name: "assistant", arguments: { message: `earlier ${n}`, instance: "mcp-long" } });
+    recording = true;
+    const result = await client.callTool({ name: "assistant", arguments: { message: "the latest", instance: "mcp-long" } }, CallToolResultSchema, { onprogress: () => {} });
+    recording = false;
+    expect(textOf(result)).toBe("You said: the latest");
+    expect(offsets.length).toBeGreaterThan(0);
+    expect(offsets).not.toContain("");
+  });
+});
+
 describe("a call past maxRequestWaitMs", () => {
   beforeEach(async () => {
     h = await startMcpTestServer({ maxRequestWaitMs: 300 });
