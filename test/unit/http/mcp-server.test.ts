@@ -153,6 +153,21 @@ describe("a call past maxRequestWaitMs", () => {
     const settled = await h.runtime.wait(submissionId);
     expect(settled.status).toBe("succeeded");
   });
+  it("tasks/result past it: a -32001 error saying the task keeps running; tasks/get still answers", async () => {
+    const client = await connect();
+    const created = (await client.request(
+      { method: "tools/call", params: { name: "assistant", arguments: { message: "[hold] slow task", instance: "mcp-1" }, task: {} } },
+      (await import("@modelcontextprotocol/sdk/experimental/tasks")).CreateTaskResultSchema,
+    )) as { task: { taskId: string } };
+    const taskId = created.task.taskId;
+    await expect(client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)).rejects.toThrow(
+      `MCP error -32001: task ${taskId} has not finished after 300 ms and keeps running: poll tasks/get, then call tasks/result again`,
+    );
+    expect((await client.experimental.tasks.getTask(taskId)).status).toBe("working");
+    h.gate.release();
+    await h.runtime.wait(taskId);
+    expect(textOf(await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema))).toBe("You said: [hold] slow task");
+  });
 });
 
 describe("tasks", () => {
