@@ -7,6 +7,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { encodeTime } from "ulid";
 import { isHarnessError } from "../errors.ts";
 import type { ConversationRecord, SettledPayload } from "../protocol/records.ts";
 import type { SubmissionSummary } from "../protocol/submission-view.ts";
@@ -109,9 +110,9 @@ export async function mcpServerFor(caller: CallerRuntime, options: McpServerOpti
     }
   };
 
-  /** The tool result of a settled submission, its reply read from the log. */
-  const toolResultOf = async (agent: string, conversationId: string, submissionId: string, settled: SettledPayload): Promise<McpToolResult> => {
-    const records = await readAll(caller, conversationId);
+  /** The tool result of a settled submission, its reply read from the log (from its admission on). */
+  const toolResultOf = async (agent: string, conversationId: string, submissionId: string, createdAt: number, settled: SettledPayload): Promise<McpToolResult> => {
+    const records = await readSince(caller, conversationId, createdAt);
     const schema = catalog().find((entry) => entry.name === agent)?.resultSchema;
     return settledToolResult(submissionId, settled, replyTextOf(records, submissionId), schema);
   };
@@ -127,6 +128,7 @@ export async function mcpServerFor(caller: CallerRuntime, options: McpServerOpti
     if (dispatchId !== undefined && typeof dispatchId !== "string") throw new McpError(ErrorCode.InvalidParams, `_meta "${MCP_DISPATCH_ID_META}" must be a string`);
     const address = { agent: name, instance: args.instance ?? defaultInstance, ...(args.session ? { session: args.session } : {}) };
     let admitted;
+    const dispatchedAt = Date.now();
     try {
       admitted = await caller.dispatch({ ...address, ...(dispatchId ? { dispatchId } : {}), message: { kind: "user", body: args.message } });
     } catch (err) {
@@ -139,14 +141,16 @@ export async function mcpServerFor(caller: CallerRuntime, options: McpServerOpti
       return { task: taskOf(detail) } as never;
     }
     const progressToken = _meta?.progressToken;
-    const progress = progressToken === undefined ? undefined : followText(caller, admitted.conversationId, admitted.submissionId, options.pollMs, async (text, n) => {
+    // A replay's records may be older than this request: read from its admission.
+    const createdAt = admitted.replayed ? (await caller.submission({ agent: name, instance: address.instance, submissionId: admitted.submissionId })).createdAt : dispatchedAt;
+    const progress = progressToken === undefined ? undefined : followText(caller, admitted.conversationId, admitted.submissionId, createdAt, options.pollMs, async (text, n) => {
       await extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: n, message: text } });
     });
     try {
       const settled = await waitSettled(admitted.submissionId, extra.signal);
       if (settled === undefined) return stillRunningResult(admitted.submissionId, options.maxRequestWaitMs) as never;
       await progress?.flush();
-      return (await toolResultOf(name, admitted.conversationId, admitted.submissionId, settled)) as never;
+      return (await toolResultOf(name, admitted.conversationId, admitted.submissionId, createdAt, settled)) as never;
     } finally {
       progress?.stop();
     }
@@ -172,7 +176,7 @@ export async function mcpServerFor(caller: CallerRuntime, options: McpServerOpti
       throw new McpError(ErrorCode.RequestTimeout, `task ${taskId} has not finished after ${options.maxRequestWaitMs} ms and keeps running: poll tasks/get, then call tasks/result again`);
     }
     if (detail.status !== "settled") ({ detail } = await findTask(taskId));
-    const result = await toolResultOf(address.agent, detail.conversationId, taskId, settled);
+    const result = await toolResultOf(address.agent, detail.conversationId, taskId, detail.createdAt, settled);
     return { ...result, _meta: { ...result._meta, "io.modelcontextprotocol/related-task": { taskId } } } as never;
   });
 
@@ -221,10 +225,24 @@ export async function mcpServerFor(caller: CallerRuntime, options: McpServerOpti
   return { server, transport };
 }
 
-/** Every record of a conversation, page by page. */
-async function readAll(caller: CallerRuntime, conversationId: string): Promise<ConversationRecord[]> {
+/**
+ * How far before a submission's admission its records may start: record ids are stamped by the
+ * appending process's clock (a worker's, on Lambda), which may be behind the admitting one's.
+ */
+const CLOCK_SKEW_MARGIN_MS = 5 * 60_000;
+
+/**
+ * A record offset below every record id minted from `ms` (less the skew margin) on, so a read
+ * after it costs what the submission wrote, not the conversation's whole history.
+ */
+function recordFloor(ms: number): string {
+  return encodeTime(Math.max(0, ms - CLOCK_SKEW_MARGIN_MS), 10) + "0".repeat(16);
+}
+
+/** The records of a conversation from about `sinceMs` on, page by page. */
+async function readSince(caller: CallerRuntime, conversationId: string, sinceMs: number): Promise<ConversationRecord[]> {
   const all: ConversationRecord[] = [];
-  let after = "";
+  let after = recordFloor(sinceMs);
   for (;;) {
     const page = await caller.records(conversationId, after, 1_000);
     all.push(...page);
@@ -237,8 +255,8 @@ async function readAll(caller: CallerRuntime, conversationId: string): Promise<C
  * Follows a submission's streamed text while its call waits, handing each new piece to `emit`
  * (progress notifications): woken by appends in this process, polled for the others'.
  */
-function followText(caller: CallerRuntime, conversationId: string, submissionId: string, pollMs: number, emit: (text: string, n: number) => Promise<void>) {
-  let after = "";
+function followText(caller: CallerRuntime, conversationId: string, submissionId: string, sinceMs: number, pollMs: number, emit: (text: string, n: number) => Promise<void>) {
+  let after = recordFloor(sinceMs);
   let count = 0;
   let stopped = false;
   let running: Promise<void> = Promise.resolve();

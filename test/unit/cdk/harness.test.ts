@@ -896,6 +896,9 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
           for (const marker of S3_ONLY) expect(coldStart.includes(marker), `${role} cold start holds ${marker}`).toBe(false);
           const all = codeFiles(dir).map((f) => readFileSync(f, "utf8")).join("\n");
           for (const marker of S3_ONLY) expect(all.includes(marker), `${role} asset holds ${marker}`).toBe(true);
+          // The MCP SDK (issue 36): only the http function serves /mcp, and loads it on the first MCP request.
+          for (const marker of MCP_SDK_ONLY) expect(coldStart.includes(marker), `${role} cold start holds ${marker}`).toBe(false);
+          if (role === "http") for (const marker of MCP_SDK_ONLY) expect(all.includes(marker), `${role} asset holds ${marker}`).toBe(true);
           if (role === "worker") for (const marker of DRIVER_ONLY) expect(all.includes(marker), `${role} asset holds ${marker}`).toBe(true);
           if (NAMES_ONLY_ROLES.includes(role)) {
             // Names only: no provider SDK anywhere in the asset, and not the agents module either.
@@ -1035,6 +1038,9 @@ const PROVIDER_ONLY = ["anthropic-version", "generativelanguage.googleapis.com",
 
 /** A string only the S3 client holds (its service target). */
 const S3_ONLY = ["AmazonS3"];
+
+/** A string only the MCP SDK's streamable HTTP transport holds. */
+const MCP_SDK_ONLY = ["Not Acceptable: Client must accept both application/json and text/event-stream"];
 
 /** Strings only the session driver and its JSON Schema validator hold (drive.ts, ajv). */
 const DRIVER_ONLY = ["dangling_tool_call_reconciled", "must be equal to one of the allowed values"];

@@ -80,7 +80,7 @@ describe("authentication and policy", () => {
     expect((await alice.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).toContain(taskId);
   });
 
-  it("an approval answer for a call the principal may not decide is refused (403), the call still waits", async () => {
+  it("an approval answer for a call the principal may not see is refused (404, as an unknown task), the call still waits", async () => {
     h = await startMcpTestServer({ auth, maxRequestWaitMs: 10_000 });
     const operator = await connect(TOKENS.operator);
     const created = (await operator.request(

@@ -111,6 +111,33 @@ describe("tools", () => {
   });
 });
 
+describe("reading the reply", () => {
+  it("reads from the submission's admission on (a time floor), not from the start of the conversation's history", async () => {
+    h = await startMcpTestServer();
+    // The log reads the route makes through the caller's face, recorded once the history exists.
+    const offsets: string[] = [];
+    let recording = false;
+    const as = h.runtime.as.bind(h.runtime);
+    h.runtime.as = (principal) => {
+      const face = as(principal);
+      const records = face.records.bind(face);
+      face.records = (conversationId, afterId, limit) => {
+        if (recording) offsets.push(afterId ?? "");
+        return records(conversationId, afterId, limit);
+      };
+      return face;
+    };
+    const client = await connect();
+    for (const n of [1, 2, 3]) await client.callTool({ name: "assistant", arguments: { message: `earlier ${n}`, instance: "mcp-long" } });
+    recording = true;
+    const result = await client.callTool({ name: "assistant", arguments: { message: "the latest", instance: "mcp-long" } }, CallToolResultSchema, { onprogress: () => {} });
+    recording = false;
+    expect(textOf(result)).toBe("You said: the latest");
+    expect(offsets.length).toBeGreaterThan(0);
+    expect(offsets).not.toContain("");
+  });
+});
+
 describe("a call past maxRequestWaitMs", () => {
   beforeEach(async () => {
     h = await startMcpTestServer({ maxRequestWaitMs: 300 });
@@ -125,6 +152,21 @@ describe("a call past maxRequestWaitMs", () => {
     h.gate.release();
     const settled = await h.runtime.wait(submissionId);
     expect(settled.status).toBe("succeeded");
+  });
+  it("tasks/result past it: a -32001 error saying the task keeps running; tasks/get still answers", async () => {
+    const client = await connect();
+    const created = (await client.request(
+      { method: "tools/call", params: { name: "assistant", arguments: { message: "[hold] slow task", instance: "mcp-1" }, task: {} } },
+      (await import("@modelcontextprotocol/sdk/experimental/tasks")).CreateTaskResultSchema,
+    )) as { task: { taskId: string } };
+    const taskId = created.task.taskId;
+    await expect(client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)).rejects.toThrow(
+      `MCP error -32001: task ${taskId} has not finished after 300 ms and keeps running: poll tasks/get, then call tasks/result again`,
+    );
+    expect((await client.experimental.tasks.getTask(taskId)).status).toBe("working");
+    h.gate.release();
+    await h.runtime.wait(taskId);
+    expect(textOf(await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema))).toBe("You said: [hold] slow task");
   });
 });
 
