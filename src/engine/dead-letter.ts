@@ -76,7 +76,7 @@ export async function handleDeadLetter(ctx: AttemptContext, doorbell: Doorbell):
   const attemptId = claimed.attemptId!;
   if (claimed.attemptCount <= maxAttempts) {
     // The claim charged nothing (a continuation raced in): hand it back untouched.
-    await ctx.store.releaseSubmission({ submissionId: claimed.id, attemptId, continuation: claimed.pendingResume });
+    await ctx.store.releaseSubmission({ submissionId: claimed.id, attemptId, continuation: claimed.pendingResume, ...(claimed.retry ? { retry: claimed.retry } : {}) });
     return rering(ctx, claimed, "budget not spent at claim time", maxAttempts);
   }
   await ctx.store.startAttempt({ id: attemptId, submissionId: claimed.id, ownerId: ctx.ownerId, startedAt: ctx.clock.now() });

@@ -14,6 +14,7 @@ import { mountConversationRoutes } from "./conversation-routes.ts";
 import { mountConsoleRoutes } from "./console-routes.ts";
 import { callerMiddleware, type AppEnv, type AuthOptions } from "./caller.ts";
 import { jsonRpcError, MCP_PATH, mountMcpRoute, mountResourceMetadata, resourceMetadataChallenge } from "./mcp-route.ts";
+import type { SubmissionRetryView } from "../protocol/submission-view.ts";
 
 /** Tuning of the HTTP app. Every field is optional; the defaults suit the embedded server. */
 export interface AppOptions {
@@ -261,10 +262,23 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): Hono {
       settled = await c.var.caller.wait(admitted.submissionId, { signal: stop });
     } catch (err) {
       // Out of time (or shutting down): the work goes on; the client follows it on the stream.
-      if (stop.aborted) return c.json(ids, 202);
+      if (stop.aborted) return c.json({ ...ids, ...(await whereItIs(c, admitted.submissionId)) }, 202);
       throw err;
     }
     return c.json({ ...ids, ...settled }, 200);
+  }
+
+  /**
+   * Where a submission a `?wait=true` stopped waiting for is: its status, and why it is not
+   * progressing when it waits for its next try (ADR 0053). Nothing when the view cannot be read.
+   */
+  async function whereItIs(c: Context<AppEnv>, submissionId: string): Promise<{ status?: string; retry?: SubmissionRetryView }> {
+    try {
+      const view = await c.var.caller.submission({ ...pathIds(c), submissionId });
+      return view.retry === undefined ? { status: view.status } : { status: view.status, retry: view.retry };
+    } catch {
+      return {};
+    }
   }
 
   /** The steer and follow-up handlers: the same request, for one or the other runtime call. */

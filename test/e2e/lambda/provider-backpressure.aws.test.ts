@@ -53,6 +53,14 @@ describe("provider backpressure on the local cloud", () => {
     const waiting = await suite.store.getSubmission(submissionId);
     expect(waiting).toMatchObject({ status: "queued", pendingResume: true });
     expect(waiting.notBefore! - provider.requests[0]!.at).toBeGreaterThanOrEqual(2_900);
+    // Why it waits, for any viewer (ADR 0053): the row's reason in the view the http function
+    // answers, and the record in the log.
+    const view = (await (await fetch(`${suite.cloud.url}/agents/remote/${instance}/submissions/${submissionId}`)).json()) as { retry?: unknown };
+    expect(view.retry).toEqual({ reason: "rate_limited", status: 429, error: waiting.lastError, nextAttemptAt: waiting.notBefore });
+    const records = await suite.store.readRecords(waiting.conversationId);
+    expect(records.filter((r) => r.kind === "submission_retrying").map((r) => r.payload)).toMatchObject([
+      { reason: "rate_limited", status: 429, nextAttemptAt: new Date(waiting.notBefore!).toISOString(), attemptCount: 1 },
+    ]);
 
     let settled = await suite.store.getSubmission(submissionId);
     for (let i = 0; i < 200 && settled.status !== "settled"; i++) {

@@ -9,6 +9,7 @@ import type { HarnessEvent } from "../../../src/ports/observer.ts";
 import type { Store } from "../../../src/store/store.ts";
 import { createRuntime, type Runtime } from "../../../src/runtime/runtime.ts";
 import { createMemoryStore } from "../../../src/memory/index.ts";
+import { createApp } from "../../../src/http/app.ts";
 import { startScriptedProvider, type ProviderApi, type ScriptedProvider } from "../../support/scripted-provider.ts";
 
 let provider: ScriptedProvider;
@@ -111,6 +112,17 @@ describe.each<ProviderApi>(["openai-completions", "anthropic-messages"])("provid
     expect(await runtime.wait(submissionId)).toMatchObject({ status: "succeeded" });
     const settled = await runtime.submission({ agent: "strict", instance, submissionId });
     expect(settled.retry, "a settled submission retries no more").toBeUndefined();
+  });
+
+  it("a ?wait=true that stops waiting while the provider rate limits answers 202 with the status and why (ADR 0053)", async () => {
+    provider.script({ status: 429, headers: { "retry-after": "6" } }, [{ text: "Now." }]);
+    const instance = `${api}-wait`;
+    const app = createApp(runtime, { maxRequestWaitMs: 3_000 });
+    const res = await app.request(`/agents/strict/${instance}?wait=true`, { method: "POST", body: JSON.stringify({ kind: "user", body: "hello" }) });
+    expect(res.status).toBe(202);
+    const answer = (await res.json()) as { submissionId: string; status: string; retry?: { reason: string; status?: number; nextAttemptAt?: number } };
+    expect(answer).toMatchObject({ status: "queued", retry: { reason: "rate_limited", status: 429 } });
+    expect(await runtime.wait(answer.submissionId)).toMatchObject({ status: "succeeded" });
   });
 
   it("a 401 (a bad key) fails at once, saying the provider refused the key, without a retry (ADR 0053)", async () => {

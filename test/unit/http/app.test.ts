@@ -155,8 +155,9 @@ describe("POST /agents/:agent/:instance", () => {
       });
       expect(res.status).toBe(202);
       expect(Date.now() - started).toBeGreaterThanOrEqual(190);
-      const ids = (await res.json()) as { submissionId: string };
-      expect(Object.keys(ids).sort()).toEqual(["conversationId", "submissionId"]);
+      const ids = (await res.json()) as { submissionId: string; status?: string };
+      expect(Object.keys(ids).sort(), "the ids, and where it is").toEqual(["conversationId", "status", "submissionId"]);
+      expect(ids.status).toBe("running");
       short.gate.release();
       expect((await short.runtime.wait(ids.submissionId)).status).toBe("succeeded");
     } finally {
