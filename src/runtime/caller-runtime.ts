@@ -30,6 +30,7 @@ export interface CallerRuntime
     | "submission"
     | "activity"
     | "retry"
+    | "answerCallback"
     | "deleteConversation"
     | "fork"
     | "exportConversation"
@@ -153,6 +154,11 @@ export function callerRuntime(runtime: RuntimeRequests, caller: Principal | unde
       // Across the deployment by id alone: the operator's (the new dispatch is the operator's too).
       await check("console", { kind: "deployment" });
       return admitted(await runtime.retry(submissionId));
+    },
+    async answerCallback(submissionId, callId, answer) {
+      // By submission and call, across the deployment: the operator's (a third party answers by its callback id).
+      await check("console", { kind: "deployment" });
+      return runtime.answerCallback(submissionId, callId, answer);
     },
     async activity(request) {
       await check("console", { kind: "deployment" });

@@ -111,6 +111,12 @@ export interface RuntimeRequests {
    * same submission answers the first). `InvalidRequest` for one that did not fail.
    */
   retry(submissionId: string): Promise<RetryResult>;
+  /**
+   * Answers a callback by hand (ADR 0054, the console's "for testing"): the call `callId` of
+   * `submissionId` as `POST /callbacks/:callbackId` would answer it, for the operator, who holds
+   * no callback id. `CallbackNotFound` when the call waits for no callback.
+   */
+  answerCallback(submissionId: string, callId: string, answer: { result: unknown } | { error: string }): Promise<{ status: "answered"; replayed: boolean }>;
   /** Wakes `listener` after each append to the conversation in this process. */
   onAppend(conversationId: string, listener: () => void): () => void;
   /**

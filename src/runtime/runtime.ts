@@ -34,6 +34,7 @@ import { RUNTIME_DEFAULTS } from "./defaults.ts";
 import {
   checkAgentNames,
   checkCallbackAnswer,
+  checkCallbackBody,
   checkCancel,
   checkDecision,
   checkDispatch,
@@ -62,7 +63,7 @@ import type { Principal } from "../protocol/principal.ts";
 import { callerRuntime, type CallerRuntime } from "./caller-runtime.ts";
 import type { RuntimeRequests } from "./runtime-requests.ts";
 import { ownerPolicy } from "../auth/owner-policy.ts";
-import { decide, DelayedMessageTimers, pendingApprovals, resolveCallback } from "./waits.ts";
+import { answerCallbackByCall, decide, DelayedMessageTimers, pendingApprovals, resolveCallback } from "./waits.ts";
 import type { CallbackAnswer } from "../protocol/approvals.ts";
 
 /**
@@ -268,6 +269,12 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     async decide(request) {
       if (state === "closed") throw new RuntimeClosed();
       return decide(ctx, checkDecision(request as DecisionRequest, knows));
+    },
+
+    async answerCallback(submissionId, callId, answer) {
+      if (state === "closed") throw new RuntimeClosed();
+      if (typeof submissionId !== "string" || typeof callId !== "string" || submissionId === "" || callId === "") throw new InvalidRequest("a submission id and a call id are required");
+      return answerCallbackByCall(ctx, submissionId, callId, checkCallbackBody(answer as CallbackAnswer));
     },
 
     async resolveCallback(callbackId, answer) {

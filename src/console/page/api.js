@@ -84,6 +84,7 @@ export function retry(row) {
   return api(`/console/api/submissions/${enc(row.id)}/retry`, { method: "POST", body: "{}" });
 }
 
-export function answerCallback(callbackId, answer) {
-  return api(`/callbacks/${enc(callbackId)}`, { method: "POST", body: JSON.stringify(answer) });
+/** Answers a call that waits for a callback, by hand (the operator's; no callback id needed). */
+export function answerCallback(row, callId, answer) {
+  return api(`/console/api/submissions/${enc(row.id)}/callbacks/${enc(callId)}`, { method: "POST", body: JSON.stringify(answer) });
 }

@@ -90,4 +90,13 @@ describe("the console's API", () => {
     expect(notFailed.body).toMatchObject({ code: "invalid_request", error: expect.stringContaining("only a failed or cancelled submission is retried") });
     expect((await call("/console/api/submissions/nope/retry", OPERATOR, { method: "POST" })).status).toBe(404);
   });
+
+  it("answers a callback by hand for the operator only; a call that waits for no callback is 404", async () => {
+    const path = "/console/api/submissions/some-submission/callbacks/call-1";
+    const body = JSON.stringify({ result: { tracking: "1Z" } });
+    expect((await call(path, ALICE, { method: "POST", body })).status).toBe(403);
+    expect(await call(path, OPERATOR, { method: "POST", body })).toEqual({ status: 404, body: { error: expect.any(String), code: "callback_not_found" } });
+    const bad = await call(path, OPERATOR, { method: "POST", body: JSON.stringify({ result: 1, error: "x" }) });
+    expect(bad).toEqual({ status: 400, body: { error: "a callback answer has exactly one of result and error", code: "invalid_request" } });
+  });
 });
