@@ -17,6 +17,9 @@ export const CONSOLE_RECORDS_MAX = 2_000;
  *   (202 `{submissionId, conversationId, retryOf, replayed}`; 200 when retried before), the operator's
  * - `POST /console/api/submissions/:submissionId/callbacks/:callId` (`{result}` or `{error}`): answers a
  *   call waiting for a callback by hand, as its third party would (`{status, replayed}`), the operator's
+ * - `POST /console/api/agents/:agent/:instance/tools/:toolName` (`{args?, session?}`): calls one of the
+ *   agent's tools directly (`{toolName, content, details?, isError, durationMs}`), the operator's,
+ *   and only where `directToolCalls` is on (`harness dev`): 403 otherwise
  * - `GET /console/api/records?agent=&instance=&session=&after=&limit=`: a session's records as JSON
  *   (`{conversationId, records}`), what its timeline is drawn from (the `conversation` action)
  *
@@ -45,6 +48,18 @@ export function mountConsoleRoutes(app: Hono<AppEnv>): void {
     const body = await readJsonObject(c);
     const answered = await c.var.caller.answerCallback(c.req.param("submissionId") ?? "", c.req.param("callId") ?? "", body as { result: unknown });
     return c.json(answered, 200);
+  });
+
+  app.post("/console/api/agents/:agent/:instance/tools/:toolName", async (c) => {
+    const body = await readJsonObject(c);
+    const result = await c.var.caller.callTool({
+      agent: c.req.param("agent") ?? "",
+      instance: c.req.param("instance") ?? "",
+      session: typeof body.session === "string" ? body.session : undefined,
+      toolName: c.req.param("toolName") ?? "",
+      args: body.args,
+    });
+    return c.json(result, 200);
   });
 
   app.get("/console/api/records", async (c) => {

@@ -1,4 +1,5 @@
 import { activityPage, retrySubmission } from "./activity-view.ts";
+import { callToolDirectly } from "./direct-tool-call.ts";
 import { InvalidRequest, isHarnessError, RuntimeClosed, SubmissionNotFound } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import type { ConversationRecord, SettledPayload } from "../protocol/records.ts";
@@ -270,6 +271,8 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       if (state === "closed") throw new RuntimeClosed();
       return decide(ctx, checkDecision(request as DecisionRequest, knows));
     },
+
+    callTool: async (call) => callToolDirectly(config.directToolCalls === true, ctx.definitions, ctx.env, call, knows),
 
     async answerCallback(submissionId, callId, answer) {
       if (state === "closed") throw new RuntimeClosed();

@@ -140,6 +140,12 @@ describe.skipIf(!CHROMIUM)("the console", () => {
 
       // Retry the failed one from its page: a new submission, linked to the old by its id.
       const page = await pageAt(DESKTOP);
+      // Calling a tool directly is harness dev's alone: npm start's server refuses it.
+      await page.goto(`${ex.url}/console#tools`);
+      await page.locator('input[name="agent"]').fill("assistant");
+      await page.locator('input[name="tool"]').fill("clock");
+      await page.getByRole("button", { name: "Call" }).click();
+      await expect.poll(() => page.locator("pre.tool-result").textContent(), POLL).toContain("harness dev only");
       await page.goto(`${ex.url}/console#sub/assistant/demo/${String(failed.submissionId)}`);
       await page.getByRole("button", { name: "Retry" }).click();
       const retryId = `${String(failed.submissionId)}~retry`;

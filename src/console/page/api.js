@@ -88,3 +88,8 @@ export function retry(row) {
 export function answerCallback(row, callId, answer) {
   return api(`/console/api/submissions/${enc(row.id)}/callbacks/${enc(callId)}`, { method: "POST", body: JSON.stringify(answer) });
 }
+
+/** Calls one of an agent's tools directly (harness dev only). */
+export function callTool(agent, instance, toolName, args) {
+  return api(`/console/api/agents/${enc(agent)}/${enc(instance)}/tools/${enc(toolName)}`, { method: "POST", body: JSON.stringify({ args }) });
+}

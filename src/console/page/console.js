@@ -1,7 +1,7 @@
 // The console (ADR 0054): conversations across agents and instances, a submission's timeline,
 // the approvals inbox, failures grouped by reason, and numbers, all from the harness's HTTP API.
 // Plain ES modules: no build step. Views are addressed by the fragment (#list, #sub/…, …).
-import { ApiError, activityAll, answerCallback, api, cancel, decide, enc, records, retry, setToken, submission } from "./api.js";
+import { ApiError, activityAll, answerCallback, api, callTool, cancel, decide, enc, records, retry, setToken, submission } from "./api.js";
 import { buildTimeline } from "./timeline.js";
 
 const main = document.getElementById("main");
@@ -292,6 +292,36 @@ async function numbersView() {
   show(h("h2", {}, "Numbers"), h("p", { class: "muted" }, "From the settled submissions the log records (turn latency: admission to settlement)."), ...sections);
 }
 
+// ---- tools (harness dev only) ---------------------------------------------------------------
+
+function toolsView() {
+  const field = (name, label, value = "") => h("label", {}, label, h("input", { name, value, size: 14, required: true }));
+  const args = h("textarea", { name: "args", rows: 4, cols: 40, "aria-label": "Arguments (JSON)" }, "{}");
+  const out = h("pre", { class: "tool-result", "aria-live": "polite" });
+  const form = h("form", { class: "filters", onsubmit: async (e) => {
+      e.preventDefault();
+      const data = new FormData(form);
+      let parsed;
+      try {
+        parsed = JSON.parse(String(data.get("args") || "{}"));
+      } catch {
+        out.textContent = "The arguments must be JSON.";
+        return;
+      }
+      out.textContent = "Calling…";
+      try {
+        const r = await callTool(String(data.get("agent")), String(data.get("instance")), String(data.get("tool")), parsed);
+        const text = r.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
+        out.textContent = `${r.isError ? "error" : "result"} (${r.durationMs} ms):\n${text}${r.details === undefined ? "" : `\n\ndetails: ${JSON.stringify(r.details, null, 2)}`}`;
+      } catch (err) {
+        out.textContent = err.message;
+      }
+    } },
+    field("agent", "Agent"), field("instance", "Instance", "dev"), field("tool", "Tool"), args,
+    h("button", { type: "submit", class: "primary" }, "Call"));
+  show(h("h2", {}, "Call a tool"), h("p", { class: "muted" }, "Runs one of an agent's tools with your arguments, outside any run and without its approval (harness dev only)."), form, out);
+}
+
 // ---- routing ---------------------------------------------------------------------------------
 
 async function render() {
@@ -308,6 +338,7 @@ async function render() {
     else if (view === "approvals") await approvalsView();
     else if (view === "failures") await failuresView();
     else if (view === "numbers") await numbersView();
+    else if (view === "tools") toolsView();
     else await listView(new URLSearchParams(query));
   } catch (err) {
     failed(err);
