@@ -50,3 +50,4 @@ export type { AgentCatalogEntry, RuntimeRequests } from "../runtime/runtime-requ
 export type { DecisionRequest } from "../runtime/requests.ts";
 // What the console's retry answers (ADR 0054).
 export type { RetryResult } from "../runtime/activity-view.ts";
+export type { DirectToolCall, DirectToolResult } from "../runtime/direct-tool-call.ts";

@@ -3,7 +3,10 @@ import { Architecture, type AssetCode, Code, Function as LambdaFunction, Runtime
 import { Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { buildSync } from "esbuild";
+import { CONSOLE_BUNDLE_DIR, CONSOLE_FILES, CONSOLE_PAGE_DIR } from "../console/mount-console.ts";
 import { lambdaBuildOptions } from "./lambda-bundling.ts";
 import type { HarnessFunctionTracing } from "./harness-tracing.ts";
 
@@ -130,6 +133,10 @@ class EsbuildBundling implements ILocalBundling {
         alias: this.alias,
       }),
     );
+    // The console's page (ADR 0054), plain files the http function serves when it has an operator token.
+    const consoleDir = join(outputDir, CONSOLE_BUNDLE_DIR);
+    mkdirSync(consoleDir, { recursive: true });
+    for (const file of CONSOLE_FILES) copyFileSync(join(CONSOLE_PAGE_DIR, file), join(consoleDir, file));
     return true;
   }
 }

@@ -109,6 +109,8 @@ const runtime = createRuntime({
   observers: [consoleObserver({ write: log }), ...(mod.observers ?? [])],
   interceptors: [...(settings.debug ? [consoleTimingInterceptor({ write: log })] : []), ...(mod.interceptors ?? [])],
   ...(auth ? { authorize: auth.authorize } : {}),
+  // The console's Tools view: the operator calls an agent's tool directly (development only).
+  directToolCalls: true,
 });
 await runtime.start();
 const server = await serve(runtime, {
@@ -124,5 +126,5 @@ closeOnSignals(server, runtime, {
 
 const env = settings.envFile && existsSync(settings.envFile) ? ` · env: ${shown(settings.envFile)}` : "";
 console.log(
-  `harness dev · ${server.url} (chat page at /, API at /agents/<agent>/<instance>) · agents: ${names.join(", ")} from ${shown(settings.agentsModule)} · data: ${shown(join(settings.dataDir, "harness.db"))}${env}${auth ? ` · auth: ${auth.describe.join(" + ")}` : ""}${corsOrigins.length > 0 ? ` · cors: ${corsOrigins.join(", ")}` : ""} · saving a file reloads`,
+  `harness dev · ${server.url} (chat page at /, console at /console, API at /agents/<agent>/<instance>) · agents: ${names.join(", ")} from ${shown(settings.agentsModule)} · data: ${shown(join(settings.dataDir, "harness.db"))}${env}${auth ? ` · auth: ${auth.describe.join(" + ")}` : ""}${corsOrigins.length > 0 ? ` · cors: ${corsOrigins.join(", ")}` : ""} · saving a file reloads`,
 );

@@ -2,6 +2,7 @@ import type { Context, Hono } from "hono";
 import type { ActivityState } from "../protocol/submission-view.ts";
 import type { AppEnv } from "./caller.ts";
 import { RequestError } from "./http-errors.ts";
+import { readJsonObject } from "./request-body.ts";
 
 /** Most records one `GET /console/api/records` answers. */
 export const CONSOLE_RECORDS_MAX = 2_000;
@@ -14,6 +15,11 @@ export const CONSOLE_RECORDS_MAX = 2_000;
  *   (the policy's `console` action on the deployment: 403 `forbidden` for anyone else)
  * - `POST /console/api/submissions/:submissionId/retry`: a failed submission dispatched again
  *   (202 `{submissionId, conversationId, retryOf, replayed}`; 200 when retried before), the operator's
+ * - `POST /console/api/submissions/:submissionId/callbacks/:callId` (`{result}` or `{error}`): answers a
+ *   call waiting for a callback by hand, as its third party would (`{status, replayed}`), the operator's
+ * - `POST /console/api/agents/:agent/:instance/tools/:toolName` (`{args?, session?}`): calls one of the
+ *   agent's tools directly (`{toolName, content, details?, isError, durationMs}`), the operator's,
+ *   and only where `directToolCalls` is on (`harness dev`): 403 otherwise
  * - `GET /console/api/records?agent=&instance=&session=&after=&limit=`: a session's records as JSON
  *   (`{conversationId, records}`), what its timeline is drawn from (the `conversation` action)
  *
@@ -36,6 +42,24 @@ export function mountConsoleRoutes(app: Hono<AppEnv>): void {
   app.post("/console/api/submissions/:submissionId/retry", async (c) => {
     const retried = await c.var.caller.retry(c.req.param("submissionId") ?? "");
     return c.json(retried, retried.replayed ? 200 : 202);
+  });
+
+  app.post("/console/api/submissions/:submissionId/callbacks/:callId", async (c) => {
+    const body = await readJsonObject(c);
+    const answered = await c.var.caller.answerCallback(c.req.param("submissionId") ?? "", c.req.param("callId") ?? "", body as { result: unknown });
+    return c.json(answered, 200);
+  });
+
+  app.post("/console/api/agents/:agent/:instance/tools/:toolName", async (c) => {
+    const body = await readJsonObject(c);
+    const result = await c.var.caller.callTool({
+      agent: c.req.param("agent") ?? "",
+      instance: c.req.param("instance") ?? "",
+      session: typeof body.session === "string" ? body.session : undefined,
+      toolName: c.req.param("toolName") ?? "",
+      args: body.args,
+    });
+    return c.json(result, 200);
   });
 
   app.get("/console/api/records", async (c) => {

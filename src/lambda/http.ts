@@ -3,10 +3,12 @@
  * one function URL in RESPONSE_STREAM mode. A stream ends itself after HARNESS_STREAM_MAX_MS,
  * before the function timeout (a client's disconnect is invisible on Lambda). It never runs an
  * agent: it knows the agents by name (HARNESS_AGENT_NAMES) and does not bundle the agents module.
+ * With an operator token (HARNESS_BEARER_TOKEN) it also serves the console at `/console`.
  */
 import type { Context, StreamifyHandler } from "aws-lambda";
 import { streamHandle } from "hono/aws-lambda";
 import { createApp } from "../http/app.ts";
+import { mountConsole } from "../console/mount-console.ts";
 import { agentNamesFromEnv, LAMBDA_MAX_UPLOAD_BYTES } from "./settings.ts";
 import { errorFields, wiring, invocation } from "./wiring.ts";
 
@@ -25,6 +27,8 @@ const app = createApp(h.runtime, {
   callbacks: h.callbackMiddleware ? { middleware: h.callbackMiddleware } : undefined,
   log: (message, err) => h.logger.error(message, { error: errorFields(err) }),
 });
+// The console (ADR 0054) where an operator can sign in to it: with the operator's token configured.
+if (process.env.HARNESS_BEARER_TOKEN) mountConsole(app);
 // hono types the result as a plain handler; at run time it is the streamified one.
 const serve = streamHandle(app) as unknown as StreamifyHandler<unknown, void>;
 

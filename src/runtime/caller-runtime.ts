@@ -31,6 +31,8 @@ export interface CallerRuntime
     | "submission"
     | "activity"
     | "retry"
+    | "answerCallback"
+    | "callTool"
     | "deleteConversation"
     | "fork"
     | "exportConversation"
@@ -176,6 +178,16 @@ export function callerRuntime(runtime: RuntimeRequests, caller: Principal | unde
       // Across the deployment by id alone: the operator's (the new dispatch is the operator's too).
       await check("console", { kind: "deployment" });
       return admitted(await runtime.retry(submissionId));
+    },
+    async callTool(call) {
+      // Acts on the world outside any run, skipping approval: the operator's, and only in dev.
+      await check("console", { kind: "deployment" });
+      return runtime.callTool(call);
+    },
+    async answerCallback(submissionId, callId, answer) {
+      // By submission and call, across the deployment: the operator's (a third party answers by its callback id).
+      await check("console", { kind: "deployment" });
+      return runtime.answerCallback(submissionId, callId, answer);
     },
     async activity(request) {
       await check("console", { kind: "deployment" });

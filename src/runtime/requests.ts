@@ -220,6 +220,11 @@ const CALLBACK_ID = /^[A-Za-z0-9_-]{16,128}$/;
 export function checkCallbackAnswer(callbackId: string, answer: CallbackAnswer): CallbackAnswer {
   // An ill-formed id is unknown (404), not a bad request: it says nothing about which ids exist.
   if (typeof callbackId !== "string" || !CALLBACK_ID.test(callbackId)) throw new CallbackNotFound();
+  return checkCallbackBody(answer);
+}
+
+/** Checks a callback's answer itself: exactly one of `result` and `error` (the console's by-hand answer has no id). */
+export function checkCallbackBody(answer: CallbackAnswer): CallbackAnswer {
   if (answer === null || typeof answer !== "object") throw new InvalidRequest("a callback answer is an object: {\"result\": …} or {\"error\": \"…\"}");
   const hasResult = "result" in answer && answer.result !== undefined;
   const hasError = "error" in answer && answer.error !== undefined;

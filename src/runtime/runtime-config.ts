@@ -82,4 +82,10 @@ export interface RuntimeConfig {
   authorize?: Authorize;
   /** Large uploads straight to blob storage (S3 on AWS); without it `createAttachmentUpload` is `uploads_unsupported`. */
   directUploads?: DirectUploads;
+  /**
+   * Lets the operator call an agent's tools directly with arguments (`Runtime.callTool`, the
+   * console's Tools view, ADR 0054): for development (`harness dev` turns it on). A direct call
+   * skips the tool's approval and writes nothing to any log. Default false: 403 `forbidden`.
+   */
+  directToolCalls?: boolean;
 }

@@ -16,6 +16,7 @@ import type { Conversation } from "../store/submission.ts";
 import type { AttachmentUpload, DirectUploadDeclaration } from "./attachments.ts";
 import type { ForkAnswer, ForkRequest } from "./fork-request.ts";
 import type { RetryResult } from "./activity-view.ts";
+import type { DirectToolCall, DirectToolResult } from "./direct-tool-call.ts";
 import type { ApprovalDecision } from "../protocol/approvals.ts";
 import type {
   DecisionRequest,
@@ -111,6 +112,18 @@ export interface RuntimeRequests {
    * same submission answers the first). `InvalidRequest` for one that did not fail.
    */
   retry(submissionId: string): Promise<RetryResult>;
+  /**
+   * Answers a callback by hand (ADR 0054, the console's "for testing"): the call `callId` of
+   * `submissionId` as `POST /callbacks/:callbackId` would answer it, for the operator, who holds
+   * no callback id. `CallbackNotFound` when the call waits for no callback.
+   */
+  /**
+   * Calls one of an agent's tools directly with arguments (ADR 0054), outside any run: only with
+   * `RuntimeConfig.directToolCalls` (else `Forbidden`); `InvalidRequest` naming the agent's tools
+   * for an unknown one. A tool that throws answers `isError: true` with its message.
+   */
+  callTool(call: DirectToolCall): Promise<DirectToolResult>;
+  answerCallback(submissionId: string, callId: string, answer: { result: unknown } | { error: string }): Promise<{ status: "answered"; replayed: boolean }>;
   /** Wakes `listener` after each append to the conversation in this process. */
   onAppend(conversationId: string, listener: () => void): () => void;
   /**

@@ -1,4 +1,5 @@
 import { activityPage, retrySubmission } from "./activity-view.ts";
+import { callToolDirectly } from "./direct-tool-call.ts";
 import { InvalidRequest, isHarnessError, RuntimeClosed, SubmissionNotFound } from "../errors.ts";
 import { newId } from "../conversation/ids.ts";
 import type { ConversationRecord, SettledPayload } from "../protocol/records.ts";
@@ -34,6 +35,7 @@ import { RUNTIME_DEFAULTS } from "./defaults.ts";
 import {
   checkAgentNames,
   checkCallbackAnswer,
+  checkCallbackBody,
   checkCancel,
   checkDecision,
   checkDispatch,
@@ -63,7 +65,7 @@ import type { Principal } from "../protocol/principal.ts";
 import { callerRuntime, type CallerRuntime } from "./caller-runtime.ts";
 import type { RuntimeRequests } from "./runtime-requests.ts";
 import { ownerPolicy } from "../auth/owner-policy.ts";
-import { decide, DelayedMessageTimers, pendingApprovals, resolveCallback } from "./waits.ts";
+import { answerCallbackByCall, decide, DelayedMessageTimers, pendingApprovals, resolveCallback } from "./waits.ts";
 import type { CallbackAnswer } from "../protocol/approvals.ts";
 
 /**
@@ -269,6 +271,14 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     async decide(request) {
       if (state === "closed") throw new RuntimeClosed();
       return decide(ctx, checkDecision(request as DecisionRequest, knows));
+    },
+
+    callTool: async (call) => callToolDirectly(config.directToolCalls === true, ctx.definitions, ctx.env, call, knows),
+
+    async answerCallback(submissionId, callId, answer) {
+      if (state === "closed") throw new RuntimeClosed();
+      if (typeof submissionId !== "string" || typeof callId !== "string" || submissionId === "" || callId === "") throw new InvalidRequest("a submission id and a call id are required");
+      return answerCallbackByCall(ctx, submissionId, callId, checkCallbackBody(answer as CallbackAnswer));
     },
 
     async resolveCallback(callbackId, answer) {

@@ -87,6 +87,21 @@ async function madeCall(store: Store, sub: Submission, callId: string): Promise<
 export async function resolveCallback(ctx: EngineContext<Store>, callbackId: string, given: CallbackAnswer): Promise<CallbackResolution> {
   const wait = await ctx.store.findCallback(callbackDigest(callbackId));
   if (wait === undefined || wait.kind !== "callback") throw new CallbackNotFound();
+  return answerCallback(ctx, wait, given);
+}
+
+/**
+ * A callback's answer by its submission and call, as the console gives it by hand (ADR 0054):
+ * the same guarded answer as {@link resolveCallback}, for the operator, who holds no callback id
+ * (the store keeps only its digest). `CallbackNotFound` when the call is not a callback's.
+ */
+export async function answerCallbackByCall(ctx: EngineContext<Store>, submissionId: string, callId: string, given: CallbackAnswer): Promise<CallbackResolution> {
+  const wait = await ctx.store.getCallWait(submissionId, callId);
+  if (wait === undefined || wait.kind !== "callback") throw new CallbackNotFound();
+  return answerCallback(ctx, wait, given);
+}
+
+async function answerCallback(ctx: EngineContext<Store>, wait: CallWait, given: CallbackAnswer): Promise<CallbackResolution> {
   const now = ctx.clock.now();
   const answer: CallAnswer = given.error !== undefined ? { kind: "callback", error: given.error, answeredAt: now } : { kind: "callback", result: given.result, answeredAt: now };
   const stands = (first: CallAnswer): CallbackResolution => {

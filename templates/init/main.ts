@@ -26,4 +26,4 @@ const server = await serve(runtime, {
 // Listening: now run work (what an earlier run left in ./harness-data is resumed first).
 await runtime.start();
 closeOnSignals(server, runtime);
-console.log(`listening on ${server.url} (chat page at /, API at /agents/<agent>/<instance>)`);
+console.log(`listening on ${server.url} (chat page at /, console at /console, API at /agents/<agent>/<instance>)`);

@@ -123,6 +123,12 @@ describe.skipIf(!CHROMIUM)("the console", () => {
         expect(await page.evaluate("document.documentElement.scrollWidth"), "fits the width").toBeLessThanOrEqual(viewport.width);
         await page.screenshot({ path: shotPath(`timeline-${name}`), fullPage: true });
 
+        // Failures, grouped by reason: the failed one under its code.
+        await page.goto(`${ex.url}/console#failures`);
+        const group = page.locator("section.group");
+        await expect.poll(() => group.count(), POLL).toBe(1);
+        expect(await group.locator("h3").textContent()).toMatch(/^result_schema_invalid: .* \(1\)$/);
+
         // The numbers: the runs of the last hour, per agent.
         await page.goto(`${ex.url}/console#numbers`);
         await expect.poll(() => page.locator('section[aria-label="Last hour"] [data-number="settled"]').textContent(), POLL).toBe("2");
@@ -134,6 +140,12 @@ describe.skipIf(!CHROMIUM)("the console", () => {
 
       // Retry the failed one from its page: a new submission, linked to the old by its id.
       const page = await pageAt(DESKTOP);
+      // Calling a tool directly is harness dev's alone: npm start's server refuses it.
+      await page.goto(`${ex.url}/console#tools`);
+      await page.locator('input[name="agent"]').fill("assistant");
+      await page.locator('input[name="tool"]').fill("clock");
+      await page.getByRole("button", { name: "Call" }).click();
+      await expect.poll(() => page.locator("pre.tool-result").textContent(), POLL).toContain("harness dev only");
       await page.goto(`${ex.url}/console#sub/assistant/demo/${String(failed.submissionId)}`);
       await page.getByRole("button", { name: "Retry" }).click();
       const retryId = `${String(failed.submissionId)}~retry`;
@@ -145,7 +157,7 @@ describe.skipIf(!CHROMIUM)("the console", () => {
     },
   );
 
-  it("approves a call from the approvals inbox and the run finishes", { timeout: 300_000 }, async () => {
+  it("approves a call from the approvals inbox and the run finishes; answers a callback by hand", { timeout: 300_000 }, async () => {
     const ex = await startExampleProcess(["run", "example", "--", "approvals"], { DATA_DIR: join(dataDir, "approvals") });
     const admitted = await post(`${ex.url}/agents/support/alice`, { kind: "user", body: "refund 240 for order A-17" });
     const id = String(admitted.submissionId);
@@ -171,5 +183,20 @@ describe.skipIf(!CHROMIUM)("the console", () => {
       await page.screenshot({ path: shotPath(`approved-${name}`), fullPage: true });
       await page.close();
     }
+
+    // A shipping label waits for the warehouse's callback: answered by hand from its page.
+    const label = await post(`${ex.url}/agents/support/bob`, { kind: "user", body: "label for order A-17" });
+    const page = await pageAt(PHONE);
+    await page.goto(`${ex.url}/console#list?state=waiting_callback`);
+    const row = page.locator(`tr[data-submission="${String(label.submissionId)}"]`);
+    await expect.poll(() => row.count(), POLL).toBe(1);
+    await row.locator("a").click();
+    const form = page.locator("form.callback");
+    await expect.poll(() => form.count(), POLL).toBe(1);
+    await form.locator("textarea").fill('{"tracking": "1Z-CONSOLE"}');
+    await form.getByRole("button", { name: "Answer", exact: true }).click();
+    await expect.poll(() => page.locator("dl.facts").textContent(), POLL).toContain("succeeded");
+    expect(await page.locator('ol.events li[data-kind="wait"]').textContent()).toMatch(/callback: .*answered · waited \d+ ms/);
+    await page.close();
   });
 });

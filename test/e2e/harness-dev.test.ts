@@ -106,7 +106,7 @@ describe("harness dev", () => {
       // One line says where everything is.
       const line = dev.output().split("\n").find((l) => l.startsWith("harness dev · "))!;
       expect(line).toBe(
-        `harness dev · ${url} (chat page at /, API at /agents/<agent>/<instance>) · agents: helper from agents.ts · data: harness-data/harness.db · env: .env · saving a file reloads`,
+        `harness dev · ${url} (chat page at /, console at /console, API at /agents/<agent>/<instance>) · agents: helper from agents.ts · data: harness-data/harness.db · env: .env · saving a file reloads`,
       );
       expect(await answerOf(url, "helper", "hi")).toBe("v1 hello: hi");
 
@@ -116,6 +116,11 @@ describe("harness dev", () => {
       expect(await page.text()).toContain('<script type="module" src="/chat.js"></script>');
       expect(await (await fetch(`${url}/chat-config.json`)).json()).toEqual({ agents: ["helper"] });
       expect((await fetch(`${url}/chat.js`)).status).toBe(200);
+      // The console, where calling an agent's tool directly is on (harness dev only): its answer
+      // names the agent's tools (these agents have none), not a refusal.
+      expect((await fetch(`${url}/console`)).status).toBe(200);
+      const direct = await fetch(`${url}/console/api/agents/helper/dev-test/tools/clock`, { method: "POST", body: "{}" });
+      expect(await direct.json()).toEqual({ error: 'agent helper has no tool "clock"; its tools: none', code: "invalid_request" });
 
       // An edit of the module: new behaviour and a new agent, no restart by hand.
       writeFileSync(join(dir, "agents.ts"), agentsModule('"v2"', ["helper", "second"]));

@@ -84,6 +84,12 @@ export function retry(row) {
   return api(`/console/api/submissions/${enc(row.id)}/retry`, { method: "POST", body: "{}" });
 }
 
-export function answerCallback(callbackId, answer) {
-  return api(`/callbacks/${enc(callbackId)}`, { method: "POST", body: JSON.stringify(answer) });
+/** Answers a call that waits for a callback, by hand (the operator's; no callback id needed). */
+export function answerCallback(row, callId, answer) {
+  return api(`/console/api/submissions/${enc(row.id)}/callbacks/${enc(callId)}`, { method: "POST", body: JSON.stringify(answer) });
+}
+
+/** Calls one of an agent's tools directly (harness dev only). */
+export function callTool(agent, instance, toolName, args) {
+  return api(`/console/api/agents/${enc(agent)}/${enc(instance)}/tools/${enc(toolName)}`, { method: "POST", body: JSON.stringify({ args }) });
 }

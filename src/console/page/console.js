@@ -1,7 +1,7 @@
 // The console (ADR 0054): conversations across agents and instances, a submission's timeline,
 // the approvals inbox, failures grouped by reason, and numbers, all from the harness's HTTP API.
 // Plain ES modules: no build step. Views are addressed by the fragment (#list, #sub/…, …).
-import { ApiError, activityAll, api, cancel, decide, enc, records, retry, setToken, submission } from "./api.js";
+import { ApiError, activityAll, answerCallback, api, callTool, cancel, decide, enc, records, retry, setToken, submission } from "./api.js";
 import { buildTimeline } from "./timeline.js";
 
 const main = document.getElementById("main");
@@ -30,7 +30,7 @@ const stateBadge = (state) => h("span", { class: `state ${state}` }, STATE_WORDS
 const subLink = (row) => `#sub/${enc(row.agent)}/${enc(row.instance)}/${enc(row.id)}`;
 
 function show(...nodes) {
-  main.replaceChildren(...nodes);
+  main.replaceChildren(...nodes.flat().filter((n) => n !== undefined && n !== null && n !== ""));
 }
 
 /** A failed call: the token form on 401, else the error in words. */
@@ -116,11 +116,13 @@ async function submissionView(agent, instance, id) {
     if (w.kind !== "approval") continue;
     actions.append(act(`Approve ${w.toolName}`, () => decide(row, w.callId, true), "primary"), act(`Deny ${w.toolName}`, () => decide(row, w.callId, false, "denied from the console"), "danger"));
   }
+  const callbacks = (detail.waitingFor ?? []).filter((w) => w.kind === "callback").map((w) => callbackForm(row, w));
   show(
     h("p", {}, h("a", { href: "#list" }, "← Conversations")),
     h("h2", {}, `Submission ${detail.id}`),
     facts,
     actions,
+    callbacks,
     drawTimeline(tl),
     eventList(tl, agent),
   );
@@ -142,6 +144,38 @@ async function submissionView(agent, instance, id) {
     };
     setTimeout(watch, 1_000);
   }
+}
+
+/** A call waiting for a callback, answered by hand (for testing): a JSON result or an error. */
+function callbackForm(row, wait) {
+  const id = `answer-${wait.callId}`;
+  const text = h("textarea", { id, rows: 3, cols: 40, placeholder: '{"tracking": "1Z…"}' });
+  const problem = h("p", { class: "error", role: "alert" });
+  const send = async (answer) => {
+    try {
+      await answerCallback(row, wait.callId, answer);
+      render();
+    } catch (err) {
+      problem.textContent = err.message;
+    }
+  };
+  return h("form", { class: "callback", "data-call": wait.callId, onsubmit: (e) => {
+      e.preventDefault();
+      let result;
+      try {
+        result = JSON.parse(text.value);
+      } catch {
+        problem.textContent = "The result must be JSON.";
+        return;
+      }
+      void send({ result });
+    } },
+    h("label", { for: id }, `Answer the callback of ${wait.toolName} by hand (its result, as JSON)`),
+    text,
+    h("div", { class: "actions" },
+      h("button", { type: "submit", class: "primary" }, "Answer"),
+      h("button", { type: "button", class: "danger", onclick: () => void send({ error: text.value.trim() || "failed (answered from the console)" }) }, "Answer with an error")),
+    problem);
 }
 
 const LANES = ["attempts", "model", "tools", "waits", "outcome"];
@@ -258,6 +292,36 @@ async function numbersView() {
   show(h("h2", {}, "Numbers"), h("p", { class: "muted" }, "From the settled submissions the log records (turn latency: admission to settlement)."), ...sections);
 }
 
+// ---- tools (harness dev only) ---------------------------------------------------------------
+
+function toolsView() {
+  const field = (name, label, value = "") => h("label", {}, label, h("input", { name, value, size: 14, required: true }));
+  const args = h("textarea", { name: "args", rows: 4, cols: 40, "aria-label": "Arguments (JSON)" }, "{}");
+  const out = h("pre", { class: "tool-result", "aria-live": "polite" });
+  const form = h("form", { class: "filters", onsubmit: async (e) => {
+      e.preventDefault();
+      const data = new FormData(form);
+      let parsed;
+      try {
+        parsed = JSON.parse(String(data.get("args") || "{}"));
+      } catch {
+        out.textContent = "The arguments must be JSON.";
+        return;
+      }
+      out.textContent = "Calling…";
+      try {
+        const r = await callTool(String(data.get("agent")), String(data.get("instance")), String(data.get("tool")), parsed);
+        const text = r.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
+        out.textContent = `${r.isError ? "error" : "result"} (${r.durationMs} ms):\n${text}${r.details === undefined ? "" : `\n\ndetails: ${JSON.stringify(r.details, null, 2)}`}`;
+      } catch (err) {
+        out.textContent = err.message;
+      }
+    } },
+    field("agent", "Agent"), field("instance", "Instance", "dev"), field("tool", "Tool"), args,
+    h("button", { type: "submit", class: "primary" }, "Call"));
+  show(h("h2", {}, "Call a tool"), h("p", { class: "muted" }, "Runs one of an agent's tools with your arguments, outside any run and without its approval (harness dev only)."), form, out);
+}
+
 // ---- routing ---------------------------------------------------------------------------------
 
 async function render() {
@@ -274,6 +338,7 @@ async function render() {
     else if (view === "approvals") await approvalsView();
     else if (view === "failures") await failuresView();
     else if (view === "numbers") await numbersView();
+    else if (view === "tools") toolsView();
     else await listView(new URLSearchParams(query));
   } catch (err) {
     failed(err);

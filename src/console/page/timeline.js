@@ -90,6 +90,12 @@ export function buildTimeline(detail, records, now = Date.now()) {
         open.set(`tool:${r.payload.callId}`, t);
         break;
       case "tool_outcome": {
+        // A callback's (or a child's) answer arrives as its call's outcome: the wait ends here.
+        const waited = open.get(`wait:${r.payload.callId}`);
+        if (waited) {
+          open.delete(`wait:${r.payload.callId}`);
+          spans.push({ lane: "waits", kind: waited.child ? "child" : "wait", label: waited.label, start: waited.start, end: t, detail: `answered${r.payload.isError ? " with an error" : ""} · waited ${t - waited.start} ms${waited.child ? ` · child submission ${waited.child.childSubmissionId}` : ""}`, child: waited.child });
+        }
         const call = calls.get(r.payload.callId);
         const s = open.get(`tool:${r.payload.callId}`) ?? call?.at ?? t;
         const text = (r.payload.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join(" ");

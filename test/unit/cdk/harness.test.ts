@@ -843,6 +843,8 @@ describe("Harness: bundling and synth through the CDK CLI", () => {
       const shared = readdirSync(out).filter((name) => name.startsWith("asset.") && existsSync(join(out, name, "worker.mjs")));
       expect(shared).toHaveLength(1);
       expect(existsSync(join(out, shared[0]!, "dlq.mjs"))).toBe(true);
+      // The console's page rides in every asset (ADR 0054): the http function serves it from there.
+      for (const asset of [...assets, ...shared]) expect(existsSync(join(out, asset, "console-page", "index.html")), asset).toBe(true);
       const bundle = readFileSync(join(out, assets[0]!, "index.mjs"), "utf8");
       expect(bundle).toContain("harness-infra-fixture-agent");
       expect(bundle).toMatch(/export\s*\{/);

@@ -13,7 +13,8 @@ import { freshStore, useTestClients } from "../../support/dynamodb-fixtures.ts";
 const clients = useTestClients();
 
 describe("DynamoDB: listActivity", () => {
-  it("reads one bounded page through the activity index, whatever the table holds", async () => {
+  // 120 admissions first: minutes on a loaded machine.
+  it("reads one bounded page through the activity index, whatever the table holds", { timeout: 240_000 }, async () => {
     const dynamo = createDynamoClient({}, { baseDelayMs: 5, throttlingBaseDelayMs: 10 });
     const clock = new ManualClock();
     const { store, dispose } = await freshStore({ dynamo, s3: clients.s3 }, clock);

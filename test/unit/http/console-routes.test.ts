@@ -3,6 +3,11 @@ import { anyOf, bearerTokenAuthenticator } from "../../../src/auth/authenticate.
 import type { ActivityListPage } from "../../../src/protocol/submission-view.ts";
 import type { Runtime } from "../../../src/runtime/runtime.ts";
 import { appFor, startRuntime, type Gate } from "../../support/test-server.ts";
+import { createMemoryStore } from "../../../src/memory/index.ts";
+import { createRuntime } from "../../../src/runtime/runtime.ts";
+import { localModel } from "../../../src/agent/local-model.ts";
+import { clockTool } from "../../../src/agent/clock-tool.ts";
+import { OPERATOR_PRINCIPAL } from "../../../src/protocol/principal.ts";
 
 /**
  * The console's API (ADR 0054): the listing across agents and instances and the retry are the
@@ -89,5 +94,41 @@ describe("the console's API", () => {
     expect(notFailed.status).toBe(400);
     expect(notFailed.body).toMatchObject({ code: "invalid_request", error: expect.stringContaining("only a failed or cancelled submission is retried") });
     expect((await call("/console/api/submissions/nope/retry", OPERATOR, { method: "POST" })).status).toBe(404);
+  });
+
+  it("calls an agent's tool directly only where directToolCalls is on (harness dev), for the operator", async () => {
+    const path = "/console/api/agents/assistant/tools-1/tools/clock";
+    const off = await call(path, OPERATOR, { method: "POST", body: "{}" });
+    expect(off).toEqual({ status: 403, body: { error: expect.stringContaining("harness dev only"), code: "forbidden" } });
+
+    const store = createMemoryStore();
+    const dev = createRuntime({ agents: { assistant: { initialize: () => ({ ...localModel(), tools: [clockTool()] }) } }, store, directToolCalls: true });
+    await dev.start();
+    try {
+      const devApp = appFor(dev, { auth: { authenticate: (req) => (req.headers.get("authorization") === "Bearer op-token" ? OPERATOR_PRINCIPAL : req.headers.get("authorization") === "Bearer alice" ? { id: "alice" } : null) } });
+      const post = async (p: string, headers: Record<string, string>, body: unknown) => {
+        const res = await devApp.request(p, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      const answered = await post(path, OPERATOR, { args: {} });
+      expect(answered.status).toBe(200);
+      expect(answered.body).toMatchObject({ toolName: "clock", isError: false, content: [{ type: "text", text: expect.stringMatching(/\d{4}-\d\d-\d\dT/) }] });
+      expect((await post(path, ALICE, { args: {} })).status, "the operator's alone").toBe(403);
+      const unknown = await post("/console/api/agents/assistant/tools-1/tools/nope", OPERATOR, {});
+      expect(unknown).toEqual({ status: 400, body: { error: 'agent assistant has no tool "nope"; its tools: clock', code: "invalid_request" } });
+      expect((await post(path, OPERATOR, { args: [1] })).body).toMatchObject({ code: "invalid_request", error: "args must be a JSON object" });
+      expect(await store.listActivity({ limit: 10 }), "nothing written").toEqual({ submissions: [] });
+    } finally {
+      await dev.close();
+    }
+  });
+
+  it("answers a callback by hand for the operator only; a call that waits for no callback is 404", async () => {
+    const path = "/console/api/submissions/some-submission/callbacks/call-1";
+    const body = JSON.stringify({ result: { tracking: "1Z" } });
+    expect((await call(path, ALICE, { method: "POST", body })).status).toBe(403);
+    expect(await call(path, OPERATOR, { method: "POST", body })).toEqual({ status: 404, body: { error: expect.any(String), code: "callback_not_found" } });
+    const bad = await call(path, OPERATOR, { method: "POST", body: JSON.stringify({ result: 1, error: "x" }) });
+    expect(bad).toEqual({ status: 400, body: { error: "a callback answer has exactly one of result and error", code: "invalid_request" } });
   });
 });
