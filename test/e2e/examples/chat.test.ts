@@ -259,7 +259,7 @@ describe.skipIf(!CHROMIUM)("examples/chat in headless Chromium", { timeout: 90_0
     await expect.poll(() => page.locator("#instance").inputValue(), POLL).toBe("browser-console");
     await page.fill("#new-session", "brand-new");
     await page.press("#new-session", "Enter");
-    await expect.poll(() => page.evaluate(() => location.hash), POLL).toBe("#session=brand-new");
+    await expect.poll(() => page.evaluate("location.hash"), POLL).toBe("#session=brand-new");
     // Both listings answered (the page's word that a session has nothing yet).
     await expect.poll(async () => (await listing("browser-console", "brand-new")).submissions.length, POLL).toBe(0);
     await page.waitForTimeout(1_000);
