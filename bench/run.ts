@@ -9,6 +9,7 @@ import { benchCancelStop } from "./cancel-stop.ts";
 import { benchCapacity } from "./capacity.ts";
 import { benchHotSession } from "./hot-session.ts";
 import { benchHostileSchemas } from "./hostile-schemas.ts";
+import { benchFirstHour } from "./first-hour.ts";
 import { benchHttp } from "./http.ts";
 import { benchImportedRebuild } from "./imported-rebuild.ts";
 import { benchLambda } from "./lambda.ts";
@@ -47,17 +48,19 @@ const benches: Record<string, () => Promise<void>> = {
   "imported-rebuild": () => benchImportedRebuild(),
   capacity: () => benchCapacity(),
   "mcp-server": () => benchMcpServer(),
+  "first-hour": () => benchFirstHour(),
 };
 
 /**
  * Run only when named: `scaling` admits 2,000 submissions twice on the local cloud (about 10
  * minutes); `cancel`, `hot-session`, `approvals` and `lean-history` are part of `aws` too; `lambda` (cold starts,
  * 2 × 45 replies through the local cloud, reads per stream) and `memory` (the soak's mix under
- * every function's memory size) take over 3 minutes each on this 2-core machine. `cost` prices
+ * every function's memory size) take over 3 minutes each on this 2-core machine; `first-hour` (a
+ * build and two project installs) several. `cost` prices
  * their figures when they run in the same process (`npm run bench -- aws lambda memory cost`), the
  * recorded ones otherwise; so does `capacity` (the capacity model, about a minute).
  */
-const onlyWhenNamed = new Set(["capacity", "scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory", "mcp-server"]);
+const onlyWhenNamed = new Set(["capacity", "first-hour", "scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory", "mcp-server"]);
 
 const selected = process.argv.slice(2);
 for (const [name, run] of Object.entries(benches)) {
