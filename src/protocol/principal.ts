@@ -75,11 +75,13 @@ export const READ_ACTIONS: ReadonlySet<AccessAction> = new Set<AccessAction>([
 /**
  * What an action touches. A session target names the agent instance (and the session when the
  * request names one: a submission addressed by id within an instance has none); an attachment
- * target its digest (absent for an upload, which names nothing yet).
+ * target its digest (absent for an upload, which names nothing yet) and whether the caller
+ * uploaded it (ADR 0046: the runtime looks that up, without reading the bytes; false for a caller
+ * no authentication named).
  */
 export type AccessTarget =
   | { readonly kind: "session"; readonly agent: string; readonly instance: string; readonly session?: string }
-  | { readonly kind: "attachment"; readonly digest?: string };
+  | { readonly kind: "attachment"; readonly digest?: string; readonly uploaded?: boolean };
 
 /**
  * The policy: may `principal` do `action` on `target`? Anything but `true` refuses (a throw

@@ -323,9 +323,9 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       if (state === "closed") throw new RuntimeClosed();
       return attachments.createUpload(declared);
     },
-    async completeAttachmentUpload(uploadId) {
+    async completeAttachmentUpload(uploadId, uploadedBy) {
       if (state === "closed") throw new RuntimeClosed();
-      return attachments.completeUpload(uploadId);
+      return attachments.completeUpload(uploadId, uploadedBy);
     },
     async deleteConversation(request) {
       if (state === "closed") throw new RuntimeClosed();
@@ -365,7 +365,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
     attachment: (digest) => store.getAttachment(digest),
     attachmentLimits: () => ({ policy: attachments.policy, directUploads: attachments.directUploads }),
     hasAgent: knows,
-    as: (principal) => callerRuntime(runtime, principal, authorize),
+    as: (principal) => callerRuntime(runtime, principal, authorize, store),
   };
   return runtime;
 }
