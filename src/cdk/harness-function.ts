@@ -4,6 +4,8 @@ import { Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { buildSync } from "esbuild";
+import { join } from "node:path";
+import { CHAT_PAGE_ASSET_DIR, writeChatPageAssets } from "./chat-page-asset.ts";
 import { lambdaBuildOptions } from "./lambda-bundling.ts";
 import type { HarnessFunctionTracing } from "./harness-tracing.ts";
 
@@ -19,6 +21,8 @@ export interface HarnessCodeProps {
   sourceMaps: boolean;
   /** What the construct's `tracing` option bundles (see `harness-tracing.ts`). */
   tracing?: HarnessFunctionTracing;
+  /** Write the chat page's files into the asset too (`chat-page/`: the http function serves them). */
+  chatPage?: boolean;
 }
 
 /**
@@ -35,7 +39,7 @@ export function harnessCode(props: HarnessCodeProps): AssetCode {
     // Hash the bundle, not the source directory (which holds node_modules).
     assetHashType: AssetHashType.OUTPUT,
     // The image is required by the type but never used: local bundling always succeeds or throws.
-    bundling: { image: DockerImage.fromRegistry("dummy"), local: new EsbuildBundling(props.entry, props.agentsEntry, props.sourceMaps, props.tracing) },
+    bundling: { image: DockerImage.fromRegistry("dummy"), local: new EsbuildBundling(props.entry, props.agentsEntry, props.sourceMaps, props.tracing, props.chatPage ?? false) },
   });
 }
 
@@ -110,9 +114,11 @@ class EsbuildBundling implements ILocalBundling {
   readonly sourceMap: boolean;
   readonly inject: readonly string[];
   readonly alias: Readonly<Record<string, string>>;
+  readonly chatPage: boolean;
 
-  constructor(entry: string | Readonly<Record<string, string>>, agentsEntry: string, sourceMap: boolean, tracing?: HarnessFunctionTracing) {
+  constructor(entry: string | Readonly<Record<string, string>>, agentsEntry: string, sourceMap: boolean, tracing: HarnessFunctionTracing | undefined, chatPage: boolean) {
     this.entry = entry;
+    this.chatPage = chatPage;
     this.agentsEntry = agentsEntry;
     this.sourceMap = sourceMap;
     this.inject = tracing?.inject ?? [];
@@ -130,6 +136,7 @@ class EsbuildBundling implements ILocalBundling {
         alias: this.alias,
       }),
     );
+    if (this.chatPage) writeChatPageAssets(join(outputDir, CHAT_PAGE_ASSET_DIR));
     return true;
   }
 }

@@ -4,6 +4,7 @@
  * before the function timeout (a client's disconnect is invisible on Lambda). It never runs an
  * agent: it knows the agents by name (HARNESS_AGENT_NAMES) and does not bundle the agents module.
  */
+import { join } from "node:path";
 import type { Context, StreamifyHandler } from "aws-lambda";
 import { streamHandle } from "hono/aws-lambda";
 import { createApp } from "../http/app.ts";
@@ -22,6 +23,12 @@ const app = createApp(h.runtime, {
   callbacks: h.callbackMiddleware ? { middleware: h.callbackMiddleware } : undefined,
   log: (message, err) => h.logger.error(message, { error: errorFields(err) }),
 });
+// The chat page (the construct's `chatPage`): loaded only when served, so other cold starts stay as they were.
+if (h.settings.chatPage !== undefined) {
+  const { mountChatPage } = await import("../chat-page/mount-chat-page.ts");
+  // The construct writes the page's files beside this entry file (`chat-page/`, see src/cdk/chat-page-asset.ts).
+  mountChatPage(app, { agents: agentNamesFromEnv(), ...h.settings.chatPage, assetsDir: join(import.meta.dirname, "chat-page") });
+}
 // hono types the result as a plain handler; at run time it is the streamified one.
 const serve = streamHandle(app) as unknown as StreamifyHandler<unknown, void>;
 

@@ -250,6 +250,37 @@ describe("local cloud: who may do what (AUTH_ISSUER + HARNESS_BEARER_TOKEN on th
     expect(JSON.stringify(parentLog.findLast((r) => r.kind === "assistant_message_completed")!.payload)).toContain("researcher on: tea");
   });
 
+  it("the http function serves the chat page (HARNESS_CHAT_PAGE, the construct's chatPage): the page and its config open, the API behind it still asks for a token", { timeout: 90_000 }, async () => {
+    suite.dumpLogsOnFailure();
+    const signIn = { url: "https://example.auth.eu-west-1.amazoncognito.com/oauth2/authorize?response_type=token&client_id=web" };
+    const fn = await suite.cloud.extraFunction("http", {
+      AUTH_ISSUER: issuer.url,
+      AUTH_AUDIENCE: AUDIENCE,
+      HARNESS_BEARER_TOKEN: OPERATOR_TOKEN,
+      HARNESS_ALLOW_UNAUTHENTICATED: "",
+      HARNESS_CHAT_PAGE: JSON.stringify({ signIn, instanceClaim: "sub", title: "Acme chat" }),
+    });
+    try {
+      const page = await fetch(`${fn.url}/`);
+      expect(page.status, await page.clone().text()).toBe(200);
+      expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+      expect(await page.text()).toContain("chat.js");
+      const script = await fetch(`${fn.url}/chat.js`);
+      expect(script.status).toBe(200);
+      expect((await script.text()).length).toBeGreaterThan(1000);
+      const config = (await (await fetch(`${fn.url}/chat-config.json`)).json()) as Record<string, unknown>;
+      expect(config).toMatchObject({ agents: ["lead", "researcher"], title: "Acme chat", signIn, instanceClaim: "sub" });
+      const api = await fetch(`${fn.url}/agents/lead/${ALICE}/submissions`);
+      expect(api.status).toBe(401);
+      const signedIn = await fetch(`${fn.url}/agents/lead/${ALICE}/submissions`, { headers: { authorization: `Bearer ${tokens.alice}` } });
+      expect(signedIn.status).toBe(200);
+    } finally {
+      await fn.close();
+    }
+    // The suite's own http function has no page: / is not found there.
+    expect((await fetch(`${suite.cloud.url}/`)).status).toBe(404);
+  });
+
   it("an issuer whose key set is out of reach: 503 auth_unavailable with Retry-After, never a pass; nothing stored", { timeout: 60_000 }, async () => {
     suite.dumpLogsOnFailure();
     // A fresh http function (no key set cached yet) of an issuer that is down.
