@@ -20,6 +20,7 @@ const CONSTRUCT_INTERFACES: ReadonlyArray<readonly [name: string, file: string]>
   ["HarnessAuthOptions", "src/cdk/harness-auth.ts"],
   ["HarnessJwtAuthOptions", "src/cdk/harness-auth.ts"],
   ["HarnessCognitoAuthOptions", "src/cdk/harness-auth.ts"],
+  ["HarnessChatPage", "src/cdk/harness-props.ts"],
   ["HarnessSchedule", "src/cdk/harness-schedules.ts"],
 ];
 

@@ -22,8 +22,9 @@ export interface OwnerPolicyOptions {
 
 /**
  * Allows a principal the instances it owns (the instance id equals its owner value: `ownerClaim`'s
- * value, or its id) and any attachment upload; the operator role everything. Reading an attachment
- * by digest is allowed to every authenticated principal until attachments are owned (ADR 0043).
+ * value, or its id), any attachment upload, and reading by digest the attachments it uploaded; the
+ * operator role everything. An attachment it did not upload it reads through a conversation it
+ * may read that references it (the runtime checks that, under the `conversation` action: ADR 0046).
  */
 export function ownerPolicy(options: OwnerPolicyOptions = {}): Authorize {
   const operatorRole = options.operatorRole ?? OPERATOR;
@@ -33,7 +34,7 @@ export function ownerPolicy(options: OwnerPolicyOptions = {}): Authorize {
   }
   return (principal: Principal, action: AccessAction, target: AccessTarget): boolean => {
     if (principal.roles?.includes(operatorRole)) return true;
-    if (target.kind === "attachment") return true;
+    if (target.kind === "attachment") return target.digest === undefined || target.uploaded === true;
     // The whole deployment (the console, ADR 0054) is the operator's alone.
     if (target.kind === "deployment") return false;
     const owner = ownerOf(principal, options.ownerClaim);

@@ -7,6 +7,7 @@ import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { buildSync } from "esbuild";
 import { CONSOLE_BUNDLE_DIR, CONSOLE_FILES, CONSOLE_PAGE_DIR } from "../console/mount-console.ts";
+import { CHAT_PAGE_ASSET_DIR, writeChatPageAssets } from "./chat-page-asset.ts";
 import { lambdaBuildOptions } from "./lambda-bundling.ts";
 import type { HarnessFunctionTracing } from "./harness-tracing.ts";
 
@@ -22,6 +23,8 @@ export interface HarnessCodeProps {
   sourceMaps: boolean;
   /** What the construct's `tracing` option bundles (see `harness-tracing.ts`). */
   tracing?: HarnessFunctionTracing;
+  /** Write the chat page's files into the asset too (`chat-page/`: the http function serves them). */
+  chatPage?: boolean;
 }
 
 /**
@@ -38,7 +41,7 @@ export function harnessCode(props: HarnessCodeProps): AssetCode {
     // Hash the bundle, not the source directory (which holds node_modules).
     assetHashType: AssetHashType.OUTPUT,
     // The image is required by the type but never used: local bundling always succeeds or throws.
-    bundling: { image: DockerImage.fromRegistry("dummy"), local: new EsbuildBundling(props.entry, props.agentsEntry, props.sourceMaps, props.tracing) },
+    bundling: { image: DockerImage.fromRegistry("dummy"), local: new EsbuildBundling(props.entry, props.agentsEntry, props.sourceMaps, props.tracing, props.chatPage ?? false) },
   });
 }
 
@@ -113,9 +116,11 @@ class EsbuildBundling implements ILocalBundling {
   readonly sourceMap: boolean;
   readonly inject: readonly string[];
   readonly alias: Readonly<Record<string, string>>;
+  readonly chatPage: boolean;
 
-  constructor(entry: string | Readonly<Record<string, string>>, agentsEntry: string, sourceMap: boolean, tracing?: HarnessFunctionTracing) {
+  constructor(entry: string | Readonly<Record<string, string>>, agentsEntry: string, sourceMap: boolean, tracing: HarnessFunctionTracing | undefined, chatPage: boolean) {
     this.entry = entry;
+    this.chatPage = chatPage;
     this.agentsEntry = agentsEntry;
     this.sourceMap = sourceMap;
     this.inject = tracing?.inject ?? [];
@@ -137,6 +142,7 @@ class EsbuildBundling implements ILocalBundling {
     const consoleDir = join(outputDir, CONSOLE_BUNDLE_DIR);
     mkdirSync(consoleDir, { recursive: true });
     for (const file of CONSOLE_FILES) copyFileSync(join(CONSOLE_PAGE_DIR, file), join(consoleDir, file));
+    if (this.chatPage) writeChatPageAssets(join(outputDir, CHAT_PAGE_ASSET_DIR));
     return true;
   }
 }

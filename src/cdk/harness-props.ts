@@ -285,6 +285,17 @@ export interface HarnessProps {
    */
   readonly corsOrigins?: readonly string[];
   /**
+   * Serve the chat page from the http function at `/` (with `/chat.js`, `/chat.css`,
+   * `/chat-config.json`), its files bundled into the function's asset: a deployment with users
+   * (`auth`) gets a page that signs in without a host of its own. `true` for the defaults, or the
+   * page's options: `signIn: {url}` (e.g. the Cognito hosted UI's authorize URL with
+   * `response_type=token`, redirecting back to the page), `instanceClaim` (the token claim naming the
+   * instance it opens; the `auth` `ownerClaim` when there is one), `title`, `placeholder`.
+   * Sets `HARNESS_CHAT_PAGE` on the http function.
+   * @default false
+   */
+  readonly chatPage?: boolean | HarnessChatPage;
+  /**
    * Put an API Gateway REST API (response streaming) in front of the http function, for its
    * authorizers and throttling. The function URL is then not created, so the API is the only
    * way in and clients keep one base URL. Every media type is a binary media type there, so request
@@ -400,4 +411,16 @@ export interface HarnessProps {
    * @default no tracing
    */
   readonly tracing?: HarnessTracingOptions;
+}
+
+/** The chat page's options (`chatPage`), as `mountChatPage` takes them. */
+export interface HarnessChatPage {
+  /** The page's heading and tab title. */
+  readonly title?: string;
+  /** The message box's placeholder. */
+  readonly placeholder?: string;
+  /** Where a person signs in: the page links there when the API answers 401 (an http(s) URL). */
+  readonly signIn?: { readonly url: string };
+  /** The token claim whose value is the instance the page opens for a signed-in person. @default "sub" */
+  readonly instanceClaim?: string;
 }

@@ -194,7 +194,9 @@ export class Harness extends Construct {
       removalPolicy,
     };
     // The asset's nominal source is the handlers' directory (never copied or hashed: the hash is the bundle's).
-    const code = (entry: string | Record<string, string>) => harnessCode({ entry, agentsEntry, projectRoot: HANDLERS_DIR, sourceMaps, tracing });
+    const code = (entry: string | Record<string, string>, chatPage = false) =>
+      harnessCode({ entry, agentsEntry, projectRoot: HANDLERS_DIR, sourceMaps, tracing, chatPage });
+    const chatPage = props.chatPage === true ? {} : props.chatPage === false ? undefined : props.chatPage;
     const baseEnv: Record<string, string> = {
       ...props.environment,
       [HARNESS_ENV.tableName]: this.table.tableName,
@@ -218,7 +220,7 @@ export class Harness extends Construct {
 
     const http = new HarnessFunction(this, "Http", {
       ...common,
-      code: code(entry("http")),
+      code: code(entry("http"), chatPage !== undefined),
       handler: handlerOf("http"),
       timeout: httpTimeout,
       memorySize: props.httpMemorySize ?? DEFAULT_MEMORY_MB.http,
@@ -229,6 +231,7 @@ export class Harness extends Construct {
         ...(props.corsOrigins ? { [HARNESS_ENV.corsOrigins]: props.corsOrigins.join(",") } : {}),
         // Users' JWTs are verified where requests arrive, and only there (ADR 0045).
         ...(props.auth ? authEnvironment(props.auth) : {}),
+        ...(chatPage ? { [HARNESS_ENV.chatPage]: JSON.stringify(chatPage) } : {}),
       },
     });
     // The worker and the dlq function bundle the same code (the agents module): one asset, two entries.

@@ -21,6 +21,7 @@ export {
   type HarnessAuthOptions,
   type HarnessBedrockOptions,
   type HarnessCallbacksOptions,
+  type HarnessChatPage,
   type HarnessCognitoAuthOptions,
   type HarnessJwtAuthOptions,
   type HarnessLogLevel,

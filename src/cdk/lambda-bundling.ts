@@ -100,6 +100,8 @@ export function lambdaBuildOptions(input: LambdaBundleInput): BuildOptions & { m
     sourcemap: input.sourceMap,
     sourcesContent: false,
     mainFields: ["module", "main"],
+    // Only the chat page's fallback (no built page beside it) would load esbuild: never in a bundle.
+    external: ["esbuild"],
     banner: { js: LAMBDA_BANNER },
     alias: { ...input.alias, [AGENTS_ALIAS]: input.agentsEntry },
     ...(inject.length > 0 ? { inject } : {}),

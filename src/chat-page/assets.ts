@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import type { BuildOptions } from "esbuild";
 import { join, sep } from "node:path";
 
 /** The chat page's files as the browser gets them. */
@@ -22,9 +23,11 @@ export const BUILT_ASSETS_DIR = join(import.meta.dirname, "assets");
  * The page's files: the ones `npm run build` bundled (what the package ships), or, run from the
  * repository's sources, bundled now with esbuild (a dev dependency; about 0.1–0.3 s).
  */
-export async function chatPageAssets(): Promise<ChatPageAssets> {
-  if (existsSync(join(BUILT_ASSETS_DIR, "chat.js"))) {
-    return Object.fromEntries(CHAT_PAGE_FILES.map((f) => [f, readFileSync(join(BUILT_ASSETS_DIR, f), "utf8")])) as unknown as ChatPageAssets;
+export async function chatPageAssets(dir?: string): Promise<ChatPageAssets> {
+  for (const built of dir === undefined ? [BUILT_ASSETS_DIR] : [dir, BUILT_ASSETS_DIR]) {
+    if (existsSync(join(built, "chat.js"))) {
+      return Object.fromEntries(CHAT_PAGE_FILES.map((f) => [f, readFileSync(join(built, f), "utf8")])) as unknown as ChatPageAssets;
+    }
   }
   return bundleChatPage();
 }
@@ -36,7 +39,13 @@ export async function chatPageAssets(): Promise<ChatPageAssets> {
  */
 export async function bundleChatPage(): Promise<ChatPageAssets> {
   const esbuild = await import("esbuild");
-  const result = await esbuild.build({
+  const result = await esbuild.build(chatPageBuildOptions());
+  return chatPageFiles(result.outputFiles[0]!.text, Object.keys(result.metafile.inputs));
+}
+
+/** esbuild's options for the page's script (one output, not written: `outputFiles[0]`). */
+export function chatPageBuildOptions(): BuildOptions & { write: false; metafile: true } {
+  return {
     entryPoints: [join(PAGE_DIR, "chat.js")],
     bundle: true,
     format: "esm",
@@ -48,12 +57,16 @@ export async function bundleChatPage(): Promise<ChatPageAssets> {
     legalComments: "eof",
     banner: { js: "/*! Licenses of the libraries bundled here: /chat.js.LICENSE.txt */" },
     logLevel: "silent",
-  });
+  };
+}
+
+/** The page's files around a bundled script (`inputs`: what esbuild read, for the licenses). */
+export function chatPageFiles(script: string, inputs: string[]): ChatPageAssets {
   return {
     "index.html": readFileSync(join(PAGE_DIR, "index.html"), "utf8"),
     "chat.css": readFileSync(join(PAGE_DIR, "chat.css"), "utf8"),
-    "chat.js": result.outputFiles[0]!.text,
-    "chat.js.LICENSE.txt": licensesOf(Object.keys(result.metafile.inputs)),
+    "chat.js": script,
+    "chat.js.LICENSE.txt": licensesOf(inputs),
   };
 }
 

@@ -23,6 +23,12 @@ export interface ChatPageOptions {
    * server's `AUTH_OWNER_CLAIM` here when it sets one. Without a token, or a claim, `demo`.
    */
   instanceClaim?: string;
+  /**
+   * A folder holding the page's built files (`index.html`, `chat.js`, …) to serve instead of the
+   * package's own: the construct writes them into the http function's asset. Default: the
+   * package's, or, from the repository's sources, bundled at the first request.
+   */
+  assetsDir?: string;
 }
 
 const TYPES: Record<keyof ChatPageAssets, string> = {
@@ -57,7 +63,7 @@ const HEADERS = {
  */
 export function mountChatPage(app: Hono, options: ChatPageOptions): void {
   // Loaded (and, from the sources, bundled) once, starting now; requests wait for it.
-  const assets = chatPageAssets();
+  const assets = chatPageAssets(options.assetsDir);
   assets.catch(() => {}); // reported by the request that needs it
   const signIn = options.signIn === undefined ? undefined : { url: signInUrl(options.signIn.url) };
   const config = JSON.stringify({ agents: options.agents, title: options.title, placeholder: options.placeholder, signIn, instanceClaim: options.instanceClaim });

@@ -15,8 +15,7 @@ import {
   type S3Client,
 } from "@aws-sdk/client-s3";
 import { InvalidAttachment, UploadNotFound } from "../errors.ts";
-import type { DirectUpload, DirectUploadRequest, DirectUploads } from "../ports/direct-uploads.ts";
-import type { AttachmentRef } from "../protocol/records.ts";
+import type { CompletedUpload, DirectUpload, DirectUploadRequest, DirectUploads } from "../ports/direct-uploads.ts";
 
 /** Key prefix of uploads not yet completed (the CDK construct expires it after a day). */
 export const UPLOADS_PREFIX = "uploads/";
@@ -81,7 +80,7 @@ export function s3DirectUploads(options: S3DirectUploadsOptions): DirectUploads 
       return { uploadId, url: options.endpoint ?? bucketEndpoint(bucket, region), fields, expiresAt };
     },
 
-    async complete(uploadId, checkContent): Promise<AttachmentRef> {
+    async complete(uploadId, checkContent): Promise<CompletedUpload> {
       const match = UPLOAD_ID.exec(uploadId);
       if (!match) throw new UploadNotFound(uploadId);
       const digest = `sha256:${match[2]}`;
@@ -94,7 +93,7 @@ export function s3DirectUploads(options: S3DirectUploadsOptions): DirectUploads 
         // Completed before (the staged object is gone once stored): answer from the blob.
         const done = await head(s3, bucket, blobKey(digest));
         if (done === undefined) throw new UploadNotFound(uploadId);
-        return { digest, mediaType: done.mediaType, size: done.size };
+        return { ref: { digest, mediaType: done.mediaType, size: done.size }, verified: false };
       }
       const data = await object.Body!.transformToByteArray();
       const declared = object.Metadata?.digest;
@@ -116,7 +115,7 @@ export function s3DirectUploads(options: S3DirectUploadsOptions): DirectUploads 
         await s3.send(new PutObjectCommand({ Bucket: bucket, Key: blobKey(digest), Body: data, ContentType: mediaType }));
       }
       await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
-      return { digest, mediaType: existing?.mediaType ?? mediaType, size: data.byteLength };
+      return { ref: { digest, mediaType: existing?.mediaType ?? mediaType, size: data.byteLength }, verified: true };
     },
   };
 }

@@ -33,6 +33,7 @@ import type {
   SubmissionWait,
   WaitCheckPostponement,
 } from "../store/submission.ts";
+import { addAttachmentUploader, isAttachmentUploader } from "./attachment-uploaders.ts";
 import { BlobStore } from "./blob-store.ts";
 import { Checkpoints } from "./checkpoints.ts";
 import { findCallback, getCallWait } from "./call-wait-items.ts";
@@ -262,6 +263,12 @@ class DynamoStore implements Store {
   }
   getAttachmentRef(digest: string): Promise<AttachmentRef> {
     return this.#blobs.ref(digest);
+  }
+  addAttachmentUploader(digest: string, uploader: string): Promise<void> {
+    return addAttachmentUploader(this.#ctx, digest, uploader);
+  }
+  isAttachmentUploader(digest: string, uploader: string): Promise<boolean> {
+    return isAttachmentUploader(this.#ctx, digest, uploader);
   }
 
   // ---- inbox ----

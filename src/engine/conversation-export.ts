@@ -54,7 +54,8 @@ export async function exportConversation(
       }
       attachments += 1;
       if (ref.size > EXPORT_INLINE_ATTACHMENT_BYTES) {
-        yield { type: "attachment", ...ref, url: `/attachments/${digest}` };
+        // Through the exported conversation: a reader who may export it may read what it references (ADR 0046).
+        yield { type: "attachment", ...ref, url: `/attachments/${digest}?${new URLSearchParams({ agent: key.agent, instance: key.instance, session: key.session })}` };
         continue;
       }
       const { data } = await store.getAttachment(digest);

@@ -21,7 +21,9 @@ const DIGEST = /^sha256:[0-9a-f]{64}$/;
  * - `POST /attachments/uploads/:uploadId/complete` → 200 `{digest, mediaType, size}` once the bytes
  *   match their digest; only then may a dispatch reference it. 501 `uploads_unsupported` where the
  *   blob storage takes no direct uploads (the embedded shape: `POST /attachments` takes every size).
- * - `GET /attachments/:digest` → the bytes, with their media type.
+ * - `GET /attachments/:digest[?agent=&instance=[&session=]]` → the bytes, with their media type: to
+ *   their uploader, or (with the query) through a conversation the caller may read that references
+ *   them (ADR 0046); 403 `forbidden` otherwise, before anything is read.
  */
 export function mountAttachmentRoutes(app: Hono<AppEnv>, maxUploadBytes: number): void {
   app.get("/attachments/limits", (c) => {
@@ -64,9 +66,10 @@ export function mountAttachmentRoutes(app: Hono<AppEnv>, maxUploadBytes: number)
   app.get("/attachments/:digest", async (c) => {
     const digest = c.req.param("digest");
     if (!DIGEST.test(digest)) throw new RequestError(400, "invalid_request", `invalid digest ${JSON.stringify(digest)}: expected "sha256:<64 hex>"`);
+    const via = viaConversation(c.req.query("agent"), c.req.query("instance"), c.req.query("session"));
     let found;
     try {
-      found = await c.var.caller.attachment(digest);
+      found = await c.var.caller.attachment(digest, via);
     } catch (err) {
       if (isHarnessError(err, "attachment_not_found")) return errorResponse(c, 404, { error: err.message, code: "attachment_not_found" });
       throw err;
@@ -80,4 +83,13 @@ export function mountAttachmentRoutes(app: Hono<AppEnv>, maxUploadBytes: number)
       "Cache-Control": "private, max-age=31536000, immutable",
     });
   });
+}
+
+/** The conversation a read names (`?agent=&instance=[&session=]`), or none; half a name is a 400. */
+function viaConversation(agent: string | undefined, instance: string | undefined, session: string | undefined): { agent: string; instance: string; session?: string } | undefined {
+  if (agent === undefined && instance === undefined && session === undefined) return undefined;
+  if (agent === undefined || instance === undefined) {
+    throw new RequestError(400, "invalid_request", "a conversation is named by agent and instance (and optionally session): both are required");
+  }
+  return session === undefined ? { agent, instance } : { agent, instance, session };
 }

@@ -31,6 +31,12 @@ export const HARNESS_ENV = {
    */
   corsOrigins: "HARNESS_CORS_ORIGINS",
   /**
+   * The chat page on the http function (the construct's `chatPage`, http only): unset or empty,
+   * none; otherwise a JSON object of `mountChatPage`'s `{title?, placeholder?, signIn?: {url},
+   * instanceClaim?}` (`{}` for the defaults), served at `/`.
+   */
+  chatPage: "HARNESS_CHAT_PAGE",
+  /**
    * The agent names, comma-separated (http and sweeper only). These functions never run an agent,
    * so they do not bundle the agents module: admission only needs to know which agents exist.
    */

@@ -5,6 +5,7 @@
  * agent: it knows the agents by name (HARNESS_AGENT_NAMES) and does not bundle the agents module.
  * With an operator token (HARNESS_BEARER_TOKEN) it also serves the console at `/console`.
  */
+import { join } from "node:path";
 import type { Context, StreamifyHandler } from "aws-lambda";
 import { streamHandle } from "hono/aws-lambda";
 import { createApp } from "../http/app.ts";
@@ -29,6 +30,12 @@ const app = createApp(h.runtime, {
 });
 // The console (ADR 0054) where an operator can sign in to it: with the operator's token configured.
 if (process.env.HARNESS_BEARER_TOKEN) mountConsole(app);
+// The chat page (the construct's `chatPage`): loaded only when served, so other cold starts stay as they were.
+if (h.settings.chatPage !== undefined) {
+  const { mountChatPage } = await import("../chat-page/mount-chat-page.ts");
+  // The construct writes the page's files beside this entry file (`chat-page/`, see src/cdk/chat-page-asset.ts).
+  mountChatPage(app, { agents: agentNamesFromEnv(), ...h.settings.chatPage, assetsDir: join(import.meta.dirname, "chat-page") });
+}
 // hono types the result as a plain handler; at run time it is the streamified one.
 const serve = streamHandle(app) as unknown as StreamifyHandler<unknown, void>;
 

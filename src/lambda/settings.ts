@@ -65,6 +65,8 @@ export interface LambdaSettings {
   urlAuth: string;
   /** `HARNESS_CORS_ORIGINS`: origins whose pages may call the API from a browser (the app's `cors`). */
   corsOrigins: string[];
+  /** `HARNESS_CHAT_PAGE`: the chat page's options when the http function serves it at `/`; undefined: no page. */
+  chatPage: ChatPageSetting | undefined;
   /**
    * `HARNESS_CALLBACK_TOKEN`: comma-separated tokens accepted on `/callbacks/*` instead of the
    * app's auth (the construct's `callbacks.bearerToken`), for the third parties that answer
@@ -113,6 +115,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettin
     conversationRetentionMs: env[HARNESS_ENV.conversationRetentionMs] ? ms(HARNESS_ENV.conversationRetentionMs, 0) : undefined,
     urlAuth: env[HARNESS_ENV.urlAuth] || "AWS_IAM",
     corsOrigins: parseCorsOrigins(env[HARNESS_ENV.corsOrigins], HARNESS_ENV.corsOrigins),
+    chatPage: parseChatPage(env[HARNESS_ENV.chatPage]),
     callbackTokens: (env.HARNESS_CALLBACK_TOKEN ?? "").split(",").map((t) => t.trim()).filter(Boolean),
     allowUnauthenticated: env.HARNESS_ALLOW_UNAUTHENTICATED === "true",
     serviceName,
@@ -161,3 +164,40 @@ export function subagentLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): Sub
  * upload to S3 (ADR 0034).
  */
 export const LAMBDA_MAX_UPLOAD_BYTES = 4 * 1024 * 1024;
+
+/** The chat page's options on the http function (`HARNESS_CHAT_PAGE`), as `mountChatPage` takes them. */
+export interface ChatPageSetting {
+  title?: string;
+  placeholder?: string;
+  signIn?: { url: string };
+  instanceClaim?: string;
+}
+
+/** Parses `HARNESS_CHAT_PAGE`: empty → no page; else a JSON object of {@link ChatPageSetting}. */
+export function parseChatPage(raw: string | undefined): ChatPageSetting | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const fail = (why: string): never => {
+    throw new Error(`${HARNESS_ENV.chatPage} must be a JSON object {title?, placeholder?, signIn?: {url}, instanceClaim?}: ${why}`);
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    fail("not JSON");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) fail("not an object");
+  const { title, placeholder, signIn, instanceClaim, ...rest } = parsed as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) fail(`unknown ${Object.keys(rest).join(", ")}`);
+  const setting: ChatPageSetting = {};
+  for (const [name, value] of [["title", title], ["placeholder", placeholder], ["instanceClaim", instanceClaim]] as const) {
+    if (value === undefined) continue;
+    if (typeof value !== "string" || value === "") fail(`${name} must be a non-empty string`);
+    setting[name] = value as string;
+  }
+  if (signIn !== undefined) {
+    const url = (signIn as { url?: unknown } | null)?.url;
+    if (typeof url !== "string" || url === "") fail("signIn must be {url}");
+    setting.signIn = { url: url as string };
+  }
+  return setting;
+}

@@ -5,6 +5,8 @@ import { AttachmentNotFound } from "../errors.ts";
 /** The memory store's content-addressed attachments (copies in and out: callers own their bytes). */
 export class MemoryAttachments {
   readonly #byDigest = new Map<string, { ref: AttachmentRef; data: Uint8Array }>();
+  /** Who uploaded what (ADR 0046): digest → uploaders. */
+  readonly #uploaders = new Map<string, Set<string>>();
 
   put(mediaType: string, data: Uint8Array): AttachmentRef {
     const digest = contentDigest(data);
@@ -19,6 +21,16 @@ export class MemoryAttachments {
     const stored = this.#byDigest.get(digest);
     if (!stored) throw new AttachmentNotFound(digest);
     return { ref: { ...stored.ref }, data: new Uint8Array(stored.data) };
+  }
+
+  addUploader(digest: string, uploader: string): void {
+    let uploaders = this.#uploaders.get(digest);
+    if (uploaders === undefined) this.#uploaders.set(digest, (uploaders = new Set()));
+    uploaders.add(uploader);
+  }
+
+  isUploader(digest: string, uploader: string): boolean {
+    return this.#uploaders.get(digest)?.has(uploader) ?? false;
   }
 
   delete(digest: string): void {

@@ -239,6 +239,14 @@ export class MemoryStore implements Store {
     return this.#state.attachments.ref(digest);
   }
 
+  async addAttachmentUploader(digest: string, uploader: string): Promise<void> {
+    this.#state.attachments.addUploader(digest, uploader);
+  }
+
+  async isAttachmentUploader(digest: string, uploader: string): Promise<boolean> {
+    return this.#state.attachments.isUploader(digest, uploader);
+  }
+
   // ---- InboxStore ---------------------------------------------------------------------------
 
   enqueueInbox(key: SessionKey, message: InboxMessage): Promise<{ submissionId: string }> {

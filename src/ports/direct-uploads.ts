@@ -27,6 +27,17 @@ export interface DirectUpload {
   expiresAt: string;
 }
 
+/** What a completion answers: the attachment, and whether this call checked its bytes. */
+export interface CompletedUpload {
+  ref: AttachmentRef;
+  /**
+   * True when this call read the uploaded object and checked it; false when it answered from an
+   * earlier completion (the staged object is gone). Only a checked upload makes its caller an
+   * uploader (ADR 0046): anyone may name an upload id of a digest it learned.
+   */
+  verified: boolean;
+}
+
 /**
  * Blob storage that takes uploads itself. `checkContent` is the attachment policy's check of the
  * bytes against their type (`contentProblem`): a message refuses them.
@@ -40,5 +51,5 @@ export interface DirectUploads {
    * upload answers its ref again. `UploadNotFound` when nothing was uploaded under the id;
    * `InvalidAttachment` when the bytes are not what was declared (the object is deleted).
    */
-  complete(uploadId: string, checkContent: (mediaType: string, data: Uint8Array) => string | undefined): Promise<AttachmentRef>;
+  complete(uploadId: string, checkContent: (mediaType: string, data: Uint8Array) => string | undefined): Promise<CompletedUpload>;
 }

@@ -12,7 +12,8 @@ export const EXPORT_VERSION = 1;
 
 /**
  * Attachments up to this size travel inside an export (base64 `data`); larger ones as a `url`
- * to download them from (`/attachments/<digest>`, relative to the server's base URL).
+ * to download them from (`/attachments/<digest>?agent=&instance=&session=`, through the exported
+ * conversation, ADR 0046; relative to the server's base URL).
  */
 export const EXPORT_INLINE_ATTACHMENT_BYTES = 256 * 1024;
 

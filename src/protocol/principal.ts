@@ -79,12 +79,14 @@ export const READ_ACTIONS: ReadonlySet<AccessAction> = new Set<AccessAction>([
 /**
  * What an action touches. A session target names the agent instance (and the session when the
  * request names one: a submission addressed by id within an instance has none); an attachment
- * target its digest (absent for an upload, which names nothing yet); the deployment target is all
- * of it (the console's reads, which only the operator makes under the default policy).
+ * target its digest (absent for an upload, which names nothing yet) and whether the caller
+ * uploaded it (ADR 0046: the runtime looks that up, without reading the bytes; false for a caller
+ * no authentication named); the deployment target is all of it (the console's reads, which only
+ * the operator makes under the default policy).
  */
 export type AccessTarget =
   | { readonly kind: "session"; readonly agent: string; readonly instance: string; readonly session?: string }
-  | { readonly kind: "attachment"; readonly digest?: string }
+  | { readonly kind: "attachment"; readonly digest?: string; readonly uploaded?: boolean }
   /** Everything the deployment holds (the console's listing across agents and instances, ADR 0054). */
   | { readonly kind: "deployment" };
 

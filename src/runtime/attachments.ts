@@ -22,6 +22,11 @@ export interface AttachmentUpload {
   /** A media type, parameters allowed (`text/plain; charset=utf-8`). */
   contentType: string;
   data: Uint8Array;
+  /**
+   * Who uploads it (a principal id, ADR 0046), recorded beside the bytes so it may read them back
+   * by digest. Set by `Runtime.as(principal)`; absent without authentication.
+   */
+  uploadedBy?: string;
 }
 
 /** What a client declares to upload directly (`POST /attachments/uploads`). */
@@ -34,10 +39,10 @@ export interface DirectUploadDeclaration {
 /** The attachment operations of a runtime, over its store, policy and (optional) direct uploads. */
 export class RuntimeAttachments {
   readonly policy: AttachmentPolicy;
-  readonly #store: Pick<AttachmentStore, "putAttachment" | "getAttachment">;
+  readonly #store: Pick<AttachmentStore, "putAttachment" | "addAttachmentUploader">;
   readonly #uploads: DirectUploads | undefined;
 
-  constructor(store: Pick<AttachmentStore, "putAttachment" | "getAttachment">, policy: AttachmentPolicy, uploads?: DirectUploads) {
+  constructor(store: Pick<AttachmentStore, "putAttachment" | "addAttachmentUploader">, policy: AttachmentPolicy, uploads?: DirectUploads) {
     this.#store = store;
     this.policy = policy;
     this.#uploads = uploads;
@@ -53,7 +58,10 @@ export class RuntimeAttachments {
     const { mediaType, charset } = normalizeMediaType(typeof upload.contentType === "string" ? upload.contentType : "");
     const problem = attachmentProblem(this.policy, mediaType, upload.data, charset);
     if (problem !== undefined) throw new InvalidAttachment(problem);
-    return this.#store.putAttachment(mediaType, upload.data);
+    const ref = await this.#store.putAttachment(mediaType, upload.data);
+    // After the bytes: an uploader row never names bytes that are not there.
+    if (upload.uploadedBy !== undefined) await this.#store.addAttachmentUploader(ref.digest, upload.uploadedBy);
+    return ref;
   }
 
   /**
@@ -72,10 +80,15 @@ export class RuntimeAttachments {
     return this.#uploads.create({ digest: declared.digest, mediaType, size: declared.size });
   }
 
-  /** Verifies a direct upload and makes it an attachment (see `DirectUploads.complete`). */
-  async completeUpload(uploadId: string): Promise<AttachmentRef> {
+  /**
+   * Verifies a direct upload and makes it an attachment (see `DirectUploads.complete`);
+   * `uploadedBy` becomes an uploader only when this call checked the bytes it sent.
+   */
+  async completeUpload(uploadId: string, uploadedBy?: string): Promise<AttachmentRef> {
     if (this.#uploads === undefined) throw new UploadsUnsupported(Math.max(...Object.values(this.policy)));
     if (typeof uploadId !== "string" || !UPLOAD_ID.test(uploadId)) throw new UploadNotFound(String(uploadId));
-    return this.#uploads.complete(uploadId, (mediaType, data) => attachmentProblem(this.policy, mediaType, data));
+    const { ref, verified } = await this.#uploads.complete(uploadId, (mediaType, data) => attachmentProblem(this.policy, mediaType, data));
+    if (verified && uploadedBy !== undefined) await this.#store.addAttachmentUploader(ref.digest, uploadedBy);
+    return ref;
   }
 }

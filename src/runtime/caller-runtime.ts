@@ -3,10 +3,13 @@
  * and target before the runtime reads or writes anything, so no route (HTTP, MCP) checks access on
  * its own and none can forget to. Built per request by `Runtime.as(principal)`.
  */
-import { Forbidden, SubmissionNotFound } from "../errors.ts";
+import { attachmentDigests } from "../conversation/attachment-digests.ts";
+import { Forbidden, isHarnessError, SubmissionNotFound } from "../errors.ts";
+import type { DispatchMessage } from "../protocol/dispatch.ts";
 import type { SubmissionDetail } from "../protocol/submission-view.ts";
 import { OPERATOR_PRINCIPAL, type AccessAction, type AccessTarget, type Authorize, type Principal } from "../protocol/principal.ts";
-import type { SettledPayload } from "../protocol/records.ts";
+import type { AttachmentRef, SettledPayload } from "../protocol/records.ts";
+import type { AttachmentStore } from "../store/store.ts";
 import { sessionKeyOf, type InstanceAddress, type SessionAddress, type KnowsAgent, type SubmissionAddress } from "./requests.ts";
 import type { RuntimeRequests } from "./runtime-requests.ts";
 
@@ -39,8 +42,6 @@ export interface CallerRuntime
     | "importConversation"
     | "uploadAttachment"
     | "createAttachmentUpload"
-    | "completeAttachmentUpload"
-    | "attachment"
     | "attachmentLimits"
     | "hasAgent"
     | "agentCatalog"
@@ -59,14 +60,27 @@ export interface CallerRuntime
    * The submission (and its conversation) then count as reached: `wait` and `records` serve them.
    */
   submissionById(submissionId: string): Promise<{ address: SubmissionAddress; detail: SubmissionDetail }>;
+  /** As `Runtime.completeAttachmentUpload`; the caller becomes an uploader of the bytes it sent. */
+  completeAttachmentUpload(uploadId: string): Promise<AttachmentRef>;
+  /**
+   * An attachment's bytes (ADR 0046): read by its uploader, by whom the policy lets read it (the
+   * operator), or through `via`, a session whose conversation the caller may read and whose
+   * records reference the digest. `Forbidden` otherwise, before the bytes are read.
+   */
+  attachment(digest: string, via?: SessionAddress): Promise<{ ref: AttachmentRef; data: Uint8Array }>;
 }
 
 /**
  * The face of `runtime` for `caller` under `authorize`. `caller` undefined is a caller no
  * authentication named (a server without `auth`): the policy is asked as for the operator, and no
- * principal id is recorded on what it sends.
+ * principal id is recorded on what it sends. `uploads` answers who uploaded an attachment.
  */
-export function callerRuntime(runtime: RuntimeRequests, caller: Principal | undefined, authorize: Authorize): CallerRuntime {
+export function callerRuntime(
+  runtime: RuntimeRequests,
+  caller: Principal | undefined,
+  authorize: Authorize,
+  uploads: Pick<AttachmentStore, "isAttachmentUploader">,
+): CallerRuntime {
   const principal = caller ?? OPERATOR_PRINCIPAL;
   // Who said it (ADR 0043): the authenticated caller's id goes on its messages and decisions.
   const stamp = <T extends object>(message: T): T => (caller === undefined ? message : { ...message, principalId: caller.id });
@@ -75,14 +89,16 @@ export function callerRuntime(runtime: RuntimeRequests, caller: Principal | unde
   const conversations = new Set<string>();
   const submissions = new Set<string>();
 
-  const check = async (action: AccessAction, target: AccessTarget): Promise<void> => {
-    let allowed = false;
+  const allows = async (action: AccessAction, target: AccessTarget): Promise<boolean> => {
     try {
-      allowed = (await authorize(principal, action, target)) === true;
+      return (await authorize(principal, action, target)) === true;
     } catch {
       // A policy that throws refuses: fail closed.
+      return false;
     }
-    if (!allowed) throw new Forbidden(action, describe(target));
+  };
+  const check = async (action: AccessAction, target: AccessTarget): Promise<void> => {
+    if (!(await allows(action, target))) throw new Forbidden(action, describe(target));
   };
   /** Checks the address's rules first (a bad id is a 400 whoever asks), then the policy. */
   const checkSession = async (action: AccessAction, address: SessionAddress, sessionNamed = true): Promise<void> => {
@@ -97,6 +113,41 @@ export function callerRuntime(runtime: RuntimeRequests, caller: Principal | unde
     conversations.add(result.conversationId);
     return result;
   };
+  /** Whether the conversation of `via` has records that reference `digest` (no conversation: no). */
+  const referencedBy = async (via: SessionAddress, digest: string): Promise<boolean> => {
+    let conversationId: string;
+    try {
+      conversationId = (await runtime.conversation(via)).id;
+    } catch (err) {
+      if (isHarnessError(err, "conversation_not_found")) return false;
+      throw err;
+    }
+    return attachmentDigests(await runtime.records(conversationId)).has(digest);
+  };
+  /**
+   * May the caller use attachment `digest` (read it, or reference it in a message)? When the
+   * policy allows `attachment` knowing whether the caller uploaded it, or else when `via` is a
+   * session the policy lets it read (`conversation`) whose records reference the digest.
+   */
+  const checkAttachment = async (digest: string, via?: SessionAddress): Promise<void> => {
+    const uploaded = caller !== undefined && (await uploads.isAttachmentUploader(digest, caller.id));
+    if (await allows("attachment", { kind: "attachment", digest, uploaded })) return;
+    if (via !== undefined) {
+      await checkSession("conversation", via);
+      if (await referencedBy(via, digest)) return;
+    }
+    const through = via === undefined ? "" : ", nor referenced by the conversation named";
+    throw new Forbidden("attachment", `attachment ${digest} (not uploaded by ${principal.id}${through})`);
+  };
+  /** Every attachment a message references must be one the caller may use (`via`: where it goes or comes from). */
+  const checkMessageAttachments = async (message: DispatchMessage | undefined, via: SessionAddress): Promise<void> => {
+    // A malformed message is the runtime's to refuse (400): only well-formed digests are checked here.
+    const attachments: unknown = message?.attachments;
+    if (!Array.isArray(attachments)) return;
+    const digests = new Set<string>();
+    for (const ref of attachments) if (typeof (ref as Partial<AttachmentRef> | null)?.digest === "string") digests.add((ref as AttachmentRef).digest);
+    for (const digest of digests) await checkAttachment(digest, via);
+  };
   const reached = (what: "conversation" | "submission", id: string): void => {
     const known = what === "conversation" ? conversations : submissions;
     if (!known.has(id)) throw new Forbidden(what, `${what} ${id} (not reached through an authorized address)`);
@@ -109,6 +160,7 @@ export function callerRuntime(runtime: RuntimeRequests, caller: Principal | unde
     attachmentLimits: () => runtime.attachmentLimits(),
     async dispatch(request) {
       await checkSession("dispatch", request);
+      await checkMessageAttachments(request.message, request);
       return admitted(await runtime.dispatch({ ...request, message: stamp(request.message) }));
     },
     async compact(address) {
@@ -207,6 +259,8 @@ export function callerRuntime(runtime: RuntimeRequests, caller: Principal | unde
       const target = { agent: request.agent, instance: request.targetInstance ?? request.instance, session: request.targetSession };
       await checkSession("importConversation", target, request.targetSession !== undefined);
       if (request.message !== undefined) await checkSession("dispatch", target, request.targetSession !== undefined);
+      // The message's attachments come from the source (an edited message's): used through it.
+      await checkMessageAttachments(request.message, request);
       const forked = await runtime.fork(request.message === undefined ? request : { ...request, message: stamp(request.message) });
       if (forked.submissionId !== undefined) submissions.add(forked.submissionId);
       return forked;
@@ -221,7 +275,8 @@ export function callerRuntime(runtime: RuntimeRequests, caller: Principal | unde
     },
     async uploadAttachment(upload) {
       await check("uploadAttachment", { kind: "attachment" });
-      return runtime.uploadAttachment(upload);
+      const { contentType, data } = upload;
+      return runtime.uploadAttachment(caller === undefined ? { contentType, data } : { contentType, data, uploadedBy: caller.id });
     },
     async createAttachmentUpload(declared) {
       await check("uploadAttachment", { kind: "attachment" });
@@ -229,10 +284,10 @@ export function callerRuntime(runtime: RuntimeRequests, caller: Principal | unde
     },
     async completeAttachmentUpload(uploadId) {
       await check("uploadAttachment", { kind: "attachment" });
-      return runtime.completeAttachmentUpload(uploadId);
+      return runtime.completeAttachmentUpload(uploadId, caller?.id);
     },
-    async attachment(digest) {
-      await check("attachment", { kind: "attachment", digest });
+    async attachment(digest, via) {
+      await checkAttachment(digest, via);
       return runtime.attachment(digest);
     },
   };

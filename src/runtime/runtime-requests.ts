@@ -129,7 +129,8 @@ export interface RuntimeRequests {
   /**
    * Stores an attachment's bytes (content-addressed: the same bytes give the same ref, stored
    * once) after the attachment policy's checks: `InvalidAttachment` naming the problem (and, for
-   * an unsupported type, the allowed ones), nothing stored.
+   * an unsupported type, the allowed ones), nothing stored. With `uploadedBy`, records that
+   * principal as an uploader of the digest (ADR 0046).
    */
   uploadAttachment(upload: AttachmentUpload): Promise<AttachmentRef>;
   /**
@@ -140,10 +141,14 @@ export interface RuntimeRequests {
   createAttachmentUpload(declared: DirectUploadDeclaration): Promise<DirectUpload>;
   /**
    * Checks a direct upload's bytes against their declared digest and the policy, and makes them
-   * an attachment; only then may a dispatch reference the digest. Idempotent.
+   * an attachment; only then may a dispatch reference the digest. Idempotent. `uploadedBy`
+   * becomes an uploader of the digest when this call checked the bytes (not on a repeat).
    */
-  completeAttachmentUpload(uploadId: string): Promise<AttachmentRef>;
-  /** An attachment's bytes and ref (`AttachmentNotFound`). */
+  completeAttachmentUpload(uploadId: string, uploadedBy?: string): Promise<AttachmentRef>;
+  /**
+   * An attachment's bytes and ref (`AttachmentNotFound`), to anyone: `Runtime.as(principal)`
+   * reads them only for an uploader or through a conversation that references them (ADR 0046).
+   */
   attachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }>;
   /** The attachment policy in force (media type → largest size in bytes) and whether direct uploads exist. */
   attachmentLimits(): { policy: AttachmentPolicy; directUploads: boolean };

@@ -337,9 +337,9 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       if (state === "closed") throw new RuntimeClosed();
       return attachments.createUpload(declared);
     },
-    async completeAttachmentUpload(uploadId) {
+    async completeAttachmentUpload(uploadId, uploadedBy) {
       if (state === "closed") throw new RuntimeClosed();
-      return attachments.completeUpload(uploadId);
+      return attachments.completeUpload(uploadId, uploadedBy);
     },
     async deleteConversation(request) {
       if (state === "closed") throw new RuntimeClosed();
@@ -390,7 +390,7 @@ export function createRuntime(config: RuntimeConfig): Runtime {
       const sub = await store.getSubmission(submissionId);
       return { agent: sub.sessionKey.agent, instance: sub.sessionKey.instance, submissionId: sub.id };
     },
-    as: (principal) => callerRuntime(runtime, principal, authorize),
+    as: (principal) => callerRuntime(runtime, principal, authorize, store),
   };
   return runtime;
 }

@@ -31,6 +31,16 @@ export class SqliteAttachments {
     if (!row) throw new AttachmentNotFound(digest);
     return attachmentRefFromRow(row);
   }
+
+  async addAttachmentUploader(digest: string, uploader: string): Promise<void> {
+    await this.#db.write(() => {
+      this.#db.sql.insertAttachmentUploader.run(digest, uploader);
+    });
+  }
+
+  async isAttachmentUploader(digest: string, uploader: string): Promise<boolean> {
+    return this.#db.sql.isAttachmentUploader.get(digest, uploader) !== undefined;
+  }
 }
 
 function attachmentRefFromRow(row: Record<string, unknown>): AttachmentRef {

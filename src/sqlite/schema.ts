@@ -176,9 +176,17 @@ const V12 = `ALTER TABLE conversations ADD COLUMN deleting INTEGER;`;
 
 /**
  * v13 (issue 34): who sent a steer or follow-up (`inbox.principal_id`, put on the `user_message`
- * record it becomes).
+ * record it becomes); who uploaded an attachment (`attachment_uploaders`, ADR 0046: one row per
+ * uploader beside the bytes, stored once).
  */
-const V13 = `ALTER TABLE inbox ADD COLUMN principal_id TEXT;`;
+const V13 = `
+ALTER TABLE inbox ADD COLUMN principal_id TEXT;
+CREATE TABLE attachment_uploaders (
+  digest   TEXT NOT NULL,
+  uploader TEXT NOT NULL,
+  PRIMARY KEY (digest, uploader)
+) WITHOUT ROWID;
+`;
 
 /** v14: why the last release handed a submission back for another try (ADR 0053), as JSON. */
 const V14 = `ALTER TABLE submissions ADD COLUMN retry TEXT;`;

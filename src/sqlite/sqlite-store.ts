@@ -258,6 +258,12 @@ export class SqliteStore implements Store {
   getAttachmentRef(digest: string): Promise<AttachmentRef> {
     return this.#attachments.getAttachmentRef(digest);
   }
+  addAttachmentUploader(digest: string, uploader: string): Promise<void> {
+    return this.#attachments.addAttachmentUploader(digest, uploader);
+  }
+  isAttachmentUploader(digest: string, uploader: string): Promise<boolean> {
+    return this.#attachments.isAttachmentUploader(digest, uploader);
+  }
 
   // ---- inbox ----
   enqueueInbox(key: SessionKey, message: InboxMessage): Promise<{ submissionId: string }> {

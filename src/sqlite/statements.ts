@@ -115,6 +115,8 @@ export const SQL = {
     ON CONFLICT (digest) DO NOTHING`,
   getAttachment: "SELECT * FROM attachments WHERE digest = ?",
   attachmentRef: "SELECT digest, media_type, size FROM attachments WHERE digest = ?",
+  insertAttachmentUploader: "INSERT OR IGNORE INTO attachment_uploaders (digest, uploader) VALUES (?, ?)",
+  isAttachmentUploader: "SELECT 1 AS present FROM attachment_uploaders WHERE digest = ? AND uploader = ?",
 
   insertInbox: "INSERT INTO inbox (submission_id, kind, body, accepted_at, principal_id) VALUES (?, ?, ?, ?, ?)",
   pendingInbox: `SELECT seq, kind, body, principal_id FROM inbox

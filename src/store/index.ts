@@ -30,7 +30,7 @@ export type { DeadLetterOutcome } from "../engine/dead-letter.ts";
 export type { SweepReport } from "../engine/sweep.ts";
 export type { EnginePhase } from "../engine/engine-context.ts";
 export type { FaultHook, FaultPhase } from "../ports/faults.ts";
-export type { DirectUpload, DirectUploadRequest, DirectUploads } from "../ports/direct-uploads.ts";
+export type { CompletedUpload, DirectUpload, DirectUploadRequest, DirectUploads } from "../ports/direct-uploads.ts";
 export type { AttachmentUpload, DirectUploadDeclaration } from "../runtime/attachments.ts";
 export type { ConversationDeletionReport } from "../engine/conversation-deletion.ts";
 export type { ForkAnswer, ForkRequest } from "../runtime/fork-request.ts";

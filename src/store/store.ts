@@ -278,7 +278,10 @@ export interface ConversationStore {
   foldDeltas(): Promise<number>;
 }
 
-/** Content-addressed bytes. */
+/**
+ * Content-addressed bytes, and who uploaded them (ADR 0046): the bytes are stored once whoever
+ * uploads them; each uploader is a row of its own beside them.
+ */
 export interface AttachmentStore {
   /** Digest `sha256:<hex>` over the bytes; identical bytes → same ref. */
   putAttachment(mediaType: string, data: Uint8Array): Promise<AttachmentRef>;
@@ -286,6 +289,14 @@ export interface AttachmentStore {
   getAttachment(digest: string): Promise<{ ref: AttachmentRef; data: Uint8Array }>;
   /** The ref of a stored attachment without its bytes (admission's check), or `AttachmentNotFound`. */
   getAttachmentRef(digest: string): Promise<AttachmentRef>;
+  /**
+   * Records that `uploader` (a principal id) uploaded the attachment `digest`, written after its
+   * bytes. Idempotent; one row per (digest, uploader), the bytes untouched. A deletion that removes
+   * the bytes may leave the row: it grants its uploader only bytes it sent itself.
+   */
+  addAttachmentUploader(digest: string, uploader: string): Promise<void>;
+  /** Whether `uploader` uploaded `digest` (a row {@link addAttachmentUploader} wrote); reads no bytes. */
+  isAttachmentUploader(digest: string, uploader: string): Promise<boolean>;
 }
 
 /** What a deletion removed (ADR 0034). */
@@ -422,12 +433,12 @@ export interface ClaimStore
 
 /**
  * Reading and tailing: the replay and live tail, the session's liveness, a settled outcome, and
- * the operator's view of a session's submissions.
+ * the operator's view of a session's submissions, an attachment and whether a caller uploaded it.
  */
 export interface ReadStore
   extends Pick<ConversationStore, "getConversation" | "readRecords">,
     Pick<SubmissionStore, "getSubmission" | "getSessionHead" | "sessionLive" | "listAttempts" | "listSessionSubmissions">,
-    Pick<AttachmentStore, "getAttachment"> {}
+    Pick<AttachmentStore, "getAttachment" | "isAttachmentUploader"> {}
 
 /**
  * The sweep's listings: what a crash, a lost doorbell or an expired wait left behind; the
@@ -457,8 +468,8 @@ export interface CallWaitStore extends Pick<SubmissionStore, "getCallWait" | "fi
 /** Cancel: reserve the settlement of a queued or waiting submission at once, or flag a running one. */
 export interface CancelStore extends Pick<SubmissionStore, "cancelSubmission"> {}
 
-/** Content-addressed uploads (the attachment route of a later issue). */
-export interface UploadStore extends Pick<AttachmentStore, "putAttachment"> {}
+/** Content-addressed uploads, and who uploaded them (ADR 0046). */
+export interface UploadStore extends Pick<AttachmentStore, "putAttachment" | "addAttachmentUploader"> {}
 
 /**
  * Deleting conversations (`DELETE /agents/:agent/:instance`): find a session's submissions and

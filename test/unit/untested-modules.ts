@@ -91,6 +91,7 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "drive/task-tool.ts": DRIVE,
   "drive/tool-call.ts": DRIVE,
   "drive/transcript.ts": DRIVE,
+  "dynamodb/attachment-uploaders.ts": DYNAMODB,
   "dynamodb/blob-refs.ts": `${DYNAMODB}; deletion.aws.test.ts (references kept and released)`,
   "dynamodb/blob-store.ts": DYNAMODB,
   "dynamodb/bounded-map.ts": DYNAMODB,

@@ -357,6 +357,24 @@ export function conversationCases(test: Register): void {
       await expectCode(store.getAttachmentRef("sha256:not-hex"), "attachment_not_found", "getAttachmentRef of a malformed digest");
     });
 
+    test("AttachmentUploadersAreRowsBesideBytesStoredOnce", async ({ store }) => {
+      const bytes = new Uint8Array([7, 7, 7, 1]);
+      const mine = await store.putAttachment("image/png", bytes);
+      const theirs = await store.putAttachment("image/png", new Uint8Array(bytes));
+      expect(theirs, "the same bytes from a second uploader: the same ref, one blob").toEqual(mine);
+      const digest = mine.digest;
+      expect(await store.isAttachmentUploader(digest, "alice"), "no uploader before one is recorded").toBe(false);
+      await store.addAttachmentUploader(digest, "alice");
+      expect(await store.isAttachmentUploader(digest, "alice")).toBe(true);
+      expect(await store.isAttachmentUploader(digest, "bob"), "an uploader is one principal, not everyone").toBe(false);
+      await store.addAttachmentUploader(digest, "bob");
+      await store.addAttachmentUploader(digest, "bob");
+      expect(await store.isAttachmentUploader(digest, "bob"), "a second row, written twice: idempotent").toBe(true);
+      expect(await store.isAttachmentUploader(digest, "alice"), "the first uploader keeps hers").toBe(true);
+      expect(await store.isAttachmentUploader(`sha256:${"1".repeat(64)}`, "alice"), "another digest").toBe(false);
+      expect(Array.from((await store.getAttachment(digest)).data), "the bytes are untouched").toEqual(Array.from(bytes));
+    });
+
     test("ReturnedAttachmentsAreCopies", async ({ store }) => {
       const bytes = new Uint8Array([1, 2, 3, 4]);
       const ref = await store.putAttachment("text/plain", bytes);

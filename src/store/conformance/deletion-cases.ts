@@ -66,6 +66,8 @@ async function settle(store: Store, sub: Submission): Promise<void> {
 export function deletionCases(test: Register): void {
   test("DeleteConversation removes what it owns and keeps a blob another conversation references", async ({ store, fx }) => {
     const own = await blob(fx, "own");
+    // Who uploaded a blob (ADR 0046) is no reference: it keeps nothing from a deletion.
+    await fx.store.addAttachmentUploader(own.digest, "alice");
     const shared = await blob(fx, "shared");
     const sharedByRecord = await blob(fx, "shared by a record");
     const key = fx.key();

@@ -9,9 +9,12 @@
  * `auth_unavailable`, the callback route keeps its own token, and a child runs as its parent's
  * principal. The embedded equivalent is `test/unit/http/caller.test.ts`.
  */
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import { ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { childAddress } from "../../../src/conversation/task-names.ts";
+import { createS3Client } from "../../../src/dynamodb/index.ts";
 import type { UserMessagePayload } from "../../../src/protocol/records.ts";
 import { startOidcIssuer, type OidcIssuer } from "../../support/oidc-issuer.ts";
 import { uid } from "../../support/local-cloud-http.ts";
@@ -80,6 +83,13 @@ function call(who: string | undefined, method: string, path: string, body?: unkn
     headers: { "content-type": "application/json", ...auth, ...headers },
     ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
   });
+}
+
+/** Uploads `text` as `who`; its digest. */
+async function upload(who: string, text: string): Promise<string> {
+  const res = await call(who, "POST", "/attachments", text, { "content-type": "text/plain" });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return ((await res.json()) as { digest: string }).digest;
 }
 
 const SESSIONS = ["default", "s2", "forked-out", "forked-in", "imported", "nothing-here", "never-used"];
@@ -153,6 +163,67 @@ describe("local cloud: who may do what (AUTH_ISSUER + HARNESS_BEARER_TOKEN on th
     });
   }
 
+  it("owned attachments (ADR 0046): bob uploads, alice reading his digest is 403 (directly, through his conversation, or by completing an upload of it); bob and the operator read it", { timeout: 60_000 }, async () => {
+    suite.dumpLogsOnFailure();
+    const bytes = `bob's note ${run}`;
+    const digest = await upload("bob", bytes);
+    for (const via of ["", `?agent=lead&instance=${BOB}`, `?agent=lead&instance=${ALICE}`]) {
+      const res = await call("alice", "GET", `/attachments/${digest}${via}`);
+      expect(res.status, `alice reads bob's digest${via}`).toBe(403);
+      expect(((await res.json()) as { code: string }).code).toBe("forbidden");
+    }
+    // Naming an upload of his digest, without sending the bytes, makes her no uploader.
+    const declared = await call("alice", "POST", "/attachments/uploads", { digest, mediaType: "text/plain", size: Buffer.byteLength(bytes) });
+    expect(declared.status, await declared.clone().text()).toBe(201);
+    const { uploadId } = (await declared.json()) as { uploadId: string };
+    const completed = await call("alice", "POST", `/attachments/uploads/${uploadId}/complete`);
+    expect(completed.status, await completed.clone().text()).toBe(200);
+    expect((await call("alice", "GET", `/attachments/${digest}`)).status, "still bob's").toBe(403);
+    expect(await suite.store.isAttachmentUploader(digest, ALICE)).toBe(false);
+
+    const own = await call("bob", "GET", `/attachments/${digest}`);
+    expect(own.status).toBe(200);
+    expect(await own.text()).toBe(bytes);
+    expect((await call("operator", "GET", `/attachments/${digest}`)).status).toBe(200);
+    expect((await call(undefined, "GET", `/attachments/${digest}`)).status).toBe(401);
+  });
+
+  it("owned attachments: alice may not put bob's digest in a message (403, the store unchanged), and reads it through her own conversation once it references it", { timeout: 90_000 }, async () => {
+    suite.dumpLogsOnFailure();
+    const bytes = `bob's picture ${run}`;
+    const digest = await upload("bob", bytes);
+    const attachments = [{ digest, mediaType: "text/plain", size: Buffer.byteLength(bytes) }];
+    const before = await fingerprint(ALICE);
+    const refused = await call("alice", "POST", `/agents/lead/${ALICE}`, { kind: "user", body: "look", session: "s2", attachments });
+    expect(refused.status, await refused.clone().text()).toBe(403);
+    expect(await fingerprint(ALICE), "a refusal writes nothing").toBe(before);
+
+    const shared = await call("operator", "POST", `/agents/lead/${ALICE}?wait=true`, { kind: "user", body: "for alice", session: "shared", attachments });
+    expect(shared.status, await shared.clone().text()).toBe(200);
+    const through = await call("alice", "GET", `/attachments/${digest}?agent=lead&instance=${ALICE}&session=shared`);
+    expect(through.status, await through.clone().text()).toBe(200);
+    expect(await through.text()).toBe(bytes);
+    expect((await call("alice", "GET", `/attachments/${digest}`)).status, "by digest alone it is still bob's").toBe(403);
+  });
+
+  it("owned attachments: the same bytes uploaded by two principals are one object in the bucket, and each reads them", { timeout: 60_000 }, async () => {
+    suite.dumpLogsOnFailure();
+    const bytes = `the same bytes ${run}`;
+    const digest = await upload("bob", bytes);
+    expect(await upload("alice", bytes)).toBe(digest);
+    const hex = createHash("sha256").update(bytes).digest("hex");
+    expect(digest).toBe(`sha256:${hex}`);
+    const s3 = createS3Client();
+    try {
+      const listed = await s3.send(new ListObjectsV2Command({ Bucket: suite.cloud.bucketName, Prefix: `blobs/sha256/${hex}` }));
+      expect(listed.Contents?.map((o) => o.Key), "one stored blob").toEqual([`blobs/sha256/${hex}`]);
+    } finally {
+      s3.destroy();
+    }
+    expect((await call("alice", "GET", `/attachments/${digest}`)).status).toBe(200);
+    expect((await call("bob", "GET", `/attachments/${digest}`)).status).toBe(200);
+  });
+
   it("the callback route keeps its own token: a user's token or the operator's is 401 there, the callback token reaches the route", async () => {
     const path = `/callbacks/cb_${"0".repeat(43)}`;
     for (const who of [undefined, "alice", "operator"]) {
@@ -177,6 +248,37 @@ describe("local cloud: who may do what (AUTH_ISSUER + HARNESS_BEARER_TOKEN on th
     const childLog = await suite.store.readRecords((await suite.store.getConversation({ agent: "researcher", instance: child.instance, session: child.session })).id);
     expect((childLog.find((r) => r.kind === "user_message")!.payload as UserMessagePayload).principalId).toBe(ALICE);
     expect(JSON.stringify(parentLog.findLast((r) => r.kind === "assistant_message_completed")!.payload)).toContain("researcher on: tea");
+  });
+
+  it("the http function serves the chat page (HARNESS_CHAT_PAGE, the construct's chatPage): the page and its config open, the API behind it still asks for a token", { timeout: 90_000 }, async () => {
+    suite.dumpLogsOnFailure();
+    const signIn = { url: "https://example.auth.eu-west-1.amazoncognito.com/oauth2/authorize?response_type=token&client_id=web" };
+    const fn = await suite.cloud.extraFunction("http", {
+      AUTH_ISSUER: issuer.url,
+      AUTH_AUDIENCE: AUDIENCE,
+      HARNESS_BEARER_TOKEN: OPERATOR_TOKEN,
+      HARNESS_ALLOW_UNAUTHENTICATED: "",
+      HARNESS_CHAT_PAGE: JSON.stringify({ signIn, instanceClaim: "sub", title: "Acme chat" }),
+    });
+    try {
+      const page = await fetch(`${fn.url}/`);
+      expect(page.status, await page.clone().text()).toBe(200);
+      expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+      expect(await page.text()).toContain("chat.js");
+      const script = await fetch(`${fn.url}/chat.js`);
+      expect(script.status).toBe(200);
+      expect((await script.text()).length).toBeGreaterThan(1000);
+      const config = (await (await fetch(`${fn.url}/chat-config.json`)).json()) as Record<string, unknown>;
+      expect(config).toMatchObject({ agents: ["lead", "researcher"], title: "Acme chat", signIn, instanceClaim: "sub" });
+      const api = await fetch(`${fn.url}/agents/lead/${ALICE}/submissions`);
+      expect(api.status).toBe(401);
+      const signedIn = await fetch(`${fn.url}/agents/lead/${ALICE}/submissions`, { headers: { authorization: `Bearer ${tokens.alice}` } });
+      expect(signedIn.status).toBe(200);
+    } finally {
+      await fn.close();
+    }
+    // The suite's own http function has no page: / is not found there.
+    expect((await fetch(`${suite.cloud.url}/`)).status).toBe(404);
   });
 
   it("an issuer whose key set is out of reach: 503 auth_unavailable with Retry-After, never a pass; nothing stored", { timeout: 60_000 }, async () => {

@@ -44,7 +44,7 @@ describe("local cloud: export and import", () => {
     const rawLines = (await raw.text()).trim().split("\n").map((l) => JSON.parse(l) as ExportLine);
     expect(rawLines.filter((l) => l.type === "attachment").map((l) => [l.digest, l.data === undefined ? "url" : "inline", l.url])).toEqual([
       [small.digest, "inline", undefined],
-      [large.digest, "url", `/attachments/${large.digest}`],
+      [large.digest, "url", `/attachments/${large.digest}?${new URLSearchParams({ agent: "recall", instance, session: "default" })}`],
     ]);
 
     const lines: ExportLine[] = [];

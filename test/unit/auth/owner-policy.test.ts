@@ -34,6 +34,17 @@ describe("ownerPolicy", () => {
     expect(allow({ id: "alice" }, "dispatch", at("alice"))).toBe(true);
   });
 
+  it("attachments (ADR 0046): anyone signed in uploads; a digest is read by its uploader and the operator, no one else", () => {
+    const allow = ownerPolicy({ ownerClaim: "tenant" });
+    const digest = `sha256:${"a".repeat(64)}`;
+    const alice = { id: "alice", claims: { tenant: "acme" } };
+    expect(allow(alice, "uploadAttachment", { kind: "attachment" })).toBe(true);
+    expect(allow(alice, "attachment", { kind: "attachment", digest, uploaded: true })).toBe(true);
+    expect(allow(alice, "attachment", { kind: "attachment", digest, uploaded: false }), "another's upload, even of her tenant").toBe(false);
+    expect(allow(alice, "attachment", { kind: "attachment", digest }), "not known to be hers").toBe(false);
+    expect(allow(OPERATOR_PRINCIPAL, "attachment", { kind: "attachment", digest, uploaded: false })).toBe(true);
+  });
+
   it("refuses an empty ownerClaim when built", () => {
     expect(() => ownerPolicy({ ownerClaim: "" })).toThrow(/ownerClaim/);
   });

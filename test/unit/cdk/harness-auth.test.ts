@@ -240,3 +240,17 @@ describe("Harness auth: what makes no sense is refused at synth (HarnessPropsInv
     ).toContain("a method takes one");
   });
 });
+
+describe("Harness chatPage: the http function serves the chat page", () => {
+  it("chatPage: HARNESS_CHAT_PAGE (the page's options as JSON) on the http function alone; without it, on none", { timeout: 240_000 }, () => {
+    const signIn = { url: "https://example.auth.eu-west-1.amazoncognito.com/oauth2/authorize?response_type=token&client_id=web" };
+    const s = synth({ auth: JWT, chatPage: { signIn, instanceClaim: "tenant", title: "Acme chat" } });
+    for (const role of HARNESS_FUNCTION_ROLES) {
+      const value = envOf(s, role)[HARNESS_ENV.chatPage];
+      if (role === "http") expect(JSON.parse(value as string), role).toEqual({ signIn, instanceClaim: "tenant", title: "Acme chat" });
+      else expect(value, role).toBeUndefined();
+    }
+    expect(envOf(synth({ auth: JWT, chatPage: true }), "http")[HARNESS_ENV.chatPage]).toBe("{}");
+    expect(envOf(synth({ auth: JWT, chatPage: false }), "http")[HARNESS_ENV.chatPage]).toBeUndefined();
+  });
+});

@@ -5,7 +5,7 @@
  * a refusal. Embedded server on the memory store.
  */
 import { inspectRoutes } from "hono/dev";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { anyOf, bearerTokenAuthenticator } from "../../../src/auth/authenticate.ts";
 import { startTestServer, type TestServer } from "../../support/test-server.ts";
 
@@ -150,12 +150,64 @@ describe("the default policy, route by route", () => {
     });
   }
 
-  it("attachments: any signed-in principal uploads; reading by digest is open to signed-in principals until attachments are owned", async () => {
-    const up = await call("alice", "POST", "/attachments", "hello", { "content-type": "text/plain" });
-    expect(up.status).toBe(201);
-    const { digest } = (await up.json()) as { digest: string };
-    expect((await call(undefined, "GET", `/attachments/${digest}`)).status).toBe(401);
-    expect((await call("bob", "GET", `/attachments/${digest}`)).status).toBe(200);
+});
+
+describe("owned attachments (ADR 0046)", () => {
+  const read = (who: string | undefined, digest: string, via = "") => call(who, "GET", `/attachments/${digest}${via}`);
+  const upload = async (who: string, text: string) => {
+    const res = await call(who, "POST", "/attachments", text, { "content-type": "text/plain" });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { digest: string }).digest;
+  };
+
+  it("bob uploads; alice reading his digest is 403 and nothing is read, whichever conversation she names that does not reference it; bob and the operator read it", async () => {
+    const digest = await upload("bob", "bob's note");
+    const reads = vi.spyOn(h.store, "getAttachment");
+    try {
+      for (const via of ["", "?agent=assistant&instance=alice", "?agent=assistant&instance=bob", "?agent=assistant&instance=alice&session=s2"]) {
+        const res = await read("alice", digest, via);
+        expect(res.status, `alice reads bob's digest${via}`).toBe(403);
+        expect(((await res.json()) as { code: string }).code).toBe("forbidden");
+      }
+      expect(reads, "no bytes were read for a refusal").not.toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
+    }
+    expect((await read(undefined, digest)).status).toBe(401);
+    const own = await read("bob", digest);
+    expect(own.status).toBe(200);
+    expect(await own.text()).toBe("bob's note");
+    expect((await read("operator", digest)).status).toBe(200);
+    expect((await read("alice", digest, "?agent=assistant")).status, "half a conversation's name").toBe(400);
+  });
+
+  it("alice may not put bob's digest in a message (403, nothing written); she reads it through her own conversation once it references it", async () => {
+    const digest = await upload("bob", "bob's picture");
+    const attachments = [{ digest, mediaType: "text/plain", size: "bob's picture".length }];
+    const before = await fingerprint("alice");
+    const refused = await call("alice", "POST", "/agents/assistant/alice", { kind: "user", body: "look", session: "s2", attachments });
+    expect(refused.status).toBe(403);
+    expect(await fingerprint("alice"), "nothing written").toBe(before);
+
+    // The operator shares it into alice's conversation (it reaches everything).
+    const shared = await call("operator", "POST", "/agents/assistant/alice?wait=true", { kind: "user", body: "for alice", session: "shared", attachments });
+    expect(shared.status, await shared.clone().text()).toBe(200);
+    const through = await read("alice", digest, "?agent=assistant&instance=alice&session=shared");
+    expect(through.status, await through.clone().text()).toBe(200);
+    expect(await through.text()).toBe("bob's picture");
+    expect((await read("alice", digest)).status, "by digest alone it is still bob's").toBe(403);
+    // Her conversation references it: she may send it there again (the chat page's retry).
+    const again = await call("alice", "POST", "/agents/assistant/alice?wait=true", { kind: "user", body: "again", session: "shared", attachments });
+    expect(again.status, await again.clone().text()).toBe(200);
+  });
+
+  it("the same bytes uploaded by two principals are stored once, and each may then read them by digest", async () => {
+    const first = await upload("bob", "the same bytes");
+    expect(await upload("alice", "the same bytes"), "content-addressed: one digest, one blob").toBe(first);
+    expect(await h.store.isAttachmentUploader(first, "alice")).toBe(true);
+    expect(await h.store.isAttachmentUploader(first, "bob")).toBe(true);
+    expect((await read("alice", first)).status).toBe(200);
+    expect((await read("bob", first)).status).toBe(200);
   });
 });
 

@@ -1,6 +1,6 @@
 /** The handlers' settings from the environment: defaults, tuning knobs, and refusals that name the variable. */
 import { describe, expect, it } from "vitest";
-import { readSettings, subagentLimitsFromEnv } from "../../../src/lambda/settings.ts";
+import { parseChatPage, readSettings, subagentLimitsFromEnv } from "../../../src/lambda/settings.ts";
 import { createRuntime } from "../../../src/runtime/runtime.ts";
 import { namesOnlyAgents } from "../../../src/agent/names-only-agents.ts";
 import { createMemoryStore } from "../../../src/memory/index.ts";
@@ -69,5 +69,21 @@ describe("subagentLimitsFromEnv (the functions that know the agents by name only
     expect(() => createRuntime({ agents: namesOnlyAgents(["lead"]), store: createMemoryStore(), subagentLimits: limits })).toThrow(
       /subagentLimits.onParentTerminal must be "cancel_children" or "leave_running"/,
     );
+  });
+});
+
+describe("parseChatPage (HARNESS_CHAT_PAGE, the construct's chatPage)", () => {
+  it("unset or empty: no page; {} the defaults; the options as given", () => {
+    expect(parseChatPage(undefined)).toBeUndefined();
+    expect(parseChatPage(" ")).toBeUndefined();
+    expect(parseChatPage("{}")).toEqual({});
+    const options = { title: "Acme", placeholder: "Ask", signIn: { url: "https://auth.example.com/authorize" }, instanceClaim: "tenant" };
+    expect(parseChatPage(JSON.stringify(options))).toEqual(options);
+  });
+
+  it("refuses what is not the page's options, naming the variable", () => {
+    for (const raw of ["true", "[]", "{", '{"colour":"red"}', '{"signIn":"https://x"}', '{"title":""}', '{"instanceClaim":7}']) {
+      expect(() => parseChatPage(raw), raw).toThrow(/HARNESS_CHAT_PAGE/);
+    }
   });
 });

@@ -7,6 +7,7 @@ import { callerRuntime } from "../../../src/runtime/caller-runtime.ts";
 import type { Runtime } from "../../../src/runtime/runtime.ts";
 import type { AccessAction, AccessTarget, Authorize } from "../../../src/protocol/principal.ts";
 import { isHarnessError } from "../../../src/errors.ts";
+import { ownerPolicy } from "../../../src/auth/owner-policy.ts";
 
 /** A runtime that records every method called on it and answers something plausible. */
 function recordingRuntime() {
@@ -16,6 +17,7 @@ function recordingRuntime() {
     compact: { submissionId: "S2", conversationId: "C1", replayed: false },
     conversation: { id: "C1", key: { agent: "assistant", instance: "alice", session: "default" }, createdAt: 0 },
     fork: { agent: "assistant", instance: "alice", session: "f", conversationId: "C9", records: 1, submissionId: "S9" },
+    records: [],
   };
   const runtime = new Proxy({} as Runtime, {
     get(_t, name: string) {
@@ -33,6 +35,8 @@ function recordingRuntime() {
 }
 
 const own = { agent: "assistant", instance: "alice" };
+/** Who uploaded what: nobody. */
+const noUploads = { isAttachmentUploader: async () => false };
 const other = { agent: "assistant", instance: "bob" };
 const message = { kind: "user" as const, body: "hi" };
 
@@ -62,7 +66,7 @@ describe("Runtime.as(principal)", () => {
   it("passes every request on its own instance through to the runtime", async () => {
     for (const [name, call] of Object.entries(requests)) {
       const { runtime, calls } = recordingRuntime();
-      await call(callerRuntime(runtime, { id: "alice" }, ownerOnly), own);
+      await call(callerRuntime(runtime, { id: "alice" }, ownerOnly, noUploads), own);
       expect(calls.length, name).toBeGreaterThan(0);
     }
   });
@@ -70,7 +74,7 @@ describe("Runtime.as(principal)", () => {
   it("refuses each request on another's instance with forbidden (403) before the runtime is reached", async () => {
     for (const [name, call] of Object.entries(requests)) {
       const { runtime, calls } = recordingRuntime();
-      const err = await call(callerRuntime(runtime, { id: "alice" }, ownerOnly), other).then(
+      const err = await call(callerRuntime(runtime, { id: "alice" }, ownerOnly, noUploads), other).then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -82,7 +86,7 @@ describe("Runtime.as(principal)", () => {
   it("asks the policy with the action and target the docs name; a fork is an export of the source and an import into the target", async () => {
     const asked: [AccessAction, AccessTarget][] = [];
     const { runtime } = recordingRuntime();
-    const face = callerRuntime(runtime, { id: "alice" }, (_p, action, target) => (asked.push([action, target]), true));
+    const face = callerRuntime(runtime, { id: "alice" }, (_p, action, target) => (asked.push([action, target]), true), noUploads);
     await face.dispatch({ ...own, session: "s1", message });
     await face.cancel("S1", undefined, own);
     await face.fork({ ...own, fromRecordId: "01ARZ3NDEKTSV4RRFFQ69G5FAV", targetInstance: "bob", message });
@@ -94,7 +98,7 @@ describe("Runtime.as(principal)", () => {
       ["exportConversation", { kind: "session", agent: "assistant", instance: "alice", session: "default" }],
       ["importConversation", { kind: "session", agent: "assistant", instance: "bob" }],
       ["dispatch", { kind: "session", agent: "assistant", instance: "bob" }],
-      ["attachment", { kind: "attachment", digest: "sha256:00" }],
+      ["attachment", { kind: "attachment", digest: "sha256:00", uploaded: false }],
       ["uploadAttachment", { kind: "attachment" }],
     ]);
   });
@@ -104,7 +108,7 @@ describe("Runtime.as(principal)", () => {
       throw new Error("policy bug");
     }, () => "yes" as unknown as boolean, async () => undefined as unknown as boolean]) {
       const { runtime, calls } = recordingRuntime();
-      const err = await callerRuntime(runtime, { id: "alice" }, policy).dispatch({ ...own, message }).catch((e: unknown) => e);
+      const err = await callerRuntime(runtime, { id: "alice" }, policy, noUploads).dispatch({ ...own, message }).catch((e: unknown) => e);
       expect(isHarnessError(err, "forbidden")).toBe(true);
       expect(calls).toEqual([]);
     }
@@ -112,7 +116,7 @@ describe("Runtime.as(principal)", () => {
 
   it("serves ids alone (records, onAppend, wait) only for what it reached through an authorized address", async () => {
     const { runtime, calls } = recordingRuntime();
-    const face = callerRuntime(runtime, { id: "alice" }, ownerOnly);
+    const face = callerRuntime(runtime, { id: "alice" }, ownerOnly, noUploads);
     for (const byId of [() => face.records("C1"), () => face.wait("S1"), async () => face.onAppend("C1", () => {})]) {
       expect(isHarnessError(await byId().catch((e: unknown) => e), "forbidden")).toBe(true);
     }
@@ -125,10 +129,28 @@ describe("Runtime.as(principal)", () => {
     expect(calls).toEqual(["conversation", "records", "onAppend", "dispatch", "wait"]);
   });
 
+  it("an attachment (ADR 0046): its uploader reads it by digest; another caller is refused before the bytes are read, and may not put it in a message", async () => {
+    const digest = `sha256:${"b".repeat(64)}`;
+    const uploads = { isAttachmentUploader: async (d: string, who: string) => d === digest && who === "bob" };
+    const bob = recordingRuntime();
+    await callerRuntime(bob.runtime, { id: "bob" }, ownerPolicy(), uploads).attachment(digest);
+    expect(bob.calls).toEqual(["attachment"]);
+
+    const alice = recordingRuntime();
+    const face = callerRuntime(alice.runtime, { id: "alice" }, ownerPolicy(), uploads);
+    expect(isHarnessError(await face.attachment(digest).catch((e: unknown) => e), "forbidden")).toBe(true);
+    // Through her own conversation, which does not reference it: the log is read, not the bytes.
+    expect(isHarnessError(await face.attachment(digest, own).catch((e: unknown) => e), "forbidden")).toBe(true);
+    expect(isHarnessError(await face.attachment(digest, other).catch((e: unknown) => e), "forbidden"), "through bob's conversation").toBe(true);
+    const attached = { ...message, attachments: [{ digest, mediaType: "image/png", size: 1 }] };
+    expect(isHarnessError(await face.dispatch({ ...own, message: attached }).catch((e: unknown) => e), "forbidden")).toBe(true);
+    expect(alice.calls.filter((c) => c === "attachment" || c === "dispatch"), "neither the bytes read nor the message admitted").toEqual([]);
+  });
+
   it("checks the address's rules before the policy: a malformed id is invalid_request whoever asks", async () => {
     const { runtime } = recordingRuntime();
     let asked = 0;
-    const err = await callerRuntime(runtime, { id: "alice" }, () => (asked++, true))
+    const err = await callerRuntime(runtime, { id: "alice" }, () => (asked++, true), noUploads)
       .dispatch({ agent: "assistant", instance: "bad id!", message })
       .catch((e: unknown) => e);
     expect(isHarnessError(err, "invalid_request")).toBe(true);

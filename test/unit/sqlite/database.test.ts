@@ -40,8 +40,8 @@ const key = { agent: "agent", instance: "inst", session: "default" };
 const UNDO_V15 = `DROP INDEX sub_activity`;
 /** Takes a file back from version 14 to 13 (a release's retry reason, ADR 0053). */
 const UNDO_V14 = `${UNDO_V15}; ALTER TABLE submissions DROP COLUMN retry`;
-/** Takes a file back from version 13 to 12 (who sent a steer, issue 34). */
-const UNDO_V13 = `${UNDO_V14}; ALTER TABLE inbox DROP COLUMN principal_id`;
+/** Takes a file back from version 13 to 12 (who sent a steer, who uploaded an attachment: issue 34). */
+const UNDO_V13 = `${UNDO_V14}; ALTER TABLE inbox DROP COLUMN principal_id; DROP TABLE attachment_uploaders`;
 /** Takes a file back from version 12 to 11 (deletion marks, ADR 0041). */
 const UNDO_V12 = `${UNDO_V13}; ALTER TABLE conversations DROP COLUMN deleting`;
 /** Takes a file back from version 11 to 10 (lean history, ADR 0034). */
@@ -257,13 +257,14 @@ describe("sqlite store on a file", () => {
     await store.close();
   });
 
-  it("opens a version 12 file (before inbox principals) at version 15: a steer accepted before drains without one, a steer after keeps its principal", async () => {
+  it("opens a version 12 file (before inbox principals and attachment uploaders) at version 15: a steer accepted before drains without one, a steer after keeps its principal; an attachment stored before has no uploader until one is recorded", async () => {
     const path = freshPath();
     const clock = new ManualClock();
     const before = openSqliteStore({ path, clock });
     await before.admitSubmission({ id: "run", conversationId: "conv-run", sessionKey: key, input: { kind: "user", body: "r" }, createdAt: clock.now() });
     await before.claimSubmission({ submissionId: "run", attemptId: "att-1", ownerId: "owner", leaseExpiresAt: clock.now() + 30_000 });
     await before.enqueueInbox(key, { kind: "steer", body: "old" });
+    const { digest } = await before.putAttachment("text/plain", new Uint8Array([104, 105]));
     await before.close();
     const db = new DatabaseSync(path);
     db.exec(`${UNDO_V13}; PRAGMA user_version = 12`);
@@ -277,6 +278,9 @@ describe("sqlite store on a file", () => {
       { body: "old", origin: "steer" },
       { body: "new", origin: "steer", principalId: "alice" },
     ]);
+    expect(await store.isAttachmentUploader(digest, "alice"), "no uploader was known before v13").toBe(false);
+    await store.addAttachmentUploader(digest, "alice");
+    expect(await store.isAttachmentUploader(digest, "alice")).toBe(true);
     await store.close();
   });
 
