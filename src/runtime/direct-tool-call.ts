@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { Forbidden, InvalidRequest } from "../errors.ts";
 import type { AgentDefinition } from "../agent/agent-definition.ts";
+import { localToolsOf } from "../agent/agent-setup.ts";
 import type { ToolContent } from "../protocol/records.ts";
 import { type KnowsAgent, sessionKeyOf } from "./requests.ts";
 
@@ -50,7 +51,8 @@ export async function callToolDirectly(
   if (args === null || typeof args !== "object" || Array.isArray(args)) throw new InvalidRequest("args must be a JSON object");
   if (Buffer.byteLength(JSON.stringify(args), "utf8") > DIRECT_TOOL_ARGS_BYTES) throw new InvalidRequest(`args exceed ${DIRECT_TOOL_ARGS_BYTES} bytes`);
   const setup = await definitions.get(key.agent)!.initialize({ ...key, env });
-  const tools = setup.tools ?? [];
+  // The agent's own tools; an MCP server's are listed when an attempt starts and are not called directly.
+  const tools = localToolsOf(setup);
   const tool = tools.find((t) => t.name === call.toolName);
   if (tool === undefined) {
     throw new InvalidRequest(`agent ${key.agent} has no tool ${JSON.stringify(call.toolName)}; its tools: ${tools.map((t) => t.name).join(", ") || "none"}`);
