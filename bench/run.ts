@@ -11,6 +11,7 @@ import { benchHostileSchemas } from "./hostile-schemas.ts";
 import { benchHttp } from "./http.ts";
 import { benchImportedRebuild } from "./imported-rebuild.ts";
 import { benchLambda } from "./lambda.ts";
+import { benchMcpTools } from "./mcp-tools.ts";
 import { benchMemory } from "./memory.ts";
 import { benchLeanHistory } from "./lean-history.ts";
 import { benchOverhead } from "./overhead.ts";
@@ -43,6 +44,7 @@ const benches: Record<string, () => Promise<void>> = {
   scaling: () => benchScaling(),
   "hostile-schemas": () => benchHostileSchemas(),
   "imported-rebuild": () => benchImportedRebuild(),
+  "mcp-tools": () => benchMcpTools(),
 };
 
 /**
