@@ -21,7 +21,7 @@ import { MIN_DYNAMO_DELTA_RETENTION_MS } from "../conversation/delta-folding.ts"
  */
 export class HarnessPropsInvalid extends Error {
   readonly code = "harness_props_invalid";
-  /** The prop at fault (`urlAuthType`, `apiGateway`, `workerMaxConcurrency`, `environment`). */
+  /** The prop at fault (`urlAuthType`, `apiGateway`, `workerMaxConcurrency`, `environment`, `agentsEntry`). */
   readonly prop: string;
   constructor(prop: string, why: string) {
     super(`Harness: ${prop}: ${why}`);
