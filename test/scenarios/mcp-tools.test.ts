@@ -198,6 +198,37 @@ describe("MCP tools: which tools, their names, approval, failures", () => {
     expect(fixtureEvents(log).filter((e) => e.event === "call"), "the server saw one call").toHaveLength(1);
   });
 
+  it("an approved call that crashed after tool_started is not run again on recovery", async () => {
+    const log = fixtureLog();
+    const store = createMemoryStore();
+    const server = { ...stdioFixture(log), needsApproval: ["echo"] };
+    let reached!: () => void;
+    const ran = new Promise<void>((r) => (reached = r));
+    const crashed = start(store, server, {
+      config: {
+        faults: (phase) => {
+          if (phase !== "tool_ran") return;
+          reached();
+          return new Promise<never>(() => {}); // the process "dies" here
+        },
+      },
+    });
+    await crashed.start();
+    const { submissionId, conversationId } = await crashed.dispatch({ ...address, message: { kind: "user", body: '/echo {"text":"approved once"}' } });
+    await until("the approval wait", () => store.getSubmission(submissionId), (s) => s.status === "waiting");
+    const [pending] = await crashed.pendingApprovals(address);
+    await crashed.decide({ ...address, submissionId, callId: pending!.callId, approved: true });
+    await ran;
+    await crashed.close({ abandon: true });
+    expect((await allRecords(store, conversationId)).map((r) => r.kind)).toContain("tool_started");
+    const recovered = start(store, server);
+    await recovered.start();
+    expect(await recovered.wait(submissionId)).toMatchObject({ status: "succeeded" });
+    const outcome = (await allRecords(store, conversationId)).find((r) => r.kind === "tool_outcome")!;
+    expect(outcome.payload).toMatchObject({ toolName: "echo", isError: true });
+    expect(fixtureEvents(log).filter((e) => e.event === "call"), "the server saw one call").toHaveLength(1);
+  });
+
   it("an MCP tool named like a local tool fails the run, naming the prefix to add", async () => {
     const log = fixtureLog();
     const store = createMemoryStore();
