@@ -13,6 +13,7 @@ import { benchFirstHour } from "./first-hour.ts";
 import { benchHttp } from "./http.ts";
 import { benchImportedRebuild } from "./imported-rebuild.ts";
 import { benchLambda } from "./lambda.ts";
+import { benchMcpTools } from "./mcp-tools.ts";
 import { benchMemory } from "./memory.ts";
 import { benchLeanHistory } from "./lean-history.ts";
 import { benchMcpServer } from "./mcp-server.ts";
@@ -49,6 +50,7 @@ const benches: Record<string, () => Promise<void>> = {
   capacity: () => benchCapacity(),
   "mcp-server": () => benchMcpServer(),
   "first-hour": () => benchFirstHour(),
+  "mcp-tools": () => benchMcpTools(),
 };
 
 /**

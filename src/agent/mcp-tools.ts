@@ -64,6 +64,13 @@ export type McpToolsOptions = McpHttpServerOptions | McpStdioServerOptions;
 const TOOLSET = Symbol.for("resolute-harness.mcp-toolset");
 
 /**
+ * The global (a `Symbol.for` key) where `mcpTools` notes each stdio server it was asked for, so the
+ * construct's synth, which imports the agents module in a child process to read its names, can
+ * refuse one declared at module level before it is deployed to Lambda (`src/cdk/agent-names.ts`).
+ */
+export const STDIO_DECLARED_KEY = "resolute-harness.mcp-stdio-declared";
+
+/**
  * The tools of one MCP server, as an agent setup lists them (`tools: [mcpTools({...}), clock]`).
  * Declaring one does nothing: each attempt connects at its start, reads the tool list once, runs
  * the calls of that attempt over the connection and closes it at its end.
@@ -137,6 +144,9 @@ export function mcpTools(options: McpToolsOptions): McpToolset {
       throw refuse("env must be an object of strings");
     }
     label = [o.command, ...(o.args ?? [])].join(" ");
+    // Each command line once: an initializer that declares its toolset on every attempt adds nothing.
+    const declared = ((globalThis as { [key: symbol]: string[] | undefined })[Symbol.for(STDIO_DECLARED_KEY)] ??= []);
+    if (!declared.includes(label)) declared.push(label);
     if (onLambda()) {
       throw new McpToolsError(
         "mcp_stdio_on_lambda",

@@ -3,7 +3,8 @@
  * (`HARNESS_AGENT_NAMES`), and its `subagentLimits` (`HARNESS_SUBAGENT_LIMITS`, ADR 0023): given,
  * or discovered by importing the module in a child Node process (Node 22 strips TypeScript
  * types), so the synthesizing process never evaluates user code and its provider SDKs. Imports
- * only Node built-ins, the id rules and the subagent limits' check.
+ * only Node built-ins, the id rules, the subagent limits' check and the key under which
+ * `mcpTools` notes stdio servers (a constant).
  */
 import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
@@ -11,6 +12,7 @@ import { pathToFileURL } from "node:url";
 import { resolveLimits } from "../engine/subagents.ts";
 import { type SubagentLimits } from "../agent/subagent-policy.ts";
 import { ID_RULES } from "../protocol/id-rules.ts";
+import { STDIO_DECLARED_KEY } from "../agent/mcp-tools.ts";
 
 const MARKER = "__harness_agent_names__=";
 const FAILED = "__harness_agent_names_error__=";
@@ -21,7 +23,8 @@ try {
   const mod = await import(process.argv[1]);
   const agents = mod.agents;
   if (agents === null || typeof agents !== "object") throw new Error("the module exports no \`agents\` object");
-  process.stdout.write("\\n${MARKER}" + JSON.stringify({ names: Object.keys(agents), subagentLimits: mod.subagentLimits }) + "\\n");
+  const stdioMcp = globalThis[Symbol.for(${JSON.stringify(STDIO_DECLARED_KEY)})] ?? [];
+  process.stdout.write("\\n${MARKER}" + JSON.stringify({ names: Object.keys(agents), subagentLimits: mod.subagentLimits, stdioMcp }) + "\\n");
   process.exit(0);
 } catch (err) {
   const text = err instanceof Error ? (err.code ? err.code + " " : "") + err.name + ": " + err.message : String(err);
@@ -34,6 +37,8 @@ export interface DiscoveredAgentsModule {
   names: string[];
   /** The module's `subagentLimits` with the defaults applied, when it exports any. */
   subagentLimits?: Required<SubagentLimits>;
+  /** Stdio MCP servers the module declared as it loaded (`mcpTools({command})` at module level), by command line. */
+  stdioMcpServers?: string[];
 }
 
 const discovered = new Map<string, DiscoveredAgentsModule>();
@@ -93,9 +98,10 @@ export function discoverAgentsModule(agentsEntry: string, options: { timeoutMs?:
   if (line === undefined) throw new AgentNamesDiscoveryError(agentsEntry, "the child printed no names");
   let found: DiscoveredAgentsModule;
   try {
-    const read = JSON.parse(line) as { names: string[]; subagentLimits?: SubagentLimits };
+    const read = JSON.parse(line) as { names: string[]; subagentLimits?: SubagentLimits; stdioMcp?: string[] };
     found = { names: checkAgentNames(read.names) };
     if (read.subagentLimits !== undefined) found.subagentLimits = resolveLimits(read.subagentLimits);
+    if (Array.isArray(read.stdioMcp) && read.stdioMcp.length > 0) found.stdioMcpServers = read.stdioMcp.map(String);
   } catch (err) {
     throw new AgentNamesDiscoveryError(agentsEntry, err instanceof Error ? err.message : String(err));
   }

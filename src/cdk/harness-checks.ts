@@ -21,7 +21,7 @@ import { MIN_DYNAMO_DELTA_RETENTION_MS } from "../conversation/delta-folding.ts"
  */
 export class HarnessPropsInvalid extends Error {
   readonly code = "harness_props_invalid";
-  /** The prop at fault (`urlAuthType`, `apiGateway`, `workerMaxConcurrency`, `environment`). */
+  /** The prop at fault (`urlAuthType`, `apiGateway`, `workerMaxConcurrency`, `environment`, `agentsEntry`). */
   readonly prop: string;
   constructor(prop: string, why: string) {
     super(`Harness: ${prop}: ${why}`);
@@ -181,6 +181,12 @@ export function agentsModuleOf(props: HarnessProps, agentsEntry: string): Discov
       throw new Error(`Harness: ${what}: ${err instanceof Error ? err.message : String(err)}`);
     }
   };
+  if (discovered?.stdioMcpServers !== undefined) {
+    throw new HarnessPropsInvalid(
+      "agentsEntry",
+      `the agents module declares a stdio MCP server (${discovered.stdioMcpServers.join("; ")}): a Lambda function keeps no process beside the worker, and mcpTools refuses it there (mcp_stdio_on_lambda). Serve it over streamable HTTP and give mcpTools its url`,
+    );
+  }
   const known: DiscoveredAgentsModule = discovered ?? { names: [] };
   if (props.agentNames !== undefined) given("agentNames", () => (known.names = checkAgentNames(props.agentNames!)));
   if (props.subagentLimits !== undefined) given("subagentLimits", () => (known.subagentLimits = resolveLimits(props.subagentLimits)));

@@ -137,7 +137,9 @@ async function driveWithMcp(ctx: DriveContext, toolsets: McpToolset[]): Promise<
     }
     return await new SubmissionDrive({ ...ctx, setup: { ...ctx.setup, tools } }).run();
   } finally {
-    await connections.close();
+    // Not awaited: the outcome need not wait for the servers to go (a stdio server is given 2 s
+    // to exit after its stdin closes, then SIGTERM, as the MCP spec asks).
+    void connections.close();
   }
 }
 

@@ -10,6 +10,7 @@ import { localModel } from "../../src/agent/local-model.ts";
 import { mcpTools, type McpToolsOptions } from "../../src/agent/mcp-tools.ts";
 import * as schema from "../../src/agent/tool-schema.ts";
 import { DANGLING_TOOL_CALL_MESSAGE } from "../../src/conversation/dangling.ts";
+import { TOOL_ABORTED } from "../../src/drive/bounds.ts";
 import { createMemoryStore } from "../../src/memory/index.ts";
 import type { HarnessEvent } from "../../src/ports/observer.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
@@ -80,7 +81,8 @@ describe.each(["stdio", "http"] as const)("MCP tools over %s", (transport) => {
     await runtime.cancel(submissionId, "changed my mind");
     expect(await runtime.wait(submissionId)).toMatchObject({ status: "failed", errorCode: "cancelled" });
     const cancelled = await until("the server's cancellation", () => fixtureEvents(log), (e) => e.some((x) => x.event === "cancelled"));
-    expect(cancelled.filter((e) => e.event === "cancelled")).toMatchObject([{ tool: "slow" }]);
+    // The reason is the one MCP's notifications/cancelled carried (the harness's abort), not a closed session's.
+    expect(cancelled.filter((e) => e.event === "cancelled")).toMatchObject([{ tool: "slow", reason: expect.stringContaining(TOOL_ABORTED) }]);
     expect(cancelled.some((e) => e.event === "done"), "the handler stopped on the cancellation, not at its end").toBe(true);
   });
 
@@ -193,6 +195,37 @@ describe("MCP tools: which tools, their names, approval, failures", () => {
     expect(await recovered.wait(submissionId)).toMatchObject({ status: "succeeded" });
     const outcome = (await allRecords(store, conversationId)).find((r) => r.kind === "tool_outcome")!;
     expect(outcome.payload).toMatchObject({ toolName: "echo", isError: true, content: [{ type: "text", text: DANGLING_TOOL_CALL_MESSAGE }] });
+    expect(fixtureEvents(log).filter((e) => e.event === "call"), "the server saw one call").toHaveLength(1);
+  });
+
+  it("an approved call that crashed after tool_started is not run again on recovery", async () => {
+    const log = fixtureLog();
+    const store = createMemoryStore();
+    const server = { ...stdioFixture(log), needsApproval: ["echo"] };
+    let reached!: () => void;
+    const ran = new Promise<void>((r) => (reached = r));
+    const crashed = start(store, server, {
+      config: {
+        faults: (phase) => {
+          if (phase !== "tool_ran") return;
+          reached();
+          return new Promise<never>(() => {}); // the process "dies" here
+        },
+      },
+    });
+    await crashed.start();
+    const { submissionId, conversationId } = await crashed.dispatch({ ...address, message: { kind: "user", body: '/echo {"text":"approved once"}' } });
+    await until("the approval wait", () => store.getSubmission(submissionId), (s) => s.status === "waiting");
+    const [pending] = await crashed.pendingApprovals(address);
+    await crashed.decide({ ...address, submissionId, callId: pending!.callId, approved: true });
+    await ran;
+    await crashed.close({ abandon: true });
+    expect((await allRecords(store, conversationId)).map((r) => r.kind)).toContain("tool_started");
+    const recovered = start(store, server);
+    await recovered.start();
+    expect(await recovered.wait(submissionId)).toMatchObject({ status: "succeeded" });
+    const outcome = (await allRecords(store, conversationId)).find((r) => r.kind === "tool_outcome")!;
+    expect(outcome.payload).toMatchObject({ toolName: "echo", isError: true });
     expect(fixtureEvents(log).filter((e) => e.event === "call"), "the server saw one call").toHaveLength(1);
   });
 

@@ -5,6 +5,7 @@
  * at most 400 KB); a stdio server is refused in a Lambda function with a message naming why.
  */
 import { randomUUID } from "node:crypto";
+import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixtureEvents, fixtureLog, startHttpFixture, type HttpFixture } from "../../support/mcp-fixture.ts";
@@ -13,13 +14,22 @@ import { useLocalCloud } from "../../support/local-cloud-suite.ts";
 const agentsModule = fileURLToPath(new URL("../../support/local-cloud-fixtures/mcp-agents.ts", import.meta.url));
 const log = fixtureLog();
 let fixture: HttpFixture;
+let later: HttpFixture | undefined;
+let downPort: number;
 
 // Started first: the local cloud's environment names its URL.
 beforeAll(async () => {
   fixture = await startHttpFixture(log);
+  downPort = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
 });
 afterAll(async () => {
   await fixture?.kill();
+  await later?.kill();
 });
 
 const suite = useLocalCloud(() => ({
@@ -27,18 +37,19 @@ const suite = useLocalCloud(() => ({
   workers: 1,
   workerTimeoutMs: 30_000,
   sweeperRateMs: false,
-  env: { HARNESS_LEASE_MS: "5000", MCP_FIXTURE_URL: fixture.url },
+  env: { HARNESS_LEASE_MS: "5000", MCP_FIXTURE_URL: fixture.url, MCP_DOWN_URL: `http://127.0.0.1:${downPort}/mcp` },
 }));
 
-async function dispatchAndWait(agent: string, body: string) {
+async function dispatchAndWait(agent: string, body: string, whileWaiting?: (submissionId: string) => Promise<void>) {
   const instance = `mcp-${randomUUID().slice(0, 8)}`;
-  const res = await fetch(`${suite.cloud.url}/agents/${agent}/${instance}?wait=true`, {
+  const res = await fetch(`${suite.cloud.url}/agents/${agent}/${instance}${whileWaiting ? "" : "?wait=true"}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ kind: "user", body }),
   });
-  expect(res.status).toBe(200);
+  expect(res.status).toBe(whileWaiting ? 202 : 200);
   const { submissionId, conversationId } = (await res.json()) as { submissionId: string; conversationId: string };
+  await whileWaiting?.(submissionId);
   let sub = await suite.store.getSubmission(submissionId);
   for (let i = 0; i < 300 && sub.status !== "settled"; i++) {
     await new Promise((r) => setTimeout(r, 100));
@@ -70,6 +81,23 @@ describe("MCP tools on the local cloud", () => {
     expect(view.outcome).toMatchObject({ status: "succeeded" });
     const outcome = records.find((r) => r.kind === "tool_outcome")!.payload as { content: Array<{ text: string }> };
     expect(outcome.content[0]!.text).toHaveLength(600_000);
+  });
+
+  it("a server down at attempt start: the attempt fails with the reason and is retried; once the server listens, the submission succeeds", async () => {
+    suite.dumpLogsOnFailure();
+    const { view, records } = await dispatchAndWait("later", '/echo {"text":"at last"}', async (submissionId) => {
+      let sub = await suite.store.getSubmission(submissionId);
+      for (let i = 0; i < 300 && !(sub.lastError ?? "").includes("unavailable at attempt start"); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        sub = await suite.store.getSubmission(submissionId);
+      }
+      expect(sub.lastError).toContain(`MCP server http://127.0.0.1:${downPort}/mcp unavailable at attempt start`);
+      expect(sub.status).not.toBe("settled");
+      later = await startHttpFixture(log, downPort);
+    });
+    expect(view.outcome).toMatchObject({ status: "succeeded" });
+    expect(lastReply(records)).toBe("`echo` returned: echo: at last");
+    expect((await suite.store.getSubmission(view.submissionId)).attemptCount).toBeGreaterThan(1);
   });
 
   it("a stdio server is refused in a Lambda function: the submission fails with the reason, nothing is started", async () => {

@@ -33,6 +33,7 @@ it("every error code (refusals and settled outcomes) is in errors.md", () => {
     ...unionMembers("src/protocol/error-body.ts", "HarnessErrorCode"),
     ...unionMembers("src/protocol/error-body.ts", "TransportErrorCode"),
     ...unionMembers("src/protocol/records.ts", "SettledErrorCode"),
+    ...unionMembers("src/agent/mcp-tools.ts", "McpToolsErrorCode"),
   ];
   expect(codes.length).toBeGreaterThan(20);
   expect(codes.filter((code) => !page.includes(`\`${code}\``))).toEqual([]);

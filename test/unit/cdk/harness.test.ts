@@ -756,6 +756,12 @@ describe("Harness: agent names for the functions that run no agent", () => {
     );
   });
 
+  it("refuses at synth an agents module that declares a stdio MCP server (a Lambda function keeps no process beside the worker)", () => {
+    expect(() => synthHarness({ agentsEntry: cdkFixture("stdio-mcp-agents.ts") })).toThrow(
+      /Harness: agentsEntry: the agents module declares a stdio MCP server \(npx -y some-mcp-server\): .*Serve it over streamable HTTP and give mcpTools its url/,
+    );
+  });
+
   it("gives them the agents module's subagentLimits (defaults applied) when it exports any, so a cancel there honours onParentTerminal", () => {
     const s = synthHarness({ agentsEntry: cdkFixture("leave-running-agents.ts") });
     const limits = { maxChildrenPerRun: 3, maxDepth: 1, maxChildWaitMs: 0, onParentTerminal: "leave_running" };
