@@ -44,13 +44,21 @@ export function guardResponse(res: http.ServerResponse, limits: FunctionUrlLimit
   const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
   let cut = false;
   res.write = ((chunk: unknown, ...rest: unknown[]) => {
-    if (cut) return false;
+    // A writer waiting on its callback must not hang on a cut response (its handler would never end).
+    const callback = rest.find((a): a is () => void => typeof a === "function");
+    if (cut) {
+      if (callback) queueMicrotask(callback);
+      return false;
+    }
     const bytes = typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array);
     if (written + bytes.length > max) {
       // The client gets the response up to the maximum, then the connection ends.
       cut = true;
       limits.log?.(`function URL: response stream over its ${max} bytes, cut`);
-      write(bytes.subarray(0, max - written), () => res.destroy());
+      write(bytes.subarray(0, max - written), () => {
+        res.destroy();
+        callback?.();
+      });
       written = max;
       return false;
     }

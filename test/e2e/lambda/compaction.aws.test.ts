@@ -17,7 +17,8 @@ const suite = useLocalCloud({
   workers: 1,
   workerTimeoutMs: 20_000,
   streamMaxMs: 3_000,
-  httpTimeoutMs: 20_000,
+  // Room for ?wait=true's 60 s: the function URL ends a request at this timeout, and the wait answers 3 s before it.
+  httpTimeoutMs: 65_000,
   sweeperRateMs: false,
   env: { HARNESS_LEASE_MS: "3000" },
 });

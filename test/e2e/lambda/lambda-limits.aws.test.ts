@@ -4,6 +4,7 @@
  * harness stays correct at each limit: a clear answer, nothing lost.
  */
 import { fileURLToPath } from "node:url";
+import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { describe, expect, it } from "vitest";
 import { LocalFunction } from "../../../dev/local-cloud/function-host.ts";
 import {
@@ -16,6 +17,7 @@ import { LAMBDA_MAX_UPLOAD_BYTES } from "../../../src/lambda/settings.ts";
 import { digestOf, pngOfSize } from "../../support/attachment-fixtures.ts";
 import { useLocalCloud } from "../../support/local-cloud-suite.ts";
 import { inStatus, requestJson, uid } from "../../support/local-cloud-http.ts";
+import { SQS_DEFAULT_MAX_MESSAGE_BYTES } from "../../../dev/local-cloud/sqs-limits-proxy.ts";
 import { followSse } from "../../support/sse-follower.ts";
 
 const agentsModule = fileURLToPath(new URL("../../support/local-cloud-fixtures/agents.ts", import.meta.url));
@@ -108,6 +110,23 @@ describe("local cloud: Lambda's limits", () => {
     expect(follower.connections).toBeGreaterThan(1);
     const seen = [...new Set(events.map((e) => e.id))];
     expect(seen, "every record once, in order").toEqual(records.map((r) => r.id));
+  });
+
+  it("the functions reach SQS through the limits proxy: a message over 256 KiB from their endpoint is refused", async () => {
+    const endpoint = suite.cloud.functionEnv("worker").AWS_ENDPOINT_URL_SQS;
+    expect(endpoint).not.toBe(process.env.AWS_ENDPOINT_URL_SQS);
+    const sqs = new SQSClient({ endpoint, maxAttempts: 1 });
+    try {
+      const send = new SendMessageCommand({
+        QueueUrl: suite.cloud.deadLetterQueueUrl,
+        MessageBody: "x".repeat(SQS_DEFAULT_MAX_MESSAGE_BYTES + 1),
+        MessageGroupId: "g",
+        MessageDeduplicationId: uid(),
+      });
+      await expect(sqs.send(send)).rejects.toMatchObject({ name: "InvalidParameterValue" });
+    } finally {
+      sqs.destroy();
+    }
   });
 
   it("`?wait=true` answers 202 before the function URL's timeout when the turn outlasts it, and the turn settles", { timeout: 120_000 }, async () => {
