@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: runs every benchmark in one process and prints its figures. Pass names to run
- * a subset (e.g. `npm run bench -- overhead`); `scaling`, `cancel`, `hot-session`, `approvals`,
- * `lambda`, `memory` and `mcp-server` run only when named.
+ * a subset (e.g. `npm run bench -- overhead`); `capacity`, `first-hour`, `scaling`, `cancel`,
+ * `hot-session`, `approvals`, `lean-history`, `lambda`, `memory`, `mcp-server` and `mcp-tools`
+ * run only when named (`npm run bench -- mcp-server mcp-tools` gives issue 36's figures).
  */
 import { benchApprovalCosts } from "./approval-costs.ts";
 import { benchAws } from "./aws.ts";
@@ -62,7 +63,7 @@ const benches: Record<string, () => Promise<void>> = {
  * their figures when they run in the same process (`npm run bench -- aws lambda memory cost`), the
  * recorded ones otherwise; so does `capacity` (the capacity model, about a minute).
  */
-const onlyWhenNamed = new Set(["capacity", "first-hour", "scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory", "mcp-server"]);
+const onlyWhenNamed = new Set(["capacity", "first-hour", "scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory", "mcp-server", "mcp-tools"]);
 
 const selected = process.argv.slice(2);
 for (const [name, run] of Object.entries(benches)) {
