@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: runs every benchmark in one process and prints its figures. Pass names to run
  * a subset (e.g. `npm run bench -- overhead`); `capacity`, `first-hour`, `scaling`, `cancel`,
- * `hot-session`, `approvals`, `lean-history`, `lambda`, `memory`, `mcp-server` and `mcp-tools`
- * run only when named (`npm run bench -- mcp-server mcp-tools` gives issue 36's figures).
+ * `hot-session`, `approvals`, `lean-history`, `lambda`, `memory`, `mcp-server`, `mcp-tools` and
+ * `mcp` (the two MCP benches together) run only when named.
  */
 import { benchApprovalCosts } from "./approval-costs.ts";
 import { benchAws } from "./aws.ts";
@@ -52,6 +52,11 @@ const benches: Record<string, () => Promise<void>> = {
   "mcp-server": () => benchMcpServer(),
   "first-hour": () => benchFirstHour(),
   "mcp-tools": () => benchMcpTools(),
+  // Issue 36's figures in one run: an MCP tool call against a local one, `tools/call` against `?wait=true`.
+  mcp: async () => {
+    await benchMcpTools();
+    await benchMcpServer();
+  },
 };
 
 /**
@@ -63,7 +68,7 @@ const benches: Record<string, () => Promise<void>> = {
  * their figures when they run in the same process (`npm run bench -- aws lambda memory cost`), the
  * recorded ones otherwise; so does `capacity` (the capacity model, about a minute).
  */
-const onlyWhenNamed = new Set(["capacity", "first-hour", "scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory", "mcp-server", "mcp-tools"]);
+const onlyWhenNamed = new Set(["capacity", "first-hour", "scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory", "mcp-server", "mcp-tools", "mcp"]);
 
 const selected = process.argv.slice(2);
 for (const [name, run] of Object.entries(benches)) {
