@@ -106,7 +106,7 @@ type Route = { name: string; method: string; path: (i: string) => string; body?:
 
 /** Each route as it addresses instance `i` (own or other). `ok` is what an allowed caller may get. */
 const ROUTES: Route[] = [
-  { name: "dispatch", method: "POST", path: (i) => `/agents/assistant/${i}?session=s2`, body: () => ({ kind: "user", body: "hi" }), ok: [202] },
+  { name: "dispatch", method: "POST", path: (i) => `/agents/assistant/${i}`, body: () => ({ kind: "user", body: "hi", session: "s2" }), ok: [202] },
   { name: "stream", method: "GET", path: (i) => `/agents/assistant/${i}`, ok: [200, 204] },
   { name: "steer", method: "POST", path: (i) => `/agents/assistant/${i}/steer`, body: () => ({ body: "x" }), ok: [409] },
   { name: "follow-up", method: "POST", path: (i) => `/agents/assistant/${i}/followup`, body: () => ({ body: "x" }), ok: [409] },
