@@ -30,6 +30,7 @@ import { seededRandom } from "../../src/store/conformance/random-log.ts";
 import { attemptsOf, drainMsOf, type KillPhases, type SoakReport } from "./report.ts";
 import { ASSISTANT, RESEARCHER } from "./soak-agents.ts";
 import { checkSubagents, subagentFigures } from "./subagent-invariants.ts";
+import { exampleAssembly } from "../local-cloud/cloud-assembly.ts";
 
 export interface CloudSoakOptions {
   sessions: number;
@@ -118,8 +119,7 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
   const kills: Kill[] = [];
   const holding = new Map<string, string>();
   const cloud = await startLocalCloud({
-    agentsModule: AGENTS,
-    agentNames: [ASSISTANT, RESEARCHER],
+    assembly: exampleAssembly(AGENTS, { "harness:agentNames": [ASSISTANT, RESEARCHER].join(",") }).dir,
     workers: options.workers,
     ...(options.short
       ? { workerTimeoutMs: 20_000, queueVisibilityTimeoutMs: 25_000, sweeperRateMs: 2_000 }
