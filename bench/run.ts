@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: runs every benchmark in one process and prints its figures. Pass names to run
- * a subset (e.g. `npm run bench -- overhead`); `scaling`, `cancel`, `hot-session`, `approvals`,
+ * a subset (e.g. `npm run bench -- overhead`); `iam` (the least-privilege matrix), `scaling`, `cancel`, `hot-session`, `approvals`,
  * `lambda` and `memory` run only when named.
  */
 import { benchApprovalCosts } from "./approval-costs.ts";
@@ -9,6 +9,7 @@ import { benchCancelStop } from "./cancel-stop.ts";
 import { benchHotSession } from "./hot-session.ts";
 import { benchHostileSchemas } from "./hostile-schemas.ts";
 import { benchHttp } from "./http.ts";
+import { benchIam } from "./iam.ts";
 import { benchImportedRebuild } from "./imported-rebuild.ts";
 import { benchLambda } from "./lambda.ts";
 import { benchMemory } from "./memory.ts";
@@ -43,6 +44,7 @@ const benches: Record<string, () => Promise<void>> = {
   scaling: () => benchScaling(),
   "hostile-schemas": () => benchHostileSchemas(),
   "imported-rebuild": () => benchImportedRebuild(),
+  iam: () => benchIam(),
 };
 
 /**
@@ -53,7 +55,7 @@ const benches: Record<string, () => Promise<void>> = {
  * their figures when they run in the same process (`npm run bench -- aws lambda memory cost`), the
  * recorded ones otherwise.
  */
-const onlyWhenNamed = new Set(["scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory"]);
+const onlyWhenNamed = new Set(["iam", "scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory"]);
 
 const selected = process.argv.slice(2);
 for (const [name, run] of Object.entries(benches)) {

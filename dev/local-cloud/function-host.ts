@@ -271,7 +271,8 @@ export class LocalFunction {
         };
         child.on("message", onMessage);
         child.once("exit", onExit);
-        child.send({ type: "invoke", id, event, deadline });
+        // A container that died just now answers EPIPE here; its exit rejects the invocation.
+        child.send({ type: "invoke", id, event, deadline }, (err) => void err);
       });
     } finally {
       this.#busy = false;

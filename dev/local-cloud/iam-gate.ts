@@ -33,6 +33,12 @@ export interface IamGate {
   readonly denials: GatedCall[];
   /** What a function's environment needs to go through the gate (endpoints, its own key). */
   environmentFor(fn: TemplateFunction): Record<string, string>;
+  /**
+   * The calls allowed so far that a role without `action` would have been refused: each distinct
+   * (function, action, resource) re-evaluated against its policies with that action taken out
+   * (the least-privilege matrix, ADR 0048). Empty: nothing the cloud did needed the grant.
+   */
+  replayWithout(roleLogicalId: string, action: string): Promise<GatedCall[]>;
   /** The SSM parameters and Secrets Manager secrets the stand-in serves. */
   readonly secrets: SecretsStandIn;
   close(): Promise<void>;
@@ -210,9 +216,39 @@ export async function startIamGate(options: IamGateOptions): Promise<IamGate> {
     jsonDeny({}),
   );
 
+  async function replayWithout(roleLogicalId: string, action: string): Promise<GatedCall[]> {
+    const seen = new Set<string>();
+    const refused: GatedCall[] = [];
+    for (const call of calls) {
+      const key = `${call.function}\n${call.action}\n${call.resource}`;
+      if (!call.allowed || seen.has(key)) continue;
+      seen.add(key);
+      const caller = [...callers.values()].find((c) => c.fn.logicalId === call.function);
+      if (!caller || caller.fn.roleLogicalId !== roleLogicalId) continue;
+      const policies = caller.policies.map((p) => ({ name: p.name, policy: withoutAction(p.policy, action) }));
+      const r = await simulate(
+        {
+          request: {
+            principal: caller.principal,
+            action: call.action,
+            resource: { resource: call.resource, accountId: ctx.account },
+            contextVariables: { "aws:SecureTransport": "true", "aws:RequestedRegion": ctx.region, "aws:PrincipalArn": caller.principal },
+          },
+          identityPolicies: policies,
+          serviceControlPolicies: [],
+          resourceControlPolicies: [],
+        },
+        {},
+      );
+      if (r.resultType === "error" || r.overallResult !== "Allowed") refused.push({ ...call, allowed: false });
+    }
+    return refused;
+  }
+
   return {
     calls,
     denials,
+    replayWithout,
     secrets,
     environmentFor(fn) {
       return {
@@ -251,6 +287,18 @@ function forward(upstream: string, req: IncomingMessage, body: Buffer, res: Serv
   });
   res.on("close", () => out.destroy());
   out.end(body);
+}
+
+/** A policy document with `action` taken out of every statement (a statement left empty goes). */
+function withoutAction(policy: unknown, action: string): unknown {
+  const doc = policy as { Statement?: Array<{ Action?: string | string[] }> };
+  const statements = (doc.Statement ?? []).flatMap((st) => {
+    const actions = Array.isArray(st.Action) ? st.Action : st.Action ? [st.Action] : [];
+    const kept = actions.filter((a) => a !== action);
+    if (kept.length === actions.length) return [st];
+    return kept.length === 0 ? [] : [{ ...st, Action: kept }];
+  });
+  return { ...doc, Statement: statements };
 }
 
 function xmlEscape(s: string): string {

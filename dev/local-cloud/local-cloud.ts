@@ -11,7 +11,7 @@
  * (`iam-gate.ts`). What the template declares that this cannot emulate is in `notEmulated`.
  */
 import { randomUUID } from "node:crypto";
-import { SQSClient } from "@aws-sdk/client-sqs";
+import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { ScheduledEvent, SQSEvent } from "aws-lambda";
 import type { HarnessFunctionRole } from "../../src/lambda/env.ts";
 import { SCHEDULED_TIME_ATTRIBUTE } from "../../src/runtime/scheduled-dispatch.ts";
@@ -290,9 +290,25 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
   const sweeper = new LocalFunction(common("sweeper", "sweeper", functionEnv("sweeper")));
   const all = [http, ...workers, dlq, sweeper];
 
+  // Lambda's pollers receive and delete with the function's role, and read the queue's attributes
+  // when the mapping is created: behind the gate, they sign as the worker.
+  const workerAccess = gate?.environmentFor(templateFns.worker);
+  const pollerSqs = workerAccess
+    ? new SQSClient({
+        endpoint: workerAccess.AWS_ENDPOINT_URL_SQS,
+        credentials: { accessKeyId: workerAccess.AWS_ACCESS_KEY_ID!, secretAccessKey: workerAccess.AWS_SECRET_ACCESS_KEY! },
+        maxAttempts: 1,
+      })
+    : sqs;
+  if (workerAccess) {
+    await pollerSqs.send(new GetQueueAttributesCommand({ QueueUrl: workQueue.url, AttributeNames: ["All"] })).catch((err: unknown) => {
+      notEmulated.push(`the worker's event source mapping would not be created: ${String(err)}`);
+      onError(err, "event-source");
+    });
+  }
   const deliveries: Delivery[] = [];
   const workSource = new SqsEventSource({
-    client: sqs,
+    client: pollerSqs,
     queueUrl: workQueue.url,
     queueArn: workQueue.arn,
     functions: workers,
@@ -414,6 +430,7 @@ export async function startLocalCloud(options: LocalCloudOptions): Promise<Local
       await Promise.allSettled([...all, ...extras].map((f) => f.close()));
       await gate?.close();
       sqs.destroy();
+      if (pollerSqs !== sqs) pollerSqs.destroy();
     },
   };
 }
