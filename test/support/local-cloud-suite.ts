@@ -55,7 +55,7 @@ export function useLocalCloud(options: LocalCloudSuiteOptions | (() => LocalClou
       onError: (err, source) => logs.push(`[event-source ${source}] ${String(err)}`),
     });
     store = createDynamoStore({ tableName: cloud.tableName, bucketName: cloud.bucketName });
-  }, 300_000);
+  }, 900_000); // a cold synthesis on a busy machine takes minutes (cached afterwards)
   let denialsFail = true;
   let denialsSeen = 0;
   afterEach(() => {
