@@ -126,10 +126,9 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
       : {}),
     streamMaxMs: 10_000,
     httpTimeoutMs: 30_000,
-    env: {
-      ...(options.short ? { HARNESS_LEASE_MS: "2000", HARNESS_STALE_QUEUED_MS: "2000" } : {}),
-      AWS_ENDPOINT_URL_DYNAMODB: proxy.url,
-    },
+    env: options.short ? { HARNESS_LEASE_MS: "2000", HARNESS_STALE_QUEUED_MS: "2000" } : {},
+    // The throttle proxy stands behind the IAM gate: every call is still checked against its role.
+    upstream: { dynamodb: proxy.url },
     beforeInvoke: (event, fn) => {
       const submissionId = (JSON.parse(event.Records[0]?.body ?? "{}") as { submissionId?: string }).submissionId ?? "";
       holding.set(fn.name, submissionId);
