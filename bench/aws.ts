@@ -41,6 +41,7 @@ import { measured } from "./measured.ts";
 import { PRICES, PRICE_NOTE } from "./prices.ts";
 import { atMost, figure, note } from "./report.ts";
 import { median, percentile } from "./stats.ts";
+import { exampleAssembly } from "../dev/local-cloud/cloud-assembly.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 /** Submissions measured per shape. */
@@ -297,7 +298,7 @@ function costPer1000(writeUnits: number, readUnits: number): number {
 async function sseDelay(): Promise<void> {
   const logs: string[] = [];
   const cloud = await startLocalCloud({
-    agentsModule: resolve(ROOT, "examples/basic/agents.ts"),
+    assembly: exampleAssembly(resolve(ROOT, "examples/basic/agents.ts")).dir,
     name: `bench-${process.pid}`,
     workers: 2,
     sweeperRateMs: false,

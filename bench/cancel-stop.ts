@@ -17,6 +17,7 @@ import type { Store } from "../src/store/store.ts";
 import { BenchClient, runConcurrently } from "./http-client.ts";
 import { atMost, figure, note } from "./report.ts";
 import { percentile } from "./stats.ts";
+import { exampleAssembly } from "../dev/local-cloud/cloud-assembly.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 /** Cancels measured. */
@@ -40,7 +41,7 @@ interface Sample {
 export async function benchCancelStop(): Promise<void> {
   const logs: string[] = [];
   const cloud = await startLocalCloud({
-    agentsModule: resolve(ROOT, "examples/basic/agents.ts"),
+    assembly: exampleAssembly(resolve(ROOT, "examples/basic/agents.ts")).dir,
     name: `bench-cancel-${process.pid}`,
     workers: CONCURRENCY,
     sweeperRateMs: false,

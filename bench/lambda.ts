@@ -36,6 +36,7 @@ import { stampsOf, STREAMER, streamMessage } from "./lambda-agents.ts";
 import { bundleEnv, bundleLambdas, type LambdaBundle, removeBundles } from "./lambda-bundles.ts";
 import { atMost, figure, note } from "./report.ts";
 import { median, percentile } from "./stats.ts";
+import { exampleAssembly } from "../dev/local-cloud/cloud-assembly.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 /** The agents bound to `#harness-agents` in the worker and dlq bundles. */
@@ -399,6 +400,7 @@ async function withCloud(
   let cloud: LocalCloud | undefined;
   try {
     cloud = await startLocalCloud({
+      assembly: exampleAssembly(LAMBDA_AGENTS).dir,
       agentsModule: LAMBDA_AGENTS,
       handlers,
       name: `bench-lambda-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,

@@ -16,6 +16,7 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { exampleAssembly } from "../dev/local-cloud/cloud-assembly.ts";
 import { startLocalCloud } from "../dev/local-cloud/local-cloud.ts";
 import { startEmulators } from "../test/support/emulators.ts";
 import { startQuickstart } from "./quickstart-process.ts";
@@ -93,6 +94,7 @@ export async function benchMcpServer(): Promise<void> {
   let cloud: Awaited<ReturnType<typeof startLocalCloud>> | undefined;
   try {
     cloud = await startLocalCloud({
+      assembly: exampleAssembly(resolve(ROOT, "examples/basic/agents.ts")).dir,
       agentsModule: resolve(ROOT, "examples/basic/agents.ts"),
       name: `bench-mcp-${process.pid}`,
       workers: 1,

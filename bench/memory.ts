@@ -22,6 +22,7 @@ import { DUMPER } from "./lambda-agents.ts";
 import { measured } from "./measured.ts";
 import { bundleLambdas, removeBundles } from "./lambda-bundles.ts";
 import { atLeast, atMost, figure, note } from "./report.ts";
+import { exampleAssembly } from "../dev/local-cloud/cloud-assembly.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const AGENTS = resolve(ROOT, "bench/lambda-agents.ts");
@@ -75,6 +76,7 @@ export async function benchMemory(
   try {
     const handlers = Object.fromEntries(built.map((b) => [b.role, b.file])) as Record<HarnessFunctionRole, string>;
     const cloud = await startLocalCloud({
+      assembly: exampleAssembly(AGENTS).dir,
       agentsModule: AGENTS,
       handlers,
       name: `bench-memory-${process.pid}`,

@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: runs every benchmark in one process and prints its figures. Pass names to run
- * a subset (e.g. `npm run bench -- overhead`); `capacity`, `first-hour`, `scaling`, `cancel`,
- * `hot-session`, `approvals`, `lean-history`, `lambda`, `memory`, `mcp-server`, `mcp-tools` and
- * `mcp` (the two MCP benches together) run only when named.
+ * a subset (e.g. `npm run bench -- overhead`); `iam` (the least-privilege matrix), `capacity`,
+ * `first-hour`, `scaling`, `cancel`, `hot-session`, `approvals`, `lean-history`, `lambda`, `memory`,
+ * `mcp-server`, `mcp-tools` and `mcp` (the two MCP benches together) run only when named.
  */
 import { benchApprovalCosts } from "./approval-costs.ts";
 import { benchAws } from "./aws.ts";
@@ -12,6 +12,7 @@ import { benchHotSession } from "./hot-session.ts";
 import { benchHostileSchemas } from "./hostile-schemas.ts";
 import { benchFirstHour } from "./first-hour.ts";
 import { benchHttp } from "./http.ts";
+import { benchIam } from "./iam.ts";
 import { benchImportedRebuild } from "./imported-rebuild.ts";
 import { benchLambda } from "./lambda.ts";
 import { benchMcpTools } from "./mcp-tools.ts";
@@ -57,6 +58,7 @@ const benches: Record<string, () => Promise<void>> = {
     await benchMcpTools();
     await benchMcpServer();
   },
+  iam: () => benchIam(),
 };
 
 /**
@@ -68,7 +70,7 @@ const benches: Record<string, () => Promise<void>> = {
  * their figures when they run in the same process (`npm run bench -- aws lambda memory cost`), the
  * recorded ones otherwise; so does `capacity` (the capacity model, about a minute).
  */
-const onlyWhenNamed = new Set(["capacity", "first-hour", "scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory", "mcp-server", "mcp-tools", "mcp"]);
+const onlyWhenNamed = new Set(["iam", "capacity", "first-hour", "scaling", "cancel", "hot-session", "approvals", "lean-history", "lambda", "memory", "mcp-server", "mcp-tools", "mcp"]);
 
 const selected = process.argv.slice(2);
 for (const [name, run] of Object.entries(benches)) {

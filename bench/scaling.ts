@@ -15,6 +15,7 @@ import { createDynamoStore } from "../src/dynamodb/index.ts";
 import { startEmulators } from "../test/support/emulators.ts";
 import { BenchClient, runConcurrently } from "./http-client.ts";
 import { atLeast, figure, note } from "./report.ts";
+import { exampleAssembly } from "../dev/local-cloud/cloud-assembly.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
@@ -58,8 +59,7 @@ export async function benchScaling(): Promise<void> {
 async function run(workers: number): Promise<Run> {
   const logs: string[] = [];
   const cloud = await startLocalCloud({
-    agentsModule: resolve(ROOT, "bench/scaling-agents.ts"),
-    agentNames: ["scale"],
+    assembly: exampleAssembly(resolve(ROOT, "bench/scaling-agents.ts"), { "harness:agentNames": "scale" }).dir,
     name: `bench-scale-${workers}-${process.pid}`,
     workers,
     sweeperRateMs: false,

@@ -57,8 +57,10 @@ export interface LocalFunctionOptions {
   name: string;
   /** Absolute path of the handler module. */
   handlerModule: string;
-  /** Absolute path of the module bound to `#harness-agents`. */
-  agentsModule: string;
+  /** Its export Lambda calls; default `handler`. */
+  handlerExport?: string;
+  /** Absolute path of the module bound to `#harness-agents` (a `.ts` handler only: a bundle has it bound). */
+  agentsModule?: string;
   /** Function timeout. */
   timeoutMs: number;
   /** The function's whole environment (nothing else is inherited, as on Lambda). */
@@ -132,7 +134,7 @@ function spawnChild(spec: ChildSpec, options: LocalFunctionOptions): ChildProces
     execArgv: ["--disable-warning=ExperimentalWarning", ...lambdaNodeOptions(options.memoryMb)],
     env: {
       ...options.env,
-      AWS_LAMBDA_FUNCTION_NAME: spec.functionName,
+      AWS_LAMBDA_FUNCTION_NAME: options.env.AWS_LAMBDA_FUNCTION_NAME ?? spec.functionName,
       ...(options.memoryMb !== undefined ? { AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(options.memoryMb) } : {}),
     },
     stdio: ["ignore", "pipe", "pipe", "ipc"],
@@ -288,7 +290,8 @@ export class LocalFunction {
         };
         child.on("message", onMessage);
         child.once("exit", onExit);
-        child.send({ type: "invoke", id, event, deadline });
+        // A container that died just now answers EPIPE here; its exit rejects the invocation.
+        child.send({ type: "invoke", id, event, deadline }, (err) => void err);
       });
     } finally {
       this.#busy = false;
@@ -300,7 +303,8 @@ export class LocalFunction {
     const spec: ChildSpec = {
       functionName: this.name,
       handlerModule: this.#options.handlerModule,
-      agentsModule: this.#options.agentsModule,
+      handlerExport: this.#options.handlerExport,
+      agentsModule: this.#options.agentsModule ?? "",
       mode: "invoke",
       timeoutMs: this.#options.timeoutMs,
       memoryMb: this.#options.memoryMb,
@@ -389,7 +393,8 @@ export class LocalFunctionUrl {
     const spec: ChildSpec = {
       functionName: this.name,
       handlerModule: this.#options.handlerModule,
-      agentsModule: this.#options.agentsModule,
+      handlerExport: this.#options.handlerExport,
+      agentsModule: this.#options.agentsModule ?? "",
       mode: "url",
       timeoutMs: this.#options.timeoutMs,
       port: this.#port,

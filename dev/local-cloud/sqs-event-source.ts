@@ -24,6 +24,11 @@ export interface SqsEventSourceOptions {
   functions: LocalFunction[];
   /** Default 1 (the harness's worker and dlq use batch size 1). */
   batchSize?: number;
+  /**
+   * The mapping's `ReportBatchItemFailures` (default true): without it Lambda ignores a returned
+   * `batchItemFailures` and deletes the whole batch once the invocation succeeds.
+   */
+  reportBatchItemFailures?: boolean;
   /** Long-poll wait per receive, seconds. Default 1 (Lambda uses 20; shorter stops faster). */
   waitSeconds?: number;
   /** An invocation failed or a queue call failed (the poller goes on). */
@@ -149,7 +154,7 @@ export class SqsEventSource {
         report(err);
         continue; // the whole batch comes back after its visibility timeout
       }
-      const ok = successfulIds(messages, response);
+      const ok = this.#options.reportBatchItemFailures === false ? successfulIds(messages, undefined) : successfulIds(messages, response);
       for (const m of messages) {
         if (!ok.has(m.MessageId!)) continue;
         try {

@@ -30,6 +30,7 @@ import { seededRandom } from "../../src/store/conformance/random-log.ts";
 import { attemptsOf, drainMsOf, type KillPhases, type SoakReport } from "./report.ts";
 import { ASSISTANT, RESEARCHER } from "./soak-agents.ts";
 import { checkSubagents, subagentFigures } from "./subagent-invariants.ts";
+import { exampleAssembly } from "../local-cloud/cloud-assembly.ts";
 
 export interface CloudSoakOptions {
   sessions: number;
@@ -118,18 +119,16 @@ export async function runCloudSoak(options: CloudSoakOptions): Promise<CloudSoak
   const kills: Kill[] = [];
   const holding = new Map<string, string>();
   const cloud = await startLocalCloud({
-    agentsModule: AGENTS,
-    agentNames: [ASSISTANT, RESEARCHER],
+    assembly: exampleAssembly(AGENTS, { "harness:agentNames": [ASSISTANT, RESEARCHER].join(",") }).dir,
     workers: options.workers,
     ...(options.short
       ? { workerTimeoutMs: 20_000, queueVisibilityTimeoutMs: 25_000, sweeperRateMs: 2_000 }
       : {}),
     streamMaxMs: 10_000,
     httpTimeoutMs: 30_000,
-    env: {
-      ...(options.short ? { HARNESS_LEASE_MS: "2000", HARNESS_STALE_QUEUED_MS: "2000" } : {}),
-      AWS_ENDPOINT_URL_DYNAMODB: proxy.url,
-    },
+    env: options.short ? { HARNESS_LEASE_MS: "2000", HARNESS_STALE_QUEUED_MS: "2000" } : {},
+    // The throttle proxy stands behind the IAM gate: every call is still checked against its role.
+    upstream: { dynamodb: proxy.url },
     beforeInvoke: (event, fn) => {
       const submissionId = (JSON.parse(event.Records[0]?.body ?? "{}") as { submissionId?: string }).submissionId ?? "";
       holding.set(fn.name, submissionId);

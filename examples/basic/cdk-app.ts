@@ -18,6 +18,8 @@
  *   optional. Or `harness:auth:userPoolArn=arn:aws:cognito-idp:…` with `harness:auth:audience=<app
  *   client ids>` (`auth.cognito`: the issuer is the pool's, and with `harness:apiGateway=true` a
  *   Cognito authorizer checks the ID token first). See docs/guide/deploy-to-aws.md#users-who-sign-in.
+ * - `harness:schedules=<JSON array>`  the construct's `schedules` (`[{"name", "expression", "agent",
+ *   "instance", "body"}]`): EventBridge Scheduler dispatches each to the agent
  * - `harness:model=provider/model`  sets `MODEL` on the functions (the basic example's model
  *   switch; unset = its keyless model). With Bedrock no key is needed: the worker's role signs.
  * - `harness:secret:NAME=ssm:/parameter/name` or `harness:secret:NAME=sm:<secret ARN>[#field]`
@@ -36,6 +38,7 @@ import { FunctionUrlAuthType } from "aws-cdk-lib/aws-lambda";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import nag from "cdk-nag";
 import { Harness, type HarnessAuthOptions, type HarnessSecret } from "../../src/cdk/harness.ts";
+import type { HarnessSchedule } from "../../src/cdk/harness-schedules.ts";
 
 const app = new App();
 const flag = (key: string): boolean => String(app.node.tryGetContext(key)) === "true";
@@ -113,6 +116,7 @@ const harness = new Harness(stack, "Harness", {
   auth,
   environment: model ? { MODEL: String(model) } : undefined,
   secrets,
+  schedules: app.node.tryGetContext("harness:schedules") ? (JSON.parse(String(app.node.tryGetContext("harness:schedules"))) as HarnessSchedule[]) : undefined,
 });
 
 new CfnOutput(stack, "Url", { value: harness.url, description: "Base URL of the harness HTTP API" });

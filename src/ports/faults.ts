@@ -90,7 +90,13 @@ export const SUBMISSION_FAULT_PHASES = FAULT_PHASES.filter(
  */
 export type FaultHook = (phase: FaultPhase, submissionId: string) => void | Promise<void>;
 
-let processHook: FaultHook | undefined;
+/**
+ * The process's hook lives on `globalThis` under a registered symbol, not in this module: a
+ * bundled handler (the local cloud runs the synthesized assets) has its own copy of this module,
+ * and the hook the container installs before importing it must reach that copy too.
+ */
+const PROCESS_HOOK = Symbol.for("resolute-harness.faults");
+type HookHolder = { [PROCESS_HOOK]?: FaultHook };
 
 /**
  * Test-only: the hook that every runtime created afterwards in this process uses unless its
@@ -98,10 +104,10 @@ let processHook: FaultHook | undefined;
  * before the code under test builds its runtime (see `dev/faults/process-faults.ts`).
  */
 export function installProcessFaults(hook: FaultHook | undefined): void {
-  processHook = hook;
+  (globalThis as HookHolder)[PROCESS_HOOK] = hook;
 }
 
 /** The process's fault hook, if a test installed one. */
 export function processFaults(): FaultHook | undefined {
-  return processHook;
+  return (globalThis as HookHolder)[PROCESS_HOOK];
 }

@@ -16,6 +16,8 @@ import { useLocalCloud } from "../../support/local-cloud-suite.ts";
 const agentsModule = fileURLToPath(new URL("../../support/local-cloud-fixtures/agents.ts", import.meta.url));
 const suite = useLocalCloud({
   agentsModule,
+  // A schedule in the app, so the template has the schedule function (its firings here are the test's own).
+  context: { "harness:schedules": JSON.stringify([{ name: "standup", expression: "cron(0 9 * * ? *)", agent: "assistant", instance: "standup", body: "write the standup report" }]) },
   workers: 1,
   workerTimeoutMs: 20_000,
   queueVisibilityTimeoutMs: 30_000,
