@@ -242,13 +242,22 @@ export async function runAttempt(ctx: AttemptContext, sub: Submission, options: 
 const INITIALIZE_STACK_LINES = 8;
 
 /**
+ * The harness's own source tree (`src/` or `dist/`, this module's parent) when it runs unbundled:
+ * its frames (the queue, the engine) are not the agent's. In a bundle it cannot be told apart.
+ */
+const HARNESS_TREE = /[\\/](src|dist)[\\/]engine$/.test(import.meta.dirname) ? import.meta.dirname.replace(/engine$/, "") : undefined;
+
+/**
  * `agent <name>: initialize threw: <stack>`: the error and the frames that lead to it, the
- * harness's own frames (node_modules, node:internal) left out, within {@link INITIALIZE_STACK_LINES}.
+ * harness's own frames (its source tree, node_modules, node:internal) left out, within
+ * {@link INITIALIZE_STACK_LINES}.
  */
 export function initializeFailure(agent: string, err: unknown): string {
   if (!(err instanceof Error)) return `agent ${agent}: initialize threw: ${String(err)}`;
   const [first, ...frames] = String(err.stack ?? `${err.name}: ${err.message}`).split("\n");
-  const own = frames.filter((f) => /^\s+at /.test(f) && !/node_modules|node:internal|\/src\/engine\/|\/dist\/engine\//.test(f));
+  const own = frames.filter(
+    (f) => /^\s+at /.test(f) && !/node_modules|node:internal|\/src\/engine\/|\/dist\/engine\//.test(f) && (HARNESS_TREE === undefined || !f.includes(HARNESS_TREE)),
+  );
   const head = first!.includes(err.message) ? first! : `${err.name}: ${err.message}`;
   return [`agent ${agent}: initialize threw: ${head}`, ...own.slice(0, INITIALIZE_STACK_LINES).map((f) => f.trimEnd())].join("\n");
 }

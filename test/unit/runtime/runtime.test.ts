@@ -306,11 +306,13 @@ describe("runtime: budgets and error classes", () => {
       },
     });
     const { submissionId } = await h.runtime.dispatch({ agent: "assistant", instance: "w", message: user("x") });
-    expect(await h.runtime.wait(submissionId)).toEqual({
-      status: "failed",
-      errorCode: "run_failed",
-      error: "tenant config missing",
-    });
+    // At once (ADR 0052), naming the agent, with the frames of the agent's code and none of the harness's.
+    const settled = await h.runtime.wait(submissionId);
+    expect(settled).toMatchObject({ status: "failed", errorCode: "run_failed" });
+    const [head, ...frames] = (settled.error ?? "").split("\n");
+    expect(head).toBe("agent assistant: initialize threw: Error: tenant config missing");
+    expect(frames.length).toBeGreaterThan(0);
+    expect(frames.every((f) => f.includes("test/unit/runtime/runtime.test.ts"))).toBe(true);
     await h.runtime.close();
   });
 });
