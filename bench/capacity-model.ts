@@ -14,6 +14,7 @@
  * metered per second against their table, partition and API-action quotas (not throttled in the
  * model: the figures say where they would be).
  */
+import { seededRandom } from "../src/store/conformance/random-log.ts";
 
 /** Per-turn costs, from `measured.ts` (this run's figures where measured, the recorded ones elsewhere). */
 export interface TurnCosts {
@@ -162,18 +163,6 @@ const WORKER_TRY = 1; // the doorbell reaches the event source
 const TURN_DONE = 2; // the worker finished the turn
 const VIEWER_TRY = 3; // a viewer (re)opens its stream
 
-/** A seeded random source (mulberry32), so runs are reproducible. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Runs the model for `warmupSeconds` + `seconds` of simulated time and reports the measured
  * window. Sessions start spread over the first think time (not all at once).
@@ -182,7 +171,7 @@ export function simulate(workload: Workload, costs: TurnCosts, quotas: Quotas = 
   const seconds = options.seconds ?? 300;
   const warmup = options.warmupSeconds ?? 180;
   const end = warmup + seconds;
-  const rand = random(options.seed ?? 1);
+  const rand = seededRandom(options.seed ?? 1);
   const exp = (mean: number) => -Math.log(1 - rand()) * mean;
   const n = workload.sessions;
   const agenda = new Agenda();

@@ -18,6 +18,7 @@
  *   optional. Or `harness:auth:userPoolArn=arn:aws:cognito-idp:…` with `harness:auth:audience=<app
  *   client ids>` (`auth.cognito`: the issuer is the pool's, and with `harness:apiGateway=true` a
  *   Cognito authorizer checks the ID token first). See docs/guide/deploy-to-aws.md#users-who-sign-in.
+ * - `harness:chatPage=true`  the http function serves the chat page at `/` (the construct's `chatPage`)
  * - `harness:schedules=<JSON array>`  the construct's `schedules` (`[{"name", "expression", "agent",
  *   "instance", "body"}]`): EventBridge Scheduler dispatches each to the agent
  * - `harness:model=provider/model`  sets `MODEL` on the functions (the basic example's model
@@ -116,6 +117,7 @@ const harness = new Harness(stack, "Harness", {
   auth,
   environment: model ? { MODEL: String(model) } : undefined,
   secrets,
+  chatPage: flag("harness:chatPage"),
   schedules: app.node.tryGetContext("harness:schedules") ? (JSON.parse(String(app.node.tryGetContext("harness:schedules"))) as HarnessSchedule[]) : undefined,
 });
 

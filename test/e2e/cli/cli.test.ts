@@ -78,7 +78,7 @@ describe("harness CLI", () => {
 
     const failed = await harness(["send", "broken/cli-2", "hi", "--wait", "--url", url]);
     expect(failed.code).toBe(EXIT.settledFailed);
-    expect(failed.stdout).toContain("— failed [run_failed] no model configured");
+    expect(failed.stdout).toContain("— failed [run_failed] agent broken: initialize threw: Error: no model configured");
 
     const json = await harness(["send", "broken/cli-2", "hi again", "--wait", "--json", "--url", url]);
     expect(json.code).toBe(EXIT.settledFailed);

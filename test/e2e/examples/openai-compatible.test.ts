@@ -1,10 +1,9 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationRecord } from "../../../src/protocol/records.ts";
-import { killExamples, recordsUntilSettled, ROOT, startExampleProcess } from "./support.ts";
+import { killExamples, recordsUntilSettled, startCompatibleServer, startExampleProcess, type CompatibleServer } from "./support.ts";
 
 /**
  * Issue 37 point 4: `MODEL=openai-compatible/<model>` with `OPENAI_COMPATIBLE_BASE_URL` (and an
@@ -14,37 +13,19 @@ import { killExamples, recordsUntilSettled, ROOT, startExampleProcess } from "./
  * tool, then answers with its result.
  */
 
-const SERVER = join(ROOT, "test", "support", "fixtures", "openai-compatible-server.ts");
 
 let dataDir: string;
-let llm: { proc: ChildProcess; url: string; output(): string } | undefined;
+let llm: CompatibleServer | undefined;
 
 beforeAll(() => {
   dataDir = mkdtempSync(join(tmpdir(), "harness-openai-compatible-"));
 });
 afterEach(async () => {
   await killExamples();
-  if (llm && llm.proc.exitCode === null) {
-    llm.proc.kill("SIGKILL");
-    await new Promise((r) => llm!.proc.once("exit", r));
-  }
+  await llm?.stop();
   llm = undefined;
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-
-async function startCompatibleServer(): Promise<{ proc: ChildProcess; url: string; output(): string }> {
-  const proc = spawn(process.execPath, [SERVER], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  proc.stdout!.on("data", (d) => (out += d));
-  proc.stderr!.on("data", (d) => (out += d));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-    if (m) return { proc, url: m[1]!, output: () => out };
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`the compatible server did not come up:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The requests the compatible server printed. */
 function requestsOf(output: string): { path: string; authorization: string | null; body: any }[] {

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,7 +8,7 @@ import { createClient } from "../../../src/client/client.ts";
 import { LiveConversation } from "../../../src/client/live-conversation.ts";
 import type { SubmissionDetail } from "../../../src/protocol/submission-view.ts";
 import { harness, harnessProcess } from "../cli/support.ts";
-import { killExamples, ROOT, startExampleProcess, type ExampleProcess } from "./support.ts";
+import { killExamples, startCompatibleServer, startExampleProcess, type CompatibleServer, type ExampleProcess } from "./support.ts";
 
 /**
  * Issue 37 point 2: a provider that refuses or cannot be reached does not look like a queue. As a
@@ -21,38 +20,20 @@ import { killExamples, ROOT, startExampleProcess, type ExampleProcess } from "./
  * renders); a 401 fails at once with its reason (ADR 0053).
  */
 
-const SERVER = join(ROOT, "test", "support", "fixtures", "openai-compatible-server.ts");
 const POLL = { timeout: 60_000, interval: 100 };
 
 let dataDir: string;
-let llm: { proc: ChildProcess; url: string; output(): string } | undefined;
+let llm: CompatibleServer | undefined;
 
 beforeAll(() => {
   dataDir = mkdtempSync(join(tmpdir(), "harness-provider-errors-"));
 });
 afterEach(async () => {
   await killExamples();
-  if (llm && llm.proc.exitCode === null) {
-    llm.proc.kill("SIGKILL");
-    await new Promise((r) => llm!.proc.once("exit", r));
-  }
+  await llm?.stop();
   llm = undefined;
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-
-async function startCompatibleServer(): Promise<{ proc: ChildProcess; url: string; output(): string }> {
-  const proc = spawn(process.execPath, [SERVER], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  proc.stdout!.on("data", (d) => (out += d));
-  proc.stderr!.on("data", (d) => (out += d));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-    if (m) return { proc, url: m[1]!, output: () => out };
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`the compatible server did not come up:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** How many requests the compatible server was sent for a message body. */
 function requestsFor(output: string, body: string): number {

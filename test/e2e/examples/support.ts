@@ -106,3 +106,35 @@ export function startScriptNodeOptions(): string[] {
   expect(words.at(-1)).toBe("build/quickstart.mjs");
   return words.slice(1, -1);
 }
+
+/** The scripted OpenAI-compatible server (`test/support/fixtures/openai-compatible-server.ts`) as a process. */
+export interface CompatibleServer {
+  proc: ChildProcess;
+  /** Its base URL (the API is under `/v1`). */
+  url: string;
+  /** What it printed so far (a `request …` line per request). */
+  output(): string;
+  /** Kills it and waits for the exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts the scripted OpenAI-compatible server and resolves once it listens. */
+export async function startCompatibleServer(): Promise<CompatibleServer> {
+  const server = join(ROOT, "test", "support", "fixtures", "openai-compatible-server.ts");
+  const proc = spawn(process.execPath, [server], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  proc.stdout!.on("data", (d) => (out += d));
+  proc.stderr!.on("data", (d) => (out += d));
+  const stop = async () => {
+    if (proc.exitCode !== null) return;
+    proc.kill("SIGKILL");
+    await new Promise((r) => proc.once("exit", r));
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+    if (m) return { proc, url: m[1]!, output: () => out, stop };
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`the compatible server did not come up:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -36,6 +36,9 @@ afterAll(async () => {
 
 const suite = useLocalCloud(() => ({
   agentsModule,
+  // The chat page's files in the http function's asset (the construct's `chatPage`); the suite's own
+  // function is told to serve none, a test's extra function to serve it.
+  context: { "harness:chatPage": "true" },
   workers: 2,
   workerTimeoutMs: 20_000,
   streamMaxMs: 2_000,
@@ -51,6 +54,7 @@ const suite = useLocalCloud(() => ({
       HARNESS_BEARER_TOKEN: OPERATOR_TOKEN,
       HARNESS_CALLBACK_TOKEN: CALLBACK_TOKEN,
       HARNESS_ALLOW_UNAUTHENTICATED: "",
+      HARNESS_CHAT_PAGE: "",
     },
   },
 }));
