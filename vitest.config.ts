@@ -10,6 +10,12 @@ import SlowFirstSequencer from "./test/support/slow-first-sequencer.ts";
  */
 const awsTests = ["test/**/*.aws.test.ts"];
 /**
+ * `npm run rehearse` on whole CDK apps (each synthesized cold, with its bundles: over two minutes
+ * on 2 cores), so `npm test` leaves it to `npm run test:rehearsal`; CI runs it (`npm run test:ci`).
+ * Its own emulators, as the aws project's.
+ */
+const rehearsalTests = ["test/e2e/lambda/rehearse.aws.test.ts"];
+/**
  * The package as a user installs it (`npm pack`, an app outside the repository, `tsc`, `cdk synth`):
  * several minutes of builds and installs, so `npm test` leaves it to `npm run test:package`; CI
  * runs both (`npm run test:ci`).
@@ -55,6 +61,16 @@ export default defineConfig({
         test: {
           name: "aws",
           include: awsTests,
+          exclude: [...configDefaults.exclude, ...rehearsalTests],
+          globalSetup: ["./test/support/aws-global-setup.ts"],
+          setupFiles: ["./test/support/aws-env.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "rehearsal",
+          include: rehearsalTests,
           globalSetup: ["./test/support/aws-global-setup.ts"],
           setupFiles: ["./test/support/aws-env.ts"],
         },
