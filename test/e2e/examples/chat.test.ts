@@ -359,8 +359,10 @@ describe.skipIf(!CHROMIUM)("examples/chat in headless Chromium", { timeout: 90_0
     // The submissions panel shows each one's outcome in words, and the tokens a reply used.
     const rows = page.locator("#submissions tbody tr");
     await expect.poll(() => rows.count(), POLL).toBe(3);
-    const cells = await rows.evaluateAll((trs: { cells: ArrayLike<{ textContent: string | null }> }[]) => trs.map((tr) => Array.from(tr.cells, (c) => c.textContent ?? "")));
-    expect(cells.map((c) => c[1])).toEqual(["done", "cancelled", "done"]);
+    const readCells = () => rows.evaluateAll((trs: { cells: ArrayLike<{ textContent: string | null }> }[]) => trs.map((tr) => Array.from(tr.cells, (c) => c.textContent ?? "")));
+    // The panel follows the listing: a row may still say "finishing" until its next refresh.
+    await expect.poll(async () => (await readCells()).map((c) => c[1]), POLL).toEqual(["done", "cancelled", "done"]);
+    const cells = await readCells();
     expect(Number(cells[2]![4]!.replace(/,/g, ""))).toBe(listed.submissions[2]!.outcome!.usage!.totalTokens);
     expect(Number(cells[2]![4]!.replace(/,/g, ""))).toBeGreaterThan(0);
     await page.close();
