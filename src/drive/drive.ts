@@ -7,10 +7,11 @@ import type { LogWriter } from "../ports/log-writer.ts";
 import type { Correlation, HarnessEvent, Interceptor, Operation } from "../ports/observer.ts";
 import type { Cancellation, DispatchMessage, InboxKind } from "../store/submission.ts";
 import { agentBudgets, localToolsOf, type AgentBudgets, type AgentSetup } from "../agent/agent-setup.ts";
-import { isMcpToolset, McpToolsError, type McpToolset } from "../agent/mcp-tools.ts";
+import { isMcpToolset } from "../agent/mcp-tools.ts";
 import { Bounds } from "./bounds.ts";
 import type { FlushPolicy } from "./delta-batcher.ts";
 import { DriveCompaction } from "./drive-compaction.ts";
+import { driveWithMcp } from "./mcp-drive.ts";
 import { classifyLastAssistant, isFailedStop, isOverflow, operationError, timeoutOutcome, type DriveOutcome } from "./drive-outcome.ts";
 import { runInterceptors } from "./interceptors.ts";
 import { modelTurnStreamFn } from "./model-turn.ts";
@@ -100,48 +101,9 @@ export interface DriveContext {
 export function drive(ctx: DriveContext): Promise<DriveOutcome> {
   const toolsets = (ctx.setup.tools ?? []).filter(isMcpToolset);
   if (toolsets.length === 0) return new SubmissionDrive(ctx).run();
-  return driveWithMcp(ctx, toolsets);
+  return driveWithMcp(ctx, toolsets, (resolved) => new SubmissionDrive(resolved).run());
 }
 
-/**
- * A drive whose setup lists MCP toolsets (ADR 0050): their servers are connected and their tool
- * lists read first, once for the attempt, and the connections closed when it ends. A server
- * that cannot be used then fails the attempt as a provider that cannot be reached does
- * (`transient`: retried after a backoff, charged to the attempt budget), before anything is
- * recorded. A manual compaction runs no tool and connects to nothing.
- */
-async function driveWithMcp(ctx: DriveContext, toolsets: McpToolset[]): Promise<DriveOutcome> {
-  const local = localToolsOf(ctx.setup);
-  if (ctx.input.kind === "compact") return new SubmissionDrive({ ...ctx, setup: { ...ctx.setup, tools: local } }).run();
-  const stop = ctx.cancel ? AbortSignal.any([ctx.signal, ctx.cancel]) : ctx.signal;
-  let connections: Awaited<ReturnType<typeof import("./mcp-connection.ts").openMcpConnections>>;
-  try {
-    const { openMcpConnections } = await import("./mcp-connection.ts");
-    connections = await openMcpConnections(toolsets, { signal: stop, toolTimeoutMs: agentBudgets(ctx.setup).toolTimeoutMs });
-  } catch (err) {
-    if (ctx.signal.aborted) return { kind: "interrupted" };
-    // Cancelled while connecting: the drive settles the cancellation (it runs nothing).
-    if (ctx.cancel?.aborted) return new SubmissionDrive({ ...ctx, setup: { ...ctx.setup, tools: local } }).run();
-    return { kind: "transient", error: errorText(err) };
-  }
-  try {
-    // In the order the setup lists them, each server's tools where its toolset stood.
-    const tools = (ctx.setup.tools ?? []).flatMap((t) => (isMcpToolset(t) ? (connections.tools.get(t) ?? []) : [t]));
-    const names = new Set<string>();
-    for (const tool of tools) {
-      if (names.has(tool.name)) {
-        const error = new McpToolsError("mcp_tool_name_collision", `two tools are named "${tool.name}": give the MCP toolset a prefix (mcpTools({..., prefix: "server_"})) or exclude one`);
-        return { kind: "failed", errorCode: "run_failed", error: error.message };
-      }
-      names.add(tool.name);
-    }
-    return await new SubmissionDrive({ ...ctx, setup: { ...ctx.setup, tools } }).run();
-  } finally {
-    // Not awaited: the outcome need not wait for the servers to go (a stdio server is given 2 s
-    // to exit after its stdin closes, then SIGTERM, as the MCP spec asks).
-    void connections.close();
-  }
-}
 
 class SubmissionDrive {
   readonly #ctx: DriveContext;

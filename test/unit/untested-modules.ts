@@ -29,6 +29,7 @@ export const COVERED_ELSEWHERE: Readonly<Record<string, string>> = {
   "agent/agent-definition.ts": TYPES,
   "mcp/index.ts": ENTRY,
   "drive/mcp-connection.ts": "connects to real MCP server processes (stdio and streamable HTTP): test/scenarios/mcp-tools.test.ts, test/e2e/lambda/mcp-tools.aws.test.ts",
+  "drive/mcp-drive.ts": "an attempt's MCP toolsets resolved into tools around the drive: test/scenarios/mcp-tools.test.ts, test/e2e/lambda/mcp-tools.aws.test.ts",
   "agent/agent-setup.ts": "validated at every claim: test/unit/drive/drive.test.ts, test/unit/runtime/runtime.test.ts",
   "agent/block-stream.ts": "the stream behind the keyless models: test/unit/agent/local-model.test.ts, test/unit/agent/models.keyless.test.ts",
   "agent/clock-tool.ts": "called by the keyless quickstart agent: test/e2e/examples/quickstart.test.ts",
